@@ -1,0 +1,283 @@
+"""The command line: ``flaketui LOG...`` opens the app; ``report``, ``compare``,
+``gate`` and ``demo`` are subcommands.
+
+Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are
+one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from flaketui import __version__
+from flaketui.model import FieldMap, InputError, TrialLog
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
+MAX_PROBLEMS_SHOWN = 20
+"""Bad lines named one by one on stderr; the rest are summarised."""
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+class DefaultGroup(click.Group):
+    """A group that runs ``open`` when the first argument is not a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+def fail(message: str) -> None:
+    """Print one line on stderr and exit with the input-error code."""
+    click.echo(f"flaketui: error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def report_problems(log: TrialLog) -> None:
+    """Name each skipped line on stderr (file:line: reason), the first 20 one by one."""
+    problems = log.problems
+    for p in problems[:MAX_PROBLEMS_SHOWN]:
+        click.echo(f"flaketui: skipped {p}", err=True)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        more = len(problems) - MAX_PROBLEMS_SHOWN
+        by_reason: dict[str, int] = {}
+        for p in problems[MAX_PROBLEMS_SHOWN:]:
+            key = p.reason.split(" (")[0].split(":")[0]
+            by_reason[key] = by_reason.get(key, 0) + 1
+        summary = "; ".join(f"{n} × {r}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]))
+        click.echo(f"flaketui: … and {more} more problems ({summary})", err=True)
+
+
+def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every command that reads logs takes: field names and the pass threshold."""
+
+    @click.option("--threshold", type=float, default=1 - 1e-6, show_default=True,
+                  help="A score or reward passes when it is >= this.")
+    @click.option("--run-field", multiple=True, help="Field holding the run name.")
+    @click.option("--task-field", multiple=True, help="Field holding the task id.")
+    @click.option("--trial-field", multiple=True, help="Field holding the trial number.")
+    @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
+    @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
+    @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        base = FieldMap()
+        kwargs["fields"] = FieldMap(
+            run=tuple(kwargs.pop("run_field")) or base.run,
+            task=tuple(kwargs.pop("task_field")) or base.task,
+            trial=tuple(kwargs.pop("trial_field")) or base.trial,
+            passed=tuple(kwargs.pop("pass_field")) or base.passed,
+            score=tuple(kwargs.pop("score_field")) or base.score,
+            trace=tuple(kwargs.pop("trace_field")) or base.trace,
+            threshold=kwargs.pop("threshold"),
+        )
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def load(paths: Sequence[str], fields: FieldMap) -> TrialLog:
+    """Load logs for a command: problems to stderr, input errors to exit 2."""
+    from flaketui.loading import load_logs
+
+    try:
+        log = load_logs(paths, fields)
+    except InputError as exc:
+        fail(str(exc))
+    report_problems(log)
+    return log
+
+
+def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
+    for name in run:
+        if name not in log.runs:
+            fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+    return list(run) or list(log.runs)
+
+
+def check_k(k: int | None) -> None:
+    if k is not None and k < 1:
+        raise click.BadParameter(f"k ({k}) must be >= 1", param_hint="-k")
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="flaketui")
+def main() -> None:
+    """Find, understand and gate flaky AI-agent evaluation tasks.
+
+    flaketui LOG... opens the app on trial logs (JSONL, .jsonl.gz, .json arrays,
+    directories, globs). The subcommands print reports for scripts and CI.
+    """
+
+
+@main.command("open")
+@click.argument("logs", nargs=-1, required=True)
+@click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: smallest n).")
+@click.option("--min-pass-hat-k", type=float, default=None, help="Show the gate verdict: pass^k floor.")
+@click.option("--max-flakiness", type=float, default=None, help="Show the gate verdict: flakiness cap.")
+@click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
+@log_options
+def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
+             max_flakiness: float | None, ignore_key: tuple[str, ...], fields: FieldMap) -> None:
+    """Open the app on LOGS."""
+    check_k(k)
+    from flaketui.loading import expand_paths
+
+    try:
+        expand_paths(logs)
+    except InputError as exc:
+        fail(str(exc))
+    from flaketui.app.app import make_app
+
+    app = make_app(list(logs), k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
+                   max_flakiness=max_flakiness, ignore_keys=ignore_key)
+    app.run()
+    sys.exit(app.return_code or 0)
+
+
+@main.command()
+@click.option("-k", type=int, default=None, help="k for pass@k and pass^k.")
+def demo(k: int | None) -> None:
+    """Open the app on the bundled on-call fixtures."""
+    if not FIXTURES.is_dir():
+        fail(f"the bundled fixtures are not at {FIXTURES}; install flaketui from its repository "
+             "with pip install -e .")
+    from flaketui.app.app import make_app
+
+    app = make_app([str(FIXTURES)], k=k)
+    app.run()
+
+
+@main.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("-k", type=int, default=None,
+              help="k for pass@k and pass^k (default: the smallest trial count of any task).")
+@click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
+              default="table", show_default=True)
+@log_options
+def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
+           fields: FieldMap) -> None:
+    """Per-task and suite statistics of each run in LOGS."""
+    from flaketui import report as out
+    from flaketui.stats import default_k, summarise, task_stats
+
+    check_k(k)
+    log = load(logs, fields)
+    names = pick_runs(log, run)
+    outcomes = [log.run_outcomes(r) for r in names]
+    kk = k or default_k(outcomes)
+    results = []
+    for o in outcomes:
+        st = task_stats(o, kk)
+        results.append((st, summarise(st)))
+    if fmt == "json":
+        sys.stdout.buffer.write(orjson.dumps(out.report_json(kk, results), option=orjson.OPT_INDENT_2))
+        sys.stdout.buffer.write(b"\n")
+    elif fmt == "csv":
+        click.echo(out.report_csv(kk, results), nl=False)
+    elif fmt == "markdown":
+        click.echo(out.report_markdown(kk, results), nl=False)
+    else:
+        from rich.console import Console
+
+        console = Console()
+        console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))
+        for st, sm in results:
+            console.print(out.report_table(st, sm))
+
+
+@main.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
+              help="Compare these two runs inside LOGS (else LOGS are two files, one run each).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
+              default="table", show_default=True)
+@log_options
+def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, fields: FieldMap) -> None:
+    """Paired comparison of run B against run A: flips, sign test, mean difference."""
+    from flaketui import report as out
+    from flaketui.stats import compare_runs, task_stats
+
+    a, b = resolve_pair(logs, runs, fields)
+    stats_a = task_stats(a[0].run_outcomes(a[1]), 1)
+    stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
+    result = compare_runs(stats_a, stats_b)
+    if fmt == "json":
+        sys.stdout.buffer.write(orjson.dumps(out.compare_json(result), option=orjson.OPT_INDENT_2))
+        sys.stdout.buffer.write(b"\n")
+    elif fmt == "csv":
+        click.echo(out.compare_csv(result), nl=False)
+    elif fmt == "markdown":
+        click.echo(out.compare_markdown(result), nl=False)
+    else:
+        out.print_renderable(out.compare_table(result))
+
+
+def resolve_pair(
+    logs: Sequence[str], runs: tuple[str, str] | None, fields: FieldMap
+) -> tuple[tuple[TrialLog, str], tuple[TrialLog, str]]:
+    """The (log, run name) of A and B: two runs inside LOGS, or two files of one run each."""
+    if runs:
+        log = load(logs, fields)
+        for name in runs:
+            if name not in log.runs:
+                fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+        return (log, runs[0]), (log, runs[1])
+    if len(logs) != 2:
+        raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
+    pair = []
+    for path in logs:
+        log = load([path], fields)
+        if len(log.runs) != 1:
+            fail(f"{path} holds {len(log.runs)} runs ({', '.join(log.runs)}); "
+                 "choose two with --runs NAME_A NAME_B")
+        pair.append((log, log.runs[0]))
+    return pair[0], pair[1]
+
+
+@main.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("-k", type=int, default=None, help="k for pass^k (default: the smallest trial count).")
+@click.option("--min-pass-hat-k", type=float, default=None, help="Fail if suite pass^k is below this.")
+@click.option("--max-flakiness", type=float, default=None, help="Fail if any task's flakiness is above this.")
+@click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@log_options
+def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
+         max_flakiness: float | None, run: tuple[str, ...], fmt: str, fields: FieldMap) -> None:
+    """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail."""
+    from flaketui import report as out
+    from flaketui.stats import default_k, gate as run_gate, summarise, task_stats
+
+    check_k(k)
+    if min_pass_hat_k is None and max_flakiness is None:
+        raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
+    log = load(logs, fields)
+    names = pick_runs(log, run)
+    outcomes = [log.run_outcomes(r) for r in names]
+    kk = k or default_k(outcomes)
+    results = []
+    for o in outcomes:
+        st = task_stats(o, kk)
+        results.append(run_gate(st, summarise(st), min_pass_hat_k, max_flakiness))
+    if fmt == "json":
+        sys.stdout.buffer.write(orjson.dumps(out.gate_json(results), option=orjson.OPT_INDENT_2))
+        sys.stdout.buffer.write(b"\n")
+    else:
+        for r in results:
+            verdict = "PASS" if r.passed else "FAIL"
+            click.echo(f"{verdict} {r.run}: pass^{r.k} = {r.pass_hat_k:.3f}"
+                       + (f" (floor {r.min_pass_hat_k:g})" if r.min_pass_hat_k is not None else "")
+                       + (f", flakiness cap {r.max_flakiness:g}" if r.max_flakiness is not None else ""))
+            for reason in r.reasons:
+                click.echo(f"  - {reason}")
+    sys.exit(EXIT_OK if all(r.passed for r in results) else EXIT_GATE_FAILED)

@@ -1,0 +1,63 @@
+"""How numbers are written, in one place for the command line and the app alike.
+
+No Textual, no Rich: plain strings.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DASH = "—"
+"""Shown for a value that does not exist (k > n, no trials)."""
+
+
+def is_missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def rate(x: Any, digits: int = 3) -> str:
+    """A rate in [0, 1] as a decimal, e.g. ``0.318``."""
+    return DASH if is_missing(x) else f"{float(x):.{digits}f}"
+
+
+def interval(low: Any, high: Any, digits: int = 2) -> str:
+    """An interval as ``[0.03, 1.00]``."""
+    if is_missing(low) or is_missing(high):
+        return DASH
+    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
+
+
+def pvalue(p: float) -> str:
+    """A p-value with three significant digits (``0.549``, ``0.0117``, ``1.00``)."""
+    if is_missing(p):
+        return DASH
+    if p < 1e-4:
+        return f"{p:.2e}"
+    return f"{p:.3g}" if p < 1 else "1.00"
+
+
+def number(x: Any) -> str:
+    """A metric value compactly: ``1,234``, ``0.012``, ``12.5``."""
+    if is_missing(x):
+        return DASH
+    v = float(x)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def json_float(x: Any) -> float | None:
+    """A float for the JSON contract: NaN becomes ``null``."""
+    return None if is_missing(x) else float(x)
+
+
+def json_interval(low: Any, high: Any) -> list[float | None] | None:
+    """An interval for the JSON contract: ``[low, high]``, or ``null`` when missing."""
+    if is_missing(low) or is_missing(high):
+        return None
+    return [float(low), float(high)]

@@ -1,0 +1,5 @@
+"""Reading trial logs. No Textual, no Rich."""
+
+from flaketui.loading.loader import expand_paths, load_logs, read_trial, run_name_for
+
+__all__ = ["expand_paths", "load_logs", "read_trial", "run_name_for"]

@@ -1,0 +1,383 @@
+"""Load trial logs from files, directories and globs into one :class:`TrialLog`.
+
+Plain JSONL files larger than :data:`PARALLEL_BYTES` are split at line
+boundaries and parsed by a process pool (one process per core); everything else
+is parsed in this process. The parsed pieces are merged in file order, trials
+without a ``trial`` number are numbered by order of appearance within their run
+and task, and a repeated (run, task, trial) keeps its first occurrence.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flaketui.loading.jsonl import LineParser, read_gzip, read_json_array, read_line_at, read_range
+from flaketui.loading.records import RecordSink, is_error
+from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz")
+"""What a directory is searched for."""
+PARALLEL_BYTES = 64 << 20
+"""Plain files at least this large are parsed by several processes."""
+
+ProgressFn = Callable[[int, int], None]
+"""Called with (bytes done, bytes total) while loading."""
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return "jsonl.gz"
+    if name.endswith(".json"):
+        return "json"
+    return "jsonl"
+
+
+def run_name_for(path: Path) -> str:
+    """The default run name of a file: its name without extensions."""
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".eval"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or path.name
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Expand files, directories (every log file inside, recursively) and globs.
+
+    Raises
+    ------
+    InputError
+        If a path does not exist, a glob matches nothing, or a directory holds no log.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        text = os.fspath(raw)
+        if any(ch in text for ch in "*?[") and not os.path.exists(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches:
+                raise InputError(f"{text}: no file matches this pattern")
+            out.extend(Path(m) for m in matches if os.path.isfile(m))
+            continue
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+            )
+            if not found:
+                raise InputError(f"{path}: directory holds no .jsonl, .jsonl.gz or .json log")
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        elif path.exists():
+            raise InputError(f"{path}: not a regular file")
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def _split_points(path: str, size: int, parts: int) -> list[int]:
+    """Byte offsets that start lines, cutting the file into about ``parts`` pieces."""
+    points = [0]
+    with open(path, "rb") as fh:
+        for i in range(1, parts):
+            fh.seek(size * i // parts)
+            fh.readline()
+            pos = fh.tell()
+            if points[-1] < pos < size:
+                points.append(pos)
+    points.append(size)
+    return points
+
+
+def _parse_range(args: tuple[str, int, int, FieldMap, str]) -> tuple[dict[str, Any], int]:
+    """Worker: parse ``[start, end)`` of a plain file; line numbers are relative (from 1)."""
+    path, start, end, fields, default_run = args
+    sink = RecordSink(fields, default_run)
+    parser = LineParser(path, sink)
+    lines = read_range(path, start, end, parser)
+    return _sink_state(sink, parser.problems), lines
+
+
+def _sink_state(sink: RecordSink, problems: list[Problem]) -> dict[str, Any]:
+    return {
+        "runs": list(sink.runs),
+        "tasks": list(sink.tasks),
+        "groups": list(sink.groups),
+        "columns": {
+            name: np.frombuffer(getattr(sink, name), dtype=getattr(sink, name).typecode).copy()
+            if len(getattr(sink, name))
+            else np.empty(0, dtype=getattr(sink, name).typecode)
+            for name in (
+                "run", "task", "group", "trial", "outcome", "score",
+                "offset", "length", "line", "has_trace",
+            )
+        },
+        "metrics": {k: np.frombuffer(v, dtype="d").copy() for k, v in sink.metrics.items()},
+        "problems": problems,
+    }
+
+
+class _Merger:
+    """Collects parsed pieces and builds one :class:`TrialLog`."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self.runs: dict[str, int] = {}
+        self.tasks: dict[str, int] = {}
+        self.groups: dict[str, int] = {}
+        self.pieces: list[dict[str, np.ndarray]] = []
+        self.metric_pieces: list[dict[str, np.ndarray]] = []
+        self.problems: list[Problem] = []
+
+    @staticmethod
+    def _remap(table: dict[str, int], names: list[str]) -> np.ndarray:
+        return np.array([table.setdefault(n, len(table)) for n in names], dtype=np.int32)
+
+    def add(self, state: dict[str, Any], source: int, line_base: int = 0) -> None:
+        cols = dict(state["columns"])
+        count = cols["run"].shape[0]
+        for key, table in (("run", self.runs), ("task", self.tasks), ("group", self.groups)):
+            mapping = self._remap(table, state[key + "s"])
+            idx = cols[key].astype(np.int32)
+            if key == "group":
+                cols[key] = np.where(idx >= 0, mapping[np.maximum(idx, 0)] if mapping.size else -1, -1)
+            else:
+                cols[key] = mapping[idx] if count else idx
+        cols["line"] = cols["line"] + line_base
+        cols["source"] = np.full(count, source, dtype=np.int32)
+        self.pieces.append(cols)
+        self.metric_pieces.append(state["metrics"])
+        for p in state["problems"]:
+            line = None if p.line is None else p.line + line_base
+            self.problems.append(Problem(p.path, line, p.reason))
+
+    def build(self) -> TrialLog:
+        def cat(name: str, dtype: Any) -> np.ndarray:
+            if not self.pieces:
+                return np.empty(0, dtype=dtype)
+            return np.concatenate([p[name] for p in self.pieces]).astype(dtype, copy=False)
+
+        run = cat("run", np.int32)
+        task = cat("task", np.int32)
+        trial = cat("trial", np.int64)
+        metric_names = sorted({k for m in self.metric_pieces for k in m})
+        metrics = {
+            name: np.concatenate(
+                [
+                    m.get(name, np.full(p["run"].shape[0], np.nan))
+                    for p, m in zip(self.pieces, self.metric_pieces, strict=True)
+                ]
+            )
+            if self.pieces
+            else np.empty(0)
+            for name in metric_names
+        }
+        log = TrialLog(
+            sources=self.sources,
+            runs=list(self.runs),
+            tasks=list(self.tasks),
+            groups=list(self.groups),
+            run=run,
+            task=task,
+            trial=trial,
+            outcome=cat("outcome", np.int8),
+            score=cat("score", np.float64),
+            group=cat("group", np.int32),
+            source=cat("source", np.int32),
+            offset=cat("offset", np.int64),
+            length=cat("length", np.int64),
+            line=cat("line", np.int64),
+            has_trace=cat("has_trace", bool),
+            metrics=metrics,
+            problems=self.problems,
+        )
+        _number_trials(log)
+        return _drop_duplicates(log)
+
+
+def _number_trials(log: TrialLog) -> None:
+    """Give trials without a number their order of appearance within (run, task)."""
+    missing = log.trial < 0
+    if not missing.any():
+        return
+    key = log.run.astype(np.int64) * (len(log.tasks) + 1) + log.task
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_key)) + 1]
+    rank = np.arange(order.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, order.shape[0]]))
+    appearance = np.empty_like(rank)
+    appearance[order] = rank
+    log.trial[missing] = appearance[missing]
+
+
+def _drop_duplicates(log: TrialLog) -> TrialLog:
+    """Keep the first of each (run, task, trial); name every later one as a problem."""
+    if len(log) < 2:
+        return log
+    order = np.lexsort((np.arange(len(log)), log.trial, log.task, log.run))
+    r, t, k = log.run[order], log.task[order], log.trial[order]
+    dup_sorted = np.r_[False, (r[1:] == r[:-1]) & (t[1:] == t[:-1]) & (k[1:] == k[:-1])]
+    if not dup_sorted.any():
+        return log
+    first_of = np.maximum.accumulate(np.where(~dup_sorted, np.arange(order.shape[0]), 0))
+    dup_rows = order[dup_sorted]
+    firsts = order[first_of[dup_sorted]]
+    for d, f in sorted(zip(dup_rows.tolist(), firsts.tolist(), strict=True)):
+        log.problems.append(
+            Problem(
+                log.sources[log.source[d]].path,
+                int(log.line[d]),
+                f"duplicate trial {int(log.trial[d])} of task {log.tasks[log.task[d]]!r} "
+                f"in run {log.runs[log.run[d]]!r}; kept the first "
+                f"({log.sources[log.source[f]].path}:{int(log.line[f])})",
+            )
+        )
+    keep = np.ones(len(log), dtype=bool)
+    keep[dup_rows] = False
+    for name in ("run", "task", "trial", "outcome", "score", "group", "source", "offset",
+                 "length", "line", "has_trace"):
+        setattr(log, name, getattr(log, name)[keep])
+    log.metrics = {k: v[keep] for k, v in log.metrics.items()}
+    return log
+
+
+def load_logs(
+    paths: Sequence[str | os.PathLike[str]],
+    fields: FieldMap | None = None,
+    progress: ProgressFn | None = None,
+    workers: int | None = None,
+) -> TrialLog:
+    """Read every trial of ``paths`` (files, directories, globs).
+
+    Runs with the same name in several files merge. Bad lines are skipped and
+    listed in ``TrialLog.problems``; they never raise.
+
+    Raises
+    ------
+    InputError
+        If a path does not exist or no usable trial remains.
+    """
+    from flaketui.loading import formats
+
+    fields = fields or FieldMap()
+    files = expand_paths(paths)
+    sizes = [f.stat().st_size for f in files]
+    total = sum(sizes) or 1
+    done = 0
+
+    def tick(nbytes: int) -> None:
+        nonlocal done
+        done += nbytes
+        if progress:
+            progress(min(done, total), total)
+
+    merger = _Merger()
+    for path, size in zip(files, sizes, strict=True):
+        spath = str(path)
+        default_run = run_name_for(path)
+        reader = formats.reader_for(path)
+        if reader is not None:
+            kind, state = reader(path, fields, default_run)
+            merger.sources.append(Source(spath, kind))
+            merger.add(state, len(merger.sources) - 1)
+            tick(size)
+            continue
+        kind = _kind(path)
+        merger.sources.append(Source(spath, kind))
+        src = len(merger.sources) - 1
+        if size == 0:
+            merger.problems.append(Problem(spath, None, "empty file, no trials"))
+            continue
+        if kind == "jsonl" and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1:
+            _load_parallel(merger, spath, size, src, fields, default_run, workers, tick)
+            continue
+        sink = RecordSink(fields, default_run)
+        parser = LineParser(spath, sink)
+        if kind == "jsonl":
+            read_range(spath, 0, size, parser, progress=tick)
+        elif kind == "jsonl.gz":
+            read_gzip(spath, parser)
+            tick(size)
+        else:
+            with open(spath, "rb") as fh:
+                read_json_array(spath, parser, fh.read())
+            tick(size)
+        merger.add(_sink_state(sink, parser.problems), src)
+        if len(sink) == 0 and not parser.problems:
+            merger.problems.append(Problem(spath, None, "no trials in this file"))
+    log = merger.build()
+    log.fields = fields
+    if len(log) == 0:
+        names = ", ".join(str(f) for f in files)
+        raise InputError(f"no usable trials in {names}")
+    return log
+
+
+def _load_parallel(
+    merger: _Merger,
+    path: str,
+    size: int,
+    src: int,
+    fields: FieldMap,
+    default_run: str,
+    workers: int | None,
+    tick: Callable[[int], None],
+) -> None:
+    nproc = workers or os.cpu_count() or 1
+    points = _split_points(path, size, nproc * 4)
+    jobs = [(path, a, b, fields, default_run) for a, b in zip(points, points[1:], strict=False)]
+    with ProcessPoolExecutor(max_workers=nproc) as pool:
+        line_base = 0
+        for (_, a, b, _, _), (state, lines) in zip(jobs, pool.map(_parse_range, jobs), strict=True):
+            merger.add(state, src, line_base)
+            line_base += lines
+            tick(b - a)
+
+
+def read_trial(log: TrialLog, row: int) -> Trial:
+    """Read one trial back from its file, with its trace and extra fields."""
+    from flaketui.loading import formats
+
+    src = log.sources[int(log.source[row])]
+    obj = formats.read_record(src, int(log.offset[row]), int(log.length[row]))
+    if obj is None:
+        obj = read_line_at(src.path, src.kind, int(log.offset[row]), int(log.length[row]))
+    fields = log.fields
+    trace = None
+    for name in fields.trace:
+        if isinstance(obj.get(name), list):
+            trace = obj[name]
+            break
+    known = {"metrics", "error", *fields.run, *fields.task, *fields.trial, *fields.passed,
+             *fields.score, *fields.trace, *fields.group}
+    metrics = {k: float(v[row]) for k, v in log.metrics.items() if not np.isnan(v[row])}
+    score = float(log.score[row])
+    g = int(log.group[row])
+    return Trial(
+        run=log.runs[int(log.run[row])],
+        task=log.tasks[int(log.task[row])],
+        trial=int(log.trial[row]),
+        outcome=int(log.outcome[row]),
+        score=None if np.isnan(score) else score,
+        group=log.groups[g] if g >= 0 else None,
+        metrics=metrics,
+        error=obj.get("error") if is_error(obj.get("error")) else None,
+        trace=trace,
+        extra={k: v for k, v in obj.items() if k not in known},
+        location=f"{src.path}:{int(log.line[row])}",
+    )

@@ -1,0 +1,166 @@
+"""Turn one parsed JSON object into the fields of a trial, or say why it can't be.
+
+The rules are the log format's (README, "The trial log"): ``task`` (or
+``task_id``) is required; the outcome is ``passed`` (bool or 0/1) or a number in
+``score`` / ``reward`` compared with a threshold; a truthy ``error`` marks a
+trial that errored in the harness, counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import Any
+
+from flaketui.model import ERRORED, FAIL, PASS, FieldMap
+
+
+def _first(obj: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
+    for name in names:
+        value = obj.get(name)
+        if value is not None:
+            return name, value
+    return None, None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a bool"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _label(value: Any, what: str) -> str:
+    """A task, run or group id as text: strings as they are, integral numbers without '.0'."""
+    if isinstance(value, str):
+        if not value:
+            raise ValueError(f"{what} is empty")
+        return value
+    if _is_number(value):
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError(f"{what} must be a string or number, got {value!r}")
+            if value.is_integer():
+                return str(int(value))
+        return str(value)
+    raise ValueError(f"{what} must be a string or number, got {_type_name(value)}")
+
+
+def is_error(value: Any) -> bool:
+    """Whether an ``error`` field says the trial errored (null, false and empty say no)."""
+    return value is not None and value is not False and value != "" and value != {} and value != []
+
+
+class RecordSink:
+    """Columns of trials being read from one piece of input, with local name tables.
+
+    Each :meth:`add` either appends one trial to every column or returns the
+    reason the record was rejected (nothing is appended then).
+    """
+
+    def __init__(self, fields: FieldMap, default_run: str) -> None:
+        self.fields = fields
+        self.default_run = default_run
+        self.runs: dict[str, int] = {}
+        self.tasks: dict[str, int] = {}
+        self.groups: dict[str, int] = {}
+        self.run = array("i")
+        self.task = array("i")
+        self.trial = array("q")
+        self.outcome = array("b")
+        self.score = array("d")
+        self.group = array("i")
+        self.offset = array("q")
+        self.length = array("q")
+        self.line = array("q")
+        self.has_trace = array("b")
+        self.metrics: dict[str, array] = {}
+
+    def __len__(self) -> int:
+        return len(self.run)
+
+    def add(self, obj: Any, offset: int, length: int, line: int) -> str | None:
+        """Append the trial held by ``obj``; return a reason instead if it is unusable."""
+        if not isinstance(obj, dict):
+            return f"not a JSON object (got {_type_name(obj)})"
+        f = self.fields
+        tkey, task = _first(obj, f.task)
+        if tkey is None:
+            return f"no task field ({' or '.join(f.task)})"
+        try:
+            task_s = _label(task, tkey)
+            rkey, run = _first(obj, f.run)
+            run_s = self.default_run if rkey is None else _label(run, rkey)
+            gkey, group = _first(obj, f.group)
+            group_s = None if gkey is None else _label(group, gkey)
+        except ValueError as exc:
+            return str(exc)
+
+        errored = is_error(obj.get("error"))
+        pkey, passed = _first(obj, f.passed)
+        skey, score = _first(obj, f.score)
+        score_v = math.nan
+        if skey is not None:
+            if not _is_number(score):
+                return f"{skey} must be a number, got {_type_name(score)}"
+            if not math.isfinite(score):
+                return f"{skey} must be finite, got {score!r}"
+            score_v = float(score)
+        if pkey is not None:
+            if isinstance(passed, bool):
+                ok = passed
+            elif _is_number(passed) and passed in (0, 1):
+                ok = bool(passed)
+            else:
+                return f"{pkey} must be a bool or 0/1, got {passed!r}"
+        elif skey is not None:
+            ok = score_v >= f.threshold
+        elif errored:
+            ok = False
+        else:
+            names = f.passed + f.score
+            return f"no outcome ({', '.join(names)})"
+        outcome = ERRORED if errored else (PASS if ok else FAIL)
+
+        trkey, trial = _first(obj, f.trial)
+        trial_v = -1
+        if trkey is not None:
+            if isinstance(trial, float) and trial.is_integer():
+                trial = int(trial)
+            if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+                return f"{trkey} must be a non-negative integer, got {trial!r}"
+            trial_v = trial
+
+        metrics = obj.get("metrics")
+        if metrics is not None and not isinstance(metrics, dict):
+            return f"metrics must be an object, got {_type_name(metrics)}"
+        xkey, trace = _first(obj, f.trace)
+        if xkey is not None and not isinstance(trace, list):
+            return f"{xkey} must be a list of steps, got {_type_name(trace)}"
+
+        n = len(self.run)
+        self.run.append(self.runs.setdefault(run_s, len(self.runs)))
+        self.task.append(self.tasks.setdefault(task_s, len(self.tasks)))
+        self.group.append(-1 if group_s is None else self.groups.setdefault(group_s, len(self.groups)))
+        self.trial.append(trial_v)
+        self.outcome.append(outcome)
+        self.score.append(score_v)
+        self.offset.append(offset)
+        self.length.append(length)
+        self.line.append(line)
+        self.has_trace.append(1 if trace else 0)
+        if metrics:
+            for name, value in metrics.items():
+                if not _is_number(value) or not math.isfinite(value):
+                    continue
+                column = self.metrics.get(name)
+                if column is None:
+                    column = self.metrics[name] = array("d", [math.nan]) * n
+                column.append(float(value))
+        for column in self.metrics.values():
+            if len(column) == n:
+                column.append(math.nan)
+        return None

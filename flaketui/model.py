@@ -1,0 +1,198 @@
+"""The data model: trials as loaded (columnar), and per-run task outcomes.
+
+Nothing here imports Textual or Rich. A loaded log is a :class:`TrialLog`:
+one numpy array per field, one entry per trial, with the byte offset of each
+trial's line so that a trace is read from disk only when it is looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+PASS = 1
+"""Outcome code of a passing trial."""
+FAIL = 0
+"""Outcome code of a failing trial."""
+ERRORED = -1
+"""Outcome code of a trial that errored in the harness (counted apart, neither pass nor fail)."""
+
+
+class InputError(Exception):
+    """Bad input that stops a command: a missing path, nothing usable, a bad option.
+
+    The command line prints its message on one line and exits with code 2.
+    """
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A skipped or suspicious piece of input, named by file and line."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which JSON fields hold what. The defaults read flaketui's own format and τ-bench's."""
+
+    run: tuple[str, ...] = ("run",)
+    task: tuple[str, ...] = ("task", "task_id")
+    trial: tuple[str, ...] = ("trial",)
+    passed: tuple[str, ...] = ("passed",)
+    score: tuple[str, ...] = ("score", "reward")
+    trace: tuple[str, ...] = ("trace", "traj", "messages")
+    group: tuple[str, ...] = ("group",)
+    threshold: float = 1 - 1e-6
+    """A score or reward passes when it is >= this (τ-bench counts a reward of 1 as success)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file and how its trials are stored in it."""
+
+    path: str
+    kind: str
+    """``jsonl`` (offsets are byte offsets of lines), ``jsonl.gz`` (offsets in the
+    decompressed stream), ``json`` (offset is the index of the item in the array),
+    or a format name such as ``inspect``."""
+
+
+@dataclass
+class TrialLog:
+    """Every usable trial of the loaded files, one array entry per trial.
+
+    ``run``, ``task`` and ``group`` index into ``runs``, ``tasks`` and ``groups``
+    (``group`` is -1 for none); ``outcome`` is :data:`PASS`, :data:`FAIL` or
+    :data:`ERRORED`; ``score`` is NaN where the log gave none; ``source``,
+    ``offset``, ``length`` and ``line`` locate the trial on disk.
+    """
+
+    sources: list[Source]
+    runs: list[str]
+    tasks: list[str]
+    groups: list[str]
+    run: np.ndarray
+    task: np.ndarray
+    trial: np.ndarray
+    outcome: np.ndarray
+    score: np.ndarray
+    group: np.ndarray
+    source: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+    line: np.ndarray
+    has_trace: np.ndarray
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    fields: FieldMap = field(default_factory=FieldMap)
+    """The field names the log was read with (used again to read traces back)."""
+
+    def __len__(self) -> int:
+        return int(self.run.shape[0])
+
+    def run_outcomes(self, run: str) -> RunOutcomes:
+        """Group one run's trials by task.
+
+        Raises
+        ------
+        KeyError
+            If no run has that name.
+        """
+        r = self.runs.index(run)
+        rows = np.flatnonzero(self.run == r)
+        task_ids = self.task[rows]
+        order = np.lexsort((self.trial[rows], task_ids))
+        rows = rows[order]
+        task_ids = task_ids[order]
+        uniq, starts = np.unique(task_ids, return_index=True)
+        outcome = self.outcome[rows]
+        bounds = np.append(starts, rows.shape[0])
+        counts = np.diff(bounds)
+        seg = np.repeat(np.arange(uniq.shape[0]), counts)
+        passes = np.bincount(seg, weights=(outcome == PASS), minlength=uniq.shape[0])
+        errored = np.bincount(seg, weights=(outcome == ERRORED), minlength=uniq.shape[0])
+        n = counts - errored
+        group_idx = self.group[rows[starts]] if rows.shape[0] else np.empty(0, np.int32)
+        names = [self.tasks[i] for i in uniq]
+        groups = [self.groups[g] if g >= 0 else None for g in group_idx]
+        return RunOutcomes(
+            run=run,
+            tasks=names,
+            n=n.astype(np.int64),
+            passes=passes.astype(np.int64),
+            errored=errored.astype(np.int64),
+            groups=groups,
+            rows=rows,
+            bounds=bounds,
+        )
+
+    def metric_medians(self, outcomes: RunOutcomes) -> dict[str, np.ndarray]:
+        """Median of each metric per task of ``outcomes`` (NaN where a task has none)."""
+        out: dict[str, np.ndarray] = {}
+        for name, values in self.metrics.items():
+            v = values[outcomes.rows]
+            med = np.full(len(outcomes.tasks), np.nan)
+            for i in range(len(outcomes.tasks)):
+                seg = v[outcomes.bounds[i] : outcomes.bounds[i + 1]]
+                seg = seg[~np.isnan(seg)]
+                if seg.size:
+                    med[i] = float(np.median(seg))
+            out[name] = med
+        return out
+
+
+@dataclass
+class RunOutcomes:
+    """One run's trials grouped by task: per task, n non-errored trials and c passes.
+
+    ``rows[bounds[i]:bounds[i+1]]`` are the :class:`TrialLog` rows of task ``i``,
+    in trial order.
+    """
+
+    run: str
+    tasks: list[str]
+    n: np.ndarray
+    passes: np.ndarray
+    errored: np.ndarray
+    groups: list[str | None]
+    rows: np.ndarray
+    bounds: np.ndarray
+
+    def task_rows(self, i: int) -> np.ndarray:
+        """The :class:`TrialLog` rows of task ``i``."""
+        return self.rows[self.bounds[i] : self.bounds[i + 1]]
+
+    def index(self, task: str) -> int:
+        """Position of ``task`` in :attr:`tasks` (``ValueError`` if absent)."""
+        return self.tasks.index(task)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial read back from disk, with its trace and every extra field."""
+
+    run: str
+    task: str
+    trial: int
+    outcome: int
+    score: float | None
+    group: str | None
+    metrics: dict[str, float]
+    error: Any
+    trace: list[Any] | None
+    extra: dict[str, Any]
+    location: str
+    """``path:line`` of the trial in its file."""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == PASS

@@ -1,0 +1,304 @@
+"""Output of the command line: Rich tables, and the JSON / CSV / Markdown contracts.
+
+The JSON field names are a contract for scripts (README, "JSON output").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from flaketui import formatting as fmt
+from flaketui.stats.paired import PairedComparison, verdict
+from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
+
+FORMATS = ("table", "json", "csv", "markdown")
+
+
+def display_order(stats: TaskStats) -> list[int]:
+    """Most dangerous first: flakiness descending, then p̂ ascending, then name."""
+    flak = np.nan_to_num(stats.flakiness, nan=-1.0)
+    phat = np.nan_to_num(stats.p_hat, nan=2.0)
+    return sorted(range(len(stats)), key=lambda i: (-flak[i], phat[i], stats.tasks[i]))
+
+
+# --- JSON -------------------------------------------------------------------
+
+
+def _estimate(e: MeanEstimate) -> tuple[float | None, list[float | None] | None]:
+    return fmt.json_float(e.value), fmt.json_interval(*e.ci)
+
+
+def summary_json(s: SuiteSummary) -> dict[str, Any]:
+    p1, p1_ci = _estimate(s.pass_at_1)
+    phk, phk_ci = _estimate(s.pass_hat_k)
+    return {
+        "tasks": s.tasks,
+        "trials": s.trials,
+        "errored": s.errored,
+        "pass_at_1": p1,
+        "pass_at_1_ci": p1_ci,
+        "pass_at_k": fmt.json_float(s.pass_at_k.value),
+        "pass_at_k_ci": fmt.json_interval(*s.pass_at_k.ci),
+        "pass_hat_k": phk,
+        "pass_hat_k_ci": phk_ci,
+        "flaky_tasks": s.flaky_tasks,
+        "clustered_se": s.pass_at_1.clustered,
+        "tasks_below_k": s.tasks_below_k,
+        "warnings": list(s.warnings),
+    }
+
+
+def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
+    rows = []
+    for i, task in enumerate(st.tasks):
+        rows.append(
+            {
+                "task": task,
+                "n": int(st.n[i]),
+                "passes": int(st.passes[i]),
+                "errored": int(st.errored[i]),
+                "p_hat": fmt.json_float(st.p_hat[i]),
+                "p_hat_ci": fmt.json_interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
+                "pass_at_k": fmt.json_float(st.pass_at_k[i]),
+                "pass_hat_k": fmt.json_float(st.pass_hat_k[i]),
+                "pass_hat_k_ci": fmt.json_interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i]),
+                "flakiness": fmt.json_float(st.flakiness[i]),
+                "class": st.classes[i],
+                "rule_of_three": fmt.json_float(st.rule_of_three[i]),
+                "group": st.groups[i],
+            }
+        )
+    return rows
+
+
+def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[str, Any]:
+    """The ``report --format json`` document."""
+    return {
+        "k": k,
+        "runs": [
+            {"run": st.run, "summary": summary_json(sm), "tasks": tasks_json(st)} for st, sm in runs
+        ],
+    }
+
+
+def compare_json(c: PairedComparison) -> dict[str, Any]:
+    """The ``compare --format json`` document."""
+    return {
+        "run_a": c.run_a,
+        "run_b": c.run_b,
+        "tasks": len(c.tasks),
+        "fixed": c.fixed,
+        "broken": c.broken,
+        "unchanged": c.unchanged,
+        "sign_test_p": c.test.pvalue,
+        "mean_diff": fmt.json_float(c.mean_diff.value),
+        "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+        "only_a": c.only_a,
+        "only_b": c.only_b,
+        "verdict": verdict(c),
+        "flips": [
+            {
+                "task": t,
+                "p_hat_a": fmt.json_float(c.p_a[i]),
+                "p_hat_b": fmt.json_float(c.p_b[i]),
+                "n_a": int(c.n_a[i]),
+                "n_b": int(c.n_b[i]),
+            }
+            for i, t in enumerate(c.tasks)
+            if t in set(c.fixed) | set(c.broken)
+        ],
+    }
+
+
+def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
+    """The ``gate --format json`` document."""
+    return {
+        "passed": all(r.passed for r in results),
+        "runs": [
+            {
+                "run": r.run,
+                "k": r.k,
+                "passed": r.passed,
+                "pass_hat_k": fmt.json_float(r.pass_hat_k),
+                "min_pass_hat_k": r.min_pass_hat_k,
+                "max_flakiness": r.max_flakiness,
+                "too_flaky": [{"task": t, "flakiness": f} for t, f in r.too_flaky],
+                "reasons": r.reasons,
+            }
+            for r in results
+        ],
+    }
+
+
+# --- CSV and Markdown ---------------------------------------------------------
+
+CSV_COLUMNS = (
+    "run", "k", "task", "n", "passes", "errored", "p_hat", "p_hat_low", "p_hat_high",
+    "pass_at_k", "pass_hat_k", "pass_hat_k_low", "pass_hat_k_high", "flakiness", "class",
+)
+
+
+def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
+    """One row per (run, task); empty cells for missing values."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for st, _ in runs:
+        for row in tasks_json(st):
+            lo, hi = row["p_hat_ci"] or (None, None)
+            klo, khi = row["pass_hat_k_ci"] or (None, None)
+            w.writerow(
+                [st.run, k, row["task"], row["n"], row["passes"], row["errored"],
+                 _cell(row["p_hat"]), _cell(lo), _cell(hi), _cell(row["pass_at_k"]),
+                 _cell(row["pass_hat_k"]), _cell(klo), _cell(khi), _cell(row["flakiness"]),
+                 row["class"]]
+            )
+    return out.getvalue()
+
+
+def compare_csv(c: PairedComparison) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["task", "change", "p_hat_a", "p_hat_b", "n_a", "n_b", "delta"])
+    fixed, broken = set(c.fixed), set(c.broken)
+    for i, t in enumerate(c.tasks):
+        change = "fixed" if t in fixed else "broken" if t in broken else "unchanged"
+        w.writerow([t, change, _cell(c.p_a[i]), _cell(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]),
+                    _cell(c.p_b[i] - c.p_a[i])])
+    return out.getvalue()
+
+
+def _cell(x: Any) -> str:
+    return "" if fmt.is_missing(x) else f"{float(x):.6g}"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def summary_lines(s: SuiteSummary) -> list[str]:
+    """The suite summary as plain lines (shared by table and Markdown output)."""
+    k = s.k
+    return [
+        f"run {s.run}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
+        f"{s.flaky_tasks} flaky, k = {k}"
+        + (" (clustered SE)" if s.pass_at_1.clustered else ""),
+        f"pass@1 = {fmt.rate(s.pass_at_1.value)} {fmt.interval(*s.pass_at_1.ci)}   "
+        f"pass@{k} = {fmt.rate(s.pass_at_k.value)} {fmt.interval(*s.pass_at_k.ci)}   "
+        f"pass^{k} = {fmt.rate(s.pass_hat_k.value)} {fmt.interval(*s.pass_hat_k.ci)}",
+    ]
+
+
+def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
+    parts = []
+    for st, sm in runs:
+        lines = summary_lines(sm)
+        parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join(lines) + "\n")
+        for w in sm.warnings:
+            parts.append(f"> warning: {_md_escape(w)}\n")
+        head = f"| task | n | passes | p̂ | 95% CI | pass@{k} | pass^{k} | pass^{k} CI | flakiness | class |"
+        rows = [head, "|" + "---|" * 10]
+        for i in display_order(st):
+            rows.append(
+                f"| {_md_escape(st.tasks[i])} | {int(st.n[i])} | {int(st.passes[i])} | "
+                f"{fmt.rate(st.p_hat[i])} | {fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i])} | "
+                f"{fmt.rate(st.pass_at_k[i])} | {fmt.rate(st.pass_hat_k[i])} | "
+                f"{fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i])} | "
+                f"{fmt.rate(st.flakiness[i])} | {st.classes[i]} |"
+            )
+        parts.append("\n".join(rows) + "\n")
+    return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
+
+
+def compare_markdown(c: PairedComparison) -> str:
+    lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
+    lines += [f"- {x}" for x in compare_lines(c)]
+    lines += ["", "| task | change | p̂ A | p̂ B | n A | n B |", "|---|---|---|---|---|---|"]
+    idx = {t: i for i, t in enumerate(c.tasks)}
+    for change, names in (("broken", c.broken), ("fixed", c.fixed)):
+        for t in names:
+            i = idx[t]
+            lines.append(
+                f"| {_md_escape(t)} | {change} | {fmt.rate(c.p_a[i])} | {fmt.rate(c.p_b[i])} | "
+                f"{int(c.n_a[i])} | {int(c.n_b[i])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def compare_lines(c: PairedComparison) -> list[str]:
+    """The comparison summary as plain lines."""
+    only = ""
+    if c.only_a or c.only_b:
+        only = f" ({len(c.only_a)} only in {c.run_a}, {len(c.only_b)} only in {c.run_b})"
+    lines = [
+        f"{len(c.tasks)} tasks in both runs{only}",
+        f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
+        f"sign test: p = {fmt.pvalue(c.test.pvalue)}",
+        f"mean difference of p̂ (B - A) = {c.mean_diff.value:+.3f} "
+        f"{fmt.interval(*c.mean_diff.ci, digits=3)}",
+        verdict(c),
+    ]
+    if c.only_a:
+        lines.append(f"only in {c.run_a}: " + ", ".join(c.only_a[:20]) + (" …" if len(c.only_a) > 20 else ""))
+    if c.only_b:
+        lines.append(f"only in {c.run_b}: " + ", ".join(c.only_b[:20]) + (" …" if len(c.only_b) > 20 else ""))
+    return lines
+
+
+# --- Rich ---------------------------------------------------------------------
+
+
+def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
+    """The suite summary above a table of tasks, most dangerous first."""
+    k = st.k
+    head = Text("\n".join(summary_lines(sm)), style="bold")
+    warnings = [Text(f"warning: {w}", style="yellow") for w in sm.warnings]
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    width = min(32, max((len(t) for t in st.tasks), default=4))
+    table.add_column("task", no_wrap=True, min_width=width, overflow="ellipsis")
+    for name in ("n", "pass", "p̂", "95% CI", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "flakiness"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("class", no_wrap=True)
+    styles = {"flaky": "bold red", "stable-fail": "dim", "stable-pass": "green"}
+    for i in display_order(st):
+        cls = st.classes[i]
+        table.add_row(
+            st.tasks[i],
+            str(int(st.n[i])),
+            str(int(st.passes[i])),
+            fmt.rate(st.p_hat[i]),
+            fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
+            fmt.rate(st.pass_at_k[i]),
+            fmt.rate(st.pass_hat_k[i]),
+            fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i]),
+            fmt.rate(st.flakiness[i]),
+            Text(cls, style=styles.get(cls, "")),
+        )
+    return Group(head, *warnings, table, Text(""))
+
+
+def compare_table(c: PairedComparison) -> Group:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name, justify in (("task", "left"), ("change", "left"), (f"p̂ {c.run_a}", "right"),
+                          (f"p̂ {c.run_b}", "right"), ("n A", "right"), ("n B", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    idx = {t: i for i, t in enumerate(c.tasks)}
+    for change, names, style in (("broken", c.broken, "red"), ("fixed", c.fixed, "green")):
+        for t in names:
+            i = idx[t]
+            table.add_row(t, Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
+                          str(int(c.n_a[i])), str(int(c.n_b[i])))
+    head = Text(f"{c.run_b} vs {c.run_a}\n" + "\n".join(compare_lines(c)), style="bold")
+    return Group(head, table)
+
+
+def print_renderable(renderable: Any, console: Console | None = None) -> None:
+    (console or Console()).print(renderable)

@@ -1,0 +1,154 @@
+"""Paired comparison of two runs on their common tasks: flips, sign test, mean difference.
+
+Only tasks whose pass rate changed carry information about which run is
+better; the sign test asks whether fixed and broken tasks are as balanced as
+chance would leave them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flaketui.stats.estimators import CONFIDENCE, z_value
+from flaketui.stats.suite import MeanEstimate, TaskStats, mean_estimate
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Exact sign test of ``fixed`` against ``broken`` flips."""
+
+    fixed: int
+    broken: int
+    pvalue: float
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Run B against run A over the tasks both ran."""
+
+    run_a: str
+    run_b: str
+    tasks: list[str]
+    """Common tasks, in A's order."""
+    p_a: NDArray[np.float64]
+    p_b: NDArray[np.float64]
+    n_a: NDArray[np.int64]
+    n_b: NDArray[np.int64]
+    flakiness_a: NDArray[np.float64]
+    flakiness_b: NDArray[np.float64]
+    fixed: list[str]
+    broken: list[str]
+    unchanged: int
+    test: PairedTest
+    mean_diff: MeanEstimate
+    """Mean over common tasks of p̂_B − p̂_A with its paired 95% CI."""
+    only_a: list[str]
+    only_b: list[str]
+
+    @property
+    def delta(self) -> NDArray[np.float64]:
+        """p̂_B − p̂_A per common task."""
+        return self.p_b - self.p_a
+
+
+def sign_test(fixed: int, broken: int) -> PairedTest:
+    """Exact two-sided sign test of fixed against broken tasks.
+
+    Under "no difference" each changed task is as likely fixed as broken, so
+    fixed ~ Binomial(fixed + broken, 1/2). With one trial per task this is the
+    exact McNemar test on the discordant pairs.
+
+    Returns
+    -------
+    PairedTest
+        p-value 1.0 when no task changed.
+
+    References
+    ----------
+    .. [1] Q. McNemar, "Note on the sampling error of the difference between
+       correlated proportions or percentages", Psychometrika 12(2):153-157,
+       1947. doi:10.1007/BF02295996
+    .. [2] scipy.stats.binomtest (exact two-sided binomial test).
+
+    Examples
+    --------
+    >>> round(sign_test(7, 4).pvalue, 3)
+    0.549
+    """
+    if fixed < 0 or broken < 0:
+        raise ValueError(f"counts (fixed={fixed}, broken={broken}) must be >= 0")
+    if fixed + broken == 0:
+        return PairedTest(0, 0, 1.0)
+    from scipy.stats import binomtest
+
+    return PairedTest(fixed, broken, float(binomtest(fixed, fixed + broken, 0.5).pvalue))
+
+
+def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> PairedComparison:
+    """Compare run B with run A task by task.
+
+    A task is fixed when p̂_B > p̂_A, broken when p̂_B < p̂_A. The mean
+    difference of per-task p̂ gets a paired interval from the standard error of
+    the per-task differences (clustered when tasks have groups; Miller 2024,
+    section on paired differences). Tasks with no non-errored trial in either
+    run are left out of the differences.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
+    .. [2] Q. McNemar, Psychometrika 12(2):153-157, 1947.
+    """
+    index_b = {t: i for i, t in enumerate(b.tasks)}
+    common = [(i, index_b[t]) for i, t in enumerate(a.tasks) if t in index_b]
+    ia = np.array([i for i, _ in common], dtype=np.int64)
+    ib = np.array([j for _, j in common], dtype=np.int64)
+    tasks = [a.tasks[i] for i in ia]
+    p_a, p_b = a.p_hat[ia], b.p_hat[ib]
+    both = ~np.isnan(p_a) & ~np.isnan(p_b)
+    diff = np.where(both, p_b - p_a, np.nan)
+    eps = 1e-12
+    fixed = [t for t, d in zip(tasks, diff.tolist(), strict=True) if d > eps]
+    broken = [t for t, d in zip(tasks, diff.tolist(), strict=True) if d < -eps]
+    unchanged = int(np.sum(both)) - len(fixed) - len(broken)
+    groups = [a.groups[i] for i in ia]
+    est = mean_estimate(diff, groups if any(g is not None for g in groups) else None, confidence)
+    # A difference lies in [-1, 1]; mean_estimate clips to [0, 1], so recompute the bounds.
+    z = z_value(confidence)
+    ci = (max(-1.0, est.value - z * est.se), min(1.0, est.value + z * est.se))
+    est = MeanEstimate(est.value, est.se, ci, est.tasks, est.clustered)
+    common_set = set(tasks)
+    return PairedComparison(
+        run_a=a.run,
+        run_b=b.run,
+        tasks=tasks,
+        p_a=p_a,
+        p_b=p_b,
+        n_a=a.n[ia],
+        n_b=b.n[ib],
+        flakiness_a=a.flakiness[ia],
+        flakiness_b=b.flakiness[ib],
+        fixed=fixed,
+        broken=broken,
+        unchanged=unchanged,
+        test=sign_test(len(fixed), len(broken)),
+        mean_diff=est,
+        only_a=[t for t in a.tasks if t not in common_set],
+        only_b=[t for t in b.tasks if t not in common_set],
+    )
+
+
+def verdict(cmp: PairedComparison, alpha: float = 0.05) -> str:
+    """A plain-language reading of the sign test."""
+    f, b, p = cmp.test.fixed, cmp.test.broken, cmp.test.pvalue
+    if f + b == 0:
+        return "no task changed its pass rate"
+    if p < alpha:
+        better = cmp.run_b if f > b else cmp.run_a
+        return f"{better} is better (p = {p:.3g}): {f} fixed vs {b} broken"
+    return (
+        f"not shown to differ at {alpha:.0%}: {f} fixed vs {b} broken happens by chance "
+        f"{p:.0%} of the time"
+    )

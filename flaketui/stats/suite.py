@@ -1,0 +1,273 @@
+"""Per-task statistics of a run, their task-averaged suite summary, and the CI gate.
+
+Uncertainty is over tasks, not trials: 100 tasks with 8 trials each are 100
+observations of the suite mean, and tasks that share a ``group`` are one cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flaketui.model import RunOutcomes
+from flaketui.stats.estimators import (
+    CONFIDENCE,
+    FLAKY,
+    Interval,
+    classify,
+    flakiness,
+    p_hat,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_interval,
+    rule_of_three,
+    wilson_interval,
+    z_value,
+)
+
+MIN_TASKS_FOR_CI = 30
+"""Below this many tasks the normal-approximation CI of a suite mean is rough: warn."""
+
+
+@dataclass(frozen=True)
+class TaskStats:
+    """Per-task statistics of one run, as arrays aligned with ``tasks``."""
+
+    run: str
+    k: int
+    tasks: list[str]
+    groups: list[str | None]
+    n: NDArray[np.int64]
+    passes: NDArray[np.int64]
+    errored: NDArray[np.int64]
+    p_hat: NDArray[np.float64]
+    p_hat_ci: Interval
+    pass_at_k: NDArray[np.float64]
+    pass_hat_k: NDArray[np.float64]
+    pass_hat_k_ci: Interval
+    flakiness: NDArray[np.float64]
+    classes: list[str]
+    rule_of_three: NDArray[np.float64]
+    """Upper bound on the failure rate (all passed) or pass rate (all failed); NaN if flaky."""
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """A suite mean over tasks with its standard error and 95% interval."""
+
+    value: float
+    se: float
+    ci: tuple[float, float]
+    tasks: int
+    clustered: bool
+
+
+@dataclass(frozen=True)
+class SuiteSummary:
+    """The task-averaged figures of one run."""
+
+    run: str
+    k: int
+    tasks: int
+    trials: int
+    errored: int
+    pass_at_1: MeanEstimate
+    pass_at_k: MeanEstimate
+    pass_hat_k: MeanEstimate
+    flaky_tasks: int
+    tasks_below_k: int
+    """Tasks with fewer than k trials, left out of pass@k and pass^k."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
+    """Every per-task statistic of a run at ``k``, vectorised over tasks."""
+    n, c = outcomes.n, outcomes.passes
+    phat = p_hat(n, c)
+    r3 = rule_of_three(n)
+    classes = classify(n, c)
+    return TaskStats(
+        run=outcomes.run,
+        k=k,
+        tasks=outcomes.tasks,
+        groups=outcomes.groups,
+        n=n,
+        passes=c,
+        errored=outcomes.errored,
+        p_hat=phat,
+        p_hat_ci=wilson_interval(n, c),
+        pass_at_k=pass_at_k(n, c, k),
+        pass_hat_k=pass_hat_k(n, c, k),
+        pass_hat_k_ci=pass_hat_k_interval(n, c, k),
+        flakiness=flakiness(n, c),
+        classes=classes,
+        rule_of_three=np.where((c == n) | (c == 0), r3, np.nan),
+    )
+
+
+def default_k(outcomes: Sequence[RunOutcomes]) -> int:
+    """The smallest trial count of any task (so every task has an estimate); at least 1."""
+    counts = [int(o.n[o.n > 0].min()) for o in outcomes if (o.n > 0).any()]
+    return max(1, min(counts)) if counts else 1
+
+
+def mean_estimate(
+    values: NDArray[np.float64],
+    groups: Sequence[str | None] | None = None,
+    confidence: float = CONFIDENCE,
+) -> MeanEstimate:
+    """Mean over tasks with a CLT standard error, clustered when tasks share groups.
+
+    Parameters
+    ----------
+    values : ndarray
+        One value per task; NaN entries are left out.
+    groups : sequence, optional
+        A cluster label per task (None: a cluster of its own).
+
+    Notes
+    -----
+    Unclustered: SE = sd / √T with the sample standard deviation (ddof = 1).
+    Clustered (when any two tasks share a group), following Miller (2024),
+    eq. 4: SE² = (1/T²) Σ_c (Σ_{i∈c} (x_i − x̄))², the sandwich estimator that
+    adds the within-cluster covariances to the plain variance. The interval is
+    mean ± z·SE, clipped to [0, 1].
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    keep = ~np.isnan(x)
+    x = x[keep]
+    t = x.shape[0]
+    if t == 0:
+        return MeanEstimate(float("nan"), float("nan"), (float("nan"), float("nan")), 0, False)
+    mean = float(x.mean())
+    clustered = False
+    if groups is not None:
+        kept = [g for g, k in zip(groups, keep.tolist(), strict=True) if k]
+        labels = [g if g is not None else f"\0task{i}" for i, g in enumerate(kept)]
+        _, cluster = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
+        clustered = int(cluster.max()) + 1 < t
+    if clustered:
+        sums = np.bincount(cluster, weights=x - mean)
+        se = float(np.sqrt(np.sum(sums**2)) / t)
+    elif t > 1:
+        se = float(x.std(ddof=1) / np.sqrt(t))
+    else:
+        se = float("nan")
+    z = z_value(confidence)
+    ci = (max(0.0, mean - z * se), min(1.0, mean + z * se)) if se == se else (float("nan"),) * 2
+    return MeanEstimate(mean, se, ci, t, clustered)
+
+
+def summarise(stats: TaskStats, bernoulli_tolerance: float = 0.0) -> SuiteSummary:
+    """Task-averaged pass@1, pass@k and pass^k of a run, with warnings.
+
+    Warnings
+    --------
+    - pass^k below the Bernoulli floor 1 − k(1 − pass@1) beyond its CI: for any
+      task, P(k passes) ≥ 1 − k·P(fail) (the union bound), so a suite far below
+      it means trials share state or are not the same trials.
+    - fewer than :data:`MIN_TASKS_FOR_CI` tasks: the interval is rough.
+    - tasks with fewer than k trials are left out of the k-statistics.
+    """
+    groups = stats.groups if any(g is not None for g in stats.groups) else None
+    p1 = mean_estimate(stats.p_hat, groups)
+    pak = mean_estimate(stats.pass_at_k, groups)
+    phk = mean_estimate(stats.pass_hat_k, groups)
+    below_k = int(np.sum((stats.n < stats.k) & (stats.n > 0)))
+    warnings: list[str] = []
+    floor = 1 - stats.k * (1 - p1.value)
+    if phk.tasks and phk.ci[1] + bernoulli_tolerance < floor:
+        warnings.append(
+            f"pass^{stats.k} = {phk.value:.3f} is below the Bernoulli floor "
+            f"1 - k(1 - pass@1) = {floor:.3f} beyond its CI: trials may share state "
+            "or not be the same trials"
+        )
+    if 0 < p1.tasks < MIN_TASKS_FOR_CI:
+        warnings.append(
+            f"only {p1.tasks} tasks: the suite CIs rest on a normal approximation "
+            f"that wants about {MIN_TASKS_FOR_CI} or more"
+        )
+    if below_k:
+        warnings.append(
+            f"{below_k} task(s) have fewer than k = {stats.k} trials and are left out "
+            f"of pass@{stats.k} and pass^{stats.k}"
+        )
+    no_trials = int(np.sum(stats.n == 0))
+    if no_trials:
+        warnings.append(f"{no_trials} task(s) have only errored trials and no outcome")
+    return SuiteSummary(
+        run=stats.run,
+        k=stats.k,
+        tasks=len(stats),
+        trials=int(stats.n.sum()),
+        errored=int(stats.errored.sum()),
+        pass_at_1=p1,
+        pass_at_k=pak,
+        pass_hat_k=phk,
+        flaky_tasks=sum(1 for c in stats.classes if c == FLAKY),
+        tasks_below_k=below_k,
+        warnings=warnings,
+    )
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Verdict of the dual gate for one run."""
+
+    run: str
+    k: int
+    passed: bool
+    pass_hat_k: float
+    min_pass_hat_k: float | None
+    max_flakiness: float | None
+    too_flaky: list[tuple[str, float]]
+    reasons: list[str]
+
+
+def gate(
+    stats: TaskStats,
+    summary: SuiteSummary,
+    min_pass_hat_k: float | None,
+    max_flakiness: float | None,
+) -> GateResult:
+    """The dual CI gate: suite pass^k ≥ floor and no task's flakiness above the cap.
+
+    A suite can clear a mean threshold while one task fails half its runs; the
+    flakiness cap catches that task, the floor catches a broad decline.
+    """
+    reasons: list[str] = []
+    phk = summary.pass_hat_k.value
+    if min_pass_hat_k is not None and not (phk >= min_pass_hat_k):
+        reasons.append(f"suite pass^{stats.k} = {phk:.3f} is below the floor {min_pass_hat_k:g}")
+    too_flaky: list[tuple[str, float]] = []
+    if max_flakiness is not None:
+        over = np.flatnonzero(np.nan_to_num(stats.flakiness, nan=0.0) > max_flakiness)
+        too_flaky = sorted(
+            ((stats.tasks[i], float(stats.flakiness[i])) for i in over), key=lambda t: -t[1]
+        )
+        if too_flaky:
+            reasons.append(
+                f"{len(too_flaky)} task(s) have flakiness above the cap {max_flakiness:g}: "
+                + ", ".join(f"{t} ({f:.3f})" for t, f in too_flaky)
+            )
+    return GateResult(
+        run=stats.run,
+        k=stats.k,
+        passed=not reasons,
+        pass_hat_k=phk,
+        min_pass_hat_k=min_pass_hat_k,
+        max_flakiness=max_flakiness,
+        too_flaky=too_flaky,
+        reasons=reasons,
+    )
