@@ -1,0 +1,36 @@
+"""Shared test fixtures: paths to the bundled logs and determinism for the app."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+BASELINE = FIXTURES / "oncall-baseline.jsonl"
+CANDIDATE = FIXTURES / "oncall-candidate.jsonl"
+SHARED = ROOT.parent / "shared"
+"""Read-only data beside the checkout (real logs, the benchmark generator); tests skip without it."""
+
+
+@pytest.fixture(autouse=True)
+def _deterministic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user config or cache leaks into a test; fixed locale and no cursor blink."""
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("TEXTUAL_CURSOR_BLINK", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    os.environ.setdefault("COLUMNS", "120")
+
+
+@pytest.fixture
+def baseline() -> Path:
+    return BASELINE
+
+
+@pytest.fixture
+def candidate() -> Path:
+    return CANDIDATE
