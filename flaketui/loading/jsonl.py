@@ -26,12 +26,15 @@ Progress = Callable[[int], None]
 """Called with the number of bytes just consumed."""
 
 
-def _json_error(exc: Exception) -> str:
+def _json_error(exc: Exception, raw: bytes | memoryview | None = None) -> str:
     msg = str(exc)
     if "utf-8" in msg.lower() or "utf8" in msg.lower():
         return "not valid UTF-8"
-    if "NaN" in msg or "nan" in msg.split(":")[0].lower():
-        return f"not valid JSON ({msg}; NaN and Infinity are not JSON)"
+    pos = getattr(exc, "pos", None)
+    if raw is not None and isinstance(pos, int):
+        rest = bytes(raw[pos : pos + 9])
+        if rest.startswith((b"NaN", b"Infinity", b"-Infinity")):
+            return f"not valid JSON ({msg}; NaN and Infinity are not JSON)"
     return f"not valid JSON ({msg})"
 
 
@@ -54,7 +57,7 @@ class LineParser:
         except orjson.JSONDecodeError as exc:
             if not bytes(raw).strip():
                 return  # blank line: nothing to say
-            self.problems.append(Problem(self.path, line, _json_error(exc)))
+            self.problems.append(Problem(self.path, line, _json_error(exc, raw)))
             return
         reason = self.sink.add(obj, offset, len(raw), line)
         if reason is not None:

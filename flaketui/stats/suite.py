@@ -169,7 +169,7 @@ def mean_estimate(
     return MeanEstimate(mean, se, ci, t, clustered)
 
 
-def summarise(stats: TaskStats, bernoulli_tolerance: float = 0.0) -> SuiteSummary:
+def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSummary:
     """Task-averaged pass@1, pass@k and pass^k of a run, with warnings.
 
     Warnings

@@ -1,0 +1,189 @@
+"""The command line as a user or a CI script runs it: output, JSON contract, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from flaketui.cli import main
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+class TestReport:
+    def test_json_contract_on_fixture(self) -> None:
+        code, out, _ = run("report", BASELINE, "-k", "5", "--format", "json")
+        assert code == 0
+        doc = orjson.loads(out)
+        assert doc["k"] == 5
+        (r,) = doc["runs"]
+        assert r["run"] == "oncall-baseline"
+        s = r["summary"]
+        for key in ("tasks", "trials", "errored", "pass_at_1", "pass_at_1_ci", "pass_at_k",
+                    "pass_hat_k", "pass_hat_k_ci", "flaky_tasks", "warnings"):
+            assert key in s
+        assert (s["tasks"], s["trials"], s["errored"], s["flaky_tasks"]) == (25, 300, 1, 1)
+        assert round(s["pass_hat_k"], 3) == 0.773
+        assert len(s["pass_hat_k_ci"]) == 2 and s["pass_hat_k_ci"][0] < 0.773 < s["pass_hat_k_ci"][1]
+        task = next(t for t in r["tasks"] if t["task"] == "searchRunbook")
+        assert set(task) >= {"task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k",
+                             "pass_hat_k", "pass_hat_k_ci", "flakiness", "class"}
+        assert (task["n"], task["passes"], task["class"]) == (12, 10, "flaky")
+        assert round(task["pass_hat_k"], 3) == 0.318 and round(task["flakiness"], 3) == 0.556
+
+    def test_default_k_is_stated(self) -> None:
+        code, out, _ = run("report", BASELINE)
+        assert code == 0 and "k = 12" in out
+        assert orjson.loads(run("report", BASELINE, "--format", "json")[1])["k"] == 12
+
+    def test_k_above_n_is_null(self, tmp_path: Path) -> None:
+        p = tmp_path / "few.jsonl"
+        p.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": true}\n{"task": "b", "passed": false}\n')
+        doc = orjson.loads(run("report", p, "-k", "2", "--format", "json")[1])
+        a = next(t for t in doc["runs"][0]["tasks"] if t["task"] == "a")
+        assert a["pass_hat_k"] is None and a["pass_hat_k_ci"] is None and a["pass_at_k"] is None
+        assert doc["runs"][0]["summary"]["tasks_below_k"] == 1
+
+    def test_table_csv_markdown(self) -> None:
+        code, out, _ = run("report", FIXTURES, "-k", "5", "--run", "oncall-baseline")
+        assert code == 0 and "pass^5 = 0.773" in out and "searchRunbook" in out
+        assert out.index("searchRunbook") < out.index("getAlertStatus")  # flakiest first
+        code, out, _ = run("report", BASELINE, "-k", "5", "--format", "csv")
+        lines = out.splitlines()
+        assert lines[0].startswith("run,k,task,n,passes") and len(lines) == 26
+        row = next(line for line in lines if ",searchRunbook," in line)
+        assert row.startswith("oncall-baseline,5,searchRunbook,12,10,0,0.833333")
+        code, out, _ = run("report", BASELINE, "-k", "5", "--format", "markdown")
+        assert "| searchRunbook | 12 | 10 | 0.833 |" in out
+
+    def test_unknown_run(self) -> None:
+        code, _, err = run("report", BASELINE, "--run", "nope")
+        assert code == 2 and "no run named 'nope'" in err
+
+    def test_bad_k(self) -> None:
+        code, _, err = run("report", BASELINE, "-k", "0")
+        assert code == 2 and "k (0) must be >= 1" in err
+
+
+class TestGate:
+    def test_fails_on_flaky_task(self) -> None:
+        code, out, _ = run("gate", BASELINE, "-k", "5", "--min-pass-hat-k", "0.7", "--max-flakiness", "0.2")
+        assert code == 1
+        assert out.startswith("FAIL oncall-baseline: pass^5 = 0.773")
+        assert "searchRunbook (0.556)" in out
+
+    def test_passes_after_fix(self) -> None:
+        code, out, _ = run("gate", CANDIDATE, "-k", "5", "--min-pass-hat-k", "0.7", "--max-flakiness", "0.2")
+        assert code == 0 and out.startswith("PASS oncall-candidate: pass^5 = 0.760")
+
+    def test_fixed_baseline_passes(self, tmp_path: Path) -> None:
+        # The baseline with searchRunbook fixed to 12/12 and nothing else changed.
+        fixed = tmp_path / "fixed.jsonl"
+        with fixed.open("w") as out:
+            for line in BASELINE.read_text().splitlines():
+                rec = json.loads(line)
+                if rec["task"] == "searchRunbook":
+                    rec["passed"] = True
+                out.write(json.dumps(rec) + "\n")
+        code, out, _ = run("gate", fixed, "-k", "5", "--min-pass-hat-k", "0.7", "--max-flakiness", "0.2")
+        assert code == 0 and "pass^5 = 0.800" in out
+
+    def test_floor_fails(self) -> None:
+        code, out, _ = run("gate", CANDIDATE, "-k", "5", "--min-pass-hat-k", "0.9")
+        assert code == 1 and "below the floor 0.9" in out
+
+    def test_json(self) -> None:
+        code, out, _ = run("gate", FIXTURES, "-k", "5", "--max-flakiness", "0.2", "--format", "json")
+        doc = orjson.loads(out)
+        assert code == 1 and doc["passed"] is False
+        assert [r["passed"] for r in doc["runs"]] == [False, True]
+
+    def test_needs_a_threshold(self) -> None:
+        code, _, err = run("gate", BASELINE)
+        assert code == 2 and "--min-pass-hat-k" in err
+
+
+class TestCompare:
+    def test_two_files(self) -> None:
+        code, out, _ = run("compare", BASELINE, CANDIDATE, "--format", "json")
+        assert code == 0
+        doc = orjson.loads(out)
+        assert (doc["run_a"], doc["run_b"]) == ("oncall-baseline", "oncall-candidate")
+        assert doc["fixed"] == ["searchRunbook"] and doc["broken"] == ["summarizeIncident"]
+        assert doc["tasks"] == 25 and doc["unchanged"] == 23 and doc["sign_test_p"] == 1.0
+        assert doc["mean_diff"] == pytest.approx((2 / 12 - 1) / 25)
+        assert doc["only_a"] == [] and doc["only_b"] == []
+        assert len(doc["mean_diff_ci"]) == 2
+
+    def test_runs_inside_logs(self) -> None:
+        code, out, _ = run("compare", FIXTURES, "--runs", "oncall-baseline", "oncall-candidate")
+        assert code == 0 and "sign test: p = 1.00" in out and "summarizeIncident" in out
+
+    def test_directory_of_two_runs_needs_runs(self) -> None:
+        code, _, err = run("compare", FIXTURES, BASELINE)
+        assert code == 2 and "holds 2 runs" in err
+
+    def test_one_log_is_usage_error(self) -> None:
+        code, _, err = run("compare", BASELINE)
+        assert code == 2 and "give two logs" in err
+
+    def test_only_in_one_named(self, tmp_path: Path) -> None:
+        a = tmp_path / "a.jsonl"
+        b = tmp_path / "b.jsonl"
+        a.write_text('{"task": "x", "passed": true}\n{"task": "gone", "passed": true}\n')
+        b.write_text('{"task": "x", "passed": false}\n{"task": "new", "passed": true}\n')
+        doc = orjson.loads(run("compare", a, b, "--format", "json")[1])
+        assert doc["only_a"] == ["gone"] and doc["only_b"] == ["new"] and doc["broken"] == ["x"]
+
+
+class TestInputErrors:
+    def test_missing_path(self) -> None:
+        code, out, err = run("report", "does-not-exist.jsonl")
+        assert code == 2 and out == ""
+        assert err.strip() == "flaketui: error: does-not-exist.jsonl: no such file or directory"
+
+    def test_missing_path_opening_app(self) -> None:
+        code, _, err = run("does-not-exist.jsonl")
+        assert code == 2 and "no such file" in err
+
+    def test_bad_lines_named_on_stderr(self, tmp_path: Path) -> None:
+        p = tmp_path / "mixed.jsonl"
+        p.write_text('{"task": "a", "passed": true}\nnot json\n' + '{"task": 1}\n' * 30)
+        code, out, err = run("report", p, "--format", "json")
+        assert code == 0 and orjson.loads(out)["runs"][0]["summary"]["trials"] == 1
+        lines = err.splitlines()
+        assert lines[0].startswith(f"flaketui: skipped {p}:2: not valid JSON")
+        assert lines[1] == f"flaketui: skipped {p}:3: no outcome (passed, score, reward)"
+        assert len(lines) == 21 and "and 11 more problems" in lines[-1]
+
+    def test_nothing_usable(self, tmp_path: Path) -> None:
+        p = tmp_path / "empty.jsonl"
+        p.write_text("")
+        code, _, err = run("report", p)
+        assert code == 2 and "no usable trials" in err
+
+    def test_real_process_no_traceback(self, tmp_path: Path) -> None:
+        p = tmp_path / "bad.jsonl"
+        p.write_bytes(b'\xff\xfe garbage\n{"task": "a", "passed": true}\n')
+        proc = subprocess.run([sys.executable, "-m", "flaketui", "report", str(p), "--format", "json"],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr
+        assert f"{p}:1: not valid UTF-8" in proc.stderr
+        proc = subprocess.run([sys.executable, "-m", "flaketui", "gate", str(BASELINE), "-k", "5",
+                               "--max-flakiness", "0.2"], capture_output=True, text=True)
+        assert proc.returncode == 1
+        proc = subprocess.run([sys.executable, "-m", "flaketui", "report", "--format", "xml", str(BASELINE)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -1,0 +1,239 @@
+"""The loader never loses or invents a trial, and names every line it skips."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from flaketui.loading import expand_paths, load_logs, read_trial
+from flaketui.loading import loader as loader_mod
+from flaketui.model import ERRORED, FAIL, PASS, FieldMap, InputError
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES
+
+
+def write(path: Path, lines: list[object] | str | bytes) -> Path:
+    if isinstance(lines, bytes):
+        path.write_bytes(lines)
+    elif isinstance(lines, str):
+        path.write_text(lines, encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def reasons(log) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(p) for p in log.problems]
+
+
+class TestFixtures:
+    def test_counts(self) -> None:
+        log = load_logs([FIXTURES])
+        assert log.runs == ["oncall-baseline", "oncall-candidate"]
+        assert len(log) == 601 and log.problems == []
+        o = log.run_outcomes("oncall-baseline")
+        i = o.index("searchRunbook")
+        assert (int(o.n[i]), int(o.passes[i])) == (12, 10)
+        la = o.index("listAlerts")
+        assert (int(o.n[la]), int(o.errored[la])) == (12, 1)
+        assert o.groups[i] == "observability"
+
+    def test_trace_read_on_demand(self) -> None:
+        log = load_logs([BASELINE])
+        o = log.run_outcomes("oncall-baseline")
+        rows = o.task_rows(o.index("searchRunbook"))
+        trial = read_trial(log, int(rows[0]))
+        assert trial.task == "searchRunbook" and trial.trial == 0
+        assert trial.trace and trial.trace[1]["name"] == "searchRunbook"
+        assert trial.extra == {"model": "oncall-agent-v3", "temperature": 0.7}
+        assert trial.location.endswith("oncall-baseline.jsonl:" + str(int(log.line[rows[0]])))
+        assert set(trial.metrics) == {"tokens", "cost_usd", "duration_s"}
+        assert log.has_trace[rows].all()
+
+    def test_errored_trial_kept_apart(self) -> None:
+        log = load_logs([BASELINE])
+        errored = np.flatnonzero(log.outcome == ERRORED)
+        assert len(errored) == 1
+        t = read_trial(log, int(errored[0]))
+        assert t.error.startswith("harness:") and t.task == "listAlerts"
+
+    def test_runs_with_same_name_merge(self, tmp_path: Path) -> None:
+        write(tmp_path / "a.jsonl", [{"run": "r", "task": "t", "passed": True}])
+        write(tmp_path / "b.jsonl", [{"run": "r", "task": "t", "passed": False}])
+        log = load_logs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+        assert log.runs == ["r"] and sorted(log.trial.tolist()) == [0, 1]
+
+
+class TestFormat:
+    def test_defaults_and_aliases(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "my-run.v2.jsonl", [
+            {"task_id": 7, "reward": 1.0},
+            {"task_id": 7, "reward": 0.9999999},
+            {"task_id": 7, "reward": 0.5},
+            {"task": "b", "passed": 1, "traj": [{"role": "user"}]},
+            {"task": "b", "score": 0.2, "passed": True},
+        ])
+        log = load_logs([p])
+        assert log.runs == ["my-run.v2"]
+        assert log.tasks == ["7", "b"]
+        assert log.outcome.tolist() == [PASS, PASS, FAIL, PASS, PASS]
+        assert log.trial.tolist() == [0, 1, 2, 0, 1]
+        assert log.has_trace.tolist() == [False, False, False, True, False]
+        assert np.isnan(log.score[3]) and log.score[4] == pytest.approx(0.2)
+
+    def test_threshold(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "s.jsonl", [{"task": "a", "score": 0.6}, {"task": "a", "score": 0.4}])
+        log = load_logs([p], FieldMap(threshold=0.5))
+        assert log.outcome.tolist() == [PASS, FAIL]
+
+    def test_custom_fields(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "m.jsonl", [{"agent": "x", "task_name": "t", "ok": True, "steps": ["a"]}])
+        log = load_logs([p], FieldMap(run=("agent",), task=("task_name",), passed=("ok",), trace=("steps",)))
+        assert log.runs == ["x"] and log.tasks == ["t"]
+        assert read_trial(log, 0).trace == ["a"]
+
+    def test_json_array_and_gzip(self, tmp_path: Path) -> None:
+        items = [{"task_id": i % 2, "trial": i // 2, "reward": float(i % 3 == 0), "traj": [{"i": i}]}
+                 for i in range(6)]
+        (tmp_path / "arr.json").write_bytes(orjson.dumps(items))
+        with gzip.open(tmp_path / "z.jsonl.gz", "wb") as fh:
+            fh.write(b"".join(orjson.dumps(x) + b"\n" for x in items))
+        for name in ("arr.json", "z.jsonl.gz"):
+            log = load_logs([tmp_path / name])
+            assert len(log) == 6 and log.problems == []
+            assert read_trial(log, 4).trace == [{"i": 4}]
+
+    def test_directories_and_globs(self, tmp_path: Path) -> None:
+        (tmp_path / "d").mkdir()
+        write(tmp_path / "d" / "a.jsonl", [{"task": "t", "passed": True}])
+        write(tmp_path / "d" / "notes.txt", "not a log")
+        assert [p.name for p in expand_paths([tmp_path / "d"])] == ["a.jsonl"]
+        assert [p.name for p in expand_paths([str(tmp_path / "d" / "*.jsonl")])] == ["a.jsonl"]
+        assert len(expand_paths([FIXTURES, BASELINE, CANDIDATE])) == 2
+
+    def test_parallel_split_equals_serial(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        lines = [{"run": "r", "task": f"t{i % 37}", "passed": i % 3 != 0,
+                  "metrics": {"tokens": i} if i % 5 else {}} for i in range(3000)]
+        lines[1234] = "{broken"  # type: ignore[call-overload]
+        text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
+        p = write(tmp_path / "big.jsonl", text)
+        serial = load_logs([p])
+        monkeypatch.setattr(loader_mod, "PARALLEL_BYTES", 1)
+        parallel = load_logs([p], workers=2)
+        for name in ("run", "task", "trial", "outcome", "offset", "line"):
+            assert np.array_equal(getattr(serial, name), getattr(parallel, name)), name
+        assert np.array_equal(serial.metrics["tokens"], parallel.metrics["tokens"], equal_nan=True)
+        assert reasons(serial) == reasons(parallel)
+        assert reasons(serial)[0].startswith(f"{p}:1235: not valid JSON")
+
+
+class TestBadInput:
+    """The bad-input corpus: each case gets its named message and never a traceback."""
+
+    def load_one(self, tmp_path: Path, content: bytes, name: str = "bad.jsonl"):  # type: ignore[no-untyped-def]
+        good = b'{"task": "ok", "passed": true}\n'
+        return load_logs([write(tmp_path / name, good + content)])
+
+    @pytest.mark.parametrize(
+        "line,reason",
+        [
+            (b"{not json}", "not valid JSON"),
+            (b"[1, 2]", "not a JSON object (got a list)"),
+            (b'"text"', "not a JSON object (got a string)"),
+            (b'{"passed": true}', "no task field (task or task_id)"),
+            (b'{"task": "t"}', "no outcome (passed, score, reward)"),
+            (b'{"task": "t", "passed": "yes"}', "passed must be a bool or 0/1, got 'yes'"),
+            (b'{"task": "t", "passed": 2}', "passed must be a bool or 0/1, got 2"),
+            (b'{"task": "t", "score": "high"}', "score must be a number, got a string"),
+            (b'{"task": ["t"], "passed": true}', "task must be a string or number, got a list"),
+            (b'{"task": "", "passed": true}', "task is empty"),
+            (b'{"task": "t", "passed": true, "trial": -1}', "trial must be a non-negative integer"),
+            (b'{"task": "t", "passed": true, "trial": "3"}', "trial must be a non-negative integer"),
+            (b'{"task": "t", "passed": true, "metrics": [1]}', "metrics must be an object"),
+            (b'{"task": "t", "passed": true, "trace": "step"}', "trace must be a list of steps"),
+            (b'{"task": "t", "score": NaN}', "NaN and Infinity are not JSON"),
+            (b'{"task": "t", "passed": true, "run": {}}', "run must be a string or number"),
+            (b'{"task": "t", "passed": tr', "not valid JSON"),
+            (b'{"task": "\xff\xfe", "passed": true}', "not valid UTF-8"),
+        ],
+    )
+    def test_named_reasons(self, tmp_path: Path, line: bytes, reason: str) -> None:
+        log = self.load_one(tmp_path, line + b"\n")
+        assert len(log) == 1
+        assert len(log.problems) == 1
+        assert str(log.problems[0]) .startswith(f"{tmp_path / 'bad.jsonl'}:2: ")
+        assert reason in log.problems[0].reason
+
+    def test_blank_lines_crlf_and_bom(self, tmp_path: Path) -> None:
+        content = b'\xef\xbb\xbf{"task": "a", "passed": true}\r\n\r\n   \n{"task": "a", "passed": false}\r\n'
+        log = load_logs([write(tmp_path / "crlf.jsonl", content)])
+        assert len(log) == 2 and log.problems == []
+        assert log.outcome.tolist() == [PASS, FAIL]
+        assert log.line.tolist() == [1, 4]
+        assert read_trial(log, 1).task == "a"
+
+    def test_last_line_without_newline(self, tmp_path: Path) -> None:
+        log = load_logs([write(tmp_path / "n.jsonl", b'{"task": "a", "passed": true}\n{"task": "b", "passed": true}')])
+        assert log.tasks == ["a", "b"]
+
+    def test_duplicates_keep_first(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "d.jsonl", [
+            {"task": "a", "trial": 0, "passed": True},
+            {"task": "a", "trial": 0, "passed": False},
+            {"task": "a", "trial": 1, "passed": False},
+        ])
+        log = load_logs([p])
+        assert log.outcome.tolist() == [PASS, FAIL] and log.line.tolist() == [1, 3]
+        assert reasons(log) == [
+            f"{p}:2: duplicate trial 0 of task 'a' in run 'd'; kept the first ({p}:1)"
+        ]
+
+    def test_errored_without_outcome(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"}, {"task": "a", "error": None, "passed": True}])
+        log = load_logs([p])
+        assert log.outcome.tolist() == [ERRORED, PASS]
+
+    def test_empty_file_named(self, tmp_path: Path) -> None:
+        write(tmp_path / "empty.jsonl", b"")
+        write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
+        log = load_logs([tmp_path / "empty.jsonl", tmp_path / "ok.jsonl"])
+        assert reasons(log) == [f"{tmp_path / 'empty.jsonl'}: empty file, no trials"]
+
+    def test_nothing_usable(self, tmp_path: Path) -> None:
+        with pytest.raises(InputError, match="no usable trials"):
+            load_logs([write(tmp_path / "empty.jsonl", b"")])
+        with pytest.raises(InputError, match="no usable trials"):
+            load_logs([write(tmp_path / "junk.jsonl", b"junk\n[]\n")])
+
+    def test_missing_path(self, tmp_path: Path) -> None:
+        with pytest.raises(InputError, match="no such file or directory"):
+            load_logs([tmp_path / "nope.jsonl"])
+        with pytest.raises(InputError, match="no file matches"):
+            load_logs([str(tmp_path / "*.jsonl")])
+
+    def test_truncated_gzip_keeps_earlier_lines(self, tmp_path: Path) -> None:
+        body = b"".join(orjson.dumps({"task": f"t{i}", "passed": True, "pad": "x" * 200}) + b"\n" for i in range(400))
+        data = gzip.compress(body)
+        p = write(tmp_path / "cut.jsonl.gz", data[: len(data) // 2])
+        log = load_logs([p])
+        assert 0 < len(log) < 400
+        assert len(log.problems) == 1 and "gzip stream is truncated" in log.problems[0].reason
+
+    def test_not_gzip(self, tmp_path: Path) -> None:
+        write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
+        write(tmp_path / "fake.jsonl.gz", b"plain text")
+        log = load_logs([tmp_path / "ok.jsonl", tmp_path / "fake.jsonl.gz"])
+        assert "not a readable gzip file" in log.problems[0].reason
+
+    def test_bad_json_array(self, tmp_path: Path) -> None:
+        write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
+        write(tmp_path / "bad.json", b'[{"task": "a", "passed": true}, {"task": 1}, 3]')
+        log = load_logs([tmp_path / "ok.jsonl", tmp_path / "bad.json"])
+        assert reasons(log) == [
+            f"{tmp_path / 'bad.json'}:2: item 2: no outcome (passed, score, reward)",
+            f"{tmp_path / 'bad.json'}:3: item 3: not a JSON object (got int)",
+        ]

@@ -1,0 +1,278 @@
+"""Statistics pinned to independent values.
+
+Expected values come from scipy (computed in the tests themselves where noted),
+from math.comb on exact integers, or from the figures given in the issues
+(Wilson 44/49, sign tests 7-4 / 6-2 / 10-1, p = 0.8 powers, rule of three).
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from flaketui.model import RunOutcomes
+from flaketui.stats import (
+    classify,
+    compare_runs,
+    default_k,
+    flakiness,
+    gate,
+    mean_estimate,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_interval,
+    rule_of_three,
+    sign_test,
+    summarise,
+    task_stats,
+    verdict,
+    wilson_interval,
+)
+from flaketui.stats.estimators import binomial_quantile
+
+
+def outcomes(run: str, counts: dict[str, tuple[int, int]], groups: dict[str, str] | None = None) -> RunOutcomes:
+    tasks = list(counts)
+    n = np.array([counts[t][0] for t in tasks])
+    c = np.array([counts[t][1] for t in tasks])
+    bounds = np.r_[0, np.cumsum(n)]
+    return RunOutcomes(run, tasks, n, c, np.zeros_like(n), [(groups or {}).get(t) for t in tasks],
+                       np.arange(int(n.sum())), bounds)
+
+
+class TestWilson:
+    def test_issue_figure_44_of_49(self) -> None:
+        ci = wilson_interval(49, 44)
+        assert (round(float(ci.low), 3), round(float(ci.high), 3)) == (0.782, 0.956)
+
+    @pytest.mark.parametrize("n,c", [(1, 0), (1, 1), (4, 2), (12, 10), (49, 44), (300, 3), (1500, 1500)])
+    def test_matches_scipy(self, n: int, c: int) -> None:
+        # scipy's BinomTestResult.proportion_ci(method="wilson") is an independent implementation.
+        ref = sps.binomtest(c, n).proportion_ci(confidence_level=0.95, method="wilson")
+        ci = wilson_interval(n, c)
+        assert float(ci.low) == pytest.approx(ref.low, abs=1e-12)
+        assert float(ci.high) == pytest.approx(ref.high, abs=1e-12)
+
+    def test_vectorised_and_zero_trials(self) -> None:
+        ci = wilson_interval(np.array([0, 10]), np.array([0, 5]))
+        assert np.isnan(ci.low[0]) and np.isnan(ci.high[0])
+        assert ci.low[1] < 0.5 < ci.high[1]
+
+    def test_rejects_impossible_counts(self) -> None:
+        with pytest.raises(ValueError, match="passes"):
+            wilson_interval(3, 4)
+
+
+class TestPassAtK:
+    def test_issue_figures_n10_c8_k4(self) -> None:
+        assert float(pass_at_k(10, 8, 4)) == pytest.approx(1.0)
+        assert round(float(pass_hat_k(10, 8, 4)), 3) == 0.333
+
+    @pytest.mark.parametrize("n", [1, 2, 5, 12, 40])
+    def test_against_exact_binomials(self, n: int) -> None:
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert float(pass_hat_k(n, c, k)) == pytest.approx(comb(c, k) / comb(n, k), abs=1e-12)
+                assert float(pass_at_k(n, c, k)) == pytest.approx(
+                    1 - comb(n - c, k) / comb(n, k), abs=1e-12
+                )
+
+    def test_none_when_k_exceeds_n(self) -> None:
+        assert np.isnan(pass_hat_k(3, 3, 4))
+        assert np.isnan(pass_at_k(3, 1, 4))
+
+    def test_large_n_no_overflow(self) -> None:
+        # C(5000, 40) overflows floats as a factorial ratio; the product form does not.
+        v = float(pass_hat_k(5000, 4900, 40))
+        assert v == pytest.approx(comb(4900, 40) / comb(5000, 40), rel=1e-9)
+
+    def test_issue_p_powers(self) -> None:
+        # For a task with p = 0.8 the chance that k independent trials all pass is p^k;
+        # with n = 1000 trials and c = 800 the unbiased estimate is close to it.
+        assert round(0.8**4, 3) == 0.410 and round(0.8**8, 3) == 0.168
+        assert float(pass_hat_k(100000, 80000, 4)) == pytest.approx(0.410, abs=1e-3)
+        assert float(pass_hat_k(100000, 80000, 8)) == pytest.approx(0.168, abs=1e-3)
+
+    @pytest.mark.parametrize("k", [0, -1, 1.5, True])
+    def test_bad_k(self, k: object) -> None:
+        with pytest.raises(ValueError, match="k"):
+            pass_hat_k(5, 3, k)  # type: ignore[arg-type]
+
+    def test_fixture_search_runbook(self) -> None:
+        assert round(float(pass_hat_k(12, 10, 5)), 3) == 0.318
+        assert round(float(flakiness(12, 10)), 3) == 0.556
+
+
+class TestPassHatKInterval:
+    @pytest.mark.parametrize("n,c", [(12, 10), (4, 2), (20, 17), (8, 1)])
+    def test_is_pass_hat_k_at_binomial_quantiles(self, n: int, c: int) -> None:
+        lo_q = sps.binom.ppf(0.025, n, c / n)
+        hi_q = sps.binom.ppf(0.975, n, c / n)
+        ci = pass_hat_k_interval(n, c, 3)
+        assert float(ci.low) == pytest.approx(comb(int(lo_q), 3) / comb(n, 3), abs=1e-12)
+        assert float(ci.high) == pytest.approx(comb(int(hi_q), 3) / comb(n, 3), abs=1e-12)
+
+    def test_matches_brute_force_bootstrap_distribution(self) -> None:
+        # The exact bootstrap distribution, enumerated: P(C* = x) = Binom(n, p̂).
+        n, c, k = 12, 10, 5
+        xs = np.arange(n + 1)
+        pmf = sps.binom.pmf(xs, n, c / n)
+        values = np.array([comb(int(x), k) / comb(n, k) for x in xs])
+        cdf = np.cumsum(pmf)
+        lo = values[np.argmax(cdf >= 0.025)]
+        hi = values[np.argmax(cdf >= 0.975)]
+        ci = pass_hat_k_interval(n, c, k)
+        assert (float(ci.low), float(ci.high)) == pytest.approx((lo, hi))
+        assert float(ci.low) <= float(pass_hat_k(n, c, k)) <= float(ci.high)
+
+    def test_quantile_vectorised_matches_scipy(self) -> None:
+        rng = np.random.default_rng(3)
+        n = rng.integers(1, 60, size=400).astype(float)
+        c = np.floor(rng.random(400) * (n + 1))
+        for q in (0.025, 0.5, 0.975):
+            ref = sps.binom.ppf(q, n, c / n)
+            assert np.array_equal(binomial_quantile(n, c, q), ref)
+
+    def test_degenerate_and_missing(self) -> None:
+        ci = pass_hat_k_interval(np.array([12, 12, 3]), np.array([12, 0, 3]), 5)
+        assert (ci.low[0], ci.high[0]) == (1.0, 1.0)
+        assert (ci.low[1], ci.high[1]) == (0.0, 0.0)
+        assert np.isnan(ci.low[2])
+
+
+class TestClassesAndRuleOfThree:
+    def test_classes(self) -> None:
+        assert classify([4, 4, 4, 0], [4, 0, 2, 0]) == ["stable-pass", "stable-fail", "flaky", "no-trials"]
+
+    def test_rule_of_three_issue_figure(self) -> None:
+        assert round(float(rule_of_three(1500)), 6) == 0.001995
+        assert float(rule_of_three(300)) < 0.01
+        assert float(rule_of_three(3000)) < 0.001
+
+    @pytest.mark.parametrize("n", [1, 5, 30, 1500])
+    def test_rule_of_three_is_clopper_pearson_zero_events(self, n: int) -> None:
+        # One-sided 95% Clopper-Pearson upper bound at 0 events = beta.ppf(0.95, 1, n).
+        assert float(rule_of_three(n)) == pytest.approx(sps.beta.ppf(0.95, 1, n), rel=1e-10)
+
+
+class TestSignTest:
+    @pytest.mark.parametrize(
+        "fixed,broken,expected", [(7, 4, 0.549), (6, 2, 0.289), (10, 1, 0.0117), (4, 7, 0.549)]
+    )
+    def test_issue_figures(self, fixed: int, broken: int, expected: float) -> None:
+        assert sign_test(fixed, broken).pvalue == pytest.approx(expected, abs=5e-4)
+
+    def test_no_changes(self) -> None:
+        assert sign_test(0, 0).pvalue == 1.0
+
+    @pytest.mark.parametrize("b,c", [(1, 0), (0, 5), (9, 10), (12, 3)])
+    def test_is_exact_mcnemar(self, b: int, c: int) -> None:
+        # Exact McNemar p = 2 * min(P(X <= min), 0.5), X ~ Binom(b + c, 1/2), capped at 1.
+        ref = min(1.0, 2 * sps.binom.cdf(min(b, c), b + c, 0.5))
+        assert sign_test(b, c).pvalue == pytest.approx(ref)
+
+
+class TestSuite:
+    def test_fixture_suite_pass_hat_5(self) -> None:
+        counts = {"searchRunbook": (12, 10), **{f"ok{i}": (12, 12) for i in range(19)},
+                  **{f"bad{i}": (12, 0) for i in range(5)}}
+        st = task_stats(outcomes("r", counts), 5)
+        sm = summarise(st)
+        assert round(sm.pass_hat_k.value, 3) == 0.773
+        assert sm.flaky_tasks == 1 and sm.tasks == 25 and sm.trials == 300
+
+    def test_mean_of_per_task_not_power_of_mean(self) -> None:
+        # Two tasks at p̂ = 1 and p̂ = 0.5: mean p = 0.75, 0.75^2 = 0.5625, but pass^2 = (1 + 1/6) / 2.
+        st = task_stats(outcomes("r", {"a": (4, 4), "b": (4, 2)}), 2)
+        assert summarise(st).pass_hat_k.value == pytest.approx((1 + comb(2, 2) / comb(4, 2)) / 2)
+
+    def test_se_is_over_tasks(self) -> None:
+        x = np.array([1.0, 0.5, 0.0, 0.75, 1.0])
+        est = mean_estimate(x)
+        assert est.se == pytest.approx(np.std(x, ddof=1) / np.sqrt(5))
+        assert est.ci[0] == pytest.approx(max(0, x.mean() - 1.959964 * est.se), abs=1e-6)
+        assert not est.clustered
+
+    def test_clustered_se_miller(self) -> None:
+        x = np.array([1.0, 1.0, 0.0, 0.0, 0.5, 1.0])
+        groups = ["a", "a", "b", "b", None, None]
+        est = mean_estimate(x, groups)
+        m = x.mean()
+        # Miller (2024) eq. 4, written out by cluster: {a}, {b}, and the two singletons.
+        expected = np.sqrt(
+            ((1 - m) + (1 - m)) ** 2 + ((0 - m) + (0 - m)) ** 2 + (0.5 - m) ** 2 + (1 - m) ** 2
+        ) / 6
+        assert est.clustered and est.se == pytest.approx(expected)
+        assert est.se > np.sqrt(np.sum((x - m) ** 2)) / 6  # positive within-cluster correlation
+
+    def test_warnings(self) -> None:
+        st = task_stats(outcomes("r", {"a": (4, 4), "b": (2, 1)}), 3)
+        sm = summarise(st)
+        assert sm.tasks_below_k == 1
+        assert any("fewer than k = 3" in w for w in sm.warnings)
+        assert any("only 2 tasks" in w for w in sm.warnings)
+
+    def test_bernoulli_floor_warning(self) -> None:
+        # A consistent per-task estimate can't fall below the floor; pass^k computed over a
+        # different set of tasks than pass@1 can (here the strong tasks have too few trials).
+        counts = {f"weak{i}": (10, 6) for i in range(40)} | {f"strong{i}": (2, 2) for i in range(200)}
+        sm = summarise(task_stats(outcomes("r", counts), 3))
+        assert any("Bernoulli floor" in w for w in sm.warnings)
+        ok = summarise(task_stats(outcomes("r", {f"t{i}": (10, 9) for i in range(40)}), 3))
+        assert not any("Bernoulli floor" in w for w in ok.warnings)
+
+    def test_default_k_is_smallest_n(self) -> None:
+        assert default_k([outcomes("r", {"a": (4, 4), "b": (7, 1)})]) == 4
+
+
+class TestGate:
+    def counts(self, runbook: tuple[int, int]) -> dict[str, tuple[int, int]]:
+        return {"searchRunbook": runbook, **{f"ok{i}": (12, 12) for i in range(19)},
+                **{f"bad{i}": (12, 0) for i in range(5)}}
+
+    def test_fails_on_the_flaky_task_only(self) -> None:
+        st = task_stats(outcomes("r", self.counts((12, 10))), 5)
+        g = gate(st, summarise(st), 0.7, 0.2)
+        assert not g.passed
+        assert [t for t, _ in g.too_flaky] == ["searchRunbook"]
+        assert len(g.reasons) == 1 and "flakiness" in g.reasons[0]
+
+    def test_passes_after_fix(self) -> None:
+        st = task_stats(outcomes("r", self.counts((12, 12))), 5)
+        assert gate(st, summarise(st), 0.7, 0.2).passed
+
+    def test_floor(self) -> None:
+        st = task_stats(outcomes("r", self.counts((12, 12))), 5)
+        g = gate(st, summarise(st), 0.9, None)
+        assert not g.passed and "below the floor 0.9" in g.reasons[0]
+
+
+class TestPaired:
+    def test_flips_and_only_in_one(self) -> None:
+        a = task_stats(outcomes("A", {"x": (4, 4), "y": (4, 1), "z": (4, 2), "a_only": (4, 4)}), 1)
+        b = task_stats(outcomes("B", {"x": (4, 2), "y": (4, 4), "z": (4, 2), "b_only": (4, 0)}), 1)
+        cmp = compare_runs(a, b)
+        assert cmp.fixed == ["y"] and cmp.broken == ["x"] and cmp.unchanged == 1
+        assert cmp.only_a == ["a_only"] and cmp.only_b == ["b_only"]
+        assert cmp.test.pvalue == 1.0
+        diffs = np.array([-0.5, 0.75, 0.0])
+        assert cmp.mean_diff.value == pytest.approx(diffs.mean())
+        assert cmp.mean_diff.se == pytest.approx(diffs.std(ddof=1) / np.sqrt(3))
+        assert cmp.mean_diff.ci[0] < 0  # differences keep negative bounds
+
+    def test_verdicts(self) -> None:
+        a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
+        b_counts = {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}
+        cmp = compare_runs(a, task_stats(outcomes("B", b_counts), 1))
+        assert cmp.test.fixed == 7 and cmp.test.broken == 0
+        assert verdict(cmp).startswith("B is better")
+        a2 = task_stats(outcomes("A", {f"t{i}": (1, 1 if i >= 7 else 0) for i in range(11)}), 1)
+        b2 = task_stats(outcomes("B", {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}), 1)
+        cmp2 = compare_runs(a2, b2)
+        assert (cmp2.test.fixed, cmp2.test.broken) == (7, 4)
+        assert verdict(cmp2) == (
+            "not shown to differ at 5%: 7 fixed vs 4 broken happens by chance 55% of the time"
+        )
