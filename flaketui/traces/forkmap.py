@@ -1,0 +1,129 @@
+"""The fork map: all trials of a task as a prefix tree of normalised steps.
+
+Each node is a step that a set of trials share after sharing every step before
+it; it counts the passing, failing and errored trials that went through it.
+Where a node's trials continue in different ways the tree forks, and the fork
+where the outcomes separate (:attr:`ForkNode.splits`) is the branch point that
+tells, for example, "every trial that took the restart-first branch failed".
+Pure Python: no Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flaketui.model import ERRORED, PASS
+from flaketui.traces.normalise import Normaliser
+
+
+@dataclass
+class ForkNode:
+    """A step shared by a set of trials (the root, ``depth == 0``, stands for the start).
+
+    ``step`` is the normalised step of the first trial that reached the node;
+    ``ended`` counts trials whose trace ends at this node.
+    """
+
+    signature: str | None
+    step: Any
+    depth: int
+    passes: int = 0
+    fails: int = 0
+    errored: int = 0
+    trials: list[int] = field(default_factory=list)
+    ended: int = 0
+    children: list[ForkNode] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.passes + self.fails + self.errored
+
+    @property
+    def mixed(self) -> bool:
+        """Both passing and failing trials went through this node."""
+        return self.passes > 0 and self.fails > 0
+
+    @property
+    def continuations(self) -> int:
+        """Ways the trials go on from here: children, plus one if some trials end here."""
+        return len(self.children) + (1 if self.ended else 0)
+
+    @property
+    def splits(self) -> bool:
+        """The outcomes separate here: mixed, forking, and some branch is all-pass or all-fail."""
+        if not self.mixed or self.continuations < 2:
+            return False
+        return any(c.passes == 0 or c.fails == 0 for c in self.children)
+
+    def walk(self) -> Iterator[ForkNode]:
+        """This node and every node below it, depth first, in child order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+def build_fork_map(
+    trials: Sequence[tuple[int, int, Sequence[Any] | None]], normaliser: Normaliser | None = None
+) -> ForkNode:
+    """Build the prefix tree of ``trials``.
+
+    Args:
+        trials: ``(trial number, outcome, trace)`` per trial; outcome is
+            :data:`~flaketui.model.PASS`, ``FAIL`` or ``ERRORED``. Trials without a
+            trace are left out.
+        normaliser: Which keys to ignore when comparing steps.
+
+    Returns:
+        The root. Children are ordered by the number of trials through them
+        (most first), then by first appearance.
+    """
+    norm = normaliser or Normaliser()
+    root = ForkNode(None, None, 0)
+    for number, outcome, trace in trials:
+        if trace is None:
+            continue
+        node = root
+        _count(node, number, outcome)
+        for step in trace:
+            sig = norm.signature(step)
+            child = next((c for c in node.children if c.signature == sig), None)
+            if child is None:
+                child = ForkNode(sig, norm.step(step), node.depth + 1)
+                node.children.append(child)
+            node = child
+            _count(node, number, outcome)
+        node.ended += 1
+    for node in root.walk():
+        node.children.sort(key=lambda c: -c.total)  # stable: ties keep first appearance
+    return root
+
+
+def _count(node: ForkNode, number: int, outcome: int) -> None:
+    node.trials.append(number)
+    if outcome == PASS:
+        node.passes += 1
+    elif outcome == ERRORED:
+        node.errored += 1
+    else:
+        node.fails += 1
+
+
+def split_points(root: ForkNode) -> list[ForkNode]:
+    """Every node where the outcomes separate, shallowest first."""
+    found = [n for n in root.walk() if n.splits]
+    found.sort(key=lambda n: n.depth)
+    return found
+
+
+def chain(node: ForkNode) -> list[ForkNode]:
+    """``node`` and the nodes below it that every one of its trials goes through.
+
+    A display can show such a chain as one line (steps 4-6) since nothing forks in it.
+    """
+    out = [node]
+    while len(node.children) == 1 and not node.ended and node.children[0].total == node.total:
+        node = node.children[0]
+        out.append(node)
+    return out

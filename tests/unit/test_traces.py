@@ -1,0 +1,203 @@
+"""Trace normalisation, alignment, first divergence and the fork map.
+
+Expected values come from the fixture generator (scripts/make_fixtures.py): in
+oncall-baseline, searchRunbook's passing and failing trials share the user
+message and the searchRunbook call, then the retriever returns its chunks in
+another order (step 3); the two 'restart first' trials fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from flaketui.loading import load_logs, read_trial
+from flaketui.model import FAIL, PASS, Trial
+from flaketui.traces import (
+    Normaliser,
+    align,
+    align_traces,
+    best_pair,
+    build_fork_map,
+    chain,
+    describe,
+    split_points,
+    step_changes,
+    task_divergence,
+    word_diff,
+)
+from flaketui.traces.align import DELETE, EQUAL, INSERT, MISSING, REPLACE
+from tests.conftest import BASELINE
+
+
+def task_trials(task: str, path=BASELINE) -> list[Trial]:
+    log = load_logs([path])
+    outcomes = log.run_outcomes(log.runs[0])
+    return [read_trial(log, int(r)) for r in outcomes.task_rows(outcomes.index(task))]
+
+
+class TestNormaliser:
+    def test_drops_volatile_keys_recursively(self) -> None:
+        step = {
+            "id": "x", "timestamp": "t", "time": 3, "call_id": "c", "created_at": "d",
+            "duration_s": 1.0, "latency_ms": 5, "role": "tool",
+            "args": {"request_id": "r", "query": "q", "nested": [{"time": 1, "k": 2}]},
+        }
+        assert Normaliser().step(step) == {
+            "role": "tool", "args": {"query": "q", "nested": [{"k": 2}]},
+        }
+
+    def test_extra_keys(self) -> None:
+        norm = Normaliser.with_keys(["seed"])
+        assert norm.step({"seed": 1, "a": 2}) == {"a": 2}
+        assert Normaliser().step({"seed": 1, "a": 2}) == {"seed": 1, "a": 2}
+
+    def test_signature_ignores_key_order_and_volatile_keys(self) -> None:
+        norm = Normaliser()
+        assert norm.signature({"a": 1, "b": 2, "id": 1}) == norm.signature({"b": 2, "a": 1, "id": 9})
+        assert norm.signature({"a": 1}) != norm.signature({"a": 2})
+
+    def test_strings_compare_as_strings(self) -> None:
+        norm = Normaliser()
+        assert norm.signature("hello") == norm.signature("hello")
+        assert norm.signature("1") != norm.signature(1)
+
+    def test_describe(self) -> None:
+        step = {"role": "tool", "type": "tool_result", "name": "x", "content": "a\nb"}
+        assert describe(step) == "tool tool_result x: a b"
+        assert describe("z" * 100, width=10) == "z" * 9 + "…"
+
+
+class TestAlign:
+    def test_identical(self) -> None:
+        al = align(["a", "b"], ["a", "b"])
+        assert al.first_divergence is None
+        assert [r.tag for r in al.rows] == [EQUAL, EQUAL]
+        assert al.shared_prefix == 2
+
+    def test_replace_is_first_divergence(self) -> None:
+        al = align(["a", "b", "c", "d"], ["a", "b", "X", "d"])
+        assert al.first_divergence == 3
+        assert al.rows[al.divergence_row].tag == REPLACE
+        assert al.shared_prefix == 2
+
+    def test_inserted_step_does_not_shift_the_rest(self) -> None:
+        al = align(["a", "b", "c", "d"], ["a", "X", "b", "c", "d"])
+        assert al.first_divergence == 2
+        assert [r.tag for r in al.rows] == [EQUAL, INSERT, EQUAL, EQUAL, EQUAL]
+        assert [(r.a, r.b) for r in al.rows][-1] == (3, 4)
+
+    def test_prefix_trace(self) -> None:
+        al = align(["a", "b"], ["a", "b", "c"])
+        assert al.first_divergence == 3
+        assert al.rows[-1].tag == INSERT
+        al = align(["a", "b", "c"], ["a"])
+        assert al.first_divergence == 2
+        assert [r.tag for r in al.rows] == [EQUAL, DELETE, DELETE]
+
+    def test_unequal_replace_pairs_then_deletes(self) -> None:
+        al = align(["a", "x", "y", "z"], ["a", "q"])
+        assert [(r.a, r.b, r.tag) for r in al.rows] == [
+            (0, 0, EQUAL), (1, 1, REPLACE), (2, None, DELETE), (3, None, DELETE)]
+
+    def test_volatile_keys_do_not_diverge(self) -> None:
+        a = [{"id": 1, "timestamp": "x", "content": "hi"}]
+        b = [{"id": 2, "timestamp": "y", "content": "hi"}]
+        assert align_traces(a, b).first_divergence is None
+        assert align_traces(a, b, Normaliser.with_keys(["content"])).first_divergence is None
+        b[0]["content"] = "ho"
+        assert align_traces(a, b).first_divergence == 1
+
+
+class TestStepChanges:
+    def test_fields(self) -> None:
+        a = {"id": 1, "name": "q", "args": {"service": "a", "top_k": 3}, "content": "x"}
+        b = {"id": 2, "name": "q", "args": {"service": "b", "top_k": 3}, "extra": True}
+        changes = step_changes(a, b)
+        assert [(c.path, c.a, c.b) for c in changes] == [
+            ("args.service", "a", "b"), ("content", "x", MISSING), ("extra", MISSING, True)]
+
+    def test_string_steps(self) -> None:
+        assert [(c.path, c.a, c.b) for c in step_changes("a", "b")] == [("", "a", "b")]
+        assert step_changes("a", "a") == []
+
+    def test_word_diff_marks_changed_words(self) -> None:
+        wd = word_diff("restart the checkout service", "query the checkout metrics")
+        assert [t for t, c in wd.a if c and t.strip()] == ["restart", "service"]
+        assert [t for t, c in wd.b if c and t.strip()] == ["query", "metrics"]
+        assert "".join(t for t, _ in wd.a) == "restart the checkout service"
+        assert wd.changed_words == (2, 2)
+
+
+class TestBestPair:
+    def test_longest_shared_prefix_wins(self) -> None:
+        passing = [["a", "b"], ["a", "b", "c", "d"]]
+        failing = [["a", "x"], ["a", "b", "c", "y"]]
+        assert best_pair(passing, failing) == (1, 1, 3)
+
+    def test_ties_go_to_earliest(self) -> None:
+        assert best_pair([["a", "b"], ["a", "c"]], [["a", "z"], ["a", "y"]]) == (0, 0, 1)
+
+    def test_one_side_empty(self) -> None:
+        assert best_pair([], [["a"]]) is None
+        assert best_pair([["a"]], []) is None
+
+
+class TestFixtures:
+    def test_search_runbook_diverges_at_step_3(self) -> None:
+        trials = task_trials("searchRunbook")
+        assert len(trials) == 12
+        assert sum(t.passed for t in trials) == 10
+        assert task_divergence([(t.passed, t.trace) for t in trials]) == 3
+
+    def test_search_runbook_divergent_step_is_the_chunk_order(self) -> None:
+        trials = task_trials("searchRunbook")
+        norm = Normaliser()
+        passing = [t for t in trials if t.passed]
+        failing = [t for t in trials if not t.passed]
+        i, j, prefix = best_pair([norm.signatures(t.trace) for t in passing],
+                                 [norm.signatures(t.trace) for t in failing])
+        assert prefix == 2
+        a, b = passing[i].trace[2], failing[j].trace[2]
+        assert a["name"] == b["name"] == "searchRunbook"
+        assert [c.path for c in step_changes(a, b)] == ["content"]
+        assert b["content"].startswith("[1] Restart")
+
+    def test_fork_map_restart_first_branch_always_fails(self) -> None:
+        trials = task_trials("searchRunbook")
+        root = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials])
+        assert (root.passes, root.fails) == (10, 2)
+        splits = split_points(root)
+        assert [n.depth for n in splits] == [2]
+        branches = splits[0].children
+        assert sorted((c.passes, c.fails) for c in branches) == [(0, 2), (2, 0), (8, 0)]
+        restart = next(c for c in branches if c.fails)
+        assert restart.step["content"].startswith("[1] Restart")
+        assert [n.depth for n in chain(restart)] == [3, 4, 5, 6]
+        assert chain(restart)[-1].ended == 2
+        assert sorted(restart.trials) == sorted(t.trial for t in trials if not t.passed)
+
+    def test_stable_task_has_one_side(self) -> None:
+        trials = task_trials("listAlerts")
+        ok = [(t.passed, t.trace) for t in trials if t.outcome in (PASS, FAIL)]
+        assert all(p for p, _ in ok)
+        assert task_divergence(ok) is None
+        root = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials])
+        assert split_points(root) == []
+        assert root.errored == 0  # the errored trial has no trace
+
+    def test_ping_healthcheck_has_no_traces(self) -> None:
+        trials = task_trials("pingHealthcheck")
+        assert trials and all(t.trace is None for t in trials)
+        assert task_divergence([(t.passed, t.trace) for t in trials]) is None
+        assert build_fork_map([(t.trial, t.outcome, t.trace) for t in trials]).total == 0
+
+
+@pytest.mark.parametrize("key", ["id", "timestamp", "time", "msg_id", "sent_at",
+                                 "duration", "duration_s", "latency_ms"])
+def test_default_ignored_keys(key: str) -> None:
+    assert Normaliser().ignores(key)
+
+
+@pytest.mark.parametrize("key", ["identity", "content", "times", "at", "role"])
+def test_kept_keys(key: str) -> None:
+    assert not Normaliser().ignores(key)
