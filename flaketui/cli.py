@@ -281,3 +281,51 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
             for reason in r.reasons:
                 click.echo(f"  - {reason}")
     sys.exit(EXIT_OK if all(r.passed for r in results) else EXIT_GATE_FAILED)
+
+
+@main.group()
+def triage() -> None:
+    """Triage notes (cause labels, notes, reviewed marks) made in the app."""
+
+
+@triage.command("export")
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)
+@click.option("--triage", "triage_path", default=None, metavar="PATH",
+              help="The triage file (default: next to the first log, as the app uses).")
+@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
+              help="The comparison to report (default: the first two runs, and every pair "
+                   "with notes).")
+@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: smallest n).")
+@log_options
+def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
+                  runs: tuple[str, str] | None, k: int | None, fields: FieldMap) -> None:
+    """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note."""
+    from flaketui import review
+    from flaketui.stats import compare_runs, default_k, task_stats
+    from flaketui.triage import TriageFileError, default_triage_path, load_entries
+
+    check_k(k)
+    log = load(logs, fields)
+    path = Path(triage_path) if triage_path else default_triage_path(logs)
+    try:
+        entries = load_entries(path)
+    except TriageFileError as exc:
+        fail(f"triage file {exc}")
+    if not path.exists():
+        click.echo(f"flaketui: no triage notes at {path} yet", err=True)
+    for name in runs or ():
+        if name not in log.runs:
+            fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+    outcomes = [log.run_outcomes(r) for r in log.runs]
+    kk = k or default_k(outcomes)
+    stats = {o.run: task_stats(o, kk) for o in outcomes}
+    pairs = review.comparison_pairs(log.runs, entries, runs)
+    comparisons = [compare_runs(stats[a], stats[b]) for a, b in pairs]
+    doc = review.triage_export(str(path), kk, comparisons, list(stats.values()), entries)
+    if fmt == "json":
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+        sys.stdout.buffer.write(b"\n")
+    else:
+        click.echo(review.triage_markdown(doc, comparisons), nl=False)

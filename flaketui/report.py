@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flaketui import formatting as fmt
+from flaketui.review import compare_lines
 from flaketui.stats.paired import PairedComparison, verdict
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -231,26 +232,6 @@ def compare_markdown(c: PairedComparison) -> str:
                 f"{int(c.n_a[i])} | {int(c.n_b[i])} |"
             )
     return "\n".join(lines) + "\n"
-
-
-def compare_lines(c: PairedComparison) -> list[str]:
-    """The comparison summary as plain lines."""
-    only = ""
-    if c.only_a or c.only_b:
-        only = f" ({len(c.only_a)} only in {c.run_a}, {len(c.only_b)} only in {c.run_b})"
-    lines = [
-        f"{len(c.tasks)} tasks in both runs{only}",
-        f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
-        f"sign test: p = {fmt.pvalue(c.test.pvalue)}",
-        f"mean difference of p̂ (B - A) = {c.mean_diff.value:+.3f} "
-        f"{fmt.interval(*c.mean_diff.ci, digits=3)}",
-        verdict(c),
-    ]
-    if c.only_a:
-        lines.append(f"only in {c.run_a}: " + ", ".join(c.only_a[:20]) + (" …" if len(c.only_a) > 20 else ""))
-    if c.only_b:
-        lines.append(f"only in {c.run_b}: " + ", ".join(c.only_b[:20]) + (" …" if len(c.only_b) > 20 else ""))
-    return lines
 
 
 # --- Rich ---------------------------------------------------------------------

@@ -21,6 +21,7 @@ import numpy as np
 from flaketui.loading.jsonl import LineParser, read_gzip, read_json_array, read_line_at, read_range
 from flaketui.loading.records import RecordSink, is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
+from flaketui.triage import is_triage_file
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz")
 """What a directory is searched for."""
@@ -64,12 +65,14 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             matches = sorted(glob.glob(text, recursive=True))
             if not matches:
                 raise InputError(f"{text}: no file matches this pattern")
-            out.extend(Path(m) for m in matches if os.path.isfile(m))
+            out.extend(Path(m) for m in matches if os.path.isfile(m) and not is_triage_file(m))
             continue
         path = Path(text)
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+                p for p in path.rglob("*")
+                if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+                and not is_triage_file(p.name)
             )
             if not found:
                 raise InputError(f"{path}: directory holds no .jsonl, .jsonl.gz or .json log")

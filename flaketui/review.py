@@ -1,0 +1,320 @@
+"""The paired review of two runs as plain rows and lines, and the triage export.
+
+Shared by the comparison pane of the app, ``flaketui compare`` and
+``flaketui triage export``. Pure Python on the core's statistics: no Textual,
+no Rich.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from flaketui import formatting as fmt
+from flaketui.stats.paired import PairedComparison, verdict
+from flaketui.stats.suite import TaskStats
+from flaketui.triage import TriageEntry, TriageKey
+
+BROKEN, FIXED, UNCHANGED = "broken", "fixed", "unchanged"
+"""The change of a common task from run A to run B."""
+EPS = 1e-12
+"""Differences smaller than this are no change (as in :func:`flaketui.stats.paired.compare_runs`)."""
+
+
+@dataclass(frozen=True)
+class FlipRow:
+    """One common task of a paired comparison, as the flip list shows it."""
+
+    task: str
+    change: str
+    """:data:`BROKEN`, :data:`FIXED` or :data:`UNCHANGED`."""
+    p_a: float
+    p_b: float
+    n_a: int
+    n_b: int
+    flakiness_a: float
+    flakiness_b: float
+
+    @property
+    def delta(self) -> float:
+        """p̂_B − p̂_A (NaN when either run has no outcome)."""
+        return self.p_b - self.p_a
+
+    @property
+    def abs_delta(self) -> float:
+        return abs(self.delta)
+
+    @property
+    def is_flip(self) -> bool:
+        return self.change != UNCHANGED
+
+
+_CHANGE_ORDER = {BROKEN: 0, FIXED: 1, UNCHANGED: 2}
+
+
+def paired_rows(cmp: PairedComparison, flips_only: bool = True) -> list[FlipRow]:
+    """The common tasks, broken first, then fixed, then (unless ``flips_only``) unchanged.
+
+    Within each change, the largest |Δ| first, then by name.
+    """
+    fixed, broken = set(cmp.fixed), set(cmp.broken)
+    rows = []
+    for i, task in enumerate(cmp.tasks):
+        change = BROKEN if task in broken else FIXED if task in fixed else UNCHANGED
+        if flips_only and change == UNCHANGED:
+            continue
+        rows.append(FlipRow(task, change, float(cmp.p_a[i]), float(cmp.p_b[i]), int(cmp.n_a[i]),
+                            int(cmp.n_b[i]), float(cmp.flakiness_a[i]),
+                            float(cmp.flakiness_b[i])))
+    return sorted(rows, key=flip_order)
+
+
+def flip_order(row: FlipRow) -> tuple[int, float, str]:
+    """The default order of the flip list: broken, fixed, unchanged; largest |Δ| first."""
+    d = row.abs_delta
+    return (_CHANGE_ORDER[row.change], -(0.0 if math.isnan(d) else d), row.task)
+
+
+@dataclass(frozen=True)
+class FlakinessDelta:
+    """How flakiness (4·p̂·(1 − p̂)) moved from run A to run B over the common tasks.
+
+    A controlled comparison attributes flakiness to the one variable that
+    changed between the runs (e.g. temperature, or a deterministic order of
+    retrieved chunks): if it falls, that variable was a cause.
+    """
+
+    more_flaky: int
+    """Tasks whose flakiness rose."""
+    less_flaky: int
+    """Tasks whose flakiness fell."""
+    mean_a: float
+    mean_b: float
+    flaky_a: int
+    """Tasks flaky (0 < p̂ < 1) in run A."""
+    flaky_b: int
+
+
+def flakiness_delta(cmp: PairedComparison) -> FlakinessDelta:
+    """Count the common tasks that became more or less flaky, and the mean flakiness A → B.
+
+    Tasks without an outcome in either run are left out (as in the mean difference).
+    """
+    fa, fb = np.asarray(cmp.flakiness_a, float), np.asarray(cmp.flakiness_b, float)
+    both = ~np.isnan(fa) & ~np.isnan(fb)
+    fa, fb = fa[both], fb[both]
+    mean_a = float(fa.mean()) if fa.size else float("nan")
+    mean_b = float(fb.mean()) if fb.size else float("nan")
+    return FlakinessDelta(
+        more_flaky=int(np.sum(fb > fa + EPS)),
+        less_flaky=int(np.sum(fb < fa - EPS)),
+        mean_a=mean_a,
+        mean_b=mean_b,
+        flaky_a=int(np.sum(fa > EPS)),
+        flaky_b=int(np.sum(fb > EPS)),
+    )
+
+
+def compare_lines(c: PairedComparison) -> list[str]:
+    """The comparison summary as plain lines (the command line, Markdown and the app)."""
+    only = ""
+    if c.only_a or c.only_b:
+        only = f" ({len(c.only_a)} only in {c.run_a}, {len(c.only_b)} only in {c.run_b})"
+    lines = [
+        f"{len(c.tasks)} tasks in both runs{only}",
+        f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
+        f"sign test: p = {fmt.pvalue(c.test.pvalue)}",
+        f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
+        f"{fmt.interval(*c.mean_diff.ci, digits=3)}",
+        verdict(c),
+    ]
+    if c.only_a:
+        lines.append(f"only in {c.run_a}: " + _names(c.only_a))
+    if c.only_b:
+        lines.append(f"only in {c.run_b}: " + _names(c.only_b))
+    return lines
+
+
+def _names(names: Sequence[str], most: int = 20) -> str:
+    return ", ".join(names[:most]) + (" …" if len(names) > most else "")
+
+
+def signed(x: float) -> str:
+    """A difference with its sign, ``+0.167`` (a dash when missing)."""
+    return fmt.DASH if fmt.is_missing(x) else f"{x:+.3f}"
+
+
+def flakiness_line(d: FlakinessDelta) -> str:
+    """``flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)``."""
+    less = f"{d.less_flaky} task{'s' if d.less_flaky != 1 else ''} less flaky"
+    return (f"flakiness: {less}, {d.more_flaky} more; mean {fmt.rate(d.mean_a)} → "
+            f"{fmt.rate(d.mean_b)} (flaky tasks {d.flaky_a} → {d.flaky_b})")
+
+
+def progress_line(reviewed: int, total: int, what: str = "flips") -> str:
+    """``9 of 11 flips reviewed``."""
+    return f"{reviewed} of {total} {what} reviewed"
+
+
+def change_text(row: FlipRow) -> str:
+    """``1.000 → 0.000``."""
+    return f"{fmt.rate(row.p_a)} → {fmt.rate(row.p_b)}"
+
+
+# --- The triage export ------------------------------------------------------------
+
+
+def _entry_json(e: TriageEntry) -> dict[str, Any]:
+    return {"label": e.label, "note": e.note, "reviewed": e.reviewed, "updated": e.updated or None}
+
+
+def comparison_export(cmp: PairedComparison,
+                      entries: Mapping[TriageKey, TriageEntry]) -> dict[str, Any]:
+    """One comparison of the export: the summary and every flip with its review."""
+    d = flakiness_delta(cmp)
+    flips = []
+    for row in paired_rows(cmp):
+        e = entries.get(TriageKey.flip(cmp.run_a, cmp.run_b, row.task)) or TriageEntry()
+        flips.append({"task": row.task, "change": row.change, "p_hat_a": fmt.json_float(row.p_a),
+                      "p_hat_b": fmt.json_float(row.p_b), "n_a": row.n_a, "n_b": row.n_b,
+                      "abs_delta": fmt.json_float(row.abs_delta), **_entry_json(e)})
+    return {
+        "run_a": cmp.run_a,
+        "run_b": cmp.run_b,
+        "tasks": len(cmp.tasks),
+        "only_a": cmp.only_a,
+        "only_b": cmp.only_b,
+        "fixed": len(cmp.fixed),
+        "broken": len(cmp.broken),
+        "unchanged": cmp.unchanged,
+        "sign_test_p": cmp.test.pvalue,
+        "mean_diff": fmt.json_float(cmp.mean_diff.value),
+        "mean_diff_ci": fmt.json_interval(*cmp.mean_diff.ci),
+        "verdict": verdict(cmp),
+        "flakiness": {"more_flaky": d.more_flaky, "less_flaky": d.less_flaky,
+                      "mean_a": fmt.json_float(d.mean_a), "mean_b": fmt.json_float(d.mean_b),
+                      "flaky_a": d.flaky_a, "flaky_b": d.flaky_b},
+        "reviewed": sum(1 for f in flips if f["reviewed"]),
+        "flips": flips,
+    }
+
+
+def flaky_export(stats: Iterable[TaskStats],
+                 entries: Mapping[TriageKey, TriageEntry]) -> list[dict[str, Any]]:
+    """Per run, every flaky task and every task with a note: its figures and review."""
+    out = []
+    for st in stats:
+        for i, task in enumerate(st.tasks):
+            key = TriageKey(st.run, task)
+            if st.classes[i] != "flaky" and key not in entries:
+                continue
+            e = entries.get(key) or TriageEntry()
+            out.append({
+                "run": st.run, "task": task, "class": st.classes[i], "n": int(st.n[i]),
+                "passes": int(st.passes[i]), "p_hat": fmt.json_float(st.p_hat[i]),
+                "p_hat_ci": fmt.json_interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
+                "flakiness": fmt.json_float(st.flakiness[i]),
+                "pass_hat_k": fmt.json_float(st.pass_hat_k[i]), **_entry_json(e),
+            })
+    return out
+
+
+def triage_export(
+    triage_file: str,
+    k: int,
+    comparisons: Sequence[PairedComparison],
+    stats: Sequence[TaskStats],
+    entries: Mapping[TriageKey, TriageEntry],
+) -> dict[str, Any]:
+    """The ``triage export --format json`` document.
+
+    Every entry of the triage file appears: under its comparison's flips, under
+    the flaky tasks, or else under ``other_notes`` (a run or task not in the
+    logs, or a task that no longer flips).
+    """
+    comps = [comparison_export(c, entries) for c in comparisons]
+    flaky = flaky_export(stats, entries)
+    shown = {TriageKey(f["run"], f["task"]) for f in flaky}
+    for c in comps:
+        shown.update(TriageKey.flip(c["run_a"], c["run_b"], f["task"]) for f in c["flips"])
+    other = [{"run": key.run, "against": key.against or None, "task": key.task, **_entry_json(e)}
+             for key, e in sorted(entries.items()) if key not in shown and not e.empty]
+    return {"triage_file": triage_file, "k": k, "comparisons": comps, "flaky_tasks": flaky,
+            "other_notes": other}
+
+
+def _md(text: Any) -> str:
+    """A table cell: pipes escaped, line breaks as <br>."""
+    if text is None:
+        return ""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace(
+        "\n", "<br>")
+
+
+def _mark(reviewed: bool) -> str:
+    return "yes" if reviewed else ""
+
+
+def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparison]) -> str:
+    """The ``triage export --format markdown`` report, from :func:`triage_export`'s document."""
+    out = ["# flaketui triage", "", f"Notes from `{doc['triage_file']}`.", ""]
+    for c, cmp in zip(doc["comparisons"], comparisons, strict=True):
+        out += [f"## {_md(c['run_b'])} vs {_md(c['run_a'])}", ""]
+        lines = compare_lines(cmp) + [flakiness_line(flakiness_delta(cmp)),
+                                      progress_line(c["reviewed"], len(c["flips"]))]
+        out += [f"- {_md(x)}" for x in lines] + [""]
+        if c["flips"]:
+            out += ["| task | change | p̂ A → p̂ B | n A | n B | abs Δ | label | note | reviewed |",
+                    "|---|---|---|---:|---:|---:|---|---|---|"]
+            for f in c["flips"]:
+                out.append(
+                    f"| {_md(f['task'])} | {f['change']} | {fmt.rate(f['p_hat_a'])} → "
+                    f"{fmt.rate(f['p_hat_b'])} | {f['n_a']} | {f['n_b']} | "
+                    f"{fmt.rate(f['abs_delta'])} | {_md(f['label'])} | {_md(f['note'])} | "
+                    f"{_mark(f['reviewed'])} |")
+            out.append("")
+    out += [f"## Flaky tasks (k = {doc['k']})", ""]
+    if doc["flaky_tasks"]:
+        k = doc["k"]
+        out += [f"| run | task | n | passes | p̂ | 95% CI | pass^{k} | flakiness | label | note "
+                "| reviewed |", "|---|---|---:|---:|---:|---|---:|---:|---|---|---|"]
+        for f in doc["flaky_tasks"]:
+            ci = f["p_hat_ci"] or (None, None)
+            out.append(
+                f"| {_md(f['run'])} | {_md(f['task'])} | {f['n']} | {f['passes']} | "
+                f"{fmt.rate(f['p_hat'])} | {fmt.interval(*ci)} | {fmt.rate(f['pass_hat_k'])} | "
+                f"{fmt.rate(f['flakiness'])} | {_md(f['label'])} | {_md(f['note'])} | "
+                f"{_mark(f['reviewed'])} |")
+    else:
+        out.append("No flaky task.")
+    out.append("")
+    if doc["other_notes"]:
+        out += ["## Other notes", "", "Notes on runs or tasks that are not flips or flaky tasks "
+                "in these logs.", "", "| run | against | task | label | note | reviewed |",
+                "|---|---|---|---|---|---|"]
+        for f in doc["other_notes"]:
+            out.append(f"| {_md(f['run'])} | {_md(f['against'])} | {_md(f['task'])} | "
+                       f"{_md(f['label'])} | {_md(f['note'])} | {_mark(f['reviewed'])} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def comparison_pairs(runs: Sequence[str], entries: Iterable[TriageKey],
+                     chosen: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    """The (A, B) pairs to export: the chosen pair (default: the first two runs), then
+    every pair the triage file has flip notes on whose runs are both loaded."""
+    pairs: list[tuple[str, str]] = []
+    if chosen:
+        pairs.append(chosen)
+    elif len(runs) >= 2:
+        pairs.append((runs[0], runs[1]))
+    loaded = set(runs)
+    for key in entries:
+        pair = (key.against, key.run)
+        if key.against and key.against in loaded and key.run in loaded and pair not in pairs:
+            pairs.append(pair)
+    return pairs

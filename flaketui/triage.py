@@ -1,0 +1,561 @@
+"""Triage notes: per run and task, a cause label, a free-text note and a reviewed mark.
+
+The notes live in a sidecar JSON file (by default next to the first log, see
+:func:`default_triage_path`) and every change is written at once, atomically:
+the new content goes to a temporary file in the same folder, is flushed and
+fsync'ed, and then renamed over the old file with :func:`os.replace` (an
+atomic rename on POSIX and Windows); the folder is fsync'ed too so that the
+rename itself survives a power cut. A crash or kill at any moment leaves either
+the old file or the new one, never a torn one.
+
+A file that cannot be read or parsed is never overwritten: it is renamed aside
+(``NAME.corrupt-<UTC time>``) and reported, and the store starts from what
+could be read. If it cannot even be renamed, the store keeps notes in memory
+only and says so. A read-only folder likewise gives a clear message, and notes
+are kept in memory until the app quits.
+
+Pure Python: no Textual, no Rich (the app and the command line show the
+messages). The file format::
+
+    {"format": "flaketui-triage", "version": 1,
+     "entries": [{"run": "oncall-candidate", "against": "oncall-baseline",
+                  "task": "summarizeIncident", "label": "real-regression",
+                  "note": "reads the 2024 post-mortem first", "reviewed": true,
+                  "updated": "2026-01-05T10:12:03Z"}, ...]}
+
+An entry with ``against`` is the review of a flip: the task's change from run
+``against`` (A) to ``run`` (B). An entry without it is a note on the task in
+that run (a flaky task on the main screen).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+FORMAT = "flaketui-triage"
+"""The ``format`` field of a triage file."""
+VERSION = 1
+"""The ``version`` this code writes; a file with a higher one is read but never overwritten."""
+
+LABELS: dict[str, str] = {
+    "sampling": "sampling temperature: the model's own randomness",
+    "tool-nondeterminism": "a tool returns different results for the same call",
+    "ordering-concurrency": "order of results, races, concurrency",
+    "environment": "network, quota, clock, machine state",
+    "harness-bug": "the eval harness or grader is wrong",
+    "real-regression": "the change really broke it",
+    "real-fix": "the change really fixed it",
+    "unknown": "looked at it, cause not known",
+}
+"""The cause labels, in the order the picker shows them, with a one-line meaning."""
+
+DIRECTORY_SIDECAR = "flaketui.triage.json"
+"""The sidecar's name when the first log argument is a directory."""
+SIDECAR_SUFFIX = ".triage.json"
+"""Appended to the first log file's name for its sidecar; the loader skips such files."""
+STALE_TEMP_SECONDS = 60.0
+"""Temporary files older than this, left by a killed writer, are removed when a store opens."""
+
+
+class TriageFileError(Exception):
+    """A triage file that cannot be used (unreadable, not JSON, wrong shape)."""
+
+
+@dataclass(frozen=True, order=True)
+class TriageKey:
+    """What a note is about: a task in a run, or a task's flip from run ``against`` to ``run``."""
+
+    run: str
+    task: str
+    against: str = ""
+    """Run A of a flip (``run`` is run B); empty for a note on the task in ``run`` alone."""
+
+    @classmethod
+    def flip(cls, run_a: str, run_b: str, task: str) -> TriageKey:
+        """The key of ``task``'s flip from run A to run B."""
+        return cls(run_b, task, run_a)
+
+    @property
+    def is_flip(self) -> bool:
+        return bool(self.against)
+
+    def describe(self) -> str:
+        """``task in run`` or ``task: A → B``."""
+        if self.against:
+            return f"{self.task}: {self.against} → {self.run}"
+        return f"{self.task} in {self.run}"
+
+
+@dataclass(frozen=True)
+class TriageEntry:
+    """The review of one key."""
+
+    label: str | None = None
+    """One of :data:`LABELS` (a label written by another version is kept as it is)."""
+    note: str = ""
+    reviewed: bool = False
+    updated: str = ""
+    """UTC time of the last change, ISO 8601 (``2026-01-05T10:12:03Z``)."""
+
+    @property
+    def empty(self) -> bool:
+        """True when there is nothing to keep."""
+        return self.label is None and not self.note and not self.reviewed
+
+
+_UNSET: Any = object()
+
+
+def now_utc() -> str:
+    """The current UTC time as ``2026-01-05T10:12:03Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_triage_path(paths: Sequence[str | os.PathLike[str]]) -> Path:
+    """Where the notes of ``paths`` live unless ``--triage`` says otherwise.
+
+    The first argument decides: a file ``LOG`` gives ``LOG.triage.json``; a
+    directory gives ``DIR/flaketui.triage.json``; a glob gives the sidecar of
+    its first match (or of the pattern's folder when nothing matches).
+    """
+    if not paths:
+        raise ValueError("no log paths given")
+    first = os.fspath(paths[0])
+    if any(ch in first for ch in "*?[") and not os.path.exists(first):
+        import glob
+
+        matches = sorted(m for m in glob.glob(first, recursive=True) if os.path.isfile(m))
+        if matches:
+            first = matches[0]
+        else:
+            return Path(os.path.dirname(first) or ".") / DIRECTORY_SIDECAR
+    p = Path(first)
+    if p.is_dir():
+        return p / DIRECTORY_SIDECAR
+    return p.with_name(p.name + SIDECAR_SUFFIX)
+
+
+def is_triage_file(path: str | os.PathLike[str]) -> bool:
+    """True for a triage sidecar (the loader must not read it as a log when given a folder)."""
+    name = os.path.basename(os.fspath(path)).lower()
+    return name.endswith(SIDECAR_SUFFIX)
+
+
+# --- Reading and writing --------------------------------------------------------
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Flush a folder's entries (the rename) to disk; a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a kill at any moment leaves the old or new file.
+
+    Write a temporary file in the same folder (a rename is atomic only within
+    one file system), flush and fsync it, give it the old file's permissions,
+    :func:`os.replace` it over ``path``, then fsync the folder. This is the
+    sequence of Python's own ``tempfile``/``os.replace`` documentation and of
+    e.g. the ``atomicwrites`` package (Unterwaditzer, MIT).
+
+    Raises
+    ------
+    OSError
+        If the folder cannot be written (read-only, missing, full). The old
+        file is then untouched and no temporary file is left behind.
+    """
+    folder = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(folder)
+
+
+def parse_triage(data: bytes) -> tuple[dict[TriageKey, TriageEntry], int]:
+    """Parse a triage file's bytes into entries and the file's version.
+
+    Raises
+    ------
+    TriageFileError
+        If the bytes are not a flaketui triage document; the message says why.
+    """
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TriageFileError(f"not valid JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise TriageFileError(f"not a flaketui triage file (no \"format\": \"{FORMAT}\")")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TriageFileError(f"bad version {version!r}")
+    raw = doc.get("entries")
+    if not isinstance(raw, list):
+        raise TriageFileError("\"entries\" is not a list")
+    entries: dict[TriageKey, TriageEntry] = {}
+    for i, item in enumerate(raw):
+        key, entry = _parse_entry(item, i)
+        entries[key] = entry
+    return entries, version
+
+
+def _parse_entry(item: Any, i: int) -> tuple[TriageKey, TriageEntry]:
+    where = f"entry {i + 1}"
+    if not isinstance(item, dict):
+        raise TriageFileError(f"{where} is not an object")
+    run, task, against = item.get("run"), item.get("task"), item.get("against", "")
+    if not isinstance(run, str) or not isinstance(task, str):
+        raise TriageFileError(f"{where} lacks a string \"run\" and \"task\"")
+    if against is None:
+        against = ""
+    if not isinstance(against, str):
+        raise TriageFileError(f"{where}: \"against\" is not a string")
+    label, note = item.get("label"), item.get("note", "")
+    reviewed, updated = item.get("reviewed", False), item.get("updated", "")
+    if label is not None and not isinstance(label, str):
+        raise TriageFileError(f"{where}: \"label\" is not a string")
+    if not isinstance(note, str) or not isinstance(updated, str):
+        raise TriageFileError(f"{where}: \"note\" or \"updated\" is not a string")
+    if not isinstance(reviewed, bool):
+        raise TriageFileError(f"{where}: \"reviewed\" is not true or false")
+    return TriageKey(run, task, against), TriageEntry(label or None, note, reviewed, updated)
+
+
+def load_entries(path: str | os.PathLike[str]) -> dict[TriageKey, TriageEntry]:
+    """Read a triage file without changing anything (for reports): {} if it does not exist.
+
+    Raises
+    ------
+    TriageFileError
+        If the file cannot be read or parsed; the message names the file.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise TriageFileError(f"{p}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return parse_triage(data)[0]
+    except TriageFileError as exc:
+        raise TriageFileError(f"{p}: {exc}") from None
+
+
+def dump_triage(entries: Mapping[TriageKey, TriageEntry]) -> bytes:
+    """The file's bytes: entries sorted by run, run A and task, empty ones left out."""
+    items = []
+    for key in sorted(entries):
+        e = entries[key]
+        if e.empty:
+            continue
+        item: dict[str, Any] = {"run": key.run}
+        if key.against:
+            item["against"] = key.against
+        item.update(task=key.task, label=e.label, note=e.note, reviewed=e.reviewed,
+                    updated=e.updated)
+        items.append(item)
+    doc = {"format": FORMAT, "version": VERSION, "entries": items}
+    return (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _aside_name(path: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    return candidate
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove temporary files a killed writer left beside ``path`` (older than a minute)."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    prefix = f".{path.name}."
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            tmp = path.parent / name
+            with contextlib.suppress(OSError):
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+
+
+def _stat_signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# --- The store ------------------------------------------------------------------
+
+
+class TriageStore:
+    """Triage notes of one sidecar file, saved on every change.
+
+    Open one with :meth:`open` (or :meth:`in_memory`). Read with :meth:`get`;
+    change with :meth:`update`, which saves at once and returns whether the
+    save reached the disk. :attr:`messages` holds what the user must be told
+    on opening (a file set aside, a read-only folder); :attr:`save_error` says
+    why the last save failed (None after a good save).
+
+    Two programs may hold the same file: a save first reads the file again if
+    it changed on disk and keeps the other program's entries, except for the
+    keys changed here, which win.
+    """
+
+    def __init__(self, path: Path | None, entries: dict[TriageKey, TriageEntry] | None = None,
+                 *, writable: bool = True) -> None:
+        self.path = path
+        """The sidecar file; None for notes that are never saved."""
+        self._entries: dict[TriageKey, TriageEntry] = dict(entries or {})
+        self._touched: set[TriageKey] = set()
+        self.writable = writable and path is not None
+        """False when saving is off for good (the file could not be set aside, or is newer)."""
+        self.messages: list[str] = []
+        """Things the user must be told about this file (shown once, on opening)."""
+        self.save_error: str | None = None
+        """Why the last save failed, or None."""
+        self._signature = _stat_signature(path) if path is not None else None
+
+    # -- opening ---------------------------------------------------------------
+
+    @classmethod
+    def in_memory(cls) -> TriageStore:
+        """A store that is never saved (for tests and for runs without a file)."""
+        return cls(None, writable=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> TriageStore:
+        """Load the notes at ``path`` (none yet if it does not exist).
+
+        Never raises for a bad file: an unreadable or corrupt file is renamed
+        aside and reported in :attr:`messages`; if it cannot be renamed the
+        store keeps notes in memory only. A folder that cannot be written is
+        reported the same way.
+        """
+        p = Path(path)
+        if p.is_dir():
+            store = cls(p, writable=False)
+            store.messages.append(f"triage file {p} is a folder; notes are kept in memory only "
+                                  "(give --triage FILE)")
+            return store
+        _remove_stale_temps(p)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            store = cls(p)
+            store._probe_folder()
+            return store
+        except OSError as exc:
+            return cls._set_aside(p, {}, f"cannot be read ({exc.strerror or exc})")
+        try:
+            entries, version = parse_triage(data)
+        except TriageFileError as exc:
+            return cls._set_aside(p, _salvage(data), str(exc))
+        store = cls(p, entries)
+        if version > VERSION:
+            store.writable = False
+            store.messages.append(
+                f"triage file {p} was written by a newer flaketui (version {version}); "
+                "it is read but not changed: notes made now are kept in memory only")
+            return store
+        store._probe_folder()
+        return store
+
+    @classmethod
+    def _set_aside(cls, path: Path, salvaged: dict[TriageKey, TriageEntry],
+                   reason: str) -> TriageStore:
+        aside = _aside_name(path)
+        try:
+            os.replace(path, aside)
+        except OSError as exc:
+            store = cls(path, salvaged, writable=False)
+            store.messages.append(
+                f"triage file {path} is unusable ({reason}) and could not be set aside "
+                f"({exc.strerror or exc}); it is left untouched and notes are kept in memory only")
+            return store
+        _fsync_dir(path.parent)
+        store = cls(path, salvaged)
+        kept = f"; {len(salvaged)} entries recovered" if salvaged else ""
+        store.messages.append(
+            f"triage file {path} was unusable ({reason}); kept it as {aside.name}{kept}")
+        store._touched.update(salvaged)
+        if salvaged:
+            store.save()
+        return store
+
+    def _probe_folder(self) -> None:
+        """Tell the user now, not at the first note, when the folder cannot be written."""
+        assert self.path is not None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                       dir=self.path.parent)
+        except OSError as exc:
+            self.save_error = self._cannot_save(exc)
+            self.messages.append(self.save_error)
+            return
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+    def _cannot_save(self, exc: OSError) -> str:
+        return (f"cannot save triage notes to {self.path} ({exc.strerror or exc}); "
+                "notes are kept in memory only — give --triage PATH to save them elsewhere")
+
+    # -- reading ---------------------------------------------------------------
+
+    def get(self, key: TriageKey) -> TriageEntry:
+        """The entry of ``key`` (an empty one if there is none)."""
+        return self._entries.get(key) or TriageEntry()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries and not self._entries[key].empty  # type: ignore[index]
+
+    def __len__(self) -> int:
+        return sum(1 for e in self._entries.values() if not e.empty)
+
+    def items(self) -> Iterator[tuple[TriageKey, TriageEntry]]:
+        """Every non-empty entry, sorted by key."""
+        for key in sorted(self._entries):
+            if not self._entries[key].empty:
+                yield key, self._entries[key]
+
+    @property
+    def persistent(self) -> bool:
+        """True when changes are reaching the file."""
+        return self.writable and self.save_error is None
+
+    # -- changing --------------------------------------------------------------
+
+    def update(self, key: TriageKey, *, label: str | None = _UNSET, note: str = _UNSET,
+               reviewed: bool = _UNSET) -> bool:
+        """Change ``key``'s entry and save at once.
+
+        Args:
+            key: what the note is about.
+            label: a cause label from :data:`LABELS`, or None to clear it.
+            note: the free-text note ("" clears it).
+            reviewed: the reviewed mark.
+
+        Returns:
+            True if the change is on disk; False if it is kept in memory only
+            (then :attr:`save_error` says why).
+
+        Raises:
+            ValueError: for a label not in :data:`LABELS`.
+        """
+        if label is not _UNSET and label is not None and label not in LABELS:
+            raise ValueError(f"label ({label!r}) must be one of {', '.join(LABELS)}")
+        old = self.get(key)
+        new = replace(
+            old,
+            label=old.label if label is _UNSET else label,
+            note=old.note if note is _UNSET else note,
+            reviewed=old.reviewed if reviewed is _UNSET else bool(reviewed),
+        )
+        if new == old:
+            return self.persistent
+        self._entries[key] = replace(new, updated=now_utc())
+        self._touched.add(key)
+        return self.save()
+
+    def toggle_reviewed(self, key: TriageKey) -> bool:
+        """Flip ``key``'s reviewed mark and save; returns what :meth:`update` returns."""
+        return self.update(key, reviewed=not self.get(key).reviewed)
+
+    def save(self) -> bool:
+        """Write every entry to the file now (atomically). Returns True on success."""
+        if not self.writable or self.path is None:
+            return False
+        self._merge_from_disk()
+        if not self.writable:
+            return False
+        try:
+            atomic_write(self.path, dump_triage(self._entries))
+        except OSError as exc:
+            self.save_error = self._cannot_save(exc)
+            return False
+        self.save_error = None
+        self._signature = _stat_signature(self.path)
+        return True
+
+    def _merge_from_disk(self) -> None:
+        """If another program changed the file since we last read or wrote it, keep its entries."""
+        assert self.path is not None
+        sig = _stat_signature(self.path)
+        if sig is None or sig == self._signature:
+            return
+        try:
+            entries, version = parse_triage(self.path.read_bytes())
+        except FileNotFoundError:
+            return
+        except (OSError, TriageFileError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            other = TriageStore._set_aside(self.path, {}, str(reason))
+            self.messages.extend(other.messages)
+            if not other.writable:
+                self.writable = False
+            return
+        if version > VERSION:
+            self.writable = False
+            self.save_error = (f"triage file {self.path} was rewritten by a newer flaketui; "
+                               "notes made now are kept in memory only")
+            return
+        mine = {k: self._entries[k] for k in self._touched if k in self._entries}
+        entries.update(mine)
+        self._entries = entries
+
+
+def _salvage(data: bytes) -> dict[TriageKey, TriageEntry]:
+    """The entries that can still be read from a damaged file (for a file set aside)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    raw = doc.get("entries") if isinstance(doc, dict) else None
+    out: dict[TriageKey, TriageEntry] = {}
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            key, entry = _parse_entry(item, i)
+        except TriageFileError:
+            continue
+        out[key] = entry
+    return out
