@@ -118,6 +118,11 @@ def main() -> None:
     """
 
 
+from flaketui.plan_cli import plan as _plan  # noqa: E402  (it uses the helpers above)
+
+main.add_command(_plan)
+
+
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: smallest n).")

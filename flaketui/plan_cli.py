@@ -1,0 +1,137 @@
+"""``flaketui plan``: how many more trials, on which tasks, and why.
+
+Registered on the main command group by :mod:`flaketui.cli`. Exit codes: 0
+success (also when part of the budget cannot be spent: the output says why),
+2 usage or input error, always as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from flaketui import cli as base
+from flaketui.model import FieldMap
+from flaketui.triage import atomic_write
+
+
+class OneLineErrors(click.Command):
+    """A command whose usage errors are one line and exit 2 (never click's usage block)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            base.fail(exc.format_message().replace("\n", " "))
+            raise  # unreachable: fail() exits
+
+
+def render(plan: Any, fmt: str, width: int | None = None) -> bytes:
+    """The plan in ``fmt`` (table, json or jsonl) as bytes."""
+    from flaketui import plan_report
+
+    if fmt == "json":
+        return orjson.dumps(plan_report.plan_json(plan), option=orjson.OPT_INDENT_2) + b"\n"
+    if fmt == "jsonl":
+        return b"".join(orjson.dumps(line) + b"\n" for line in plan.lines())
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 200, no_color=True, highlight=False,
+                      emoji=False, soft_wrap=False)
+    console.print(plan_report.plan_renderable(plan))
+    return buf.getvalue().encode()
+
+
+@click.command("plan", cls=OneLineErrors)
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--budget", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Further trials to allocate across tasks.")
+@click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.1,
+              show_default=True,
+              help="Wilson interval width a task needs no more than (caps its trials).")
+@click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
+@click.option("-k", type=click.IntRange(min=1), default=None,
+              help="k of the suite pass^k to pin down (default: the smallest trial count).")
+@click.option("--min-trials", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Minimum n of high-risk tasks (tagged, or flaky before).")
+@click.option("--low-min-trials", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Minimum n of the other (read-only, stable) tasks.")
+@click.option("--risk-tag", multiple=True, metavar="TAG",
+              help="A tag (in a trial's tags or risk field) that marks a high-risk task "
+                   "(repeatable; default: high-risk, write).")
+@click.option("--margin", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+              default=0.1, show_default=True,
+              help="Width of the stable zones: decided stable-pass when the CI is above 1 - margin.")
+@click.option("--bound-target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.01, show_default=True,
+              help="Failure rate the rule of three should bound for clean tasks.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.95, show_default=True)
+@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
+              show_default=True, help="Power of the sample-size figures.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Two-sided significance of the sample-size figures.")
+@click.option("--effect", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Difference of pass rates to size the suite for.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]), default="table",
+              show_default=True, help="jsonl: one {run, task, extra_trials, why} line per task.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (atomically) instead of stdout.")
+@base.log_options
+def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str, ...],
+         k: int | None, min_trials: int, low_min_trials: int, risk_tag: tuple[str, ...],
+         margin: float, bound_target: float, confidence: float, power: float, alpha: float,
+         effect: float, fmt: str, out: Path | None, fields: FieldMap) -> None:
+    """Plan the next run of LOGS: which tasks need more trials, how many, and why.
+
+    Per task: decided or not, the rule-of-three bound, trials to a target Wilson
+    width. Per suite: tasks needed to detect a difference (independent and paired),
+    pass@k / pass^k projected beyond the trials measured. With --budget N: N further
+    trials allocated where they shrink the uncertainty of the suite pass^k most.
+    """
+    from flaketui.stats.planning import PlanOptions, TaskExtras, make_plan, read_task_extras
+
+    if out is not None and not (out.parent if str(out.parent) else Path(".")).is_dir():
+        base.fail(f"--out {out}: folder {out.parent} does not exist")
+    options = PlanOptions(
+        budget=budget, k=k, confidence=confidence, margin=margin, target_width=target_width,
+        bound_target=bound_target, min_trials=min_trials, low_min_trials=low_min_trials,
+        risk_tags=tuple(risk_tag) or PlanOptions().risk_tags, power=power, alpha=alpha,
+        effect=effect,
+    )
+    log = base.load(logs, fields)
+    names = base.pick_runs(log, run)
+    outcomes = [log.run_outcomes(r) for r in names]
+    extras: dict[tuple[str, str], TaskExtras] = {}
+    for o in outcomes:
+        for task, e in read_task_extras(log, o).items():
+            extras[(o.run, task)] = e
+    try:
+        result = make_plan(outcomes, options, extras)
+    except ValueError as exc:
+        base.fail(str(exc))
+    if result.reason:
+        click.echo(f"flaketui: {result.reason}", err=True)
+    if out is None and fmt == "table":
+        from rich.console import Console
+
+        from flaketui.plan_report import plan_renderable
+
+        Console(highlight=False, emoji=False).print(plan_renderable(result))
+    elif out is None:
+        sys.stdout.buffer.write(render(result, fmt))
+        sys.stdout.flush()
+    else:
+        data = render(result, fmt)
+        try:
+            atomic_write(out, data)
+        except OSError as exc:
+            base.fail(f"--out {out}: {exc.strerror or exc}")
+        click.echo(f"flaketui: wrote {out} ({len(result.lines())} task(s), "
+                   f"{result.spent:,} trials)", err=True)

@@ -1,0 +1,297 @@
+"""Output of ``flaketui plan``: plain lines (shared with the app), a Rich table, JSON and JSONL.
+
+The JSON field names and the JSONL plan lines are a contract for scripts and
+harnesses (README, "Planning the next run").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flaketui import formatting as fmt
+from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
+from flaketui.stats.planning import UNDECIDED, Plan, RunPlan, SampleSize, TaskPlan
+
+DECISIONS = (STABLE_PASS, STABLE_FAIL, FLAKY, UNDECIDED, NO_TRIALS)
+"""Decisions in the order they are counted."""
+
+
+def percent(x: float) -> str:
+    """A confidence or power as ``95%`` (``99.5%`` when not whole)."""
+    v = x * 100
+    return f"{v:.0f}%" if abs(v - round(v)) < 1e-9 else f"{v:.1f}%"
+
+
+def count(x: int | None) -> str:
+    """A whole number with thousands separators, or a dash."""
+    return fmt.DASH if x is None else f"{x:,}"
+
+
+def display_order(run: RunPlan) -> list[TaskPlan]:
+    """Tasks given trials first (most first), then undecided, then the rest; by name within."""
+    rank = {UNDECIDED: 0, NO_TRIALS: 0, FLAKY: 1, STABLE_PASS: 2, STABLE_FAIL: 3}
+    return sorted(run.tasks, key=lambda t: (-t.extra, rank.get(t.decision, 4), t.task))
+
+
+def header_lines(plan: Plan) -> list[str]:
+    """Budget and the definition of a decided task."""
+    o = plan.options
+    m = o.margin
+    spent = (f"budget {plan.budget:,} trials, {plan.spent:,} planned" if plan.budget
+             else "no budget given (--budget N plans further trials)")
+    return [
+        f"plan: {len(plan.runs)} run(s), k = {plan.k}, {spent}",
+        f"decided = the Wilson {percent(o.confidence)} interval lies within one zone: "
+        f"stable-fail [0, {m:g}], flaky [{m:g}, {1 - m:g}], stable-pass [{1 - m:g}, 1]",
+    ]
+
+
+def run_lines(run: RunPlan) -> list[str]:
+    """A run's decisions and the uncertainty of its suite pass^k, now and after the plan."""
+    c = run.counts()
+    counts = ", ".join(f"{c[d]} {d}" for d in DECISIONS if c.get(d))
+    extra = sum(t.extra for t in run.tasks)
+    given = sum(1 for t in run.tasks if t.extra)
+    k = run.k
+    return [
+        f"run {run.run}: {len(run.tasks)} tasks: {counts}",
+        f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.interval(*run.pass_hat_k.ci)}; "
+        f"SE from finite trials {fmt.rate(run.se_now)} now"
+        + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks" if extra else ""),
+    ]
+
+
+def task_lines(t: TaskPlan, plan: Plan) -> list[str]:
+    """Every figure of one task, as sentences (the app's plan view)."""
+    o = plan.options
+    lines = [
+        f"{t.task} ({t.run}): {t.passes} of {t.n} passed, p̂ = {fmt.rate(t.p_hat)} "
+        f"{fmt.interval(*t.ci)}, width {fmt.rate(t.width, 2)}: {t.decision}",
+    ]
+    if t.rule_of_three is not None and t.more_clean is not None:
+        what = "failure" if t.passes == t.n else "pass"
+        lines.append(
+            f"rule of three: 0 {'failures' if what == 'failure' else 'passes'} in {t.n} trials bound "
+            f"its {what} rate below {t.rule_of_three:.4g}; "
+            + (f"{t.more_clean:,} more clean trials bound it below {o.bound_target:g}"
+               if t.more_clean else f"already below {o.bound_target:g}")
+        )
+    elif t.n:
+        lines.append("rule of three: does not apply (the task both passed and failed)")
+    more = max(0, t.trials_for_width - t.n)
+    lines.append(
+        f"Wilson width ≤ {o.target_width:g} at p̂ = {fmt.rate(t.p_hat if t.n else 0.5)} needs "
+        f"{t.trials_for_width:,} trials" + (f" ({more:,} more)" if more else " (reached)")
+    )
+    lines.append(f"risk tier {t.tier} ({t.tier_reason}): minimum {t.minimum} trials")
+    lines.append(f"plan: {t.extra:,} more trials: {t.why}")
+    return lines
+
+
+def legend(plan: Plan) -> str:
+    """What the columns of the task table mean."""
+    o = plan.options
+    return (
+        "tier ≥m: risk tier and its minimum trials; bound: rule-of-three bound on the failure "
+        "(all passed) or pass (all failed) rate; +clean: clean trials more to bound it below "
+        f"{o.bound_target:g}; n→{o.target_width:g}: trials for a Wilson width ≤ "
+        f"{o.target_width:g}; extra: trials planned"
+    )
+
+
+def _sample(s: SampleSize | None, unit: str) -> str:
+    if s is None:
+        return fmt.DASH
+    return f"{count(s.tasks)} {unit}" if s.tasks is not None else s.note or fmt.DASH
+
+
+def sample_size_lines(plan: Plan) -> list[str]:
+    """Tasks needed to detect a difference: independent and paired designs."""
+    o = plan.options
+    ind = plan.independent
+    lines = [
+        f"tasks needed to detect a difference (power {percent(o.power)}, two-sided α "
+        f"{percent(o.alpha)}):",
+        f"  {fmt.rate(ind.p1)} vs {fmt.rate(ind.p2)} (effect {o.effect:g}): independent samples "
+        f"{_sample(ind, 'tasks per model')}",
+    ]
+    cmp = plan.comparison
+    if cmp is None or plan.paired is None:
+        lines.append("  paired design: load two runs of the same tasks to size it from their "
+                     "discordance (it needs far fewer tasks)")
+        return lines
+    lines.append(
+        f"  paired (same tasks, discordance ψ = {fmt.rate(cmp.discordance)} between {cmp.run_a} "
+        f"and {cmp.run_b}): {_sample(plan.paired, 'task pairs')}"
+        + (f" ({plan.paired.note})" if plan.paired.note else "")
+    )
+    lines.append(
+        f"  observed {cmp.run_a} {fmt.rate(cmp.pass_a)} vs {cmp.run_b} {fmt.rate(cmp.pass_b)} "
+        f"(δ = {cmp.difference:+.3f}): independent {_sample(plan.observed_independent, 'tasks per model')}, "
+        f"paired {_sample(plan.observed_paired, 'task pairs')} (this suite has {cmp.tasks})"
+    )
+    return lines
+
+
+def projection_header(k_name: str = "k") -> list[str]:
+    """Column names of the projection table."""
+    return [k_name, "pass@k measured", "pass^k measured", "pass@k projected",
+            "pass^k projected", "pass^k pessimistic"]
+
+
+def projection_rows(run: RunPlan) -> list[list[str]]:
+    """The projection as table cells (measured where every task has k trials)."""
+    return [
+        [str(r.k), fmt.rate(r.measured_pass_at_k), fmt.rate(r.measured_pass_hat_k),
+         fmt.rate(r.pass_at_k), fmt.rate(r.pass_hat_k), fmt.rate(r.pass_hat_k_low)]
+        for r in run.projection
+    ]
+
+
+def rule_of_three_lines(plan: Plan) -> list[str]:
+    """The rule of three and the one-in-a-million statement."""
+    from flaketui.stats.planning import trials_to_bound
+
+    conf = plan.options.confidence
+    alpha = 1 - conf
+    return [
+        f"rule of three: 0 failures in n trials bound the failure rate below "
+        f"1 − {alpha:g}^(1/n) ≈ 3/n: below 1% needs {trials_to_bound(0.01, conf):,} clean trials, "
+        f"0.1% {trials_to_bound(0.001, conf):,}",
+        plan.notes[0],
+    ]
+
+
+def footer_lines(plan: Plan) -> list[str]:
+    """Caveats and what happened to the budget."""
+    lines = [f"note: {n}" for n in plan.notes[1:]]
+    given = len(plan.lines())
+    if plan.budget:
+        lines.append(f"rerun plan: {plan.spent:,} trials on {given} task(s); "
+                     "--format jsonl --out plan.jsonl writes it for a harness")
+    return lines
+
+
+# --- JSON -------------------------------------------------------------------------
+
+
+def _size_json(s: SampleSize | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"tasks": s.tasks, "p1": fmt.json_float(s.p1), "p2": fmt.json_float(s.p2),
+            "power": s.power, "alpha": s.alpha, "design": s.design,
+            "discordance": fmt.json_float(s.discordance), "note": s.note}
+
+
+def task_json(t: TaskPlan) -> dict[str, Any]:
+    return {
+        "task": t.task, "n": t.n, "passes": t.passes, "p_hat": fmt.json_float(t.p_hat),
+        "p_hat_ci": fmt.json_interval(*t.ci), "width": fmt.json_float(t.width),
+        "decision": t.decision, "rule_of_three": t.rule_of_three,
+        "more_clean_trials": t.more_clean, "trials_for_width": t.trials_for_width,
+        "tier": t.tier, "tier_reason": t.tier_reason, "min_trials": t.minimum,
+        "extra_trials": t.extra, "why": t.why,
+    }
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The ``plan --format json`` document."""
+    o = plan.options
+    cmp = plan.comparison
+    return {
+        "k": plan.k,
+        "confidence": o.confidence,
+        "margin": o.margin,
+        "target_width": o.target_width,
+        "bound_target": o.bound_target,
+        "budget": plan.budget,
+        "spent": plan.spent,
+        "unspent_reason": plan.reason or None,
+        "runs": [
+            {
+                "run": r.run,
+                "decisions": r.counts(),
+                "pass_hat_k": fmt.json_float(r.pass_hat_k.value),
+                "pass_hat_k_ci": fmt.json_interval(*r.pass_hat_k.ci),
+                "se_now": fmt.json_float(r.se_now),
+                "se_after": fmt.json_float(r.se_after),
+                "temperature": r.temperature,
+                "projection": [
+                    {"k": p.k, "measured_pass_at_k": fmt.json_float(p.measured_pass_at_k),
+                     "measured_pass_hat_k": fmt.json_float(p.measured_pass_hat_k),
+                     "pass_at_k": fmt.json_float(p.pass_at_k),
+                     "pass_hat_k": fmt.json_float(p.pass_hat_k),
+                     "pass_hat_k_pessimistic": fmt.json_float(p.pass_hat_k_low)}
+                    for p in r.projection
+                ],
+                "tasks": [task_json(t) for t in r.tasks],
+            }
+            for r in plan.runs
+        ],
+        "sample_size": {
+            "effect": o.effect,
+            "independent": _size_json(plan.independent),
+            "paired": _size_json(plan.paired),
+            "comparison": None if cmp is None else {
+                "run_a": cmp.run_a, "run_b": cmp.run_b, "tasks": cmp.tasks,
+                "pass_a": fmt.json_float(cmp.pass_a), "pass_b": fmt.json_float(cmp.pass_b),
+                "discordance": fmt.json_float(cmp.discordance),
+                "difference": fmt.json_float(cmp.difference),
+                "independent": _size_json(plan.observed_independent),
+                "paired": _size_json(plan.observed_paired),
+            },
+        },
+        "one_in_a_million_trials": plan.million,
+        "notes": plan.notes,
+        "plan": plan.lines(),
+    }
+
+
+# --- Rich -------------------------------------------------------------------------
+
+
+def plan_renderable(plan: Plan) -> Any:
+    """Every section of the plan as one Rich renderable."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = [Text("\n".join(header_lines(plan)), style="bold"), Text("")]
+    o = plan.options
+    styles = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
+    for run in plan.runs:
+        parts.append(Text("\n".join(run_lines(run)), style="bold"))
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        width = min(32, max((len(t.task) for t in run.tasks), default=4))
+        table.add_column("task", no_wrap=True, min_width=width, overflow="ellipsis")
+        for name in ("n", "pass", "p̂", f"{percent(o.confidence)} CI"):
+            table.add_column(name, justify="right", no_wrap=True)
+        table.add_column("decision", no_wrap=True)
+        table.add_column("tier", no_wrap=True)
+        for name in ("bound", "+clean", f"n→{o.target_width:g}", "extra"):
+            table.add_column(name, justify="right", no_wrap=True)
+        for t in display_order(run):
+            table.add_row(
+                t.task, str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci),
+                Text(t.decision, style=styles.get(t.decision, "")), f"{t.tier} ≥{t.minimum}",
+                fmt.DASH if t.rule_of_three is None else f"{t.rule_of_three:.3g}",
+                count(t.more_clean), f"{t.trials_for_width:,}",
+                Text(str(t.extra), style="bold" if t.extra else "dim"),
+            )
+        parts += [table, Text(legend(plan), style="dim"), Text("")]
+        given = [t for t in display_order(run) if t.extra]
+        if given:
+            parts.append(Text(f"{run.run}: where the trials go", style="bold"))
+            parts.append(Text("\n".join(f"  +{t.extra} {t.task}: {t.why}" for t in given)))
+            parts.append(Text(""))
+        proj = Table(title=f"{run.run}: pass@k and pass^k beyond the trials measured",
+                     title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
+        for name in projection_header():
+            proj.add_column(name, justify="right")
+        for row in projection_rows(run):
+            proj.add_row(*row)
+        parts += [proj, Text("")]
+    parts.append(Text("\n".join(sample_size_lines(plan))))
+    parts.append(Text("\n".join(rule_of_three_lines(plan))))
+    parts.append(Text("\n".join(footer_lines(plan)), style="yellow"))
+    return Group(*parts)
