@@ -1,0 +1,170 @@
+"""``flaketui plan``: the rerun plan a harness reads, the JSON contract, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flaketui.cli import main
+from tests.conftest import BASELINE, FIXTURES
+from tests.unit.test_planning import write_log
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+class TestPlanLines:
+    @pytest.mark.parametrize("budget", [1, 250, 500])
+    def test_jsonl_spends_exactly_the_budget(self, budget: int) -> None:
+        code, out, _ = run("plan", str(FIXTURES), "--budget", str(budget), "--format", "jsonl")
+        assert code == 0
+        lines = [json.loads(x) for x in out.splitlines()]
+        assert sum(x["extra_trials"] for x in lines) == budget
+        for x in lines:
+            assert set(x) == {"run", "task", "extra_trials", "why"}
+            assert x["extra_trials"] > 0 and x["why"]
+            assert x["run"] in ("oncall-baseline", "oncall-candidate")
+
+    def test_out_writes_the_file(self, tmp_path: Path) -> None:
+        target = tmp_path / "plan.jsonl"
+        code, out, err = run("plan", str(BASELINE), "--budget", "120", "--format", "jsonl",
+                             "--out", str(target))
+        assert code == 0 and out == ""
+        assert f"wrote {target}" in err
+        lines = [json.loads(x) for x in target.read_text().splitlines()]
+        assert sum(x["extra_trials"] for x in lines) == 120
+        assert [p.name for p in tmp_path.iterdir()] == ["plan.jsonl"]  # no temp file left
+
+    def test_out_replaces_an_existing_file(self, tmp_path: Path) -> None:
+        target = tmp_path / "plan.json"
+        target.write_text("old")
+        code, _, _ = run("plan", str(BASELINE), "--budget", "10", "--format", "json",
+                         "--out", str(target))
+        assert code == 0
+        assert json.loads(target.read_text())["spent"] == 10
+
+
+class TestPlanJson:
+    def test_contract(self) -> None:
+        code, out, _ = run("plan", str(FIXTURES), "--budget", "300", "-k", "5", "--format", "json")
+        assert code == 0
+        doc = json.loads(out)
+        assert doc["k"] == 5 and doc["budget"] == 300 and doc["spent"] == 300
+        assert doc["unspent_reason"] is None
+        assert [r["run"] for r in doc["runs"]] == ["oncall-baseline", "oncall-candidate"]
+        base = {t["task"]: t for t in doc["runs"][0]["tasks"]}
+        sr = base["searchRunbook"]
+        assert (sr["n"], sr["passes"], sr["decision"], sr["tier"]) == (12, 10, "undecided", "high")
+        assert sr["rule_of_three"] is None and sr["more_clean_trials"] is None
+        clean = base["lookupOwner"]
+        assert clean["more_clean_trials"] == 287 and clean["trials_for_width"] == 35
+        assert doc["runs"][0]["pass_hat_k"] == pytest.approx(0.773, abs=5e-4)
+        assert doc["one_in_a_million_trials"] == 2_995_731
+        size = doc["sample_size"]
+        assert size["independent"]["design"] == "independent"
+        assert size["comparison"]["discordance"] == pytest.approx((1 / 6 + 1) / 25)
+        assert size["comparison"]["paired"]["tasks"] < size["comparison"]["independent"]["tasks"]
+        assert sum(x["extra_trials"] for x in doc["plan"]) == 300
+        ks = [p["k"] for p in doc["runs"][0]["projection"]]
+        assert 100 in ks and 5 in ks
+        assert any("must come from design" in n and "not from tests" in n for n in doc["notes"])
+
+    def test_effect_changes_the_sample_size(self) -> None:
+        # pass@1 of the baseline is 0.7933; the issue's 85% vs 90% is pinned in test_planning.
+        _, out, _ = run("plan", str(BASELINE), "--effect", "0.1", "--format", "json")
+        small = json.loads(out)["sample_size"]["independent"]["tasks"]
+        _, out, _ = run("plan", str(BASELINE), "--effect", "0.05", "--format", "json")
+        assert json.loads(out)["sample_size"]["independent"]["tasks"] > small
+
+    def test_run_option_plans_one_run(self) -> None:
+        code, out, _ = run("plan", str(FIXTURES), "--run", "oncall-candidate", "--budget", "40",
+                           "--format", "json")
+        doc = json.loads(out)
+        assert code == 0 and [r["run"] for r in doc["runs"]] == ["oncall-candidate"]
+        assert doc["sample_size"]["paired"] is None
+
+
+class TestPlanTable:
+    def test_shows_the_reasoning(self) -> None:
+        code, out, _ = run("plan", str(FIXTURES), "--budget", "300", "-k", "5")
+        assert code == 0
+        for text in ("decided = the Wilson 95% interval", "suite pass^5 = 0.773",
+                     "searchRunbook", "where the trials go", "tasks needed to detect",
+                     "independent samples", "paired (same tasks", "2,995,731",
+                     "not from tests", "low temperature", "rerun plan: 300 trials"):
+            assert text in out, text
+
+    def test_without_budget_gives_figures_only(self) -> None:
+        code, out, _ = run("plan", str(BASELINE))
+        assert code == 0
+        assert "no budget given" in out and "where the trials go" not in out
+
+
+class TestRisk:
+    def test_tagged_task_reaches_the_minimum(self, tmp_path: Path) -> None:
+        path = write_log(tmp_path / "r.jsonl", {
+            "deploy": (4, 4, {"tags": ["write"]}),
+            "lookup": (4, 4, {"tags": ["read-only"]}),
+        })
+        code, out, _ = run("plan", str(path), "--budget", "6", "--min-trials", "10",
+                           "--format", "jsonl")
+        assert code == 0
+        lines = {x["task"]: x for x in map(json.loads, out.splitlines())}
+        assert lines["deploy"]["extra_trials"] == 6
+        assert "tagged write: minimum 10 trials" in lines["deploy"]["why"]
+
+    def test_risk_tag_option(self, tmp_path: Path) -> None:
+        path = write_log(tmp_path / "r.jsonl", {"a": (4, 4, {"tags": ["db"]}),
+                                                "b": (4, 4, {"tags": ["write"]})})
+        _, out, _ = run("plan", str(path), "--risk-tag", "db", "--format", "json")
+        tiers = {t["task"]: t["tier"] for t in json.loads(out)["runs"][0]["tasks"]}
+        assert tiers == {"a": "high", "b": "low"}
+
+    def test_every_task_decided(self, tmp_path: Path) -> None:
+        path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {})})
+        code, out, err = run("plan", str(path), "--budget", "50", "--format", "json")
+        assert code == 0
+        doc = json.loads(out)
+        assert doc["spent"] == 0 and doc["plan"] == []
+        assert "50 of 50 trials left unspent" in doc["unspent_reason"]
+        assert "left unspent" in err
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--budget", "-5"], "--budget"),
+            (["--budget", "many"], "--budget"),
+            (["--target-width", "0"], "--target-width"),
+            (["--target-width", "1.5"], "--target-width"),
+            (["-k", "0"], "-k"),
+            (["--margin", "0.5"], "--margin"),
+            (["--format", "xml"], "--format"),
+            (["--run", "nope"], "no run named 'nope'"),
+            (["--no-such-option"], "no-such-option"),
+        ],
+    )
+    def test_one_line_exit_2(self, args: list[str], message: str) -> None:
+        code, out, err = run("plan", str(BASELINE), *args)
+        assert code == 2
+        assert out == ""
+        assert len(err.strip().splitlines()) == 1, err
+        assert err.startswith("flaketui: error:") and message in err
+
+    def test_missing_log(self, tmp_path: Path) -> None:
+        code, _, err = run("plan", str(tmp_path / "none.jsonl"), "--budget", "3")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "none.jsonl" in err
+
+    def test_no_logs(self) -> None:
+        code, _, err = run("plan")
+        assert code == 2 and len(err.strip().splitlines()) == 1
+
+    def test_out_folder_missing(self, tmp_path: Path) -> None:
+        code, _, err = run("plan", str(BASELINE), "--out", str(tmp_path / "no" / "plan.jsonl"))
+        assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
