@@ -1,29 +1,89 @@
-"""The flaketui Textual app (placeholder until the task table lands)."""
+"""The flaketui Textual app: :class:`FlakeApp` and :func:`make_app`.
+
+``cli.main(paths) -> make_app(paths).run()``; the default screen is the
+:class:`~flaketui.app.screens.tasks.TasksScreen`, which loads the logs in a
+thread worker and shows the task table.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import partial
 
-from textual.app import App, ComposeResult
-from textual.widgets import Footer, Header, Static
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
 
-from flaketui.model import FieldMap
+from flaketui.app.screens.tasks import TasksScreen
+from flaketui.model import FieldMap, TrialLog
+from flaketui.traces import Normaliser
 
 
 class FlakeApp(App[int]):
-    """Placeholder app: names the logs it was given."""
+    """Find flaky tasks, see why they flake, from the keyboard.
 
-    BINDINGS = [("q", "quit", "Quit")]
+    State shared by every screen: :attr:`trial_log` (the loaded trials, None while
+    loading), :attr:`k`, :attr:`normaliser` (from ``ignore_keys``), the gate
+    thresholds and the paths given on the command line.
+    """
 
-    def __init__(self, paths: Sequence[str], **options: object) -> None:
+    CSS_PATH = "flaketui.tcss"
+    TITLE = "flaketui"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit", tooltip="Leave flaketui"),
+        Binding("question_mark", "help", "Help", id="help", tooltip="Every key of every screen"),
+    ]
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        k: int | None = None,
+        fields: FieldMap | None = None,
+        min_pass_hat_k: float | None = None,
+        max_flakiness: float | None = None,
+        ignore_keys: Sequence[str] = (),
+    ) -> None:
         super().__init__()
-        self.paths = list(paths)
-        self.options = options
+        self.paths = [str(p) for p in paths]
+        self.k: int | None = k
+        """k for pass@k and pass^k (None until the log is loaded when not given)."""
+        self.k_is_default = k is None
+        """True while k is the default (the smallest trial count), not chosen by the user."""
+        self.fields = fields or FieldMap()
+        self.min_pass_hat_k = min_pass_hat_k
+        self.max_flakiness = max_flakiness
+        self.ignore_keys = tuple(ignore_keys)
+        self.normaliser = Normaliser.with_keys(self.ignore_keys)
+        """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps."""
+        self.trial_log: TrialLog | None = None
+        """Every loaded trial (set when loading finishes)."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static("flaketui: " + ", ".join(self.paths))
-        yield Footer()
+    def get_default_screen(self) -> Screen:
+        return TasksScreen()
+
+    @property
+    def tasks_screen(self) -> TasksScreen:
+        """The main screen (at the bottom of the screen stack)."""
+        screen = self.screen_stack[0]
+        assert isinstance(screen, TasksScreen)
+        return screen
+
+    def action_help(self) -> None:
+        """Show every key of every screen."""
+        from flaketui.app.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for target in reversed(self.screen_stack):
+            palette = getattr(target, "palette_commands", None)
+            if palette is not None:
+                for title, help_text, action in palette():
+                    yield SystemCommand(title, help_text, partial(target.run_action, action))
+                break
+        yield SystemCommand("Keys", "Every key of every screen", self.action_help)
 
 
 def make_app(
@@ -34,6 +94,6 @@ def make_app(
     max_flakiness: float | None = None,
     ignore_keys: Sequence[str] = (),
 ) -> FlakeApp:
-    """Build the app for ``paths``."""
+    """Build the app for ``paths`` (files, directories, globs of trial logs)."""
     return FlakeApp(paths, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                    max_flakiness=max_flakiness, ignore_keys=tuple(ignore_keys))
+                    max_flakiness=max_flakiness, ignore_keys=ignore_keys)

@@ -1,0 +1,625 @@
+"""The main screen: the run's summary, the task table and the k curves."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from flaketui import formatting as fmt
+from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, RunsLoaded
+from flaketui.app.widgets.curve import Curves
+from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
+from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
+from flaketui.stats.curves import histogram, k_curve
+from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
+
+SORTABLE = ("task", "n", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k", "flakiness", "class",
+            "group", "divergence")
+"""Column keys in table order (metric columns follow, keyed ``metric:NAME``)."""
+
+METRIC_LABELS = {"tokens": "tokens", "cost_usd": "cost $", "duration_s": "dur s"}
+"""Short column labels for common metrics (others show their own name)."""
+
+CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky"}
+"""Short class names in the table (the reports spell them stable-pass, stable-fail, flaky)."""
+
+PENDING = -1
+"""Divergence not computed yet (shown as an ellipsis)."""
+
+BAR = " ▏▎▍▌▋▊▉█"
+
+
+def bar(value: float, cells: int = 4) -> str:
+    """A horizontal bar of ``cells`` cells for a value in [0, 1], in eighths."""
+    if fmt.is_missing(value):
+        return " " * cells
+    eighths = round(max(0.0, min(1.0, float(value))) * cells * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (BAR[part] if part else "")).ljust(cells)
+
+
+def rate_style(p: float) -> str:
+    """Colour of a pass rate: green when always passing, red when always failing, else amber."""
+    if fmt.is_missing(p):
+        return "dim"
+    if p >= 1:
+        return "green"
+    if p <= 0:
+        return "red"
+    return "bold yellow"
+
+
+class TasksScreen(Screen[None]):
+    """One row per task of the shown run, most dangerous (flakiest) first.
+
+    State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
+    and :attr:`summary` of that run at the app's k, :attr:`outcomes`, and
+    :attr:`current_task` (the task under the cursor).
+    """
+
+    BINDINGS = [
+        Binding("enter", "show_traces", "Traces", id="show-traces",
+                tooltip="Passing and failing traces of the highlighted task, side by side"),
+        Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", id="sort-reverse",
+                tooltip="Reverse the sort order (ascending / descending)"),
+        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter tasks by name"),
+        Binding("f", "toggle_flaky", "Flaky only", id="flaky-only",
+                tooltip="Show only flaky tasks (toggle)"),
+        Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", tooltip="Increase k"),
+        Binding("minus", "change_k(-1)", "K−", id="k-down", tooltip="Decrease k"),
+        Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
+        Binding("e", "show_problems", "Problems", id="problems", show=False,
+                tooltip="Lines of the logs that were skipped, and why"),
+        Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
+                tooltip="Clear the name filter"),
+    ]
+
+    sort_key: reactive[str] = reactive("flakiness", init=False)
+    """Column the table is sorted by (see :data:`SORTABLE`, or ``metric:NAME``)."""
+    sort_reverse: reactive[bool] = reactive(True, init=False)
+    """Descending when True."""
+    filter_text: reactive[str] = reactive("", init=False)
+    """Case-insensitive substring that task names must contain."""
+    flaky_only: reactive[bool] = reactive(False, init=False)
+    """Show only tasks classed flaky."""
+    run_index: reactive[int] = reactive(0, init=False)
+    """Which of the loaded runs is shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run: str | None = None
+        self.outcomes: RunOutcomes | None = None
+        self.stats: TaskStats | None = None
+        self.summary: SuiteSummary | None = None
+        self.medians: dict[str, np.ndarray] = {}
+        self.has_traces: np.ndarray = np.empty(0, dtype=bool)
+        self.divergence: dict[str, dict[str, int | None]] = {}
+        """Per run, task -> first divergence step (None: none), filled by a worker."""
+        self._name_rank: np.ndarray = np.empty(0, dtype=np.int64)
+        self._last_progress = 0.0
+        self._divergence_progress = ""
+
+    @property
+    def flake_app(self) -> FlakeApp:
+        return cast("FlakeApp", self.app)
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="loading"):
+            yield Label("Loading logs…", id="loading-label")
+            yield ProgressBar(total=None, show_eta=False, id="load-progress")
+        yield Static("", id="summary")
+        yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter")
+        yield TaskTable(id="task-table")
+        yield Curves(id="curves")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.add_class("-loading")
+        self.query_one("#filter", Input).display = False
+        self.sub_title = "loading"
+        self.load_runs()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading runs")
+    def load_runs(self) -> None:
+        """Read the logs in a thread; post progress, then the log or the error."""
+        from flaketui.loading import load_logs
+
+        app = self.flake_app
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done >= total or now - self._last_progress > 0.05:
+                self._last_progress = now
+                self.post_message(LoadProgress(done, total))
+
+        try:
+            log = load_logs(app.paths, app.fields, progress=progress)
+        except InputError as exc:
+            self.post_message(LoadFailed(str(exc)))
+            return
+        self.post_message(RunsLoaded(log))
+
+    @on(LoadProgress)
+    def show_progress(self, event: LoadProgress) -> None:
+        bar_ = self.query_one("#load-progress", ProgressBar)
+        bar_.update(total=event.total, progress=event.done)
+        self.query_one("#loading-label", Label).update(
+            f"Loading {', '.join(self.flake_app.paths)}: "
+            f"{event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB")
+
+    @on(LoadFailed)
+    def show_failure(self, event: LoadFailed) -> None:
+        self.query_one("#loading-label", Label).update(Text(f"flaketui: error: {event.error}",
+                                                            style="bold red"))
+        self.query_one("#load-progress", ProgressBar).display = False
+        self.sub_title = "error"
+        self.notify(event.error, title="Could not load", severity="error", timeout=30)
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{type(error).__name__}: {error}", title=event.worker.description,
+                        severity="error", timeout=30)
+            if event.worker.group == "load":
+                self.post_message(LoadFailed(str(error)))
+
+    @on(RunsLoaded)
+    def runs_loaded(self, event: RunsLoaded) -> None:
+        app = self.flake_app
+        log = event.log
+        app.trial_log = log
+        if app.k is None:
+            app.k = default_k([log.run_outcomes(r) for r in log.runs])
+        self.remove_class("-loading")
+        problems = len(log.problems)
+        if problems:
+            self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
+                        title="Skipped input", severity="warning", timeout=10)
+        self.show_run(0)
+        self.query_one(TaskTable).focus()
+
+    # -- the shown run ----------------------------------------------------------------------
+
+    def show_run(self, index: int) -> None:
+        """Compute and show run number ``index`` of the loaded log."""
+        log = self.flake_app.trial_log
+        if log is None:
+            return
+        self.set_reactive(TasksScreen.run_index, index)
+        self.run = log.runs[index]
+        self.outcomes = log.run_outcomes(self.run)
+        rows = self.outcomes.rows
+        counts = np.diff(self.outcomes.bounds)
+        traced = log.has_trace[rows] & (log.outcome[rows] != ERRORED)
+        self.has_traces = (np.add.reduceat(traced.astype(np.int64), self.outcomes.bounds[:-1])
+                           > 0) if rows.size else np.zeros(0, bool)
+        self.has_traces &= counts > 0
+        self.medians = log.metric_medians(self.outcomes)
+        self._name_rank = np.argsort(np.argsort(np.array(self.outcomes.tasks, dtype=object)))
+        self.recompute()
+        if self.run not in self.divergence:
+            self.divergence[self.run] = {}
+            self.find_divergences(self.run)
+
+    def recompute(self) -> None:
+        """Statistics at the current k, then the table, summary and curves."""
+        if self.outcomes is None:
+            return
+        k = self.flake_app.k or 1
+        keep = self.current_row
+        self.stats = task_stats(self.outcomes, k)
+        self.summary = summarise(self.stats)
+        table = self.query_one(TaskTable)
+        table.set_columns(self.columns(), self.cell)
+        self.refresh_order(keep)
+        self.update_summary()
+        self.update_curves()
+
+    def columns(self) -> list[Column]:
+        """The table's columns for the shown run (labels carry the current k)."""
+        st = self.stats
+        assert st is not None
+        k = st.k
+        name_w = min(32, max([4, *(len(t) for t in st.tasks[:20000])]))
+        cols = [
+            Column("task", "task", name_w, "left", "task name (bold amber when flaky)"),
+            Column("n", "n", max(3, len(str(int(st.n.max(initial=0))))), "right",
+                   "non-errored trials"),
+            Column("p_hat", "p̂", 5, "right", "pass rate c/n"),
+            Column("p_hat_ci", "95% CI", 12, "right", "Wilson 95% interval of p̂"),
+            Column("pass_at_k", f"pass@{k}", max(6, len(f"pass@{k}")), "right",
+                   "chance that at least one of k trials passes"),
+            Column("pass_hat_k", f"pass^{k}", max(6, len(f"pass^{k}")), "right",
+                   "chance that all k trials pass"),
+            Column("flakiness", "flakiness", 10, "left", "4·p̂·(1−p̂), with a bar"),
+            Column("class", "class", 5, "left",
+                   "pass (stable-pass: every trial passed), fail (stable-fail) or flaky"),
+        ]
+        if any(g is not None for g in st.groups):
+            width = min(14, max(5, *(len(g or "") for g in st.groups[:20000])))
+            cols.append(Column("group", "group", width, "left", "cluster for the standard error"))
+        if self.has_traces.any():
+            cols.append(Column("divergence", "div", 3, "right",
+                               "first divergence step of the most informative pass/fail pair"))
+        for name in self.medians:
+            label = METRIC_LABELS.get(name, name[:10])
+            cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
+                               f"median {name} over the task's trials"))
+        return cols
+
+    def cell(self, row: int, key: str) -> Text:
+        """One cell of the table (see :class:`~flaketui.app.widgets.task_table.TaskTable`)."""
+        st = self.stats
+        assert st is not None
+        cls = st.classes[row]
+        if key == "task":
+            return Text(st.tasks[row], style="bold yellow" if cls == FLAKY else "")
+        if key == "n":
+            return Text(str(int(st.n[row])))
+        if key == "p_hat":
+            return Text(fmt.rate(st.p_hat[row]), style=rate_style(st.p_hat[row]))
+        if key == "p_hat_ci":
+            return Text(fmt.interval(st.p_hat_ci.low[row], st.p_hat_ci.high[row]), style="dim")
+        if key == "pass_at_k":
+            return Text(fmt.rate(st.pass_at_k[row]))
+        if key == "pass_hat_k":
+            return Text(fmt.rate(st.pass_hat_k[row]))
+        if key == "flakiness":
+            f = st.flakiness[row]
+            style = "bold yellow" if not fmt.is_missing(f) and f > 0 else "dim"
+            return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
+        if key == "class":
+            style = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green"}.get(cls, "dim")
+            return Text(CLASS_LABELS.get(cls, cls), style=style)
+        if key == "group":
+            return Text(st.groups[row] or "", style="dim")
+        if key == "divergence":
+            step = self.divergence_of(row)
+            if step == PENDING:
+                return Text("…", style="dim")
+            return Text(fmt.DASH if step is None else str(step), style="" if step else "dim")
+        if key.startswith("metric:"):
+            return Text(fmt.number(self.medians[key[7:]][row]))
+        return Text("")
+
+    def divergence_of(self, row: int) -> int | None:
+        """First divergence of data row ``row``: a step, None, or :data:`PENDING`."""
+        st = self.stats
+        assert st is not None and self.run is not None
+        if not self.has_traces[row] or st.classes[row] != FLAKY:
+            return None
+        return self.divergence.get(self.run, {}).get(st.tasks[row], PENDING)
+
+    def sort_values(self, key: str) -> np.ndarray:
+        """Values to sort by for column ``key`` (floats; NaN sort last)."""
+        st = self.stats
+        assert st is not None
+        if key == "task":
+            return self._name_rank.astype(np.float64)
+        simple = {"n": st.n, "p_hat": st.p_hat, "p_hat_ci": st.p_hat_ci.low,
+                  "pass_at_k": st.pass_at_k, "pass_hat_k": st.pass_hat_k,
+                  "flakiness": st.flakiness}
+        if key in simple:
+            return np.asarray(simple[key], dtype=np.float64)
+        if key in ("class", "group"):
+            labels = st.classes if key == "class" else [g or "" for g in st.groups]
+            _, inv = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
+            return inv.astype(np.float64)
+        if key == "divergence":
+            vals = [self.divergence_of(i) for i in range(len(st))]
+            return np.array([np.nan if v is None or v == PENDING else v for v in vals], float)
+        if key.startswith("metric:"):
+            return np.asarray(self.medians[key[7:]], dtype=np.float64)
+        raise ValueError(f"sort key ({key!r}) must be one of {', '.join(self.sort_keys())}")
+
+    def sort_keys(self) -> list[str]:
+        """Keys of the shown columns, in table order."""
+        return [c.key for c in self.query_one(TaskTable).columns]
+
+    def refresh_order(self, keep: int | None = None) -> None:
+        """Filter and sort the rows, keeping the cursor on ``keep`` (a data row) if shown."""
+        st = self.stats
+        if st is None:
+            return
+        table = self.query_one(TaskTable)
+        idx = np.arange(len(st))
+        if self.filter_text:
+            needle = self.filter_text.lower()
+            idx = idx[[needle in st.tasks[i].lower() for i in idx]]
+        if self.flaky_only:
+            idx = idx[[st.classes[i] == FLAKY for i in idx]]
+        values = self.sort_values(self.sort_key)[idx]
+        missing = np.isnan(values)
+        signed = np.where(missing, 0.0, -values if self.sort_reverse else values)
+        order = idx[np.lexsort((self._name_rank[idx], signed, missing))]
+        table.sort_key = self.sort_key
+        table.sort_reverse = self.sort_reverse
+        table.empty_text = "no task matches" if (self.filter_text or self.flaky_only) else "no tasks"
+        table.show(order, keep=keep)
+        self.update_title()
+
+    @property
+    def current_row(self) -> int | None:
+        """Data row (index into :attr:`stats`) under the cursor."""
+        if self.stats is None:
+            return None
+        return self.query_one(TaskTable).cursor_data_row
+
+    @property
+    def current_task(self) -> str | None:
+        """Name of the task under the cursor."""
+        row = self.current_row
+        return None if row is None or self.stats is None else self.stats.tasks[row]
+
+    # -- header, summary and curves ---------------------------------------------------------
+
+    def update_title(self) -> None:
+        st = self.stats
+        if st is None or self.run is None:
+            return
+        shown = len(self.query_one(TaskTable).order)
+        label = next((c.label for c in self.query_one(TaskTable).columns
+                      if c.key == self.sort_key), self.sort_key)
+        parts = [f"{self.run}", f"{shown} of {len(st)} tasks" if shown != len(st) else
+                 f"{len(st)} tasks", f"sorted by {label} {'↓' if self.sort_reverse else '↑'}"]
+        if self.filter_text:
+            parts.append(f"filter “{self.filter_text}”")
+        if self.flaky_only:
+            parts.append("flaky only")
+        self.sub_title = " · ".join(parts)
+
+    def update_summary(self) -> None:
+        sm, st = self.summary, self.stats
+        log = self.flake_app.trial_log
+        if sm is None or st is None or log is None:
+            return
+        app = self.flake_app
+        k = sm.k
+        text = Text()
+        runs = len(log.runs)
+        text.append(f"{sm.run}", style="bold")
+        if runs > 1:
+            text.append(f" (run {self.run_index + 1} of {runs}, r: next)", style="dim")
+        text.append(f" · {sm.tasks} tasks · {sm.trials} trials · {sm.errored} errored · ")
+        text.append(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")
+        text.append(f" · k = {k}")
+        if app.k_is_default:
+            text.append(" (smallest n)", style="dim")
+        text.append("\n")
+        for label, est in (("pass@1", sm.pass_at_1), (f"pass@{k}", sm.pass_at_k),
+                           (f"pass^{k}", sm.pass_hat_k)):
+            text.append(f"{label} ", style="dim")
+            text.append(fmt.rate(est.value), style="bold")
+            text.append(f" {fmt.interval(*est.ci)}   ", style="dim")
+        if sm.tasks_below_k:
+            text.append(f"{sm.tasks_below_k} task(s) with n < k left out   ", style="yellow")
+        if app.min_pass_hat_k is not None or app.max_flakiness is not None:
+            verdict = gate(st, sm, app.min_pass_hat_k, app.max_flakiness)
+            if verdict.passed:
+                text.append(" gate PASS ", style="bold black on green")
+            else:
+                text.append(" gate FAIL ", style="bold white on red")
+                text.append(" " + "; ".join(verdict.reasons), style="red")
+        for warning in sm.warnings:
+            text.append("\n⚠ " + warning, style="yellow")
+        if log.problems:
+            text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
+                        style="yellow")
+        self.query_one("#summary", Static).update(text)
+
+    def update_curves(self) -> None:
+        st = self.stats
+        if st is None:
+            return
+        suite = k_curve(st.n, st.passes)
+        row = self.current_row
+        task = None
+        title = "highlighted task"
+        if row is not None:
+            task = k_curve(st.n[row], st.passes[row])
+            title = f"{st.tasks[row]} ({int(st.passes[row])}/{int(st.n[row])})"
+        self.query_one(Curves).show_curves(
+            suite, f"suite ({len(st)} tasks)", task, title,
+            histogram(st.p_hat), st.k)
+
+    @on(TaskTable.TaskHighlighted)
+    def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
+        self.update_curves()
+
+    # -- divergence column ------------------------------------------------------------------
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="divergence",
+          description="Finding first divergences")
+    def find_divergences(self, run: str) -> None:
+        """Read the traces of every flaky task of ``run`` and post its first divergence."""
+        from flaketui.loading import read_trial
+        from flaketui.traces import task_divergence
+
+        app = self.flake_app
+        log = app.trial_log
+        assert log is not None
+        outcomes = log.run_outcomes(run)
+        norm = app.normaliser
+        todo = [i for i in range(len(outcomes.tasks))
+                if 0 < outcomes.passes[i] < outcomes.n[i]
+                and log.has_trace[outcomes.task_rows(i)].any()]
+        worker = get_current_worker()
+        batch: dict[str, int | None] = {}
+        last = time.monotonic()
+        for done, i in enumerate(todo, 1):
+            if worker.is_cancelled:
+                return
+            traces = []
+            for r in outcomes.task_rows(i).tolist():
+                if log.outcome[r] == ERRORED or not log.has_trace[r]:
+                    continue
+                trial = read_trial(log, r)
+                traces.append((trial.passed, trial.trace))
+            batch[outcomes.tasks[i]] = task_divergence(traces, norm)
+            if time.monotonic() - last > 0.25 or done == len(todo):
+                self.post_message(DivergencesFound(run, batch, done, len(todo)))
+                batch, last = {}, time.monotonic()
+        if not todo:
+            self.post_message(DivergencesFound(run, {}, 0, 0))
+
+    @on(DivergencesFound)
+    def divergences_found(self, event: DivergencesFound) -> None:
+        self.divergence.setdefault(event.run, {}).update(event.steps)
+        if event.run != self.run:
+            return
+        table = self.query_one(TaskTable)
+        table.invalidate()
+        if self.sort_key == "divergence":
+            self.refresh_order(self.current_row)
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def action_sort_by(self, key: str) -> None:
+        """Sort by column ``key``; sorting by the same column again reverses the order."""
+        if key == self.sort_key:
+            self.sort_reverse = not self.sort_reverse
+            return
+        self.sort_key = key
+        # Text columns read best A→Z; numbers with the largest (most telling) first.
+        self.sort_reverse = key not in ("task", "class", "group")
+
+    def action_sort_next(self) -> None:
+        """Sort by the next column to the right (wraps around)."""
+        keys = self.sort_keys()
+        if not keys:
+            return
+        pos = keys.index(self.sort_key) if self.sort_key in keys else -1
+        self.action_sort_by(keys[(pos + 1) % len(keys)])
+
+    def action_sort_reverse(self) -> None:
+        """Flip between ascending and descending."""
+        self.sort_reverse = not self.sort_reverse
+
+    def watch_sort_key(self) -> None:
+        self.refresh_order(self.current_row)
+
+    def watch_sort_reverse(self) -> None:
+        self.refresh_order(self.current_row)
+
+    def watch_filter_text(self) -> None:
+        self.refresh_order(self.current_row)
+
+    def watch_flaky_only(self) -> None:
+        self.refresh_order(self.current_row)
+
+    def watch_run_index(self, index: int) -> None:
+        self.show_run(index)
+
+    @on(TaskTable.HeaderClicked)
+    def header_clicked(self, event: TaskTable.HeaderClicked) -> None:
+        self.action_sort_by(event.key)
+
+    def action_filter(self) -> None:
+        """Show the name filter and focus it."""
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+
+    @on(Input.Submitted, "#filter")
+    def filter_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            event.input.display = False
+        self.query_one(TaskTable).focus()
+
+    def action_clear_filter(self) -> None:
+        """Clear the name filter and hide it."""
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.filter_text = ""
+        self.query_one(TaskTable).focus()
+
+    def action_toggle_flaky(self) -> None:
+        """Show only flaky tasks, or every task."""
+        self.flaky_only = not self.flaky_only
+
+    def action_change_k(self, delta: int) -> None:
+        """Change k by ``delta`` (1 up to the largest n) and recompute everything."""
+        app = self.flake_app
+        if self.stats is None or app.k is None:
+            return
+        top = max(1, int(self.stats.n.max(initial=1)))
+        new = max(1, min(top, app.k + delta))
+        if new == app.k:
+            self.notify(f"k stays {new}: it must lie between 1 and the largest n ({top})",
+                        severity="warning", timeout=3)
+            return
+        app.k = new
+        app.k_is_default = False
+        self.recompute()
+
+    def action_next_run(self) -> None:
+        """Show the next loaded run."""
+        log = self.flake_app.trial_log
+        if log is None:
+            return
+        if len(log.runs) < 2:
+            self.notify("only one run is loaded", timeout=3)
+            return
+        self.run_index = (self.run_index + 1) % len(log.runs)
+
+    def action_show_traces(self) -> None:
+        """Open the trace screen of the task under the cursor."""
+        row = self.current_row
+        if row is None or self.stats is None or self.outcomes is None:
+            return
+        from flaketui.app.screens.traces import TaskTraceScreen
+
+        self.app.push_screen(TaskTraceScreen(self.outcomes, row, self.stats))
+
+    @on(TaskTable.TaskSelected)
+    def task_selected(self, event: TaskTable.TaskSelected) -> None:
+        event.stop()
+        self.action_show_traces()
+
+    def action_show_problems(self) -> None:
+        """List the skipped lines of the logs."""
+        from flaketui.app.screens.problems import ProblemsScreen
+
+        log = self.flake_app.trial_log
+        self.app.push_screen(ProblemsScreen(log.problems if log else []))
+
+    def palette_commands(self) -> Iterable[tuple[str, str, str]]:
+        """(title, help, action) for the command palette."""
+        yield "Open traces", "Passing vs failing traces of the highlighted task", "show_traces"
+        yield "Toggle flaky only", "Show only flaky tasks", "toggle_flaky"
+        yield "Filter by name", "Type part of a task name", "filter"
+        yield "Increase k", "k + 1 for pass@k and pass^k", "change_k(1)"
+        yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
+        yield "Next run", "Show the next loaded run", "next_run"
+        yield "Show skipped lines", "Problems found while loading", "show_problems"
+        if self.stats is not None:
+            for col in self.query_one(TaskTable).columns:
+                yield f"Sort by {col.label}", col.tooltip, f"sort_by('{col.key}')"

@@ -1,0 +1,280 @@
+"""The trace screens: a task's passing and failing traces side by side, and its fork map.
+
+:class:`TaskTraceScreen` opens from the task table (``enter``). It reads the
+task's trials in a thread worker, picks the most informative pair (the passing
+and failing traces that share the longest normalised prefix) and shows them in
+a :class:`~flaketui.app.widgets.trace_view.TraceDiffView`; the fork map tab
+shows every trial as a tree of shared steps.
+
+:class:`TraceDiffScreen` shows any two given trials (e.g. from two runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from flaketui import formatting as fmt
+from flaketui.app.widgets.fork_map import ForkMap
+from flaketui.app.widgets.trace_view import TraceDiffView
+from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
+from flaketui.stats import TaskStats
+from flaketui.traces import ForkNode, Normaliser, best_pair, build_fork_map
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
+
+
+def trial_label(side: str, trial: Trial, position: int, total: int, kind: str) -> str:
+    """``A: trial 3 (pass) · 1 of 10 passing``."""
+    outcome = "pass" if trial.passed else "fail"
+    return f"{side}: {trial.run} trial {trial.trial} ({outcome}) · {position + 1} of {total} {kind}"
+
+
+@dataclass
+class TaskTrials(Message):
+    """A task's trials, read from disk by the trace screen's worker."""
+
+    trials: list[Trial]
+    fork_map: ForkNode
+    pair: tuple[int, int] | None
+
+
+class TaskTraceScreen(Screen[None]):
+    """A task's passing and failing traces, the first divergence, and the fork map.
+
+    Args:
+        outcomes: The run's trials grouped by task.
+        row: The task's index in ``outcomes`` (and ``stats``).
+        stats: The run's statistics at the current k.
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="back",
+                tooltip="Back to the task table, as it was"),
+        Binding("d", "jump_to_divergence", "Divergence", id="jump-divergence",
+                tooltip="Scroll to the first divergent step"),
+        Binding("a", "next_passing(1)", "Next pass", id="next-passing",
+                tooltip="Next passing trial on the left (A)"),
+        Binding("A", "next_passing(-1)", "Prev pass", id="prev-passing", show=False,
+                tooltip="Previous passing trial on the left (A)"),
+        Binding("b", "next_failing(1)", "Next fail", id="next-failing",
+                tooltip="Next failing trial on the right (B)"),
+        Binding("B", "next_failing(-1)", "Prev fail", id="prev-failing", show=False,
+                tooltip="Previous failing trial on the right (B)"),
+        Binding("f", "toggle_fork_map", "Fork map", id="fork-map",
+                tooltip="Switch between the traces and the fork map"),
+        Binding("x", "toggle_expand", "Expand", id="expand",
+                tooltip="Show long step contents in full (toggle)"),
+    ]
+
+    def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
+        super().__init__()
+        self.outcomes = outcomes
+        self.row = row
+        self.stats = stats
+        self.task_name = outcomes.tasks[row]
+        self.trials: list[Trial] = []
+        self.passing: list[Trial] = []
+        """Non-errored passing trials that have a trace, in trial order."""
+        self.failing: list[Trial] = []
+        """Non-errored failing trials that have a trace, in trial order."""
+        self.pass_pos = 0
+        self.fail_pos = 0
+        self.loaded = False
+
+    @property
+    def flake_app(self) -> FlakeApp:
+        return cast("FlakeApp", self.app)
+
+    @property
+    def normaliser(self) -> Normaliser:
+        return self.flake_app.normaliser
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(self.head_text(), id="trace-head")
+        with TabbedContent(initial="traces-tab", id="trace-tabs"):
+            with TabPane("Traces", id="traces-tab"):
+                yield Static(Text("reading the task's trials…", style="dim"), id="trace-status")
+            with TabPane("Fork map", id="fork-tab"):
+                yield ForkMap(id="fork-map")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{self.outcomes.run} · {self.task_name}"
+        self.read_trials()
+
+    def head_text(self) -> Text:
+        """Task name, n, p̂ with its CI, pass^k and flakiness."""
+        st, i = self.stats, self.row
+        text = Text()
+        text.append(self.task_name, style="bold")
+        text.append(f"   {self.outcomes.run}", style="dim")
+        text.append(f"   n = {int(st.n[i])}, {int(st.passes[i])} passed")
+        if st.errored[i]:
+            text.append(f", {int(st.errored[i])} errored", style="dim")
+        text.append("   p̂ ")
+        text.append(fmt.rate(st.p_hat[i]), style="bold")
+        text.append(f" {fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i])}", style="dim")
+        text.append(f"   pass^{st.k} ")
+        text.append(fmt.rate(st.pass_hat_k[i]), style="bold")
+        text.append("   flakiness ")
+        text.append(fmt.rate(st.flakiness[i]), style="bold yellow" if st.flakiness[i] > 0 else "")
+        return text
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="traces",
+          description="Reading traces")
+    def read_trials(self) -> None:
+        """Read the task's trials from disk, build the fork map and pick the default pair."""
+        from flaketui.loading import read_trial
+
+        app = self.flake_app
+        log = app.trial_log
+        assert log is not None
+        rows = self.outcomes.task_rows(self.row).tolist()
+        trials = [read_trial(log, r) for r in rows]
+        norm = app.normaliser
+        fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm)
+        passing = [t for t in trials if t.outcome == PASS and t.trace is not None]
+        failing = [t for t in trials if t.outcome not in (PASS, ERRORED) and t.trace is not None]
+        best = best_pair([norm.signatures(t.trace) for t in passing],
+                         [norm.signatures(t.trace) for t in failing])
+        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2]))
+
+    @on(TaskTrials)
+    async def trials_read(self, event: TaskTrials) -> None:
+        self.trials = event.trials
+        self.passing = [t for t in self.trials if t.outcome == PASS and t.trace is not None]
+        self.failing = [t for t in self.trials
+                        if t.outcome not in (PASS, ERRORED) and t.trace is not None]
+        if event.pair is not None:
+            self.pass_pos, self.fail_pos = event.pair
+        no_trace = sum(1 for t in self.trials if t.trace is None)
+        self.query_one(ForkMap).show_map(event.fork_map, no_trace)
+        status = self.query_one("#trace-status", Static)
+        if not self.passing and not self.failing:
+            status.update(Text(
+                f"no trial of {self.task_name} has a trace ({len(self.trials)} trial(s) read): "
+                "there is nothing to compare. The log would need a trace field per trial "
+                "(trace, traj or messages; --trace-field to name another).", style="yellow"))
+            self.loaded = True
+            return
+        status.display = False
+        a, b, la, lb, note = self.current_pair()
+        view = TraceDiffView(a, b, la, lb, self.normaliser, note, id="trace-diff")
+        await self.query_one("#traces-tab", TabPane).mount(view)
+        self.loaded = True
+
+    def current_pair(self) -> tuple[Trial | None, Trial | None, str, str, str]:
+        """The trials to show and their labels; one side only when the task has one outcome."""
+        if self.passing and self.failing:
+            a, b = self.passing[self.pass_pos], self.failing[self.fail_pos]
+            return (a, b, trial_label("A", a, self.pass_pos, len(self.passing), "passing"),
+                    trial_label("B", b, self.fail_pos, len(self.failing), "failing"), "")
+        if self.passing:
+            a = self.passing[self.pass_pos]
+            note = (f"no failing trial: all {len(self.passing)} traced trials passed; "
+                    "showing one passing trace")
+            return a, None, trial_label("A", a, self.pass_pos, len(self.passing), "passing"), "", note
+        b = self.failing[self.fail_pos]
+        note = (f"no passing trial: all {len(self.failing)} traced trials failed; "
+                "showing one failing trace")
+        return b, None, trial_label("A", b, self.fail_pos, len(self.failing), "failing"), "", note
+
+    @property
+    def diff_view(self) -> TraceDiffView | None:
+        views = self.query(TraceDiffView)
+        return views.first() if views else None
+
+    def _show_pair(self) -> None:
+        view = self.diff_view
+        if view is not None:
+            view.set_pair(*self.current_pair())
+
+    def action_next_passing(self, step: int) -> None:
+        """Show the next (or previous) passing trial on side A."""
+        if not self.passing:
+            self.notify("this task has no passing trial with a trace", timeout=3)
+            return
+        self.pass_pos = (self.pass_pos + step) % len(self.passing)
+        self._show_pair()
+
+    def action_next_failing(self, step: int) -> None:
+        """Show the next (or previous) failing trial on side B."""
+        if not self.failing:
+            self.notify("this task has no failing trial with a trace", timeout=3)
+            return
+        self.fail_pos = (self.fail_pos + step) % len(self.failing)
+        self._show_pair()
+
+    def action_jump_to_divergence(self) -> None:
+        """Scroll the trace to its first divergent step."""
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "traces-tab"
+        view = self.diff_view
+        if view is None or not view.jump_to_divergence():
+            self.notify("no divergent step to jump to", timeout=3)
+
+    def action_toggle_fork_map(self) -> None:
+        """Switch between the traces tab and the fork map tab."""
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "fork-tab" if tabs.active == "traces-tab" else "traces-tab"
+
+    def action_toggle_expand(self) -> None:
+        """Show long step contents in full, or cut them again."""
+        view = self.diff_view
+        if view is not None:
+            view.expanded = not view.expanded
+
+
+class TraceDiffScreen(Screen[None]):
+    """Any two trials side by side (e.g. run A's and run B's trial of one task).
+
+    Args:
+        a: Left trial.
+        b: Right trial (None to show only ``a``).
+        label_a: e.g. ``"A: oncall-baseline trial 3 (pass)"``.
+        label_b: e.g. ``"B: oncall-candidate trial 5 (fail)"``.
+        title: Shown above the traces (e.g. the task name and both p̂).
+        normaliser: Keys to ignore; default the app's (``--ignore-key``).
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="diff-back"),
+        Binding("d", "jump_to_divergence", "Divergence", id="diff-jump-divergence"),
+        Binding("x", "toggle_expand", "Expand", id="diff-expand"),
+    ]
+
+    def __init__(self, a: Trial, b: Trial | None, label_a: str, label_b: str, title: str = "",
+                 normaliser: Normaliser | None = None) -> None:
+        super().__init__()
+        self.a, self.b, self.label_a, self.label_b = a, b, label_a, label_b
+        self.title_text = title
+        self._normaliser = normaliser
+
+    def compose(self) -> ComposeResult:
+        norm = self._normaliser or getattr(self.app, "normaliser", None)
+        yield Header()
+        if self.title_text:
+            yield Static(Text(self.title_text, style="bold"), id="trace-head")
+        yield TraceDiffView(self.a, self.b, self.label_a, self.label_b, norm, id="trace-diff")
+        yield Footer()
+
+    def action_jump_to_divergence(self) -> None:
+        """Scroll to the first divergent step."""
+        if not self.query_one(TraceDiffView).jump_to_divergence():
+            self.notify("no divergent step to jump to", timeout=3)
+
+    def action_toggle_expand(self) -> None:
+        """Show long step contents in full, or cut them again."""
+        view = self.query_one(TraceDiffView)
+        view.expanded = not view.expanded

@@ -1,0 +1,82 @@
+"""pass@k and pass^k as curves over k, and the spread of p̂ over tasks.
+
+The curve of a suite is the mean over tasks of the per-task unbiased estimates
+at each k (tasks with fewer than k trials left out), never a mean p̂ raised to
+the power k. Pure numpy: no Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from flaketui.stats.estimators import pass_at_k, pass_hat_k
+
+MAX_POINTS = 40
+"""At most this many values of k are evaluated (evenly spaced) for a curve."""
+
+
+@dataclass(frozen=True)
+class KCurve:
+    """pass@k and pass^k at each k in ``ks`` (NaN where no task has k trials)."""
+
+    ks: NDArray[np.int64]
+    pass_at: NDArray[np.float64]
+    pass_hat: NDArray[np.float64]
+    tasks: NDArray[np.int64]
+    """Tasks with at least k trials, per k."""
+
+
+def k_values(k_max: int, points: int = MAX_POINTS) -> NDArray[np.int64]:
+    """1..k_max, thinned to at most ``points`` evenly spaced values (always 1 and k_max)."""
+    if k_max < 1:
+        return np.empty(0, dtype=np.int64)
+    if k_max <= points:
+        return np.arange(1, k_max + 1, dtype=np.int64)
+    return np.unique(np.round(np.linspace(1, k_max, points)).astype(np.int64))
+
+
+def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None) -> KCurve:
+    """Suite (or single-task) curves of pass@k (Chen et al. 2021) and pass^k (Yao et al. 2024).
+
+    Parameters
+    ----------
+    n, c : array_like
+        Trials and passes per task (scalars for one task).
+    k_max : int, optional
+        Largest k; default the largest n.
+
+    Returns
+    -------
+    KCurve
+        Task-averaged estimates per k.
+
+    References
+    ----------
+    .. [1] M. Chen et al., arXiv:2107.03374, 2021 (pass@k).
+    .. [2] S. Yao et al., "τ-bench", arXiv:2406.12045, 2024 (pass^k).
+    """
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    c_arr = np.atleast_1d(np.asarray(c, dtype=np.float64))
+    top = int(n_arr.max()) if n_arr.size else 0
+    ks = k_values(top if k_max is None else min(k_max, top))
+    at = np.full(ks.shape, np.nan)
+    hat = np.full(ks.shape, np.nan)
+    used = np.zeros(ks.shape, dtype=np.int64)
+    for i, k in enumerate(ks.tolist()):
+        ok = n_arr >= k
+        used[i] = int(ok.sum())
+        if used[i]:
+            at[i] = float(np.mean(pass_at_k(n_arr[ok], c_arr[ok], k)))
+            hat[i] = float(np.mean(pass_hat_k(n_arr[ok], c_arr[ok], k)))
+    return KCurve(ks, at, hat, used)
+
+
+def histogram(values: ArrayLike, bins: int = 10) -> NDArray[np.int64]:
+    """Counts of values in ``bins`` equal bins over [0, 1] (1.0 falls in the last; NaN left out)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    idx = np.clip((v * bins).astype(np.int64), 0, bins - 1)
+    return np.bincount(idx, minlength=bins).astype(np.int64)
