@@ -149,7 +149,8 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 
 
 @main.command()
-@click.option("-k", type=int, default=None, help="k for pass@k and pass^k.")
+@click.option("-k", type=int, default=5, show_default=True,
+              help="k for pass@k and pass^k (5, as in the README's figures).")
 def demo(k: int | None) -> None:
     """Open the app on the bundled on-call fixtures."""
     if not FIXTURES.is_dir():
