@@ -15,7 +15,32 @@ from typing import Any
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 
 
+def lookup(obj: dict[str, Any], name: str) -> Any:
+    """The value of field ``name``; a dotted name such as ``score.value`` walks nested objects
+    when the object has no key spelled with the dot."""
+    value = obj.get(name)
+    if value is not None or "." not in name or name in obj:
+        return value
+    for part in name.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)  # type: ignore[assignment]
+    return obj
+
+
 def _first(obj: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
+    for name in names:
+        value = lookup(obj, name)
+        if value is not None:
+            return name, value
+    return None, None
+
+
+MAX_TRIAL = (1 << 63) - 1
+"""Trial numbers are stored as 64-bit integers."""
+
+
+def _first_plain(obj: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
     for name in names:
         value = obj.get(name)
         if value is not None:
@@ -78,6 +103,9 @@ class RecordSink:
         self.line = array("q")
         self.has_trace = array("b")
         self.metrics: dict[str, array] = {}
+        dotted = any("." in n for names in (fields.run, fields.task, fields.trial, fields.passed,
+                                            fields.score, fields.trace, fields.group) for n in names)
+        self._first = _first if dotted else _first_plain
 
     def __len__(self) -> int:
         return len(self.run)
@@ -87,30 +115,35 @@ class RecordSink:
         if not isinstance(obj, dict):
             return f"not a JSON object (got {_type_name(obj)})"
         f = self.fields
-        tkey, task = _first(obj, f.task)
+        first = self._first
+        tkey, task = first(obj, f.task)
         if tkey is None:
             return f"no task field ({' or '.join(f.task)})"
         try:
-            task_s = _label(task, tkey)
-            rkey, run = _first(obj, f.run)
-            run_s = self.default_run if rkey is None else _label(run, rkey)
-            gkey, group = _first(obj, f.group)
+            task_s = task if type(task) is str and task else _label(task, tkey)
+            rkey, run = first(obj, f.run)
+            if rkey is None:
+                run_s = self.default_run
+            else:
+                run_s = run if type(run) is str and run else _label(run, rkey)
+            gkey, group = first(obj, f.group)
             group_s = None if gkey is None else _label(group, gkey)
         except ValueError as exc:
             return str(exc)
 
-        errored = is_error(obj.get("error"))
-        pkey, passed = _first(obj, f.passed)
-        skey, score = _first(obj, f.score)
+        error = obj.get("error")
+        errored = error is not None and is_error(error)
+        pkey, passed = first(obj, f.passed)
+        skey, score = first(obj, f.score)
         score_v = math.nan
         if skey is not None:
-            if not _is_number(score):
+            if type(score) is not float and not _is_number(score):
                 return f"{skey} must be a number, got {_type_name(score)}"
             if not math.isfinite(score):
                 return f"{skey} must be finite, got {score!r}"
             score_v = float(score)
         if pkey is not None:
-            if isinstance(passed, bool):
+            if passed is True or passed is False:
                 ok = passed
             elif _is_number(passed) and passed in (0, 1):
                 ok = bool(passed)
@@ -125,42 +158,64 @@ class RecordSink:
             return f"no outcome ({', '.join(names)})"
         outcome = ERRORED if errored else (PASS if ok else FAIL)
 
-        trkey, trial = _first(obj, f.trial)
+        trkey, trial = first(obj, f.trial)
         trial_v = -1
         if trkey is not None:
-            if isinstance(trial, float) and trial.is_integer():
-                trial = int(trial)
-            if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+            if type(trial) is not int:
+                if isinstance(trial, float) and trial.is_integer():
+                    trial = int(trial)
+                if not isinstance(trial, int) or isinstance(trial, bool):
+                    return f"{trkey} must be a non-negative integer, got {trial!r}"
+            if trial < 0 or trial > MAX_TRIAL:
                 return f"{trkey} must be a non-negative integer, got {trial!r}"
             trial_v = trial
 
         metrics = obj.get("metrics")
         if metrics is not None and not isinstance(metrics, dict):
             return f"metrics must be an object, got {_type_name(metrics)}"
-        xkey, trace = _first(obj, f.trace)
+        xkey, trace = first(obj, f.trace)
         if xkey is not None and not isinstance(trace, list):
             return f"{xkey} must be a list of steps, got {_type_name(trace)}"
 
+        self.append(run_s, task_s, group_s, trial_v, outcome, score_v, offset, length, line,
+                    bool(trace), metrics)
+        return None
+
+    def append(self, run: str, task: str, group: str | None, trial: int, outcome: int,
+               score: float, offset: int, length: int, line: int, has_trace: bool,
+               metrics: dict[str, Any] | None) -> None:
+        """Append one checked trial; metric values that are not finite numbers are left out."""
         n = len(self.run)
-        self.run.append(self.runs.setdefault(run_s, len(self.runs)))
-        self.task.append(self.tasks.setdefault(task_s, len(self.tasks)))
-        self.group.append(-1 if group_s is None else self.groups.setdefault(group_s, len(self.groups)))
-        self.trial.append(trial_v)
+        runs = self.runs
+        run_i = runs.get(run)
+        if run_i is None:
+            run_i = runs[run] = len(runs)
+        tasks = self.tasks
+        task_i = tasks.get(task)
+        if task_i is None:
+            task_i = tasks[task] = len(tasks)
+        self.run.append(run_i)
+        self.task.append(task_i)
+        self.group.append(-1 if group is None else self.groups.setdefault(group, len(self.groups)))
+        self.trial.append(trial)
         self.outcome.append(outcome)
-        self.score.append(score_v)
+        self.score.append(score)
         self.offset.append(offset)
         self.length.append(length)
         self.line.append(line)
-        self.has_trace.append(1 if trace else 0)
+        self.has_trace.append(has_trace)
+        columns = self.metrics
         if metrics:
+            isfinite = math.isfinite
             for name, value in metrics.items():
-                if not _is_number(value) or not math.isfinite(value):
-                    continue
-                column = self.metrics.get(name)
+                kind = type(value)
+                if (kind is not float and kind is not int) or not isfinite(value):
+                    continue  # bools, strings, objects, NaN and inf are not metrics
+                column = columns.get(name)
                 if column is None:
-                    column = self.metrics[name] = array("d", [math.nan]) * n
-                column.append(float(value))
-        for column in self.metrics.values():
-            if len(column) == n:
-                column.append(math.nan)
-        return None
+                    column = columns[name] = array("d", [math.nan]) * n
+                column.append(value)
+        if columns:
+            for column in columns.values():
+                if len(column) == n:
+                    column.append(math.nan)

@@ -9,6 +9,7 @@ does not wait for it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -204,26 +205,69 @@ def pass_hat_k_interval(
 
 
 def binomial_quantile(n: NDArray[np.float64], c: NDArray[np.float64], q: float) -> NDArray[np.float64]:
-    """Smallest x with P(Binomial(n, c/n) <= x) >= q, per task (scipy ``binom.ppf``)."""
-    from scipy.special import bdtr
+    """Smallest x with P(Binomial(n, c/n) <= x) >= q, per task (scipy ``binom.ppf``).
 
-    n_int = n.astype(np.int64)
+    Computed once per distinct (n, c) pair: a suite of 100k tasks has few. When
+    the pairs are few and small the CDF is summed here from the pmf in log space
+    (``math.lgamma``), which spares importing scipy (0.15 s) on the report path;
+    otherwise scipy's ``bdtr`` (the regularised incomplete beta) evaluates it.
+    """
     out = np.zeros(n.shape, dtype=np.float64)
     if n.size == 0:
         return out
+    n_int, c_int = n.ravel().astype(np.int64), c.ravel().astype(np.int64)
+    width = int(n_int.max()) + 1
+    keys, inverse = np.unique(n_int * width + c_int, return_inverse=True)
+    nn, cc = keys // width, keys % width
+    if int(np.sum(nn + 1)) <= _PURE_CDF_TERMS:
+        values = np.array([_quantile_small(a, b, q) for a, b in zip(nn.tolist(), cc.tolist(),
+                                                                      strict=True)], dtype=np.float64)
+    else:
+        values = _quantile_bdtr(nn, cc, q)
+    out.ravel()[:] = values[np.ravel(inverse)]
+    return out
+
+
+_PURE_CDF_TERMS = 200_000
+"""Up to this many pmf terms over all distinct (n, c) pairs, sum the CDF in Python."""
+
+
+def _quantile_small(n: int, c: int, q: float) -> float:
+    """:func:`binomial_quantile` for one (n, c), summing the pmf exp(log C(n, x) + x log p
+    + (n − x) log(1 − p)) term by term."""
+    if n <= 0 or c <= 0:
+        return 0.0
+    if c >= n:
+        return float(n)
+    p = c / n
+    lp, lq = math.log(p), math.log1p(-p)
+    base = math.lgamma(n + 1)
+    cdf = 0.0
+    for x in range(n):
+        cdf += math.exp(base - math.lgamma(x + 1) - math.lgamma(n - x + 1) + x * lp + (n - x) * lq)
+        # 1e-12 guards against the CDF landing a hair under q through rounding.
+        if cdf >= q - 1e-12:
+            return float(x)
+    return float(n)
+
+
+def _quantile_bdtr(n: NDArray[np.int64], c: NDArray[np.int64], q: float) -> NDArray[np.float64]:
+    """:func:`binomial_quantile` with scipy's ``bdtr``, on a grid 0..max(n) in slices."""
+    from scipy.special import bdtr
+
+    out = np.zeros(n.shape, dtype=np.float64)
     p = np.where(n > 0, c / np.where(n > 0, n, 1), 0.0)
-    top = int(n_int.max()) if n_int.size else 0
-    # Evaluate the CDF on a grid 0..max(n) in slices of tasks, to bound memory.
+    top = int(n.max())
     step = max(1, 4_000_000 // (top + 1))
     xs = np.arange(top + 1, dtype=np.float64)
     for s in range(0, n.size, step):
-        nn = n_int.ravel()[s : s + step]
-        pp = p.ravel()[s : s + step]
+        nn = n[s : s + step]
+        pp = p[s : s + step]
         cdf = bdtr(xs[None, :], nn[:, None], pp[:, None])
         cdf = np.where(xs[None, :] >= nn[:, None], 1.0, cdf)
         # 1e-12 guards against the CDF landing a hair under q through rounding.
         hit = cdf >= q - 1e-12
-        out.ravel()[s : s + step] = np.argmax(hit, axis=1)
+        out[s : s + step] = np.argmax(hit, axis=1)
     return out
 
 

@@ -1,0 +1,169 @@
+"""Log formats: the fast path agrees with the full parse, τ-bench arrays, field mapping,
+nested field paths, long lines."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from flaketui.loading import jsonl, load_logs, read_trial
+from flaketui.loading.fastpath import FastDecoder
+from flaketui.model import FieldMap, TrialLog
+
+COLUMNS = ("run", "task", "trial", "outcome", "score", "group", "offset", "length", "line",
+           "has_trace")
+
+
+def full_parse_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn the fast path off: every line goes through orjson and RecordSink.add."""
+    monkeypatch.setattr(FastDecoder, "typed", lambda self, line: None)
+    monkeypatch.setattr(FastDecoder, "loose", lambda self, line: None)
+
+
+def assert_same(a: TrialLog, b: TrialLog) -> None:
+    assert (a.runs, a.tasks, a.groups) == (b.runs, b.tasks, b.groups)
+    for name in COLUMNS:
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+    assert sorted(a.metrics) == sorted(b.metrics)
+    for name in a.metrics:
+        assert np.array_equal(a.metrics[name], b.metrics[name], equal_nan=True), name
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+
+
+VALUES: list[Any] = [
+    None, True, False, 0, 1, 2, -1, 7, 1.0, 0.5, 2.5, -0.0, 1e308, 18446744073709551615,
+    18446744073709551616, 123456789012345678901234567890, "", "t", "task-1", "ü", [], [1],
+    ["s"], {}, {"a": 1}, "NaN",
+]
+
+
+def clean_record(rng: random.Random, i: int) -> dict[str, Any]:
+    """A line of the common shape, with valid values: the typed tier takes these."""
+    rec: dict[str, Any] = {"run": rng.choice(["r1", "r2"]), "task": f"t{i % 50}", "trial": i // 50}
+    rec[rng.choice(["passed", "score", "reward"])] = rng.choice([True, False, 0, 1, 0.5, 1.0])
+    if rng.random() < 0.3:
+        rec["error"] = rng.choice([None, "", "timeout", {"kind": "x"}, False])
+    if rng.random() < 0.7:
+        rec["metrics"] = {"tokens": rng.randrange(9000), "cost": rng.random(), "flag": True, "s": "x"}
+    rec["trace"] = [{"role": "user", "content": "hi"}] * rng.randrange(3)
+    return rec
+
+
+def random_record(rng: random.Random) -> dict[str, Any]:
+    rec: dict[str, Any] = {}
+    for key in ("run", "task", "task_id", "trial", "passed", "score", "reward", "group", "error",
+                "metrics", "trace", "traj", "messages", "extra"):
+        r = rng.random()
+        if key in ("task", "passed") and r < 0.6:
+            r = 0.5  # mostly usable lines, so that every tier is exercised
+        if r < 0.35:
+            continue
+        if key in ("task", "run") and r < 0.7:
+            rec[key] = rng.choice(["a", "b", "task-9", 3])
+        elif key == "trial" and r < 0.7:
+            rec[key] = rng.randrange(4)
+        elif key == "passed" and r < 0.7:
+            rec[key] = rng.choice([True, False])
+        elif key == "metrics" and r < 0.8:
+            rec[key] = {m: rng.choice(VALUES) for m in rng.sample(["tokens", "cost", "x"], 2)}
+        elif key in ("trace", "traj", "messages") and r < 0.8:
+            rec[key] = [{"role": "assistant", "content": "x" * rng.randrange(90)}] * rng.randrange(3)
+        else:
+            rec[key] = rng.choice(VALUES)
+    return rec
+
+
+class TestFastPathAgrees:
+    """Whatever shape a line has, the fast path keeps what the full parse keeps."""
+
+    def test_random_records(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        rng = random.Random(5)
+        lines = [json.dumps(random_record(rng), ensure_ascii=rng.random() < 0.5).encode()
+                 if rng.random() > 0.02 else b"{broken" for _ in range(3000)]
+        lines += [json.dumps(clean_record(rng, i)).encode() for i in range(2000)]
+        rng.shuffle(lines)
+        lines += [json.dumps({"task": "big", "passed": True, "trial": 1 << 64}).encode(),
+                  json.dumps({"task": 1 << 70, "passed": True}).encode(),
+                  json.dumps({"task": "m", "passed": True, "metrics": {"t": 10**400}}).encode(),
+                  b'{"task": "inf", "score": 1e999}',
+                  b'{"task": "inf2", "passed": true, "trace": [1e999]}',
+                  b'{"task": "u", "passed": true, "trace": ["\xff"]}',
+                  b'{"task": "u2", "passed": true, "x": "caf\xc3\xa9"}',
+                  b'{"task": "sp", "passed": true, "trace": [  ] }',
+                  b'{"task": "sp2", "passed": true, "trace": "steps"}',
+                  b'{"task": "nul", "passed": true, "trace": null, "traj": [1]}']
+        p = tmp_path / "mixed.jsonl"
+        p.write_bytes(b"\n".join(lines) + b"\n")
+        fast = load_logs([p])
+        full_parse_only(monkeypatch)
+        full = load_logs([p])
+        assert_same(fast, full)
+        assert len(fast) > 1500 and len(fast.problems) > 1000
+
+    @pytest.mark.parametrize("fields", [
+        FieldMap(task=("name",), passed=("ok",), trace=("steps",)),
+        FieldMap(passed=("score",)),  # one name in two roles: the typed tier steps aside
+        FieldMap(task=("meta.task",), score=("result.value",), threshold=0.5),
+    ])
+    def test_other_field_maps(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              fields: FieldMap) -> None:
+        rng = random.Random(9)
+        recs = []
+        for i in range(400):
+            recs.append({"name": f"n{i % 7}", "ok": rng.choice([True, False, 1, 0, 2]),
+                         "task": f"t{i % 5}", "score": rng.choice([0, 1, 0.5, True]),
+                         "meta": {"task": rng.choice([f"m{i % 3}", None, 4])},
+                         "result": {"value": rng.random()} if i % 9 else "x",
+                         "steps": [1] if i % 2 else "no"})
+        p = tmp_path / "f.jsonl"
+        p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+        fast = load_logs([p], fields)
+        full_parse_only(monkeypatch)
+        assert_same(fast, load_logs([p], fields))
+
+
+class TestNestedFields:
+    def test_dotted_path_walks_objects(self, tmp_path: Path) -> None:
+        p = tmp_path / "n.jsonl"
+        p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [
+            {"sample": {"id": "s1"}, "scores": {"match": {"value": 1}}},
+            {"sample": {"id": "s1"}, "scores": {"match": {"value": 0}}},
+            {"sample": {"id": "s2"}, "scores": {"match": {"value": 1}}},
+        ]))
+        log = load_logs([p], FieldMap(task=("sample.id",), passed=("scores.match.value",)))
+        assert log.tasks == ["s1", "s2"] and log.outcome.tolist() == [1, 0, 1]
+
+    def test_key_with_a_dot_wins(self, tmp_path: Path) -> None:
+        p = tmp_path / "d.jsonl"
+        p.write_bytes(b'{"a.b": "flat", "a": {"b": "nested"}, "passed": true}\n')
+        assert load_logs([p], FieldMap(task=("a.b",))).tasks == ["flat"]
+
+
+class TestLongLines:
+    def test_line_longer_than_the_buffer(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(jsonl, "BLOCK", 1 << 12)
+        steps = [{"role": "tool", "content": "y" * 1000} for _ in range(3000)]  # ~3 MB line
+        recs = [{"task": "small", "passed": True}, {"task": "huge", "passed": False, "trace": steps},
+                {"task": "after", "passed": True}]
+        p = tmp_path / "long.jsonl"
+        p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+        log = load_logs([p])
+        assert log.tasks == ["small", "huge", "after"] and log.problems == []
+        assert log.has_trace.tolist() == [False, True, False]
+        assert len(read_trial(log, 1).trace or []) == 3000
+
+    def test_lines_cut_by_block_edges(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        recs = [{"task": f"t{i}", "passed": i % 2 == 0, "pad": "z" * (i * 37 % 500)} for i in range(300)]
+        p = tmp_path / "edges.jsonl"
+        p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+        whole = load_logs([p])
+        monkeypatch.setattr(jsonl, "BLOCK", 97)
+        cut = load_logs([p])
+        assert_same(whole, cut)
+        assert len(cut) == 300
