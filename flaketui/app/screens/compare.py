@@ -1,0 +1,480 @@
+"""The comparison pane: run B against run A, task by task, and the review of each flip.
+
+At the top, the paired summary (tasks in both runs, fixed / broken / unchanged,
+the exact sign test, the mean difference of p̂ with its paired 95% CI, a plain
+verdict, the flakiness delta) and the review's progress. Below, the flipped
+tasks, broken first, then fixed (``f`` shows every common task). ``n`` / ``N``
+step through the flips; ``enter`` opens run A's trace beside run B's; ``space``
+marks a flip reviewed, ``l`` gives it a cause label, ``w`` a note. Every change
+is saved to the triage file at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+from textual.worker import Worker, WorkerState
+
+from flaketui import formatting as fmt
+from flaketui import review
+from flaketui.app.screens import triage_dialogs as dialogs
+from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.model import RunOutcomes
+from flaketui.review import BROKEN, FIXED, FlipRow
+from flaketui.stats.paired import PairedComparison
+from flaketui.triage import TriageKey
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
+
+SORTABLE = ("reviewed", "change", "task", "p_hat", "n_a", "n_b", "delta", "flakiness", "label",
+            "note")
+"""Column keys of the flip list, in table order."""
+
+CHANGE_STYLES = {BROKEN: "bold red", FIXED: "bold green"}
+
+
+@dataclass
+class ComparisonReady(Message):
+    """The paired comparison of two runs is computed (posted from a worker)."""
+
+    comparison: PairedComparison
+    outcomes_a: RunOutcomes
+    outcomes_b: RunOutcomes
+
+
+class CompareScreen(Screen[None]):
+    """Run B against run A: the paired summary and the list of flips to review.
+
+    Args:
+        run_a: The run before the change.
+        run_b: The run after it.
+    """
+
+    BINDINGS = [
+        Binding("n", "next_flip", "Next flip", id="next-flip",
+                tooltip="Move to the next flipped task (j / down also move)"),
+        Binding("N", "previous_flip", "Prev flip", id="previous-flip",
+                tooltip="Move to the previous flipped task (k / up also move)"),
+        Binding("enter", "show_traces", "A vs B traces", id="compare-traces",
+                tooltip="Run A's trace beside run B's (broken: A passing, B failing)"),
+        Binding("space", "toggle_reviewed", "Reviewed", id="toggle-reviewed",
+                tooltip="Mark the flip reviewed, or not"),
+        Binding("l", "pick_label", "Label", id="pick-label",
+                tooltip="Give the flip a cause label (also marks it reviewed)"),
+        Binding("w", "edit_note", "Note", id="edit-note", tooltip="Write a free-text note"),
+        Binding("f", "toggle_all", "All tasks", id="toggle-all-tasks",
+                tooltip="Show every common task, or only the flips"),
+        Binding("s", "sort_next", "Sort", id="compare-sort-next",
+                tooltip="Sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", id="compare-sort-reverse", show=False,
+                tooltip="Reverse the sort order"),
+        Binding("p", "pick_runs", "Runs", id="pick-runs", show=False,
+                tooltip="Choose runs A and B (when more than two are loaded)"),
+        Binding("x", "swap_runs", "Swap A/B", id="swap-runs", show=False,
+                tooltip="Compare A against B instead"),
+        Binding("escape,c", "close", "Back", id="close-compare",
+                tooltip="Back to the task table"),
+    ]
+
+    show_all: reactive[bool] = reactive(False, init=False)
+    """Show every common task, not only the flips."""
+    sort_key: reactive[str] = reactive("change", init=False)
+    """Column the flip list is sorted by (see :data:`SORTABLE`)."""
+    sort_reverse: reactive[bool] = reactive(False, init=False)
+    """Descending when True."""
+
+    def __init__(self, run_a: str, run_b: str) -> None:
+        super().__init__()
+        self.run_a = run_a
+        self.run_b = run_b
+        self.comparison: PairedComparison | None = None
+        """The paired comparison (None while it is computed)."""
+        self.rows: list[FlipRow] = []
+        """Every common task, in the default order (broken, fixed, unchanged)."""
+        self.outcomes: tuple[RunOutcomes, RunOutcomes] | None = None
+        """Both runs' trials grouped by task (for reading traces)."""
+        self._name_rank = np.empty(0, dtype=np.int64)
+
+    @property
+    def flake_app(self) -> FlakeApp:
+        return cast("FlakeApp", self.app)
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Comparing…", id="compare-summary")
+        yield TaskTable(id="flip-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{self.run_b} vs {self.run_a}"
+        self.query_one(TaskTable).loading = True
+        self.compute()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare",
+          description="Comparing runs")
+    def compute(self) -> None:
+        """Per-task p̂ of both runs and their paired comparison, in a thread."""
+        from flaketui.stats import compare_runs, task_stats
+
+        log = self.flake_app.trial_log
+        assert log is not None
+        outcomes_a, outcomes_b = log.run_outcomes(self.run_a), log.run_outcomes(self.run_b)
+        cmp = compare_runs(task_stats(outcomes_a, 1), task_stats(outcomes_b, 1))
+        self.post_message(ComparisonReady(cmp, outcomes_a, outcomes_b))
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{type(error).__name__}: {error}", title=event.worker.description,
+                        severity="error", timeout=30)
+
+    @on(ComparisonReady)
+    def comparison_ready(self, event: ComparisonReady) -> None:
+        self.comparison = event.comparison
+        self.outcomes = (event.outcomes_a, event.outcomes_b)
+        self.rows = review.paired_rows(event.comparison, flips_only=False)
+        names = np.array([r.task for r in self.rows], dtype=object)
+        self._name_rank = np.argsort(np.argsort(names)) if len(names) else self._name_rank
+        table = self.query_one(TaskTable)
+        table.loading = False
+        table.empty_text = "no task flipped (f: show every common task)"
+        table.set_columns(self.columns(), self.cell)
+        if not self.flips:
+            self.show_all = True
+        self.refresh_order()
+        self.update_summary()
+        table.focus()
+
+    # -- rows -------------------------------------------------------------------------------
+
+    @property
+    def flips(self) -> list[int]:
+        """Data rows of the flipped tasks."""
+        return [i for i, r in enumerate(self.rows) if r.is_flip]
+
+    def key_of(self, row: int) -> TriageKey:
+        """The triage key of data row ``row``: its task's flip from A to B."""
+        return TriageKey.flip(self.run_a, self.run_b, self.rows[row].task)
+
+    def columns(self) -> list[Column]:
+        name_w = min(28, max([4, *(len(r.task) for r in self.rows[:20000])]))
+        return [
+            Column("reviewed", "✓", 1, "left", "reviewed"),
+            Column("change", "change", 9, "left", "broken (p̂ fell), fixed (p̂ rose) or unchanged"),
+            Column("task", "task", name_w, "left", "task name"),
+            Column("p_hat", "p̂ A → p̂ B", 13, "right", "pass rate in run A and in run B"),
+            Column("n_a", "n A", 4, "right", "non-errored trials in run A"),
+            Column("n_b", "n B", 4, "right", "non-errored trials in run B"),
+            Column("delta", "|Δ|", 5, "right", "size of the change of p̂"),
+            Column("flakiness", "flaky A → B", 13, "right", "flakiness 4·p̂·(1−p̂) in A and B"),
+            Column("label", "label", 20, "left", "cause label"),
+            Column("note", "note", 28, "left", "free-text note"),
+        ]
+
+    def cell(self, row: int, key: str) -> Text:
+        """One cell of the flip list."""
+        r = self.rows[row]
+        if key in ("reviewed", "label", "note"):
+            entry = dialogs.store_for(self.app).get(self.key_of(row))
+            if key == "reviewed":
+                return Text("✓" if entry.reviewed else "·",
+                            style="bold green" if entry.reviewed else "dim")
+            if key == "label":
+                return Text(entry.label or "", style=dialogs.LABEL_STYLES.get(entry.label or "",
+                                                                             "cyan"))
+            return dialogs.note_text(entry)
+        if key == "change":
+            return Text(r.change, style=CHANGE_STYLES.get(r.change, "dim"))
+        if key == "task":
+            return Text(r.task, style="bold" if r.is_flip else "")
+        if key == "p_hat":
+            return Text(review.change_text(r), style="" if r.is_flip else "dim")
+        if key == "n_a":
+            return Text(str(r.n_a))
+        if key == "n_b":
+            return Text(str(r.n_b))
+        if key == "delta":
+            return Text(fmt.rate(r.abs_delta), style="bold" if r.abs_delta >= 0.5 else "")
+        if key == "flakiness":
+            return Text(f"{fmt.rate(r.flakiness_a)} → {fmt.rate(r.flakiness_b)}",
+                        style="yellow" if r.flakiness_a != r.flakiness_b else "dim")
+        return Text("")
+
+    def sort_values(self, key: str) -> np.ndarray:
+        """Values to sort by (NaN sort last)."""
+        rows = self.rows
+        if key == "change":
+            return np.arange(len(rows), dtype=np.float64)
+        if key == "task":
+            return self._name_rank.astype(np.float64)
+        if key in ("reviewed", "label", "note"):
+            store = dialogs.store_for(self.app)
+            entries = [store.get(self.key_of(i)) for i in range(len(rows))]
+            if key == "reviewed":
+                return np.array([float(e.reviewed) for e in entries])
+            texts = [(e.label if key == "label" else e.note) or "" for e in entries]
+            _, inv = np.unique(np.array(texts, dtype=object).astype(str), return_inverse=True)
+            return np.where(np.array(texts, dtype=object) == "", np.nan, inv.astype(np.float64))
+        getters = {
+            "p_hat": lambda r: r.delta,
+            "n_a": lambda r: r.n_a,
+            "n_b": lambda r: r.n_b,
+            "delta": lambda r: r.abs_delta,
+            "flakiness": lambda r: r.flakiness_b - r.flakiness_a,
+        }
+        if key not in getters:
+            raise ValueError(f"sort key ({key!r}) must be one of {', '.join(SORTABLE)}")
+        return np.array([getters[key](r) for r in rows], dtype=np.float64)
+
+    def refresh_order(self, keep: int | None = None) -> None:
+        """Filter (flips or all) and sort the rows, keeping the cursor on ``keep`` if shown."""
+        if self.comparison is None:
+            return
+        table = self.query_one(TaskTable)
+        keep = table.cursor_data_row if keep is None else keep
+        idx = np.arange(len(self.rows))
+        if not self.show_all:
+            idx = idx[[self.rows[i].is_flip for i in idx]] if len(idx) else idx
+        values = self.sort_values(self.sort_key)[idx]
+        missing = np.isnan(values)
+        signed = np.where(missing, 0.0, -values if self.sort_reverse else values)
+        order = idx[np.lexsort((idx, signed, missing))]
+        table.sort_key = self.sort_key
+        table.sort_reverse = self.sort_reverse
+        table.show(order, keep=keep)
+
+    # -- summary ----------------------------------------------------------------------------
+
+    def reviewed_count(self) -> int:
+        """How many flips are marked reviewed."""
+        store = dialogs.store_for(self.app)
+        return sum(1 for i in self.flips if store.get(self.key_of(i)).reviewed)
+
+    def progress(self) -> str:
+        """``9 of 11 flips reviewed``."""
+        return review.progress_line(self.reviewed_count(), len(self.flips))
+
+    def update_summary(self) -> None:
+        cmp = self.comparison
+        if cmp is None:
+            return
+        lines = review.compare_lines(cmp)
+        text = Text()
+        text.append(f"{cmp.run_b}", style="bold")
+        text.append(" (B) vs ", style="dim")
+        text.append(f"{cmp.run_a}", style="bold")
+        text.append(" (A)\n", style="dim")
+        text.append(lines[0] + " · ")
+        text.append(f"fixed {len(cmp.fixed)}", style="bold green")
+        text.append(" · ")
+        text.append(f"broken {len(cmp.broken)}", style="bold red")
+        text.append(f" · unchanged {cmp.unchanged}\n")
+        text.append(lines[2], style="bold")
+        text.append("   " + lines[3] + "\n")
+        significant = cmp.test.pvalue < 0.05 and (cmp.test.fixed + cmp.test.broken) > 0
+        text.append(lines[4] + "\n", style="bold" if significant else "")
+        text.append(review.flakiness_line(review.flakiness_delta(cmp)) + "\n", style="dim")
+        for extra in lines[5:]:
+            text.append(extra + "\n", style="dim")
+        done, total = self.reviewed_count(), len(self.flips)
+        text.append(review.progress_line(done, total),
+                    style="bold green" if total and done == total else "bold yellow")
+        store = dialogs.store_for(self.app)
+        if store.path is None or not store.persistent:
+            text.append("   notes kept in memory only (not saved)", style="bold red")
+        else:
+            text.append(f"   notes: {store.path}", style="dim")
+        self.query_one("#compare-summary", Static).update(text)
+        self.sub_title = f"{cmp.run_b} vs {cmp.run_a} · {self.progress()}"
+
+    def triage_changed(self, key: TriageKey | None) -> None:
+        """Redraw after a label, note or reviewed mark changed."""
+        self.query_one(TaskTable).invalidate()
+        if self.sort_key in ("reviewed", "label", "note"):
+            self.refresh_order()
+        self.update_summary()
+
+    # -- actions ----------------------------------------------------------------------------
+
+    @property
+    def current_row(self) -> int | None:
+        """Data row under the cursor."""
+        if self.comparison is None:
+            return None
+        return self.query_one(TaskTable).cursor_data_row
+
+    def _step_flip(self, direction: int) -> None:
+        table = self.query_one(TaskTable)
+        order = table.order
+        if not len(order):
+            return
+        pos = table.cursor_row
+        steps = range(pos + 1, len(order)) if direction > 0 else range(pos - 1, -1, -1)
+        for p in steps:
+            if self.rows[int(order[p])].is_flip:
+                table.cursor_row = p
+                return
+        where = "below" if direction > 0 else "above"
+        self.notify(f"no more flips {where} · {self.progress()}", timeout=3)
+
+    def action_next_flip(self) -> None:
+        """Move the cursor to the next flipped task."""
+        self._step_flip(1)
+
+    def action_previous_flip(self) -> None:
+        """Move the cursor to the previous flipped task."""
+        self._step_flip(-1)
+
+    def action_toggle_reviewed(self) -> None:
+        """Mark the flip under the cursor reviewed, or not."""
+        row = self.current_row
+        if row is not None:
+            dialogs.toggle_reviewed(self, self.key_of(row), self.triage_changed)
+
+    def action_pick_label(self) -> None:
+        """Choose a cause label for the flip under the cursor."""
+        row = self.current_row
+        if row is not None:
+            dialogs.choose_label(self, self.key_of(row), self.triage_changed)
+
+    def action_edit_note(self) -> None:
+        """Write a note on the flip under the cursor."""
+        row = self.current_row
+        if row is not None:
+            dialogs.edit_note(self, self.key_of(row), self.triage_changed)
+
+    def action_toggle_all(self) -> None:
+        """Show every common task, or only the flips."""
+        self.show_all = not self.show_all
+
+    def watch_show_all(self) -> None:
+        self.refresh_order()
+        table = self.query_one(TaskTable)
+        table.empty_text = "no common tasks" if self.show_all else \
+            "no task flipped (f: show every common task)"
+
+    def action_sort_by(self, key: str) -> None:
+        """Sort by column ``key``; the same column again reverses the order."""
+        if key == self.sort_key:
+            self.sort_reverse = not self.sort_reverse
+            return
+        self.sort_key = key
+        self.sort_reverse = key in ("p_hat", "delta", "n_a", "n_b", "flakiness", "reviewed")
+
+    def action_sort_next(self) -> None:
+        """Sort by the next column to the right (wraps around)."""
+        pos = SORTABLE.index(self.sort_key) if self.sort_key in SORTABLE else -1
+        self.action_sort_by(SORTABLE[(pos + 1) % len(SORTABLE)])
+
+    def action_sort_reverse(self) -> None:
+        """Flip between ascending and descending."""
+        self.sort_reverse = not self.sort_reverse
+
+    def watch_sort_key(self) -> None:
+        self.refresh_order()
+
+    def watch_sort_reverse(self) -> None:
+        self.refresh_order()
+
+    @on(TaskTable.HeaderClicked)
+    def header_clicked(self, event: TaskTable.HeaderClicked) -> None:
+        self.action_sort_by(event.key)
+
+    @on(TaskTable.TaskSelected)
+    def task_selected(self, event: TaskTable.TaskSelected) -> None:
+        event.stop()
+        self.action_show_traces()
+
+    def action_show_traces(self) -> None:
+        """Open run A's trace beside run B's trace of the task under the cursor.
+
+        ``n`` / ``N`` on the trace screen step through the rows shown here (the
+        flips, or every task with ``f``), and the cursor follows on return.
+        """
+        row = self.current_row
+        if row is None or self.outcomes is None:
+            return
+        from flaketui.app.screens.compare_traces import CompareTracesScreen
+
+        table = self.query_one(TaskTable)
+        shown = [int(i) for i in table.order]
+        rows = [self.rows[i] for i in shown]
+
+        def back(position: int | None) -> None:
+            if position is not None and 0 <= position < len(shown):
+                table.move_cursor_to_row(shown[position])
+            self.triage_changed(None)
+
+        screen = CompareTracesScreen(self.run_a, self.run_b, self.outcomes, rows,
+                                     shown.index(row))
+        self.app.push_screen(screen, back)
+
+    def action_pick_runs(self) -> None:
+        """Choose other runs A and B."""
+        log = self.flake_app.trial_log
+        if log is None or len(log.runs) < 3:
+            self.notify("only two runs are loaded; x swaps A and B", timeout=3)
+            return
+
+        def chosen(pair: tuple[str, str] | None) -> None:
+            if pair is not None:
+                self.app.switch_screen(CompareScreen(*pair))
+
+        self.app.push_screen(dialogs.RunPicker(log.runs, self.run_a, self.run_b), chosen)
+
+    def action_swap_runs(self) -> None:
+        """Compare the other way round (B before, A after)."""
+        self.app.switch_screen(CompareScreen(self.run_b, self.run_a))
+
+    def action_close(self) -> None:
+        """Back to the task table."""
+        self.dismiss(None)
+
+    def palette_commands(self) -> list[tuple[str, str, str]]:
+        """(title, help, action) for the command palette."""
+        return [
+            ("Next flip", "Move to the next flipped task", "next_flip"),
+            ("Show all common tasks", "Every task in both runs, not only flips", "toggle_all"),
+            ("Swap runs A and B", "Compare the other way round", "swap_runs"),
+            ("Choose runs", "Pick runs A and B", "pick_runs"),
+            ("Mark reviewed", "Mark the flip under the cursor reviewed", "toggle_reviewed"),
+            ("Label the cause", "Pick a cause label", "pick_label"),
+            ("Add a note", "Write a note on the flip", "edit_note"),
+        ]
+
+
+def open_compare(screen: Screen[object]) -> None:
+    """``c`` on the task table: compare the first two runs, or let the user pick A and B."""
+    app = screen.app
+    log = getattr(app, "trial_log", None)
+    if log is None:
+        screen.notify("the logs are still loading", timeout=3)
+        return
+    runs = list(log.runs)
+    if len(runs) < 2:
+        screen.notify("only one run is loaded: give two logs, or a log with two runs, to "
+                      "compare them", severity="warning", timeout=5)
+        return
+    if len(runs) == 2:
+        app.push_screen(CompareScreen(runs[0], runs[1]))
+        return
+
+    def chosen(pair: tuple[str, str] | None) -> None:
+        if pair is not None:
+            app.push_screen(CompareScreen(*pair))
+
+    app.push_screen(dialogs.RunPicker(runs, runs[0], runs[1]), chosen)

@@ -1,0 +1,305 @@
+"""Run A's trace beside run B's trace of one task, from the comparison pane (``enter``).
+
+For a broken task (p̂ fell) a passing trial of A is shown beside a failing trial
+of B; for a fixed task, a failing trial of A beside a passing trial of B. Of the
+candidates, the pair sharing the longest normalised prefix is shown first (the
+most informative pair, as on the trace screen). The traces are normalised,
+aligned and highlighted by the same
+:class:`~flaketui.app.widgets.trace_view.TraceDiffView` as the trace screen.
+
+The review keys work here too (``space`` reviewed, ``l`` label, ``w`` note),
+and ``n`` / ``N`` move to the next / previous flip without going back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from flaketui import formatting as fmt
+from flaketui import review
+from flaketui.app.screens import triage_dialogs as dialogs
+from flaketui.app.screens.traces import trial_label
+from flaketui.app.widgets.trace_view import TraceDiffView
+from flaketui.model import ERRORED, RunOutcomes, Trial
+from flaketui.review import BROKEN, FIXED, FlipRow
+from flaketui.traces import Normaliser, best_pair
+from flaketui.triage import TriageKey
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
+
+MAX_CANDIDATES = 50
+"""Trials per side scored for the most informative pair (all are still reachable with a / b)."""
+
+
+def wanted_outcomes(row: FlipRow, a: list[Trial], b: list[Trial]) -> tuple[bool, bool]:
+    """Which outcome to show on side A and on side B (True: passing).
+
+    Broken: A passing, B failing. Fixed: A failing, B passing. Unchanged: a
+    pass/fail pair if the trials allow one, else what each side has.
+    """
+    if row.change == BROKEN:
+        return True, False
+    if row.change == FIXED:
+        return False, True
+    has = {(side, ok) for side, trials in (("a", a), ("b", b)) for ok in (t.passed for t in trials)}
+    for want in ((True, False), (False, True), (True, True), (False, False)):
+        if ("a", want[0]) in has and ("b", want[1]) in has:
+            return want
+    return True, False
+
+
+@dataclass
+class FlipTrials(Message):
+    """Both runs' traced trials of one task, and the pair to show first (from a worker)."""
+
+    position: int
+    a: list[Trial]
+    """Side A's candidates (trials of run A with the wanted outcome and a trace)."""
+    b: list[Trial]
+    pair: tuple[int, int]
+    """Positions in ``a`` and ``b`` of the most informative pair."""
+    untraced: int
+    """Non-errored trials of the task (both runs) that have no trace."""
+
+
+class CompareTracesScreen(Screen[int]):
+    """Run A's trace beside run B's of one task; dismissed with the position shown last.
+
+    Args:
+        run_a: Run A's name.
+        run_b: Run B's name.
+        outcomes: Both runs' trials grouped by task.
+        rows: The rows of the comparison pane, in its order (n / N move along them).
+        position: Which of ``rows`` to show first.
+    """
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="compare-traces-back",
+                tooltip="Back to the comparison pane"),
+        Binding("n", "step_flip(1)", "Next flip", id="compare-traces-next",
+                tooltip="The next flip's traces"),
+        Binding("N", "step_flip(-1)", "Prev flip", id="compare-traces-previous",
+                tooltip="The previous flip's traces"),
+        Binding("d", "jump_to_divergence", "Divergence", id="compare-traces-divergence",
+                tooltip="Scroll to the first divergent step"),
+        Binding("a", "cycle('a', 1)", "Next A", id="compare-traces-next-a",
+                tooltip="Next trial of run A on the left"),
+        Binding("A", "cycle('a', -1)", "Prev A", show=False),
+        Binding("b", "cycle('b', 1)", "Next B", id="compare-traces-next-b",
+                tooltip="Next trial of run B on the right"),
+        Binding("B", "cycle('b', -1)", "Prev B", show=False),
+        Binding("space", "toggle_reviewed", "Reviewed", id="compare-traces-reviewed",
+                tooltip="Mark the flip reviewed, or not"),
+        Binding("l", "pick_label", "Label", id="compare-traces-label",
+                tooltip="Give the flip a cause label (also marks it reviewed)"),
+        Binding("w", "edit_note", "Note", id="compare-traces-note", tooltip="Write a note"),
+        Binding("x", "toggle_expand", "Expand", id="compare-traces-expand", show=False,
+                tooltip="Show long step contents in full (toggle)"),
+    ]
+
+    def __init__(self, run_a: str, run_b: str, outcomes: tuple[RunOutcomes, RunOutcomes],
+                 rows: list[FlipRow], position: int) -> None:
+        super().__init__()
+        self.run_a, self.run_b = run_a, run_b
+        self.outcomes = outcomes
+        self.rows = rows
+        self.position = position
+        self.side_a: list[Trial] = []
+        self.side_b: list[Trial] = []
+        self.pos_a = 0
+        self.pos_b = 0
+        self.untraced = 0
+        self.loaded = False
+        """True once the shown task's trials are read."""
+
+    @property
+    def flake_app(self) -> FlakeApp:
+        return cast("FlakeApp", self.app)
+
+    @property
+    def normaliser(self) -> Normaliser:
+        return getattr(self.app, "normaliser", None) or Normaliser()
+
+    @property
+    def row(self) -> FlipRow:
+        return self.rows[self.position]
+
+    @property
+    def key(self) -> TriageKey:
+        return TriageKey.flip(self.run_a, self.run_b, self.row.task)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="compare-trace-head")
+        yield Static(Text("reading both runs' trials…", style="dim"), id="compare-trace-status")
+        yield TraceDiffView(None, None, normaliser=self.normaliser, id="compare-trace-diff")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TraceDiffView).display = False
+        self.show_position(self.position)
+
+    # -- loading a task -------------------------------------------------------------------
+
+    def show_position(self, position: int) -> None:
+        """Read and show the traces of ``rows[position]``."""
+        self.position = position
+        self.loaded = False
+        self.sub_title = f"{self.row.task}: {self.run_a} → {self.run_b}"
+        self.update_head()
+        self.read_trials(position)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-traces",
+          description="Reading traces")
+    def read_trials(self, position: int) -> None:
+        """Read the task's trials of both runs and choose the first pair to show."""
+        from flaketui.loading import read_trial
+
+        log = self.flake_app.trial_log
+        assert log is not None
+        row = self.rows[position]
+        sides: list[list[Trial]] = []
+        untraced = 0
+        for outcomes in self.outcomes:
+            rows = outcomes.task_rows(outcomes.index(row.task)).tolist()
+            trials = [read_trial(log, r) for r in rows if int(log.outcome[r]) != ERRORED]
+            untraced += sum(1 for t in trials if t.trace is None)
+            sides.append([t for t in trials if t.trace is not None])
+        want_a, want_b = wanted_outcomes(row, *sides)
+        a = [t for t in sides[0] if t.passed == want_a]
+        b = [t for t in sides[1] if t.passed == want_b]
+        norm = self.normaliser
+        sig_a = [norm.signatures(t.trace) for t in a[:MAX_CANDIDATES]]
+        sig_b = [norm.signatures(t.trace) for t in b[:MAX_CANDIDATES]]
+        if want_a:
+            best = best_pair(sig_a, sig_b)
+            pair = (best[0], best[1]) if best else (0, 0)
+        else:
+            best = best_pair(sig_b, sig_a)
+            pair = (best[1], best[0]) if best else (0, 0)
+        self.post_message(FlipTrials(position, a, b, pair, untraced))
+
+    @on(FlipTrials)
+    def trials_read(self, event: FlipTrials) -> None:
+        if event.position != self.position:
+            return
+        self.side_a, self.side_b = event.a, event.b
+        self.pos_a, self.pos_b = event.pair
+        self.untraced = event.untraced
+        self.loaded = True
+        self.show_pair()
+
+    def show_pair(self) -> None:
+        """Put the current pair of trials in the trace view."""
+        status = self.query_one("#compare-trace-status", Static)
+        view = self.query_one(TraceDiffView)
+        if not self.side_a and not self.side_b:
+            status.update(Text(
+                f"no trial of {self.row.task} with the outcome to compare has a trace in either run"
+                f" ({self.untraced} trial(s) without a trace); the log needs a trace field "
+                "(trace, traj or messages; --trace-field names another)", style="yellow"))
+            status.display = True
+            view.display = False
+            return
+        status.display = False
+        view.display = True
+        a = self.side_a[self.pos_a] if self.side_a else None
+        b = self.side_b[self.pos_b] if self.side_b else None
+        label_a = self._label("A", a, self.pos_a, self.side_a)
+        label_b = self._label("B", b, self.pos_b, self.side_b)
+        note = ""
+        if a is None or b is None:
+            missing = self.run_a if a is None else self.run_b
+            note = f"{missing} has no traced trial with the outcome to compare"
+        if a is None:
+            a, b, label_a, label_b = b, None, label_b, ""
+        view.set_pair(a, b, label_a, label_b, note)
+
+    def _label(self, side: str, trial: Trial | None, pos: int, trials: list[Trial]) -> str:
+        if trial is None:
+            return ""
+        kind = "passing" if trial.passed else "failing"
+        return trial_label(side, trial, pos, len(trials), kind)
+
+    def update_head(self) -> None:
+        """Task, change, both p̂ and n, the flip's review, and where we are in the list."""
+        r = self.row
+        entry = dialogs.store_for(self.app).get(self.key)
+        text = Text()
+        text.append(r.task, style="bold")
+        text.append(f"  {r.change}", style={BROKEN: "bold red", FIXED: "bold green"}.get(
+            r.change, "dim"))
+        text.append(f"   p̂ {review.change_text(r)}   n {r.n_a} / {r.n_b}   |Δ| "
+                    f"{fmt.rate(r.abs_delta)}")
+        text.append(f"   {self.position + 1} of {len(self.rows)}\n", style="dim")
+        text.append("review: ", style="dim")
+        text.append("reviewed " if entry.reviewed else "not reviewed ",
+                    style="bold green" if entry.reviewed else "yellow")
+        if entry.label:
+            text.append(entry.label, style=dialogs.LABEL_STYLES.get(entry.label, "cyan"))
+        if entry.note:
+            text.append("  ")
+            text.append_text(dialogs.note_text(entry))
+        text.append("   (space: reviewed · l: label · w: note)", style="dim")
+        self.query_one("#compare-trace-head", Static).update(text)
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def action_step_flip(self, step: int) -> None:
+        """Show the next (or previous) row's traces."""
+        new = self.position + step
+        if not 0 <= new < len(self.rows):
+            self.notify("no more flips that way", timeout=3)
+            return
+        self.show_position(new)
+
+    def action_cycle(self, side: str, step: int) -> None:
+        """Show the next (or previous) trial on side ``a`` or ``b``."""
+        trials = self.side_a if side == "a" else self.side_b
+        if len(trials) < 2:
+            self.notify(f"no other trial to show on side {side.upper()}", timeout=3)
+            return
+        if side == "a":
+            self.pos_a = (self.pos_a + step) % len(trials)
+        else:
+            self.pos_b = (self.pos_b + step) % len(trials)
+        self.show_pair()
+
+    def action_jump_to_divergence(self) -> None:
+        """Scroll to the first divergent step."""
+        if not self.query_one(TraceDiffView).jump_to_divergence():
+            self.notify("no divergent step to jump to", timeout=3)
+
+    def action_toggle_expand(self) -> None:
+        """Show long step contents in full, or cut them again."""
+        view = self.query_one(TraceDiffView)
+        view.expanded = not view.expanded
+
+    def _changed(self, key: TriageKey) -> None:
+        self.update_head()
+
+    def action_toggle_reviewed(self) -> None:
+        """Mark the flip reviewed, or not."""
+        dialogs.toggle_reviewed(self, self.key, self._changed)
+
+    def action_pick_label(self) -> None:
+        """Choose a cause label for the flip."""
+        dialogs.choose_label(self, self.key, self._changed)
+
+    def action_edit_note(self) -> None:
+        """Write a note on the flip."""
+        dialogs.edit_note(self, self.key, self._changed)
+
+    def action_back(self) -> None:
+        """Back to the comparison pane, its cursor on the task shown last."""
+        self.dismiss(self.position)

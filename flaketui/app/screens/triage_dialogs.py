@@ -1,0 +1,258 @@
+"""Triage from the keyboard: the label picker, the note editor, the run picker, and the
+actions (reviewed mark, cause label, note) shared by the comparison pane and the task table.
+
+The notes live in one :class:`~flaketui.triage.TriageStore` per app, opened on
+first use (:func:`store_for`) at the ``--triage`` path or beside the first log.
+Every change is saved at once; when a save fails the user is told, and the note
+stays in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
+
+CLEAR = ""
+"""The label picker's result for "no label"."""
+
+LABEL_STYLES = {
+    "real-regression": "bold red",
+    "real-fix": "bold green",
+    "harness-bug": "magenta",
+    "unknown": "dim",
+}
+"""How a label is coloured in tables (others: cyan)."""
+
+
+def store_for(app: App[object]) -> TriageStore:
+    """The app's triage store, opened on first use; what opening found is shown once.
+
+    The path is ``app.triage_path`` when set (``--triage``), else beside the
+    first log (:func:`flaketui.triage.default_triage_path`).
+    """
+    store: TriageStore | None = getattr(app, "triage_store", None)
+    if store is not None:
+        return store
+    path = getattr(app, "triage_path", None)
+    paths: Sequence[str] = getattr(app, "paths", ())
+    if path is None and paths:
+        path = default_triage_path(paths)
+    store = TriageStore.open(path) if path is not None else TriageStore.in_memory()
+    app.triage_store = store  # type: ignore[attr-defined]
+    for message in store.messages:
+        app.notify(message, title="Triage notes", severity="warning", timeout=20, markup=False)
+    return store
+
+
+def entry_text(entry: TriageEntry) -> Text:
+    """``✓ real-regression`` for a table cell: the reviewed mark and the label, coloured."""
+    text = Text()
+    text.append("✓ " if entry.reviewed else "  ", style="bold green")
+    if entry.label:
+        text.append(entry.label, style=LABEL_STYLES.get(entry.label, "cyan"))
+    elif entry.note:
+        text.append("note", style="dim italic")
+    return text
+
+
+def note_text(entry: TriageEntry) -> Text:
+    """A note on one line (line breaks shown as ⏎)."""
+    return Text(entry.note.replace("\r\n", "\n").replace("\n", " ⏎ "), style="italic")
+
+
+def _report(screen: Screen[object], store: TriageStore, saved: bool) -> None:
+    """Tell the user when a change did not reach the disk (each distinct reason once)."""
+    if saved or store.save_error is None:
+        return
+    app = screen.app
+    if getattr(app, "_triage_error_shown", None) != store.save_error:
+        app._triage_error_shown = store.save_error  # type: ignore[attr-defined]
+        app.notify(store.save_error, title="Triage notes not saved", severity="warning",
+                   timeout=20, markup=False)
+
+
+def toggle_reviewed(screen: Screen[object], key: TriageKey,
+                    changed: Callable[[TriageKey], None]) -> None:
+    """Flip the reviewed mark of ``key``, save, and call ``changed``."""
+    store = store_for(screen.app)
+    _report(screen, store, store.toggle_reviewed(key))
+    changed(key)
+
+
+def choose_label(screen: Screen[object], key: TriageKey,
+                 changed: Callable[[TriageKey], None]) -> None:
+    """Open the label picker for ``key``; a chosen label also marks it reviewed."""
+    store = store_for(screen.app)
+
+    def chosen(label: str | None) -> None:
+        if label is None:
+            return
+        if label == CLEAR:
+            saved = store.update(key, label=None)
+        else:
+            saved = store.update(key, label=label, reviewed=True)
+        _report(screen, store, saved)
+        changed(key)
+
+    screen.app.push_screen(LabelPicker(key, store.get(key).label), chosen)
+
+
+def edit_note(screen: Screen[object], key: TriageKey,
+              changed: Callable[[TriageKey], None]) -> None:
+    """Open the note editor for ``key``."""
+    store = store_for(screen.app)
+
+    def done(note: str | None) -> None:
+        if note is None:
+            return
+        _report(screen, store, store.update(key, note=note))
+        changed(key)
+
+    screen.app.push_screen(NoteEditor(key, store.get(key).note), done)
+
+
+class LabelPicker(ModalScreen[str | None]):
+    """Pick a cause label: a digit, or the arrows and enter. Returns the label,
+    :data:`CLEAR` for none, or None when cancelled."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="cancel-label"),
+        *(Binding(str(i), f"pick({i})", show=False) for i in range(len(LABELS) + 1)),
+    ]
+
+    def __init__(self, key: TriageKey, current: str | None) -> None:
+        super().__init__()
+        self.key = key
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for i, (label, meaning) in enumerate(LABELS.items(), 1):
+            prompt = Text.assemble((f"{i} ", "bold cyan"), (f"{label:<22}", "bold"), (meaning, "dim"))
+            options.append(Option(prompt, id=label))
+        options.append(Option(Text.assemble(("0 ", "bold cyan"), ("no label", "dim")), id="-clear"))
+        with Vertical(id="label-box", classes="modal-box"):
+            yield Static(Text.assemble("Cause of ", (self.key.describe(), "bold")),
+                         classes="modal-title")
+            yield OptionList(*options, id="labels")
+            yield Static(Text("1-8 or enter: choose (marks it reviewed) · 0: no label · "
+                              "escape: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        labels = list(LABELS)
+        options.highlighted = labels.index(self.current) if self.current in labels else 0
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id
+        self.dismiss(CLEAR if oid == "-clear" else oid)
+
+    def action_pick(self, number: int) -> None:
+        """Choose label ``number`` (1-based; 0 clears)."""
+        self.dismiss(CLEAR if number == 0 else list(LABELS)[number - 1])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NoteEditor(ModalScreen[str | None]):
+    """Edit a free-text note: enter saves, escape cancels (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="cancel-note")]
+
+    def __init__(self, key: TriageKey, note: str) -> None:
+        super().__init__()
+        self.key = key
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="note-box", classes="modal-box"):
+            yield Static(Text.assemble("Note on ", (self.key.describe(), "bold")),
+                         classes="modal-title")
+            yield Input(self.note.replace("\n", " "), placeholder="what made it flip or flake?",
+                        id="note-input")
+            yield Static(Text("enter: save · escape: cancel · an empty note removes it",
+                              style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RunPicker(ModalScreen[tuple[str, str] | None]):
+    """Choose run A (before) and run B (after) when more than two runs are loaded."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="cancel-runs"),
+        Binding("tab", "switch", "A / B", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    RunPicker #run-lists { height: auto; max-height: 20; }
+    RunPicker OptionList { width: 1fr; height: auto; max-height: 18; }
+    """
+
+    def __init__(self, runs: Sequence[str], a: str, b: str) -> None:
+        super().__init__()
+        self.runs = list(runs)
+        self.a, self.b = a, b
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="runs-box", classes="modal-box"):
+            yield Static(Text("Compare which runs?", style="bold"), classes="modal-title")
+            with Horizontal(id="run-lists"):
+                with Vertical():
+                    yield Static(Text("A (before)", style="bold"))
+                    yield OptionList(*self.runs, id="run-a")
+                with Vertical():
+                    yield Static(Text("B (after)", style="bold"))
+                    yield OptionList(*self.runs, id="run-b")
+            yield Static(Text("tab: switch list · enter: compare · escape: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one("#run-a", OptionList).highlighted = self.runs.index(self.a)
+        self.query_one("#run-b", OptionList).highlighted = self.runs.index(self.b)
+        self.query_one("#run-a", OptionList).focus()
+
+    def chosen(self) -> tuple[str, str]:
+        """The highlighted (A, B)."""
+        a = self.query_one("#run-a", OptionList).highlighted or 0
+        b = self.query_one("#run-b", OptionList).highlighted or 0
+        return self.runs[a], self.runs[b]
+
+    @on(OptionList.OptionSelected)
+    def selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        a, b = self.chosen()
+        if a == b:
+            self.notify("choose two different runs", severity="warning", timeout=3)
+            return
+        self.dismiss((a, b))
+
+    def action_switch(self) -> None:
+        """Move between the A and B lists."""
+        target = "#run-b" if self.focused and self.focused.id == "run-a" else "#run-a"
+        self.query_one(target, OptionList).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
