@@ -112,8 +112,9 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     for o in outcomes:
         for task, e in read_task_extras(log, o).items():
             extras[(o.run, task)] = e
+    others = [log.run_outcomes(r) for r in log.runs if r not in names]
     try:
-        result = make_plan(outcomes, options, extras)
+        result = make_plan(outcomes, options, extras, others)
     except ValueError as exc:
         base.fail(str(exc))
     if result.reason:

@@ -62,29 +62,26 @@ def run_lines(run: RunPlan) -> list[str]:
 
 
 def task_lines(t: TaskPlan, plan: Plan) -> list[str]:
-    """Every figure of one task, as sentences (the app's plan view)."""
+    """Every figure of one task, as short sentences (the app's plan view)."""
     o = plan.options
     lines = [
-        f"{t.task} ({t.run}): {t.passes} of {t.n} passed, p̂ = {fmt.rate(t.p_hat)} "
-        f"{fmt.interval(*t.ci)}, width {fmt.rate(t.width, 2)}: {t.decision}",
+        f"{t.task}: {t.passes}/{t.n} passed, p̂ {fmt.rate(t.p_hat)} {fmt.interval(*t.ci)}",
+        f"decision: {t.decision} (interval width {fmt.rate(t.width, 2)})",
     ]
     if t.rule_of_three is not None and t.more_clean is not None:
         what = "failure" if t.passes == t.n else "pass"
         lines.append(
-            f"rule of three: 0 {'failures' if what == 'failure' else 'passes'} in {t.n} trials bound "
-            f"its {what} rate below {t.rule_of_three:.4g}; "
-            + (f"{t.more_clean:,} more clean trials bound it below {o.bound_target:g}"
-               if t.more_clean else f"already below {o.bound_target:g}")
+            f"rule of three: {what} rate < {t.rule_of_three:.3g}; "
+            + (f"{t.more_clean:,} more clean trials for < {o.bound_target:g}"
+               if t.more_clean else f"already < {o.bound_target:g}")
         )
     elif t.n:
-        lines.append("rule of three: does not apply (the task both passed and failed)")
+        lines.append("rule of three: n/a (it both passed and failed)")
     more = max(0, t.trials_for_width - t.n)
-    lines.append(
-        f"Wilson width ≤ {o.target_width:g} at p̂ = {fmt.rate(t.p_hat if t.n else 0.5)} needs "
-        f"{t.trials_for_width:,} trials" + (f" ({more:,} more)" if more else " (reached)")
-    )
-    lines.append(f"risk tier {t.tier} ({t.tier_reason}): minimum {t.minimum} trials")
-    lines.append(f"plan: {t.extra:,} more trials: {t.why}")
+    lines.append(f"Wilson width ≤ {o.target_width:g}: {t.trials_for_width:,} trials"
+                 + (f" ({more:,} more)" if more else " (reached)"))
+    lines.append(f"tier {t.tier} ({t.tier_reason}): min {t.minimum} trials")
+    lines.append(f"plan: +{t.extra:,}: {t.why}")
     return lines
 
 

@@ -952,7 +952,7 @@ class Plan:
     independent: SampleSize
     """Tasks per model to detect ``effect`` around the first run's pass@1."""
     comparison: Discordance | None
-    """The first two runs' discordance, when two runs are planned."""
+    """The discordance of the first two runs (planned first, then ``others``)."""
     paired: SampleSize | None
     """Pairs to detect ``effect`` with the observed discordance."""
     observed_independent: SampleSize | None
@@ -983,6 +983,7 @@ def make_plan(
     outcomes: Sequence[RunOutcomes],
     options: PlanOptions,
     extras: Mapping[tuple[str, str], TaskExtras] | None = None,
+    others: Sequence[RunOutcomes] = (),
 ) -> Plan:
     """Plan the next run of every run in ``outcomes`` with one shared budget.
 
@@ -994,6 +995,10 @@ def make_plan(
         Budget, k, thresholds and tiers.
     extras : mapping, optional
         (run, task) → :class:`TaskExtras` (tags, temperature) read from the log.
+    others : sequence of RunOutcomes, optional
+        Other loaded runs, not planned: a task flaky in one of them was "flaky
+        before"; and when only one run is planned, the first of them is the
+        second run of the paired sample size.
 
     Notes
     -----
@@ -1010,7 +1015,7 @@ def make_plan(
     k = options.k or default_k(outcomes)
     conf = options.confidence
     flaky_in: dict[str, list[str]] = {}
-    for o in outcomes:
+    for o in [*outcomes, *others]:
         for t, cls in zip(o.tasks, classify(o.n, o.passes), strict=True):
             if cls == FLAKY:
                 flaky_in.setdefault(t, []).append(o.run)
@@ -1107,8 +1112,9 @@ def make_plan(
     p2 = p1 + options.effect if p1 + options.effect <= 1 else p1 - options.effect
     independent = tasks_independent(p1, p2, options.power, options.alpha)
     comparison = paired = obs_ind = obs_paired = None
-    if len(outcomes) >= 2:
-        comparison = discordance(outcomes[0], outcomes[1])
+    pair = [*outcomes, *others][:2]
+    if len(pair) == 2:
+        comparison = discordance(pair[0], pair[1])
         if comparison.tasks:
             paired = tasks_paired(comparison.discordance, p2 - p1, options.power, options.alpha, p1)
             obs_ind = tasks_independent(comparison.pass_a, comparison.pass_b, options.power,

@@ -86,7 +86,17 @@ class TestPlanJson:
                            "--format", "json")
         doc = json.loads(out)
         assert code == 0 and [r["run"] for r in doc["runs"]] == ["oncall-candidate"]
-        assert doc["sample_size"]["paired"] is None
+        assert doc["spent"] == 40 and all(x["run"] == "oncall-candidate" for x in doc["plan"])
+        # The other loaded run still counts: searchRunbook was flaky in the baseline, and the
+        # paired sample size compares the planned run with it.
+        tiers = {t["task"]: t["tier_reason"] for t in doc["runs"][0]["tasks"]}
+        assert tiers["searchRunbook"] == "flaky before in oncall-baseline"
+        cmp = doc["sample_size"]["comparison"]
+        assert (cmp["run_a"], cmp["run_b"]) == ("oncall-candidate", "oncall-baseline")
+
+    def test_single_run_has_no_paired_figure(self) -> None:
+        _, out, _ = run("plan", str(BASELINE), "--format", "json")
+        assert json.loads(out)["sample_size"]["paired"] is None
 
 
 class TestPlanTable:

@@ -85,6 +85,8 @@ class TasksScreen(Screen[None]):
         Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", tooltip="Increase k"),
         Binding("minus", "change_k(-1)", "K−", id="k-down", tooltip="Decrease k"),
         Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
+        Binding("p", "show_plan", "Plan", id="show-plan",
+                tooltip="Plan the next run: how many more trials, on which tasks, and why"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
@@ -604,6 +606,14 @@ class TasksScreen(Screen[None]):
         event.stop()
         self.action_show_traces()
 
+    def action_show_plan(self) -> None:
+        """Open the plan of the shown run, with the figures of the highlighted task."""
+        if self.run is None:
+            return
+        from flaketui.app.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(self.run, self.current_task))
+
     def action_show_problems(self) -> None:
         """List the skipped lines of the logs."""
         from flaketui.app.screens.problems import ProblemsScreen
@@ -619,6 +629,7 @@ class TasksScreen(Screen[None]):
         yield "Increase k", "k + 1 for pass@k and pass^k", "change_k(1)"
         yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
         yield "Next run", "Show the next loaded run", "next_run"
+        yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:
