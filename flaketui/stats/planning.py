@@ -1087,7 +1087,8 @@ def make_plan(
                 tier=tier, tier_reason=tier_reason, minimum=int(info["minimum"][i]),
                 extra=int(extra[i]),
                 why=_why(decision, int(extra[i]), int(topup[i]), tier_reason, int(info["minimum"][i]),
-                         float(info["phat"][i]), info["ci"].low[i], info["ci"].high[i], k),
+                         float(info["phat"][i]), info["ci"].low[i], info["ci"].high[i], k,
+                         options.budget, n_i >= int(info["need_w"][i])),
             ))
         stats = task_stats(o, k)
         summary = summarise(stats)
@@ -1138,7 +1139,7 @@ def make_plan(
 
 
 def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, p: float,
-         low: float, high: float, k: int) -> str:
+         low: float, high: float, k: int, budget: int, precise: bool) -> str:
     """A one-line reason for a task's share of the budget (or for none)."""
     parts = []
     if topup:
@@ -1156,4 +1157,8 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
         return f"decided {decision}"
     if decision == FLAKY:
         return "decided flaky: fix it, more trials only say how flaky"
-    return "no trials needed: smaller cut in variance than other tasks or target width reached"
+    if precise:
+        return "target width reached"
+    if budget == 0:
+        return "no budget given"
+    return f"none: cuts the variance of suite pass^{k} less than the tasks given trials"

@@ -535,6 +535,20 @@ class TestMakePlan:
         assert rows["open"].extra == 100 and plan.spent == 100
         assert "fix it" in rows["coin"].why
 
+    def test_why_without_trials(self, tmp_path: Path) -> None:
+        path = write_log(tmp_path / "r.jsonl", {"clean": (12, 12, {}), "open": (12, 11, {})})
+        log = load_logs([path])
+        o = log.run_outcomes("r")
+        rows = {t.task: t for t in make_plan([o], PlanOptions(budget=0)).runs[0].tasks}
+        assert rows["clean"].why == rows["open"].why == "no budget given"
+        # A width of 0.3 is reached by 12/12 (Wilson width 0.24) but not by 11/12 (0.34).
+        plan = make_plan([o], PlanOptions(budget=10, target_width=0.3))
+        rows = {t.task: t for t in plan.runs[0].tasks}
+        assert rows["clean"].why == "target width reached" and rows["clean"].extra == 0
+        # ... and 11/12 reaches it at 16 trials: 4 of the 10 are spent, the plan says why.
+        assert rows["open"].extra == rows["open"].trials_for_width - 12 == 4
+        assert plan.spent == 4 and "6 of 10 trials left unspent" in plan.reason
+
     def test_all_decided_cannot_spend(self, tmp_path: Path) -> None:
         path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {})})
         log = load_logs([path])

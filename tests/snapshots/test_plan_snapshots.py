@@ -1,0 +1,48 @@
+"""Snapshots of the plan view on the bundled fixtures, at a fixed terminal size."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from tests.conftest import BASELINE, FIXTURES
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def plan_open(pilot: Pilot) -> None:
+    """snap_compare runs this before ``press``; it never waits for workers itself."""
+    await settle(pilot)
+    await pilot.press("p")
+    await settle(pilot)
+
+
+async def plan_with_budget(pilot: Pilot) -> None:
+    await plan_open(pilot)
+    await pilot.press(*"200", "enter")
+    await settle(pilot)
+
+
+@pytest.fixture
+def app() -> FlakeApp:
+    return make_app([str(FIXTURES)], k=5)
+
+
+class TestPlanView:
+    def test_opens_on_the_highlighted_task(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=plan_open, terminal_size=SIZE)
+
+    def test_budget_of_200(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=plan_with_budget, terminal_size=SIZE)
+
+    def test_one_run(self, snap_compare) -> None:
+        assert snap_compare(make_app([str(BASELINE)], k=5), run_before=plan_with_budget,
+                            terminal_size=SIZE)
