@@ -106,6 +106,10 @@ class TaskTraceScreen(Screen[None]):
             with TabPane("Traces", id="traces-tab"):
                 yield Static(Text("reading the task's trials…", style="dim"), id="trace-status")
             with TabPane("Fork map", id="fork-tab"):
+                yield Static(Text(
+                    "Every trial as a tree of shared steps (after normalisation). Each branch "
+                    "counts the passing ✓ and failing ✗ trials that took it; ◆ marks the fork "
+                    "where the outcomes separate.", style="dim"), id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Footer()
 

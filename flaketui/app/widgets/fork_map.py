@@ -21,18 +21,19 @@ def counts(node: ForkNode) -> Text:
     return text
 
 
-def node_label(nodes: list[ForkNode], split: bool, width: int = 70) -> Text:
+def node_label(nodes: list[ForkNode], split: bool, width: int = 56) -> Text:
     """Label of a chain of nodes: step range, counts, the first step, and the split marker."""
     first, last = nodes[0], nodes[-1]
     steps = f"step {first.depth}" if first is last else f"steps {first.depth}–{last.depth}"
     text = Text(f"{steps:<11} ", style="cyan")
     text.append_text(counts(first))
     text.append("  ")
-    text.append(describe(first.step, width))
+    if split:
+        text.append(f"◆ outcomes split after step {last.depth}", style="bold reverse yellow")
+        text.append("  ")
+    text.append(describe(first.step, width), style="not bold")
     if last.ended and last.children:
         text.append(f"  ({last.ended} end here)", style="dim")
-    if split:
-        text.append(f"  ◆ outcomes split after step {last.depth}", style="bold reverse yellow")
     return text
 
 

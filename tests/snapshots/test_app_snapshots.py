@@ -1,0 +1,90 @@
+"""Snapshots of the task table, the trace screen and help on the bundled fixtures.
+
+Fixed terminal size and fixed fixtures; review new SVGs in snapshot_report.html
+before accepting them with ``pytest --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from tests.conftest import FIXTURES
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for the workers (loading, divergences, trace reading) and the redraw."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def after(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    """A ``run_before`` that loads, presses ``keys`` (settling after each) and settles."""
+
+    async def run(pilot: Pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run
+
+
+def open_task(task: str, *keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    """Filter the table to ``task``, open it, then press ``keys``."""
+    return after("slash", *task, "enter", "enter", *keys)
+
+
+@pytest.fixture
+def app() -> FlakeApp:
+    return make_app([str(FIXTURES)], k=5)
+
+
+class TestTaskTable:
+    def test_default(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after(), terminal_size=SIZE)
+
+    def test_sorted_by_p_hat_ascending(self, snap_compare, app: FlakeApp) -> None:
+        # Sort by p̂ (descending first), then S reverses it to ascending.
+        async def run(pilot: Pilot) -> None:
+            await settle(pilot)
+            pilot.app.tasks_screen.action_sort_by("p_hat")
+            await pilot.press("S")
+            await settle(pilot)
+
+        assert snap_compare(app, run_before=run, terminal_size=SIZE)
+
+    def test_filtered(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("slash", *"alert"), terminal_size=SIZE)
+
+    def test_k_changed(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("plus", "plus", "down"), terminal_size=SIZE)
+
+    def test_second_run(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("r"), terminal_size=SIZE)
+
+
+class TestTraceScreen:
+    def test_divergence_highlighted(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("enter"), terminal_size=SIZE)
+
+    def test_fork_map(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("enter", "f"), terminal_size=SIZE)
+
+    def test_one_sided_task(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=open_task("listAlerts"), terminal_size=SIZE)
+
+    def test_no_traces(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=open_task("pingHealthcheck"), terminal_size=SIZE)
+
+
+class TestHelp:
+    def test_help(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("question_mark"), terminal_size=SIZE)

@@ -1,0 +1,330 @@
+"""Pilot tests of the triage app: table order, sorting, filter, k, runs, traces, help.
+
+Expected figures come from the fixture generator (scripts/make_fixtures.py):
+oncall-baseline has 25 tasks of 12 trials; searchRunbook passes 10 of 12 and is
+the only flaky task; its passing and failing traces part ways at step 3.
+pass^k values are checked against scipy's exact binomial coefficients.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scipy.special import comb
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from flaketui.app.screens.help import HelpScreen
+from flaketui.app.screens.problems import ProblemsScreen
+from flaketui.app.screens.tasks import TasksScreen
+from flaketui.app.screens.traces import TaskTraceScreen
+from flaketui.app.widgets.fork_map import ForkMap
+from flaketui.app.widgets.task_table import TaskTable
+from flaketui.app.widgets.trace_view import TraceDiffView
+from tests.conftest import BASELINE, CANDIDATE
+
+SIZE = (120, 36)
+
+
+async def ready(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def table(app: FlakeApp) -> TaskTable:
+    return app.tasks_screen.query_one(TaskTable)
+
+
+def names(app: FlakeApp) -> list[str]:
+    t = table(app)
+    return [t.row_text(i)[0] for i in range(len(t.order))]
+
+
+def column(app: FlakeApp, key: str) -> list[str]:
+    t = table(app)
+    pos = [c.key for c in t.columns].index(key)
+    return [t.row_text(i)[pos] for i in range(len(t.order))]
+
+
+@pytest.fixture
+def app() -> FlakeApp:
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5)
+
+
+async def test_loads_and_puts_the_flaky_task_on_top(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        assert app.trial_log is not None and app.trial_log.runs == ["oncall-baseline",
+                                                                   "oncall-candidate"]
+        assert screen.run == "oncall-baseline"
+        assert len(table(app).order) == 25
+        assert names(app)[0] == "searchRunbook"
+        assert screen.current_task == "searchRunbook"
+        row = table(app).row_text(0)
+        keys = [c.key for c in table(app).columns]
+        assert row[keys.index("flakiness")].startswith("0.556")
+        assert row[keys.index("pass_hat_k")] == f"{comb(10, 5) / comb(12, 5):.3f}" == "0.318"
+        assert row[keys.index("divergence")] == "3"
+        assert not screen.has_class("-loading")
+
+
+async def test_default_order_is_flakiness_descending_then_name(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        rest = names(app)[1:]
+        assert rest == sorted(rest)
+
+
+async def test_sort_keys_and_reverse(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        await pilot.press("S")  # flakiness ascending: the flaky task goes last
+        assert screen.sort_reverse is False
+        assert names(app)[-1] == "searchRunbook"
+        screen.action_sort_by("task")
+        await pilot.pause()
+        assert names(app) == sorted(names(app))
+        screen.action_sort_by("task")  # again: descending
+        await pilot.pause()
+        assert names(app) == sorted(names(app), reverse=True)
+        screen.action_sort_by("p_hat")
+        await pilot.pause()
+        p = [float(x) for x in column(app, "p_hat")]
+        assert p == sorted(p, reverse=True)
+        await pilot.press("S")
+        p = [float(x) for x in column(app, "p_hat")]
+        assert p == sorted(p) and p[0] == 0.0
+
+
+async def test_every_column_sorts_from_the_keyboard(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        keys = [c.key for c in table(app).columns]
+        seen = []
+        for _ in keys:
+            await pilot.press("s")
+            seen.append(screen.sort_key)
+            values = screen.sort_values(screen.sort_key)[table(app).order]
+            values = values[~(values != values)]  # drop NaN (sorted last)
+            expected = sorted(values, reverse=screen.sort_reverse)
+            assert list(values) == expected, screen.sort_key
+        assert sorted(seen) == sorted(keys)
+
+
+async def test_filter_by_name_and_escape_clears(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("slash", *"alert")
+        assert app.tasks_screen.filter_text == "alert"
+        assert names(app) == ["explainAlertRule", "getAlertStatus", "listAlerts", "silenceAlert"]
+        await pilot.press("enter")
+        assert isinstance(app.focused, TaskTable)
+        assert len(names(app)) == 4
+        await pilot.press("escape")
+        assert app.tasks_screen.filter_text == ""
+        assert len(names(app)) == 25
+
+
+async def test_filter_matching_nothing_shows_an_empty_table(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("slash", *"zzz", "enter")
+        assert names(app) == []
+        assert app.tasks_screen.current_task is None
+        await pilot.press("enter")  # nothing to open
+        assert isinstance(app.screen, TasksScreen)
+
+
+async def test_flaky_only(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("f")
+        assert names(app) == ["searchRunbook"]
+        await pilot.press("f")
+        assert len(names(app)) == 25
+
+
+async def test_k_changes_recompute_everything(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        await pilot.press("minus")
+        assert app.k == 4 and screen.stats is not None and screen.stats.k == 4
+        labels = [c.label for c in table(app).columns]
+        assert "pass^4" in labels and "pass@4" in labels
+        assert column(app, "pass_hat_k")[0] == f"{comb(10, 4) / comb(12, 4):.3f}" == "0.424"
+        await pilot.press("plus", "plus")
+        assert app.k == 6
+        assert column(app, "pass_hat_k")[0] == f"{comb(10, 6) / comb(12, 6):.3f}"
+        # Suite pass^6: the mean over tasks of per-task pass^6 (19 always pass).
+        expected = (comb(10, 6) / comb(12, 6) + 19) / 25
+        assert screen.summary is not None
+        assert screen.summary.pass_hat_k.value == pytest.approx(expected)
+        for _ in range(20):
+            await pilot.press("plus")
+        assert app.k == 12  # capped at the largest n
+
+
+async def test_next_run(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("r")
+        await ready(pilot)
+        screen = app.tasks_screen
+        assert screen.run == "oncall-candidate"
+        assert screen.summary is not None and screen.summary.flaky_tasks == 0
+        p = dict(zip(names(app), column(app, "p_hat"), strict=True))
+        assert p["summarizeIncident"] == "0.000" and p["searchRunbook"] == "1.000"
+        await pilot.press("r")
+        assert screen.run == "oncall-baseline"
+
+
+async def test_enter_opens_the_trace_screen_at_step_3(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("enter")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, TaskTraceScreen) and screen.task_name == "searchRunbook"
+        view = screen.query_one(TraceDiffView)
+        assert view.first_divergence == 3
+        line = view.divergence_text().plain
+        assert line.startswith("first divergence: step 3")
+        assert "differs in: content" in line
+        assert view.a is not None and view.a.passed
+        assert view.b is not None and not view.b.passed
+        assert view.b.trace[2]["content"].startswith("[1] Restart")
+
+
+async def test_escape_restores_sort_filter_and_cursor(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        screen.action_sort_by("task")
+        await pilot.press("slash", *"o", "enter", "down", "down")
+        before = (screen.sort_key, screen.sort_reverse, screen.filter_text, names(app),
+                  table(app).cursor_row, screen.current_task)
+        assert before[5] is not None
+        await pilot.press("enter")
+        await ready(pilot)
+        assert isinstance(app.screen, TaskTraceScreen)
+        assert app.screen.task_name == before[5]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        after = (screen.sort_key, screen.sort_reverse, screen.filter_text, names(app),
+                 table(app).cursor_row, screen.current_task)
+        assert after == before
+        assert isinstance(app.focused, TaskTable)
+
+
+async def open_task(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScreen:
+    assert table(app).move_cursor_to_row(app.tasks_screen.outcomes.index(task))
+    await pilot.press("enter")
+    await ready(pilot)
+    assert isinstance(app.screen, TaskTraceScreen)
+    return app.screen
+
+
+async def test_one_sided_task_says_so(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = await open_task(pilot, app, "listAlerts")
+        view = screen.query_one(TraceDiffView)
+        assert view.b is None and view.a is not None and view.a.passed
+        assert "no failing trial: all 12 traced trials passed" in view.divergence_text().plain
+
+
+async def test_task_without_traces_says_so(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = await open_task(pilot, app, "pingHealthcheck")
+        assert not screen.query(TraceDiffView)
+        status = str(screen.query_one("#trace-status").render())
+        assert "no trial of pingHealthcheck has a trace" in status
+
+
+async def test_trial_navigation_and_fork_map(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = await open_task(pilot, app, "searchRunbook")
+        view = screen.query_one(TraceDiffView)
+        first_b = view.b
+        await pilot.press("b")
+        await pilot.pause()
+        assert screen.fail_pos == 1 and view.b is not first_b and not view.b.passed
+        assert "2 of 2 failing" in view.label_b
+        await pilot.press("a")
+        await pilot.pause()
+        assert screen.pass_pos == 1 and "2 of 10 passing" in view.label_a
+        await pilot.press("f")
+        await pilot.pause()
+        fork = screen.query_one(ForkMap)
+        labels = [str(n.label) for n in _nodes(fork.root)]
+        split = [x for x in labels if "outcomes split" in x]
+        assert len(split) == 1 and "after step 2" in split[0]
+        restart = [x for x in labels if "Restart the checkout" in x.split("  ", 2)[-1][:60]]
+        assert any("✓0 ✗2" in x for x in restart)
+
+
+def _nodes(node):  # type: ignore[no-untyped-def]
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
+
+
+async def test_ignore_key_changes_the_divergence() -> None:
+    app = make_app([str(BASELINE)], k=5, ignore_keys=["content"])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert column(app, "divergence")[0] == "4"
+        screen = await open_task(pilot, app, "searchRunbook")
+        view = screen.query_one(TraceDiffView)
+        assert view.first_divergence == 4
+        assert "args.metric" in view.divergence_text().plain or "name" in view.divergence_text().plain
+
+
+async def test_help_lists_every_key(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        sections = dict(app.screen.sections())
+        for cls_title in ("Everywhere", "Task table", "Trace screen"):
+            assert sections[cls_title]
+        actions = {b.action for bindings in sections.values() for b in bindings}
+        for action in ("show_traces", "sort_next", "filter", "toggle_flaky", "change_k(1)",
+                       "next_run", "jump_to_divergence", "toggle_fork_map", "quit", "help"):
+            assert action in actions
+        await pilot.press("escape")
+        assert isinstance(app.screen, TasksScreen)
+
+
+async def test_skipped_lines_are_shown(tmp_path: Path) -> None:
+    log = tmp_path / "bad.jsonl"
+    good = BASELINE.read_text(encoding="utf-8").splitlines()[:24]
+    log.write_text("\n".join([*good, "{not json", '{"task": "x"}']) + "\n", encoding="utf-8")
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.trial_log is not None and len(app.trial_log.problems) == 2
+        messages = [n.message for n in app._notifications]
+        assert any("2 line(s) of the logs were skipped" in m for m in messages)
+        await pilot.press("e")
+        assert isinstance(app.screen, ProblemsScreen)
+        assert [str(p).split(":")[1] for p in app.screen.problems] == ["25", "26"]
+
+
+async def test_no_usable_trials_is_one_clear_error(tmp_path: Path) -> None:
+    log = tmp_path / "empty.jsonl"
+    log.write_text("{not json\n", encoding="utf-8")
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        label = str(app.tasks_screen.query_one("#loading-label").render())
+        assert label.startswith("flaketui: error: no usable trials")
+        assert app.trial_log is None
