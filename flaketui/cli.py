@@ -123,17 +123,39 @@ from flaketui.plan_cli import plan as _plan  # noqa: E402  (it uses the helpers 
 main.add_command(_plan)
 
 
+def triage_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--triage PATH``: where the app keeps triage notes."""
+    return click.option(
+        "--triage", "triage", default=None, metavar="PATH",
+        help="Triage notes file (default: LOG.triage.json beside the first log, or "
+             "DIR/flaketui.triage.json when it is a folder).")(func)
+
+
+def check_triage(path: str | None) -> None:
+    """A --triage PATH must be a file in a folder that exists."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        fail(f"--triage {path}: is a folder; give a file name, e.g. {p / 'notes.triage.json'}")
+    if not p.parent.is_dir():
+        fail(f"--triage {path}: folder {p.parent} does not exist")
+
+
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: smallest n).")
 @click.option("--min-pass-hat-k", type=float, default=None, help="Show the gate verdict: pass^k floor.")
 @click.option("--max-flakiness", type=float, default=None, help="Show the gate verdict: flakiness cap.")
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
+@triage_option
 @log_options
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
-             max_flakiness: float | None, ignore_key: tuple[str, ...], fields: FieldMap) -> None:
+             max_flakiness: float | None, ignore_key: tuple[str, ...], triage: str | None,
+             fields: FieldMap) -> None:
     """Open the app on LOGS."""
     check_k(k)
+    check_triage(triage)
     from flaketui.loading import expand_paths
 
     try:
@@ -143,7 +165,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     from flaketui.app.app import make_app
 
     app = make_app(list(logs), k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                   max_flakiness=max_flakiness, ignore_keys=ignore_key)
+                   max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage)
     app.run()
     sys.exit(app.return_code or 0)
 
@@ -151,14 +173,27 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 @main.command()
 @click.option("-k", type=int, default=5, show_default=True,
               help="k for pass@k and pass^k (5, as in the README's figures).")
-def demo(k: int | None) -> None:
+@click.option("--triage", "triage", default=None, metavar="PATH",
+              help="Triage notes file (default: demo.triage.json in the user data folder).")
+def demo(k: int | None, triage: str | None) -> None:
     """Open the app on the bundled on-call fixtures."""
     if not FIXTURES.is_dir():
         fail(f"the bundled fixtures are not at {FIXTURES}; install flaketui from its repository "
              "with pip install -e .")
+    check_triage(triage)
+    if triage is None:
+        import platformdirs
+
+        folder = platformdirs.user_data_path("flaketui")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fail(f"cannot create {folder} for the demo's triage notes ({exc.strerror}); "
+                 "give --triage PATH")
+        triage = str(folder / "demo.triage.json")
     from flaketui.app.app import make_app
 
-    app = make_app([str(FIXTURES)], k=k)
+    app = make_app([str(FIXTURES)], k=k, triage=triage)
     app.run()
 
 
@@ -207,11 +242,18 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
               help="Compare these two runs inside LOGS (else LOGS are two files, one run each).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
               default="table", show_default=True)
+@click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
+@triage_option
 @log_options
-def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, fields: FieldMap) -> None:
+def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool,
+            triage: str | None, fields: FieldMap) -> None:
     """Paired comparison of run B against run A: flips, sign test, mean difference."""
     from flaketui import report as out
     from flaketui.stats import compare_runs, task_stats
+
+    if tui:
+        open_comparison(logs, runs, triage, fields)
+        return
 
     a, b = resolve_pair(logs, runs, fields)
     stats_a = task_stats(a[0].run_outcomes(a[1]), 1)
@@ -226,6 +268,25 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, field
         click.echo(out.compare_markdown(result), nl=False)
     else:
         out.print_renderable(out.compare_table(result))
+
+
+def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,
+                    fields: FieldMap) -> None:
+    """``compare --tui``: the app, opened on the comparison pane of A and B."""
+    from flaketui.loading import expand_paths
+
+    if not runs and len(logs) != 2:
+        raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
+    check_triage(triage)
+    try:
+        expand_paths(logs)
+    except InputError as exc:
+        fail(str(exc))
+    from flaketui.app.app import make_app
+
+    app = make_app(list(logs), fields=fields, triage=triage, compare=runs or ())
+    app.run()
+    sys.exit(app.return_code or 0)
 
 
 def resolve_pair(

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import partial
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from flaketui.app.messages import RunsLoaded
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.model import FieldMap, TrialLog
 from flaketui.traces import Normaliser
@@ -42,6 +44,8 @@ class FlakeApp(App[int]):
         min_pass_hat_k: float | None = None,
         max_flakiness: float | None = None,
         ignore_keys: Sequence[str] = (),
+        triage: str | None = None,
+        compare: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
         self.paths = [str(p) for p in paths]
@@ -57,6 +61,10 @@ class FlakeApp(App[int]):
         """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps."""
         self.trial_log: TrialLog | None = None
         """Every loaded trial (set when loading finishes)."""
+        self.triage_path = triage
+        """The triage notes file (``--triage``); None: beside the first log."""
+        self.compare_on_load: tuple[str, ...] | None = None if compare is None else tuple(compare)
+        """Open the comparison pane once loaded: runs (A, B), or () for the first two."""
 
     def get_default_screen(self) -> Screen:
         return TasksScreen()
@@ -67,6 +75,14 @@ class FlakeApp(App[int]):
         screen = self.screen_stack[0]
         assert isinstance(screen, TasksScreen)
         return screen
+
+    @on(RunsLoaded)
+    def open_triage(self, event: RunsLoaded) -> None:
+        """Once loaded: open the triage notes (telling of a bad file) and, for
+        ``compare --tui``, the comparison pane."""
+        from flaketui.app.screens.compare import open_compare_on_load
+
+        open_compare_on_load(self)
 
     def action_help(self) -> None:
         """Show every key of every screen."""
@@ -93,7 +109,15 @@ def make_app(
     min_pass_hat_k: float | None = None,
     max_flakiness: float | None = None,
     ignore_keys: Sequence[str] = (),
+    triage: str | None = None,
+    compare: Sequence[str] | None = None,
 ) -> FlakeApp:
-    """Build the app for ``paths`` (files, directories, globs of trial logs)."""
+    """Build the app for ``paths`` (files, directories, globs of trial logs).
+
+    ``triage`` is the triage notes file (default: beside the first log);
+    ``compare`` opens the comparison pane once loaded: two run names, or an
+    empty sequence for the first two runs.
+    """
     return FlakeApp(paths, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                    max_flakiness=max_flakiness, ignore_keys=ignore_keys)
+                    max_flakiness=max_flakiness, ignore_keys=ignore_keys, triage=triage,
+                    compare=compare)

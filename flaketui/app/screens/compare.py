@@ -29,7 +29,7 @@ from flaketui import formatting as fmt
 from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.model import RunOutcomes
+from flaketui.model import RunOutcomes, TrialLog
 from flaketui.review import BROKEN, FIXED, FlipRow
 from flaketui.stats.paired import PairedComparison
 from flaketui.triage import TriageKey
@@ -460,7 +460,7 @@ class CompareScreen(Screen[None]):
 def open_compare(screen: Screen[object]) -> None:
     """``c`` on the task table: compare the first two runs, or let the user pick A and B."""
     app = screen.app
-    log = getattr(app, "trial_log", None)
+    log: TrialLog | None = getattr(app, "trial_log", None)
     if log is None:
         screen.notify("the logs are still loading", timeout=3)
         return
@@ -478,3 +478,21 @@ def open_compare(screen: Screen[object]) -> None:
             app.push_screen(CompareScreen(*pair))
 
     app.push_screen(dialogs.RunPicker(runs, runs[0], runs[1]), chosen)
+
+
+def open_compare_on_load(app: FlakeApp) -> None:
+    """Once the logs are loaded: open the triage notes (so that a bad file is reported
+    at once) and, for ``flaketui compare A B --tui``, the comparison pane."""
+    dialogs.store_for(app)
+    pair, app.compare_on_load = app.compare_on_load, None
+    if pair is None or app.trial_log is None:
+        return
+    if not pair:
+        open_compare(app.screen)
+        return
+    missing = [r for r in pair if r not in app.trial_log.runs]
+    if missing:
+        app.notify(f"no run named {missing[0]!r}; runs: {', '.join(app.trial_log.runs)}",
+                   severity="error", timeout=20, markup=False)
+        return
+    app.push_screen(CompareScreen(pair[0], pair[1]))

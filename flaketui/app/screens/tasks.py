@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from flaketui import formatting as fmt
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, RunsLoaded
+from flaketui.app.screens import triage_dialogs
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
@@ -87,6 +88,14 @@ class TasksScreen(Screen[None]):
         Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
         Binding("p", "show_plan", "Plan", id="show-plan",
                 tooltip="Plan the next run: how many more trials, on which tasks, and why"),
+        Binding("c", "compare", "Compare", id="compare-runs",
+                tooltip="Run B against run A: flips, sign test, and the review of each flip"),
+        Binding("space", "triage('reviewed')", "Reviewed", id="task-reviewed", show=False,
+                tooltip="Mark the highlighted task reviewed, or not (saved to the triage file)"),
+        Binding("l", "triage('label')", "Label", id="task-label", show=False,
+                tooltip="Give the highlighted task a cause label (also marks it reviewed)"),
+        Binding("w", "triage('note')", "Note", id="task-note", show=False,
+                tooltip="Write a note on the highlighted task"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
@@ -260,6 +269,8 @@ class TasksScreen(Screen[None]):
             Column("class", "class", 5, "left",
                    "pass (stable-pass: every trial passed), fail (stable-fail) or flaky"),
         ]
+        if triage_dialogs.run_has_notes(self.app, self.run):
+            cols.append(triage_dialogs.task_column())
         if any(g is not None for g in st.groups):
             width = min(14, max(5, *(len(g or "") for g in st.groups[:20000])))
             cols.append(Column("group", "group", width, "left", "cluster for the standard error"))
@@ -303,6 +314,8 @@ class TasksScreen(Screen[None]):
             if step == PENDING:
                 return Text("…", style="dim")
             return Text(fmt.DASH if step is None else str(step), style="" if step else "dim")
+        if key == triage_dialogs.TRIAGE_COLUMN and self.run is not None:
+            return triage_dialogs.task_cell(self.app, self.run, st.tasks[row])
         if key.startswith("metric:"):
             return Text(fmt.number(self.medians[key[7:]][row]))
         return Text("")
@@ -333,6 +346,8 @@ class TasksScreen(Screen[None]):
         if key == "divergence":
             vals = [self.divergence_of(i) for i in range(len(st))]
             return np.array([np.nan if v is None or v == PENDING else v for v in vals], float)
+        if key == triage_dialogs.TRIAGE_COLUMN and self.run is not None:
+            return triage_dialogs.task_sort_values(self.app, self.run, st.tasks)
         if key.startswith("metric:"):
             return np.asarray(self.medians[key[7:]], dtype=np.float64)
         raise ValueError(f"sort key ({key!r}) must be one of {', '.join(self.sort_keys())}")
@@ -614,6 +629,16 @@ class TasksScreen(Screen[None]):
 
         self.app.push_screen(PlanScreen(self.run, self.current_task))
 
+    def action_compare(self) -> None:
+        """Open the comparison pane (picking runs A and B when more than two are loaded)."""
+        from flaketui.app.screens.compare import open_compare
+
+        open_compare(self)
+
+    def action_triage(self, what: str) -> None:
+        """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""
+        triage_dialogs.triage_task(self, what)
+
     def action_show_problems(self) -> None:
         """List the skipped lines of the logs."""
         from flaketui.app.screens.problems import ProblemsScreen
@@ -630,6 +655,7 @@ class TasksScreen(Screen[None]):
         yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
         yield "Next run", "Show the next loaded run", "next_run"
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
+        yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:

@@ -10,7 +10,9 @@ stays in memory.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
+import numpy as np
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
@@ -20,7 +22,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
+
+if TYPE_CHECKING:
+    from flaketui.app.screens.tasks import TasksScreen
 
 CLEAR = ""
 """The label picker's result for "no label"."""
@@ -256,3 +262,60 @@ class RunPicker(ModalScreen[tuple[str, str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+# --- The task table's review column and keys ------------------------------------------------
+
+TRIAGE_COLUMN = "triage"
+"""Key of the task table's review column (shown once the run has a note)."""
+
+
+def run_has_notes(app: App[object], run: str | None) -> bool:
+    """True when some task of ``run`` has a reviewed mark, label or note (not a flip's)."""
+    if run is None:
+        return False
+    return any(k.run == run and not k.against for k, _ in store_for(app).items())
+
+
+def task_column() -> Column:
+    """The task table's review column."""
+    return Column(TRIAGE_COLUMN, "review", 22, "left",
+                  "reviewed mark (space) and cause label (l); w writes a note")
+
+
+def task_cell(app: App[object], run: str, task: str) -> Text:
+    """The review cell of ``task`` in ``run``: ``✓ sampling``."""
+    return entry_text(store_for(app).get(TriageKey(run, task)))
+
+
+def task_sort_values(app: App[object], run: str, tasks: Sequence[str]) -> np.ndarray:
+    """Sort values of the review column: by label, then reviewed; no review sorts last."""
+    store = store_for(app)
+    order = {label: i for i, label in enumerate(LABELS)}
+    out = np.full(len(tasks), np.nan)
+    for i, task in enumerate(tasks):
+        e = store.get(TriageKey(run, task))
+        if not e.empty:
+            out[i] = order.get(e.label or "", len(order)) * 2 + (0 if e.reviewed else 1)
+    return out
+
+
+def triage_task(screen: TasksScreen, what: str) -> None:
+    """``space`` / ``l`` / ``w`` on the task table: review the highlighted task of the shown run.
+
+    Args:
+        screen: The task table screen.
+        what: ``reviewed``, ``label`` or ``note``.
+    """
+    task, run = screen.current_task, screen.run
+    if task is None or run is None:
+        return
+    key = TriageKey(run, task)
+
+    def changed(_: TriageKey) -> None:
+        table = screen.query_one(TaskTable)
+        table.set_columns(screen.columns(), screen.cell)
+        screen.refresh_order(screen.current_row)
+
+    action = {"reviewed": toggle_reviewed, "label": choose_label, "note": edit_note}[what]
+    action(screen, key, changed)
