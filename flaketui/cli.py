@@ -67,8 +67,14 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
     @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
+    @click.option("--no-cache", is_flag=True, default=False,
+                  help="Parse the logs again instead of reading the index cache.")
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.pop("no_cache"):
+            from flaketui.loading import cache
+
+            cache.ENABLED = False
         base = FieldMap()
         kwargs["fields"] = FieldMap(
             run=tuple(kwargs.pop("run_field")) or base.run,
@@ -85,15 +91,71 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def load(paths: Sequence[str], fields: FieldMap) -> TrialLog:
-    """Load logs for a command: problems to stderr, input errors to exit 2."""
+    """Load logs for a command: problems to stderr, input errors to exit 2, and a
+    progress bar on stderr when loading takes over a second (see :class:`LoadProgress`)."""
     from flaketui.loading import load_logs
 
+    bar = LoadProgress()
     try:
-        log = load_logs(paths, fields)
+        log = load_logs(paths, fields, progress=bar.update)
     except InputError as exc:
+        bar.close()
         fail(str(exc))
+    bar.close()
     report_problems(log)
     return log
+
+
+class LoadProgress:
+    """A Rich progress bar on stderr for a load that has run for over :attr:`DELAY` seconds.
+
+    Shown only when stderr is a terminal, and not when stdout is piped JSON or CSV
+    (``--format json`` / ``csv``), whose readers want a quiet stderr.
+    """
+
+    DELAY = 1.0
+    """Seconds before the bar appears: quick loads print nothing."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._bar: Any = None
+        self._task: Any = None
+        self.enabled = _stream_is_tty(sys.stderr) and not self._machine_output()
+
+    @staticmethod
+    def _machine_output() -> bool:
+        ctx = click.get_current_context(silent=True)
+        fmt = ctx.params.get("fmt") if ctx is not None else None
+        return fmt in ("json", "csv") and not _stream_is_tty(sys.stdout)
+
+    def update(self, done: int, total: int) -> None:
+        """Called by the loader with bytes done and total."""
+        if not self.enabled or (self._bar is None and self._clock() - self._start < self.DELAY):
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+            self._bar = Progress("Loading", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("load", total=total)
+        self._bar.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _stream_is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.loading import cache
 from flaketui.loading.jsonl import LineParser, read_gzip, read_json_array, read_line_at, read_range
 from flaketui.loading.records import RecordSink, is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
-from flaketui.triage import is_triage_file
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz")
 """What a directory is searched for."""
@@ -58,6 +58,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     InputError
         If a path does not exist, a glob matches nothing, or a directory holds no log.
     """
+    from flaketui.triage import is_triage_file
     out: list[Path] = []
     for raw in paths:
         text = os.fspath(raw)
@@ -169,44 +170,46 @@ class _Merger:
             line = None if p.line is None else p.line + line_base
             self.problems.append(Problem(p.path, line, p.reason))
 
-    def build(self) -> TrialLog:
-        def cat(name: str, dtype: Any) -> np.ndarray:
-            if not self.pieces:
-                return np.empty(0, dtype=dtype)
-            return np.concatenate([p[name] for p in self.pieces]).astype(dtype, copy=False)
-
-        run = cat("run", np.int32)
-        task = cat("task", np.int32)
-        trial = cat("trial", np.int64)
+    def state(self) -> dict[str, Any]:
+        """The pieces added so far as one parsed state (as :func:`_sink_state` gives)."""
+        columns = {
+            name: (self.pieces[0][name] if len(self.pieces) == 1
+                   else np.concatenate([p[name] for p in self.pieces]) if self.pieces
+                   else np.empty(0))
+            for name in ("run", "task", "group", "trial", "outcome", "score", "offset", "length",
+                         "line", "has_trace")
+        }
         metric_names = sorted({k for m in self.metric_pieces for k in m})
         metrics = {
-            name: np.concatenate(
-                [
-                    m.get(name, np.full(p["run"].shape[0], np.nan))
-                    for p, m in zip(self.pieces, self.metric_pieces, strict=True)
-                ]
-            )
-            if self.pieces
-            else np.empty(0)
+            name: np.concatenate([m.get(name, np.full(p["run"].shape[0], np.nan))
+                                  for p, m in zip(self.pieces, self.metric_pieces, strict=True)])
             for name in metric_names
         }
+        return {"runs": list(self.runs), "tasks": list(self.tasks), "groups": list(self.groups),
+                "columns": columns, "metrics": metrics, "problems": list(self.problems)}
+
+    def build(self) -> TrialLog:
+        st = self.state()
+        cols = st["columns"]
+        source = (np.concatenate([p["source"] for p in self.pieces]) if self.pieces
+                  else np.empty(0, dtype=np.int32))
         log = TrialLog(
             sources=self.sources,
-            runs=list(self.runs),
-            tasks=list(self.tasks),
-            groups=list(self.groups),
-            run=run,
-            task=task,
-            trial=trial,
-            outcome=cat("outcome", np.int8),
-            score=cat("score", np.float64),
-            group=cat("group", np.int32),
-            source=cat("source", np.int32),
-            offset=cat("offset", np.int64),
-            length=cat("length", np.int64),
-            line=cat("line", np.int64),
-            has_trace=cat("has_trace", bool),
-            metrics=metrics,
+            runs=st["runs"],
+            tasks=st["tasks"],
+            groups=st["groups"],
+            run=cols["run"].astype(np.int32, copy=False),
+            task=cols["task"].astype(np.int32, copy=False),
+            trial=cols["trial"].astype(np.int64, copy=False),
+            outcome=cols["outcome"].astype(np.int8, copy=False),
+            score=cols["score"].astype(np.float64, copy=False),
+            group=cols["group"].astype(np.int32, copy=False),
+            source=source.astype(np.int32, copy=False),
+            offset=cols["offset"].astype(np.int64, copy=False),
+            length=cols["length"].astype(np.int64, copy=False),
+            line=cols["line"].astype(np.int64, copy=False),
+            has_trace=cols["has_trace"].astype(bool, copy=False),
+            metrics=st["metrics"],
             problems=self.problems,
         )
         _number_trials(log)
@@ -264,20 +267,23 @@ def load_logs(
     fields: FieldMap | None = None,
     progress: ProgressFn | None = None,
     workers: int | None = None,
+    use_cache: bool | None = None,
 ) -> TrialLog:
     """Read every trial of ``paths`` (files, directories, globs).
 
     Runs with the same name in several files merge. Bad lines are skipped and
-    listed in ``TrialLog.problems``; they never raise.
+    listed in ``TrialLog.problems``; they never raise. With ``use_cache`` (default
+    :data:`flaketui.loading.cache.ENABLED`), a file read before and unchanged since
+    is taken from the index cache (:mod:`flaketui.loading.cache`), not parsed.
 
     Raises
     ------
     InputError
         If a path does not exist or no usable trial remains.
     """
-    from flaketui.loading import formats
-
     fields = fields or FieldMap()
+    if use_cache is None:
+        use_cache = cache.ENABLED
     files = expand_paths(paths)
     sizes = [f.stat().st_size for f in files]
     total = sum(sizes) or 1
@@ -291,38 +297,19 @@ def load_logs(
 
     merger = _Merger()
     for path, size in zip(files, sizes, strict=True):
-        spath = str(path)
-        default_run = run_name_for(path)
-        reader = formats.reader_for(path)
-        if reader is not None:
-            kind, state = reader(path, fields, default_run)
-            merger.sources.append(Source(spath, kind))
-            merger.add(state, len(merger.sources) - 1)
-            tick(size)
-            continue
-        kind = _kind(path)
-        merger.sources.append(Source(spath, kind))
-        src = len(merger.sources) - 1
-        if size == 0:
-            merger.problems.append(Problem(spath, None, "empty file, no trials"))
-            continue
-        if kind == "jsonl" and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1:
-            _load_parallel(merger, spath, size, src, fields, default_run, workers, tick)
-            continue
-        sink = RecordSink(fields, default_run)
-        parser = LineParser(spath, sink)
-        if kind == "jsonl":
-            read_range(spath, 0, size, parser, progress=tick)
-        elif kind == "jsonl.gz":
-            read_gzip(spath, parser)
+        st = path.stat()
+        cached = None
+        if use_cache and size >= cache.MIN_BYTES:
+            cached = cache.load(path, st, fields)
+        if cached is not None:
+            kind, state = cached
             tick(size)
         else:
-            with open(spath, "rb") as fh:
-                read_json_array(spath, parser, fh.read())
-            tick(size)
-        merger.add(_sink_state(sink, parser.problems), src)
-        if len(sink) == 0 and not parser.problems:
-            merger.problems.append(Problem(spath, None, "no trials in this file"))
+            kind, state = _read_file(path, size, fields, workers, tick)
+            if use_cache and size >= cache.MIN_BYTES:
+                cache.store(path, st, fields, kind, state)
+        merger.sources.append(Source(str(path), kind))
+        merger.add(state, len(merger.sources) - 1)
     log = merger.build()
     log.fields = fields
     if len(log) == 0:
@@ -331,25 +318,61 @@ def load_logs(
     return log
 
 
-def _load_parallel(
-    merger: _Merger,
+def _read_file(
+    path: Path, size: int, fields: FieldMap, workers: int | None, tick: Callable[[int], None]
+) -> tuple[str, dict[str, Any]]:
+    """Parse one file: (source kind, parsed state), file-level problems included."""
+    from flaketui.loading import formats
+
+    spath = str(path)
+    default_run = run_name_for(path)
+    reader = formats.reader_for(path)
+    if reader is not None:
+        kind, state = reader(path, fields, default_run)
+        tick(size)
+        return kind, state
+    kind = _kind(path)
+    if size == 0:
+        return kind, _sink_state(RecordSink(fields, default_run),
+                                 [Problem(spath, None, "empty file, no trials")])
+    if kind == "jsonl" and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1:
+        return kind, _read_parallel(spath, size, fields, default_run, workers, tick)
+    sink = RecordSink(fields, default_run)
+    parser = LineParser(spath, sink)
+    if kind == "jsonl":
+        read_range(spath, 0, size, parser, progress=tick)
+    elif kind == "jsonl.gz":
+        read_gzip(spath, parser)
+        tick(size)
+    else:
+        with open(spath, "rb") as fh:
+            read_json_array(spath, parser, fh.read())
+        tick(size)
+    if len(sink) == 0 and not parser.problems:
+        parser.problems.append(Problem(spath, None, "no trials in this file"))
+    return kind, _sink_state(sink, parser.problems)
+
+
+def _read_parallel(
     path: str,
     size: int,
-    src: int,
     fields: FieldMap,
     default_run: str,
     workers: int | None,
     tick: Callable[[int], None],
-) -> None:
+) -> dict[str, Any]:
+    """Parse byte ranges of a plain file in a process pool; one state for the whole file."""
     nproc = workers or os.cpu_count() or 1
     points = _split_points(path, size, nproc * 4)
     jobs = [(path, a, b, fields, default_run) for a, b in zip(points, points[1:], strict=False)]
+    pieces = _Merger()
     with ProcessPoolExecutor(max_workers=nproc) as pool:
         line_base = 0
         for (_, a, b, _, _), (state, lines) in zip(jobs, pool.map(_parse_range, jobs), strict=True):
-            merger.add(state, src, line_base)
+            pieces.add(state, 0, line_base)
             line_base += lines
             tick(b - a)
+    return pieces.state()
 
 
 def read_trial(log: TrialLog, row: int) -> Trial:

@@ -1,0 +1,157 @@
+"""The index cache: what parsing a log file gave, kept to reopen it without parsing.
+
+One entry per (file, field names): the trial columns (run, task, trial, outcome,
+score, byte offsets, ...), the name tables, the metrics and the problems found.
+An entry is used only while the file has the same resolved path, size and
+modification time (nanoseconds), and was written by the same cache format; any
+change and the file is parsed again and the entry replaced. Traces are never
+cached: they stay in the log and are read back by offset.
+
+Entries live under the user's cache directory (``platformdirs.user_cache_dir``,
+e.g. ``~/.cache/flaketui/index`` on Linux), one ``.idx`` file each: a JSON
+header, then the raw arrays, read back with one read and no copy (numpy's
+``.npz`` spends longer checking its zip than reading). They are written whole
+to a temp file in the same folder, then renamed into place. A cache that can't be read or written
+is passed over silently: it only ever saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from flaketui.model import FieldMap, Problem
+
+ENABLED = True
+"""Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
+turns it off for the whole process, the app included)."""
+FORMAT = 1
+"""Bumped whenever parsing could give other columns for the same file."""
+MIN_BYTES = 1 << 20
+"""Files smaller than this are parsed again rather than cached (it is as fast)."""
+
+COLUMNS = ("run", "task", "group", "trial", "outcome", "score", "offset", "length", "line",
+           "has_trace")
+
+
+def cache_dir() -> Path:
+    """Where entries are kept: ``$XDG_CACHE_HOME/flaketui/index`` when set, else the
+    platform's user cache directory."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "flaketui" / "index"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("flaketui")) / "index"
+
+
+def _identity(path: Path, fields: FieldMap) -> tuple[str, str]:
+    """(entry file name, key): the name depends on the path and field names only, so a
+    changed file replaces its old entry; the key adds size and modification time."""
+    resolved = str(path.resolve())
+    who = orjson.dumps([FORMAT, resolved, repr(fields)])
+    name = hashlib.sha256(who).hexdigest()[:32] + ".idx"
+    return name, resolved
+
+
+def _key(resolved: str, st: os.stat_result, fields: FieldMap) -> str:
+    return orjson.dumps([FORMAT, resolved, st.st_size, st.st_mtime_ns, repr(fields)]).decode()
+
+
+MAGIC = b"flaketui-index\x00\x01"
+ALIGN = 64
+
+
+def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[str, Any]] | None:
+    """The cached (source kind, parsed state) of ``path`` as it is now, or ``None``."""
+    name, resolved = _identity(path, fields)
+    entry = cache_dir() / name
+    try:
+        with open(entry, "rb", buffering=0) as fh:
+            data = bytearray(os.fstat(fh.fileno()).st_size)  # writable: the arrays are the log's
+            if fh.readinto(data) != len(data):
+                return None
+        if not data.startswith(MAGIC):
+            return None
+        start = len(MAGIC) + 8
+        size = int.from_bytes(data[len(MAGIC) : start], "little")
+        meta = orjson.loads(bytes(data[start : start + size]))
+        if meta.get("key") != _key(resolved, st, fields):
+            return None
+        arrays = {
+            a: np.frombuffer(data, dtype=np.dtype(dt), count=count, offset=offset)
+            for a, dt, count, offset in meta["arrays"]
+        }
+        columns = {c: arrays["c_" + c] for c in COLUMNS}
+        metrics = {m: arrays[f"m{i}"] for i, m in enumerate(meta["metrics"])}
+    except (OSError, KeyError, ValueError, TypeError, orjson.JSONDecodeError):
+        return None
+    spath = str(path)
+    problems = [Problem(spath, line, reason) for line, reason in meta["problems"]]
+    state = {"runs": meta["runs"], "tasks": meta["tasks"], "groups": meta["groups"],
+             "columns": columns, "metrics": metrics, "problems": problems}
+    return meta["kind"], state
+
+
+def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str,
+          state: dict[str, Any]) -> None:
+    """Keep the parsed ``state`` of ``path`` (as it was at ``st``); failures are ignored.
+
+    Layout: :data:`MAGIC`, the length of the header (8 bytes, little-endian), the
+    header (JSON: key, names, problems and where each array lies), then the
+    arrays' bytes, each aligned to :data:`ALIGN`, read back without copying.
+    """
+    try:
+        now = path.stat()
+        if now.st_mtime_ns != st.st_mtime_ns or now.st_size != st.st_size:
+            return  # the file changed while it was read
+        name, resolved = _identity(path, fields)
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        metric_names = list(state["metrics"])
+        arrays = {"c_" + c: np.ascontiguousarray(state["columns"][c]) for c in COLUMNS}
+        arrays.update({f"m{i}": np.ascontiguousarray(state["metrics"][m], dtype=np.float64)
+                       for i, m in enumerate(metric_names)})
+        meta: dict[str, Any] = {
+            "key": _key(resolved, st, fields),
+            "kind": kind,
+            "runs": state["runs"],
+            "tasks": state["tasks"],
+            "groups": state["groups"],
+            "metrics": metric_names,
+            "problems": [(p.line, p.reason) for p in state["problems"]],
+        }
+        # The header holds the offsets of the arrays after it, so its length is fixed
+        # first with wide placeholders, then the offsets are filled in.
+        table = [[a, v.dtype.str, int(v.size), 0] for a, v in arrays.items()]
+        meta["arrays"] = [[a, dt, n, 1 << 62] for a, dt, n, _ in table]
+        head_len = len(orjson.dumps(meta))
+        pos = _aligned(len(MAGIC) + 8 + head_len)
+        for row, v in zip(table, arrays.values(), strict=True):
+            row[3] = pos
+            pos = _aligned(pos + v.nbytes)
+        meta["arrays"] = table
+        head = orjson.dumps(meta).ljust(head_len)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".idx")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(MAGIC + head_len.to_bytes(8, "little") + head)
+                for (_, _, _, offset), v in zip(table, arrays.values(), strict=True):
+                    fh.seek(offset)
+                    fh.write(v.tobytes())
+            os.replace(tmp, folder / name)  # no fsync: a torn entry reads as bad and is replaced
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, ValueError, TypeError):
+        return
+
+
+def _aligned(pos: int) -> int:
+    return -(-pos // ALIGN) * ALIGN

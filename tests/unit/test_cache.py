@@ -1,0 +1,140 @@
+"""The index cache: a second open of an unchanged log reads no line, and any change to the
+file, or other field names, reads it again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from flaketui.loading import cache, load_logs, read_trial
+from flaketui.loading import loader as loader_mod
+from flaketui.model import FieldMap
+from tests.unit.test_formats import assert_same
+
+
+@pytest.fixture(autouse=True)
+def cache_small_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+
+
+def write_log(path: Path, n: int = 50, bad: bool = True) -> Path:
+    lines = [orjson.dumps({"task": f"t{i % 7}", "passed": i % 3 != 0, "metrics": {"tokens": i},
+                           "trace": [{"role": "assistant", "content": f"step {i}"}]})
+             for i in range(n)]
+    if bad:
+        lines.insert(3, b"{oops")
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def entries() -> list[Path]:
+    folder = cache.cache_dir()
+    return sorted(folder.glob("*.idx")) if folder.exists() else []
+
+
+class ParseCounter:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        real = loader_mod._read_file
+
+        def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(loader_mod, "_read_file", counting)
+
+
+def test_warm_open_equals_cold_and_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    cold = load_logs([p], use_cache=False)
+    assert entries() == []
+    first = load_logs([p])
+    assert len(entries()) == 1
+    counter = ParseCounter(monkeypatch)
+    warm = load_logs([p])
+    assert counter.calls == 0
+    assert_same(cold, first)
+    assert_same(cold, warm)
+    assert str(warm.problems[0]).startswith(f"{p}:4: not valid JSON")
+    assert read_trial(warm, 5).trace == [{"role": "assistant", "content": "step 5"}]
+
+
+def test_cache_is_under_the_user_cache_dir(tmp_path: Path) -> None:
+    # conftest points XDG_CACHE_HOME at a temporary folder
+    assert cache.cache_dir() == Path(os.environ["XDG_CACHE_HOME"]) / "flaketui" / "index"
+
+
+def test_changed_file_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    load_logs([p])
+    with open(p, "ab") as fh:
+        fh.write(b'{"task": "new", "passed": true}\n')
+    counter = ParseCounter(monkeypatch)
+    log = load_logs([p])
+    assert counter.calls == 1 and "new" in log.tasks
+    assert len(entries()) == 1  # the entry was replaced, not added
+
+
+def test_same_size_other_mtime_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    load_logs([p])
+    data = p.read_bytes().replace(b'"passed":true', b'"passed":1   ', 1)
+    p.write_bytes(data)
+    st = p.stat()
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
+    counter = ParseCounter(monkeypatch)
+    load_logs([p])
+    assert counter.calls == 1
+
+
+def test_other_field_names_have_their_own_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    load_logs([p])
+    strict = FieldMap(threshold=0.5)
+    load_logs([p], strict)
+    assert len(entries()) == 2
+    counter = ParseCounter(monkeypatch)
+    load_logs([p], strict)
+    load_logs([p])
+    assert counter.calls == 0
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    load_logs([p])
+    counter = ParseCounter(monkeypatch)
+    load_logs([p], use_cache=False)
+    assert counter.calls == 1
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", b"flaketui-index\x00\x01\xff\xff\xff\xff\xff\xff\xff\x7f"])
+def test_damaged_entry_is_passed_over(tmp_path: Path, damage: bytes) -> None:
+    p = write_log(tmp_path / "run.jsonl")
+    cold = load_logs([p])
+    [entry] = entries()
+    entry.write_bytes(damage if damage else entry.read_bytes()[: len(entry.read_bytes()) // 2])
+    assert_same(cold, load_logs([p]))
+
+
+def test_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    p = write_log(tmp_path / "run.jsonl")
+    assert len(load_logs([p])) == 50
+
+
+def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_log(tmp_path / "big.jsonl", n=2000)
+    serial = load_logs([p], use_cache=False)
+    monkeypatch.setattr(loader_mod, "PARALLEL_BYTES", 1)
+    parallel = load_logs([p], workers=2)
+    assert_same(serial, parallel)
+    counter = ParseCounter(monkeypatch)
+    assert_same(serial, load_logs([p], workers=2))
+    assert counter.calls == 0
+    assert np.array_equal(serial.metrics["tokens"], parallel.metrics["tokens"])
