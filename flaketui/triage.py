@@ -368,8 +368,9 @@ class TriageStore:
 
         Never raises for a bad file: an unreadable or corrupt file is renamed
         aside and reported in :attr:`messages`; if it cannot be renamed the
-        store keeps notes in memory only. A folder that cannot be written is
-        reported the same way.
+        store keeps notes in memory only. Opening writes nothing otherwise: a
+        folder that cannot be written is found, and reported in
+        :attr:`save_error`, at the first change.
         """
         p = Path(path)
         if p.is_dir():
@@ -381,9 +382,7 @@ class TriageStore:
         try:
             data = p.read_bytes()
         except FileNotFoundError:
-            store = cls(p)
-            store._probe_folder()
-            return store
+            return cls(p)
         except OSError as exc:
             return cls._set_aside(p, {}, f"cannot be read ({exc.strerror or exc})")
         try:
@@ -396,8 +395,6 @@ class TriageStore:
             store.messages.append(
                 f"triage file {p} was written by a newer flaketui (version {version}); "
                 "it is read but not changed: notes made now are kept in memory only")
-            return store
-        store._probe_folder()
         return store
 
     @classmethod
@@ -421,20 +418,6 @@ class TriageStore:
         if salvaged:
             store.save()
         return store
-
-    def _probe_folder(self) -> None:
-        """Tell the user now, not at the first note, when the folder cannot be written."""
-        assert self.path is not None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                       dir=self.path.parent)
-        except OSError as exc:
-            self.save_error = self._cannot_save(exc)
-            self.messages.append(self.save_error)
-            return
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
     def _cannot_save(self, exc: OSError) -> str:
         return (f"cannot save triage notes to {self.path} ({exc.strerror or exc}); "

@@ -61,6 +61,14 @@ class CompareScreen(Screen[None]):
         run_b: The run after it.
     """
 
+    DEFAULT_CSS = """
+    CompareScreen #compare-summary {
+        height: auto;
+        padding: 0 1;
+        background: $boost;
+    }
+    """
+
     BINDINGS = [
         Binding("n", "next_flip", "Next flip", id="next-flip",
                 tooltip="Move to the next flipped task (j / down also move)"),
@@ -283,8 +291,8 @@ class CompareScreen(Screen[None]):
         text.append(" · ")
         text.append(f"broken {len(cmp.broken)}", style="bold red")
         text.append(f" · unchanged {cmp.unchanged}\n")
-        text.append(lines[2], style="bold")
-        text.append("   " + lines[3] + "\n")
+        text.append(lines[2] + "\n", style="bold")
+        text.append(lines[3] + "\n")
         significant = cmp.test.pvalue < 0.05 and (cmp.test.fixed + cmp.test.broken) > 0
         text.append(lines[4] + "\n", style="bold" if significant else "")
         text.append(review.flakiness_line(review.flakiness_delta(cmp)) + "\n", style="dim")

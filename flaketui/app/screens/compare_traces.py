@@ -83,6 +83,15 @@ class CompareTracesScreen(Screen[int]):
         position: Which of ``rows`` to show first.
     """
 
+    DEFAULT_CSS = """
+    CompareTracesScreen #compare-trace-head {
+        height: auto;
+        padding: 0 1;
+        background: $boost;
+    }
+    CompareTracesScreen #compare-trace-status { height: auto; padding: 1 2; }
+    """
+
     BINDINGS = [
         Binding("escape", "back", "Back", id="compare-traces-back",
                 tooltip="Back to the comparison pane"),

@@ -1,0 +1,373 @@
+"""Pilot tests of the comparison pane and the review of flips.
+
+Expected figures come from the fixture generator (scripts/make_fixtures.py):
+baseline → candidate, 25 common tasks; searchRunbook is fixed (10/12 → 12/12),
+summarizeIncident broken (12/12 → 0/12); the sign test on 1 fixed vs 1 broken
+gives p = 1 (scipy binomtest(1, 2)); both tasks' A-vs-B traces part ways at
+step 3 (the retrieved chunks / post-mortems come in another order).
+Every test keeps its triage notes in a tmp file, never beside the fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from scipy.stats import binomtest
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from flaketui.app.screens.compare import CompareScreen
+from flaketui.app.screens.compare_traces import CompareTracesScreen
+from flaketui.app.screens.triage_dialogs import LabelPicker, NoteEditor, RunPicker
+from flaketui.app.widgets.task_table import TaskTable
+from flaketui.app.widgets.trace_view import TraceDiffView
+from flaketui.triage import TriageKey, load_entries
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES
+
+SIZE = (120, 36)
+A, B = "oncall-baseline", "oncall-candidate"
+BROKEN_KEY = TriageKey.flip(A, B, "summarizeIncident")
+FIXED_KEY = TriageKey.flip(A, B, "searchRunbook")
+
+
+async def settle(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def press(pilot: Pilot, *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
+
+
+def flip_table(app: FlakeApp) -> TaskTable:
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen.query_one(TaskTable)
+
+
+def rows(app: FlakeApp) -> list[dict[str, str]]:
+    t = flip_table(app)
+    keys = [c.key for c in t.columns]
+    return [dict(zip(keys, t.row_text(i), strict=True)) for i in range(len(t.order))]
+
+
+def summary(app: FlakeApp) -> str:
+    return str(app.screen.query_one("#compare-summary").render())
+
+
+def cursor_task(app: FlakeApp) -> str:
+    t = flip_table(app)
+    return t.row_text(t.cursor_row)[[c.key for c in t.columns].index("task")]
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return tmp_path / "notes.triage.json"
+
+
+@pytest.fixture
+def app(notes: Path) -> FlakeApp:
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(notes))
+
+
+async def open_pane(pilot: Pilot) -> None:
+    await settle(pilot)
+    await press(pilot, "c")
+    assert isinstance(pilot.app.screen, CompareScreen)
+
+
+class TestSummary:
+    async def test_counts_sign_test_verdict_and_flakiness(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            text = summary(app)
+            lines = text.splitlines()
+            assert lines[0] == f"{B} (B) vs {A} (A)"
+            assert "25 tasks in both runs · fixed 1 · broken 1 · unchanged 23" in lines
+            p = binomtest(1, 2, 0.5).pvalue
+            assert p == 1.0 and "sign test: p = 1.00" in lines
+            # mean of p̂_B − p̂_A over 25 tasks: (2/12 − 1)/25 = −0.0333
+            assert any(x.startswith("mean difference of p̂ (B - A) = -0.033 [") for x in lines)
+            assert ("not shown to differ at 5%: 1 fixed vs 1 broken happens by chance 100% of "
+                    "the time") in lines
+            assert ("flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)"
+                    in lines)
+            assert lines[-1].startswith("0 of 2 flips reviewed")
+            assert app.screen.sub_title == f"{B} vs {A} · 0 of 2 flips reviewed"
+
+    async def test_flips_broken_first_then_fixed(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            got = [(r["change"], r["task"], r["p_hat"], r["n_a"], r["n_b"], r["delta"])
+                   for r in rows(app)]
+            assert got == [("broken", "summarizeIncident", "1.000 → 0.000", "12", "12", "1.000"),
+                           ("fixed", "searchRunbook", "0.833 → 1.000", "12", "12", "0.167")]
+            assert rows(app)[1]["flakiness"] == "0.556 → 0.000"
+
+    async def test_all_common_tasks_and_back(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "f")
+            all_rows = rows(app)
+            assert len(all_rows) == 25
+            assert [r["change"] for r in all_rows[:3]] == ["broken", "fixed", "unchanged"]
+            await press(pilot, "f")
+            assert len(rows(app)) == 2
+
+    async def test_sorting(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            screen.action_sort_by("task")
+            await settle(pilot)
+            assert [r["task"] for r in rows(app)] == ["searchRunbook", "summarizeIncident"]
+            screen.action_sort_by("task")
+            await settle(pilot)
+            assert [r["task"] for r in rows(app)] == ["summarizeIncident", "searchRunbook"]
+            screen.action_sort_by("delta")
+            await settle(pilot)
+            assert rows(app)[0]["task"] == "summarizeIncident"
+            await press(pilot, "S")
+            assert rows(app)[0]["task"] == "searchRunbook"
+            await press(pilot, "s")
+            assert flip_table(app).sort_key == "flakiness"
+
+
+class TestStepping:
+    async def test_n_and_N_move_between_flips_in_the_all_tasks_view(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "f")
+            flip_table(app).action_jump(-1)
+            await settle(pilot)
+            assert rows(app)[flip_table(app).cursor_row]["change"] == "unchanged"
+            await press(pilot, "N")
+            assert cursor_task(app) == "searchRunbook"
+            await press(pilot, "N")
+            assert cursor_task(app) == "summarizeIncident"
+            await press(pilot, "n")
+            assert cursor_task(app) == "searchRunbook"
+            await press(pilot, "n")  # no flip below: stays, says so
+            assert cursor_task(app) == "searchRunbook"
+
+    async def test_j_k_in_the_flip_list(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            assert cursor_task(app) == "summarizeIncident"
+            await press(pilot, "j")
+            assert cursor_task(app) == "searchRunbook"
+            await press(pilot, "k")
+            assert cursor_task(app) == "summarizeIncident"
+
+
+class TestReview:
+    async def test_label_note_reviewed_are_saved_at_once(self, app: FlakeApp, notes: Path) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l")
+            assert isinstance(app.screen, LabelPicker)
+            await press(pilot, "6")  # real-regression
+            assert load_entries(notes)[BROKEN_KEY].label == "real-regression"
+            assert load_entries(notes)[BROKEN_KEY].reviewed is True
+            assert rows(app)[0]["reviewed"] == "✓" and rows(app)[0]["label"] == "real-regression"
+            assert "1 of 2 flips reviewed" in summary(app)
+
+            await press(pilot, "n", "w")
+            assert isinstance(app.screen, NoteEditor)
+            await press(pilot, *"sorted chunks", "enter")
+            entry = load_entries(notes)[FIXED_KEY]
+            assert entry.note == "sorted chunks" and entry.reviewed is False
+            assert rows(app)[1]["note"] == "sorted chunks"
+
+            await press(pilot, "space")
+            assert load_entries(notes)[FIXED_KEY].reviewed is True
+            assert "2 of 2 flips reviewed" in summary(app)
+            await press(pilot, "space")
+            assert load_entries(notes)[FIXED_KEY].reviewed is False
+
+    async def test_label_picker_with_arrows_clear_and_cancel(self, app: FlakeApp,
+                                                             notes: Path) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l", "down", "down", "enter")
+            assert load_entries(notes)[BROKEN_KEY].label == "ordering-concurrency"
+            await press(pilot, "l", "escape")
+            assert load_entries(notes)[BROKEN_KEY].label == "ordering-concurrency"
+            await press(pilot, "l", "0")
+            assert load_entries(notes)[BROKEN_KEY].label is None
+            assert load_entries(notes)[BROKEN_KEY].reviewed is True
+
+    async def test_note_escape_cancels(self, app: FlakeApp, notes: Path) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "w", *"draft", "escape")
+            assert not isinstance(app.screen, NoteEditor)
+            assert not notes.exists()
+
+    async def test_labels_are_there_on_reopen(self, notes: Path) -> None:
+        first = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        async with first.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l", "6", "n", "l", "7", "w", *"deterministic sort", "enter")
+            await press(pilot, "escape", "q")
+        again = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        async with again.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            got = [(r["reviewed"], r["task"], r["label"], r["note"]) for r in rows(again)]
+            assert got == [("✓", "summarizeIncident", "real-regression", ""),
+                           ("✓", "searchRunbook", "real-fix", "deterministic sort")]
+            assert "2 of 2 flips reviewed" in summary(again)
+
+    async def test_default_sidecar_beside_the_first_log(self, tmp_path: Path) -> None:
+        for p in (BASELINE, CANDIDATE):
+            shutil.copy(p, tmp_path / p.name)
+        logs = [str(tmp_path / BASELINE.name), str(tmp_path / CANDIDATE.name)]
+        app = make_app(logs)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "space")
+        sidecar = tmp_path / "oncall-baseline.jsonl.triage.json"
+        assert load_entries(sidecar)[BROKEN_KEY].reviewed is True
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [BASELINE.name, CANDIDATE.name, sidecar.name])
+
+    async def test_read_only_keeps_working_in_memory(self, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        import flaketui.triage as triage_mod
+
+        def denied(*args: object, **kwargs: object) -> None:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", denied)
+        notes = tmp_path / "n.json"
+        app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l", "6")
+            assert rows(app)[0]["label"] == "real-regression"
+            assert "notes kept in memory only (not saved)" in summary(app)
+            shown = [n.message for n in app._notifications]
+            assert any("cannot save triage notes" in m and "Permission denied" in m for m in shown)
+            await press(pilot, "n", "l", "7")
+            assert rows(app)[1]["label"] == "real-fix"
+            assert sum("cannot save" in n.message for n in app._notifications) == 1
+        assert not notes.exists()
+
+    async def test_corrupt_file_is_reported_and_set_aside(self, notes: Path) -> None:
+        notes.write_bytes(b'{"format": "flaketui-triage", "version": 1, "entries": [')
+        app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            shown = [n.message for n in app._notifications]
+            assert any("was unusable (not valid JSON" in m and "kept it as" in m for m in shown)
+            await press(pilot, "c", "space")
+        aside = [p for p in notes.parent.iterdir() if ".corrupt-" in p.name]
+        assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"entries": [')
+        assert load_entries(notes)[BROKEN_KEY].reviewed is True
+
+
+class TestTraces:
+    async def test_broken_shows_a_passing_A_beside_a_failing_B(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "enter")
+            screen = app.screen
+            assert isinstance(screen, CompareTracesScreen) and screen.loaded
+            view = screen.query_one(TraceDiffView)
+            assert view.a is not None and view.b is not None
+            assert (view.a.run, view.a.passed, view.b.run, view.b.passed) == (A, True, B, False)
+            assert view.a.task == view.b.task == "summarizeIncident"
+            assert view.first_divergence == 3
+            assert str(view.divergence_text()).startswith("first divergence: step 3")
+            assert view.label_a.startswith(f"A: {A} trial ") and "(pass)" in view.label_a
+            assert view.label_b.startswith(f"B: {B} trial ") and "(fail)" in view.label_b
+
+    async def test_fixed_shows_a_failing_A_beside_a_passing_B_and_n_steps(
+            self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "enter", "n")
+            screen = app.screen
+            assert isinstance(screen, CompareTracesScreen) and screen.row.task == "searchRunbook"
+            view = screen.query_one(TraceDiffView)
+            assert (view.a.run, view.a.passed, view.b.run, view.b.passed) == (A, False, B, True)
+            assert "1 of 2 failing" in view.label_a and "1 of 12 passing" in view.label_b
+            assert view.first_divergence == 3
+            await press(pilot, "a")
+            assert "2 of 2 failing" in view.label_a
+            await press(pilot, "b")
+            assert "2 of 12 passing" in view.label_b
+            # Labelling from the trace screen, then back: the pane shows it, cursor on the task.
+            await press(pilot, "l", "7")
+            await press(pilot, "escape")
+            assert isinstance(app.screen, CompareScreen)
+            assert cursor_task(app) == "searchRunbook"
+            assert rows(app)[1]["label"] == "real-fix"
+            assert "1 of 2 flips reviewed" in summary(app)
+
+
+class TestOpening:
+    async def test_three_runs_ask_for_A_and_B(self, tmp_path: Path, notes: Path) -> None:
+        third = tmp_path / "oncall-rerun.jsonl"
+        third.write_text("".join(
+            json.dumps({**json.loads(line), "run": "oncall-rerun"}) + "\n"
+            for line in CANDIDATE.read_text().splitlines()))
+        app = make_app([str(BASELINE), str(CANDIDATE), str(third)], triage=str(notes))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await press(pilot, "c")
+            assert isinstance(app.screen, RunPicker)
+            assert app.screen.chosen() == (A, B)
+            await press(pilot, "tab", "down", "enter")
+            assert isinstance(app.screen, CompareScreen)
+            assert (app.screen.run_a, app.screen.run_b) == (A, "oncall-rerun")
+            assert "fixed 1 · broken 1" in summary(app)
+
+    async def test_compare_on_load_and_swap(self, notes: Path) -> None:
+        app = make_app([str(FIXTURES)], triage=str(notes), compare=(B, A))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert isinstance(app.screen, CompareScreen)
+            assert [(r["change"], r["task"]) for r in rows(app)] == [
+                ("broken", "searchRunbook"), ("fixed", "summarizeIncident")]
+            await press(pilot, "x")
+            assert (app.screen.run_a, app.screen.run_b) == (A, B)
+            assert rows(app)[0]["task"] == "summarizeIncident"
+            await press(pilot, "escape")
+            assert not isinstance(app.screen, CompareScreen)
+
+    async def test_one_run_cannot_be_compared(self, notes: Path) -> None:
+        app = make_app([str(BASELINE)], triage=str(notes))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await press(pilot, "c")
+            assert not isinstance(app.screen, CompareScreen)
+            assert any("only one run is loaded" in n.message for n in app._notifications)
+
+
+class TestTaskTableNotes:
+    async def test_flaky_task_label_and_note_on_the_main_screen(self, app: FlakeApp,
+                                                                notes: Path) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            t = app.tasks_screen.query_one(TaskTable)
+            assert "triage" not in [c.key for c in t.columns]
+            assert t.row_text(0)[0] == "searchRunbook"
+            await press(pilot, "l", "3", "w", *"tied chunks", "enter")
+            entry = load_entries(notes)[TriageKey(A, "searchRunbook")]
+            assert (entry.label, entry.note, entry.reviewed) == (
+                "ordering-concurrency", "tied chunks", True)
+            keys = [c.key for c in t.columns]
+            assert t.row_text(0)[keys.index("triage")] == "✓ ordering-concurrency"
+            await press(pilot, "space")
+            assert t.row_text(0)[keys.index("triage")] == "  ordering-concurrency"
+            # A task's note is not a flip's: the comparison pane's rows stay unreviewed.
+            await press(pilot, "c")
+            assert all(r["reviewed"] == "·" for r in rows(app))
