@@ -143,11 +143,11 @@ def step_changes(a: Any, b: Any, normaliser: Normaliser | None = None) -> list[F
     return changes
 
 
-_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+_TOKEN = re.compile(r"\s+|\S+")
 
 
 def tokens(text: str) -> list[str]:
-    """Split text into words, runs of white space and single punctuation marks."""
+    """Split text into words (runs of non-space) and runs of white space."""
     return _TOKEN.findall(text)
 
 

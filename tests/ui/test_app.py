@@ -267,8 +267,8 @@ async def test_trial_navigation_and_fork_map(app: FlakeApp) -> None:
         labels = [str(n.label) for n in _nodes(fork.root)]
         split = [x for x in labels if "outcomes split" in x]
         assert len(split) == 1 and "after step 2" in split[0]
-        restart = [x for x in labels if "Restart the checkout" in x.split("  ", 2)[-1][:60]]
-        assert any("✓0 ✗2" in x for x in restart)
+        restart = [x for x in labels if "searchRunbook: [1] Restart" in x]
+        assert len(restart) == 1 and "steps 3–6" in restart[0] and "✓0 ✗2" in restart[0]
 
 
 def _nodes(node):  # type: ignore[no-untyped-def]
