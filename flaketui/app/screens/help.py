@@ -17,6 +17,9 @@ SECTIONS: list[tuple[str, str]] = [
     ("Task table", "flaketui.app.screens.tasks:TasksScreen"),
     ("Moving in the table", "flaketui.app.widgets.task_table:TaskTable"),
     ("Trace screen", "flaketui.app.screens.traces:TaskTraceScreen"),
+    ("Comparison pane (c)", "flaketui.app.screens.compare:CompareScreen"),
+    ("A vs B traces (enter in the comparison pane)",
+     "flaketui.app.screens.compare_traces:CompareTracesScreen"),
 ]
 """(title, "module:Class") whose BINDINGS are listed, in order. Screens added
 later append a line here (their module is imported when help opens)."""
