@@ -67,7 +67,7 @@ def render(plan: Any, fmt: str, width: int | None = None) -> bytes:
                    "(repeatable; default: high-risk, write).")
 @click.option("--margin", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.1, show_default=True,
-              help="Width of the stable zones: decided stable-pass when the CI is above 1 - margin.")
+              help="Width of the stable zones: stable-pass when the CI lies above 1 - margin.")
 @click.option("--bound-target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.01, show_default=True,
               help="Failure rate the rule of three should bound for clean tasks.")

@@ -57,7 +57,8 @@ def run_lines(run: RunPlan) -> list[str]:
         f"run {run.run}: {len(run.tasks)} tasks: {counts}",
         f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.interval(*run.pass_hat_k.ci)}; "
         f"SE from finite trials {fmt.rate(run.se_now)} now"
-        + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks" if extra else ""),
+        + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks"
+           if extra else ""),
     ]
 
 
@@ -124,7 +125,8 @@ def sample_size_lines(plan: Plan) -> list[str]:
     )
     lines.append(
         f"  observed {cmp.run_a} {fmt.rate(cmp.pass_a)} vs {cmp.run_b} {fmt.rate(cmp.pass_b)} "
-        f"(δ = {cmp.difference:+.3f}): independent {_sample(plan.observed_independent, 'tasks per model')}, "
+        f"(δ = {cmp.difference:+.3f}): independent "
+        f"{_sample(plan.observed_independent, 'tasks per model')}, "
         f"paired {_sample(plan.observed_paired, 'task pairs')} (this suite has {cmp.tasks})"
     )
     return lines
@@ -153,7 +155,8 @@ def rule_of_three_lines(plan: Plan) -> list[str]:
     alpha = 1 - conf
     return [
         f"rule of three: 0 failures in n trials bound the failure rate below "
-        f"1 − {alpha:g}^(1/n) ≈ 3/n: below 1% needs {trials_to_bound(0.01, conf):,} clean trials, "
+        f"1 − {alpha:g}^(1/n) ≈ 3/n: below 1% needs {trials_to_bound(0.01, conf):,} "
+        "clean trials, "
         f"0.1% {trials_to_bound(0.001, conf):,}",
         plan.notes[0],
     ]

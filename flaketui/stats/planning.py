@@ -664,8 +664,10 @@ def read_task_extras(log: TrialLog, outcomes: RunOutcomes) -> dict[str, TaskExtr
             out[task] = TaskExtras()
             continue
         temp = extra.get("temperature")
-        ok = isinstance(temp, (int, float)) and not isinstance(temp, bool) and math.isfinite(temp)
-        out[task] = TaskExtras(frozenset(tags_of(extra)), float(temp) if ok else None)
+        value = None
+        if isinstance(temp, (int, float)) and not isinstance(temp, bool) and math.isfinite(temp):
+            value = float(temp)
+        out[task] = TaskExtras(frozenset(tags_of(extra)), value)
     return out
 
 
@@ -766,7 +768,8 @@ def allocate(
     a_arr = np.asarray(a, dtype=np.float64)
     elig = np.asarray(eligible, dtype=bool)
     units = n_arr.shape[0]
-    cap_arr = np.full(units, np.iinfo(np.int64).max // 4) if cap is None else np.asarray(cap, np.int64)
+    no_cap = np.iinfo(np.int64).max // 4
+    cap_arr = np.full(units, no_cap) if cap is None else np.asarray(cap, np.int64)
     min_arr = np.zeros(units, np.int64) if minimum is None else np.asarray(minimum, np.int64)
     if np.any(n_arr < 0) or np.any(cap_arr < 0) or np.any(min_arr < 0):
         raise ValueError("trials, caps and minimums must be >= 0")
@@ -1063,7 +1066,7 @@ def make_plan(
     runs: list[RunPlan] = []
     start = 0
     for info in per_run:
-        o: RunOutcomes = info["outcome"]
+        o = info["outcome"]
         size = len(o.tasks)
         extra = alloc.extra[start : start + size]
         topup = alloc.topup[start : start + size]
@@ -1086,8 +1089,9 @@ def make_plan(
                 trials_for_width=int(info["need_w"][i]),
                 tier=tier, tier_reason=tier_reason, minimum=int(info["minimum"][i]),
                 extra=int(extra[i]),
-                why=_why(decision, int(extra[i]), int(topup[i]), tier_reason, int(info["minimum"][i]),
-                         float(info["phat"][i]), info["ci"].low[i], info["ci"].high[i], k,
+                why=_why(decision, int(extra[i]), int(topup[i]), tier_reason,
+                         int(info["minimum"][i]), float(info["phat"][i]),
+                         info["ci"].low[i], info["ci"].high[i], k,
                          options.budget, n_i >= int(info["need_w"][i])),
             ))
         stats = task_stats(o, k)

@@ -1,4 +1,4 @@
-"""``flaketui plan``: the rerun plan a harness reads, the JSON contract, exit codes, one-line errors."""
+"""``flaketui plan``: the rerun plan a harness reads, the JSON contract, exit codes, errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Planning statistics: rule of three, Wilson width, decisions, sample sizes, projection, allocation.
+"""Planning: rule of three, Wilson width, decisions, sample sizes, projection, allocation.
 
 Expected values come from the issue (683 tasks; 0 of 300 below 1 in 100; 0 of 1,500 →
 0.001995; 0 of 3,000 below 1 in 1,000), from scipy (beta quantiles for the one-sided
@@ -53,7 +53,8 @@ Z95 = 1.959963984540054
 
 class TestRuleOfThree:
     def test_issue_figures(self) -> None:
-        # The issue: 0 of 300 -> below 1 in 100; 0 of 1,500 -> 0.001995; 0 of 3,000 -> below 1 in 1,000.
+        # The issue: 0 of 300 -> below 1 in 100; 0 of 1,500 -> 0.001995;
+        # 0 of 3,000 -> below 1 in 1,000.
         assert float(rule_of_three(300)) < 0.01
         assert round(float(rule_of_three(1500)), 6) == 0.001995
         assert float(rule_of_three(3000)) < 0.001
@@ -172,7 +173,7 @@ class TestDecide:
 
 
 def ztest_power(n: int, p1: float, p2: float) -> float:
-    """Exact power of the unpooled two-proportion z-test by enumerating both binomials (scipy pmfs)."""
+    """Exact power of the unpooled two-proportion z-test, enumerating both binomials (scipy)."""
     x = np.arange(n + 1)
     a = (x / n)[:, None]
     b = (x / n)[None, :]
@@ -439,7 +440,8 @@ def write_log(path: Path, tasks: dict[str, tuple[int, int, dict]]) -> Path:
 
 class TestTiers:
     def test_tags_of(self) -> None:
-        assert tags_of({"tags": ["Write", " db "], "risk": "high-risk"}) == {"write", "db", "high-risk"}
+        tags = tags_of({"tags": ["Write", " db "], "risk": "high-risk"})
+        assert tags == {"write", "db", "high-risk"}
         assert tags_of({"tags": "read-only"}) == {"read-only"}
         assert tags_of({"tags": [1, None], "risk": ""}) == set()
 

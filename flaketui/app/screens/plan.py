@@ -135,7 +135,8 @@ class PlanScreen(Screen[None]):
             return
         outcomes = log.run_outcomes(self.run_name)
         if self._extras is None:
-            self._extras = {(self.run_name, t): e for t, e in read_task_extras(log, outcomes).items()}
+            found = read_task_extras(log, outcomes)
+            self._extras = {(self.run_name, t): e for t, e in found.items()}
         others = [log.run_outcomes(r) for r in log.runs if r != self.run_name]
         plan = make_plan([outcomes], PlanOptions(budget=budget, k=app.k), self._extras, others)
         self.post_message(PlanReady(plan))
