@@ -132,8 +132,9 @@ def read_range(
     parsed if it ends the file. Returns the number of lines seen.
 
     The file is read into one reused buffer (a fresh 8 MB ``bytes`` per read
-    costs more in page faults than the parsing saves); a line longer than the
-    buffer doubles it, so memory stays about the size of the longest line.
+    costs more in page faults than the parsing saves). A line longer than the
+    buffer is found to its end first and read into a buffer of its own size, so
+    memory stays about the size of the longest line.
     """
     line = first_line
     buf = bytearray(BLOCK)
@@ -143,11 +144,22 @@ def read_range(
     with open(path, "rb", buffering=0) as fh:
         fh.seek(start)
         while True:
-            if filled == len(buf):  # one line fills the buffer: grow it
-                bigger = bytearray(2 * len(buf))
-                bigger[:filled] = view[:filled]
-                view.release()
-                buf, view = bigger, memoryview(bigger)
+            if filled == len(buf):  # one line fills the buffer
+                stop = next_newline(fh, base + filled)
+                long_line = bytearray(stop - base)
+                fh.seek(base)
+                fh.readinto(long_line)
+                if long_line.strip():
+                    parser.feed(memoryview(long_line), base, line, long_line.isascii())
+                line += 1
+                del long_line
+                if progress:
+                    progress(stop + 1 - base)
+                base, filled = stop + 1, 0
+                fh.seek(base)
+                if base >= end:
+                    break
+                continue
             got = fh.readinto(view[filled:])
             if not got:
                 if filled and base < end and bytes(view[:filled]).strip():
@@ -177,6 +189,21 @@ def read_range(
             filled = rest
     view.release()
     return line - first_line
+
+
+def next_newline(fh: Any, pos: int) -> int:
+    """File offset of the first newline at or after ``pos`` (the file's size if none),
+    scanning in blocks so that a long line is never held whole."""
+    scratch = bytearray(BLOCK)
+    fh.seek(pos)
+    while True:
+        got = fh.readinto(scratch)
+        if not got:
+            return pos
+        j = scratch.find(b"\n", 0, got)
+        if j >= 0:
+            return pos + j
+        pos += got
 
 
 def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -> None:

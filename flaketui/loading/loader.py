@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.loading import cache
-from flaketui.loading.jsonl import LineParser, read_gzip, read_json_array, read_line_at, read_range
+from flaketui.loading.jsonl import LineParser, next_newline, read_gzip, read_json_array, read_line_at, read_range
 from flaketui.loading.records import RecordSink, is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
 
@@ -97,11 +97,9 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 def _split_points(path: str, size: int, parts: int) -> list[int]:
     """Byte offsets that start lines, cutting the file into about ``parts`` pieces."""
     points = [0]
-    with open(path, "rb") as fh:
+    with open(path, "rb", buffering=0) as fh:
         for i in range(1, parts):
-            fh.seek(size * i // parts)
-            fh.readline()
-            pos = fh.tell()
+            pos = next_newline(fh, size * i // parts) + 1
             if points[-1] < pos < size:
                 points.append(pos)
     points.append(size)

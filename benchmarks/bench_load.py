@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Load a 1 GB trial log with flaketui (cold and warm), DuckDB and polars, side by side.
+
+    .venv/bin/python benchmarks/bench_load.py            # regenerates the workload if missing
+    .venv/bin/python benchmarks/bench_load.py --runs 5 --skip-polars
+    .venv/bin/python benchmarks/bench_load.py --long-line  # also a log with one 100 MB line
+
+The workload is ``../shared/bench/gen_trials.py --tasks 10000 --trials 20 --steps 20``
+(about 1 GB, 200k trials with 20-step traces), written to ``benchmarks/work/big.jsonl``
+(git-ignored). Every tool runs in its own subprocess, on the same file, in the same run:
+
+- flaketui cold: ``flaketui report big.jsonl -k 5 --format json --no-cache``
+- flaketui warm: the same without ``--no-cache``, after one run has filled the index cache
+- DuckDB: ``read_json_auto`` + ``group by task`` (count, passes), the same per-task counts
+- polars: ``read_ndjson`` + ``group_by("task")``
+
+Wall time is the median of ``--runs`` runs; peak memory is the largest sum of the
+resident set sizes of the process and all its children, sampled every 20 ms from /proc
+(the parsing workers count). The ratios are against DuckDB's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / "work"
+GEN = ROOT.parent / "shared" / "bench" / "gen_trials.py"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+DUCKDB = """
+import duckdb, sys
+con = duckdb.connect()
+rows = con.execute("select task, count(*), sum(passed::int) from read_json_auto(?) group by task",
+                   [sys.argv[1]]).fetchall()
+print(len(rows))
+"""
+POLARS = """
+import polars as pl, sys
+df = pl.read_ndjson(sys.argv[1])
+print(df.group_by("task").agg(pl.len(), pl.col("passed").sum()).height)
+"""
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and every process below it (children from
+    /proc/PID/task/TID/children, resident pages from /proc/PID/statm)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm", "rb") as fh:
+                total += int(fh.read().split()[1]) * PAGE
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(wall seconds, peak tree RSS bytes) of one run of ``cmd``; its output is discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.02)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
+    return wall, peak
+
+
+def ensure_workload(path: Path) -> None:
+    if path.exists():
+        return
+    if not GEN.exists():
+        raise SystemExit(f"the generator {GEN} is not there; give --log")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"writing {path} ...", flush=True)
+    subprocess.run([sys.executable, str(GEN), "--tasks", "10000", "--trials", "20", "--steps", "20",
+                    "--out", str(path)], check=True)
+
+
+def long_line_log(path: Path, mb: int = 100) -> None:
+    """A log whose middle trial has a trace of ``mb`` MB on one line."""
+    if path.exists():
+        return
+    step = b'{"role":"tool","type":"tool_result","name":"readLogs","content":"' + b"x" * 990 + b'"}'
+    with open(path, "wb") as fh:
+        fh.write(b'{"task":"a","trial":0,"passed":true,"trace":[]}\n')
+        fh.write(b'{"task":"huge","trial":0,"passed":false,"trace":[')
+        fh.write(b",".join([step] * (mb * 1024)))
+        fh.write(b"]}\n")
+        fh.write(b'{"task":"a","trial":1,"passed":false,"trace":[]}\n')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--log", type=Path, default=WORK / "big.jsonl")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--skip-polars", action="store_true", help="polars takes ~15 s and ~4 GB")
+    ap.add_argument("--long-line", action="store_true", help="also time a log with one 100 MB line")
+    a = ap.parse_args()
+    ensure_workload(a.log)
+    flaketui = [sys.executable, "-m", "flaketui", "report", str(a.log), "-k", "5", "--format", "json"]
+    with tempfile.TemporaryDirectory() as cache_home:
+        env = dict(os.environ, XDG_CACHE_HOME=cache_home)
+        subprocess.run(flaketui, stdout=subprocess.DEVNULL, env=env, check=True)  # fill the cache
+        tools: list[tuple[str, list[str], dict[str, str] | None, int]] = [
+            ("flaketui cold (--no-cache)", [*flaketui, "--no-cache"], env, a.runs),
+            ("flaketui warm (index cache)", flaketui, env, a.runs),
+            ("DuckDB read_json_auto + group by", [sys.executable, "-c", DUCKDB, str(a.log)], None, a.runs),
+        ]
+        if not a.skip_polars:
+            tools.append(("polars read_ndjson + group_by", [sys.executable, "-c", POLARS, str(a.log)], None, 1))
+        results: dict[str, tuple[float, int]] = {}
+        # interleave the tools so that a slow moment of the machine hits them alike
+        samples: dict[str, list[tuple[float, int]]] = {name: [] for name, *_ in tools}
+        for i in range(a.runs):
+            for name, cmd, tool_env, runs in tools:
+                if i < runs:
+                    samples[name].append(measure(cmd, tool_env))
+        for name, got in samples.items():
+            results[name] = (statistics.median(w for w, _ in got), max(m for _, m in got))
+    size = a.log.stat().st_size
+    duck = results["DuckDB read_json_auto + group by"][0]
+    print(f"\n{a.log.name}: {size / 1e9:.2f} GB, {os.cpu_count()} cores, median of {a.runs} runs")
+    print(f"{'tool':34} {'seconds':>8} {'peak MB':>8} {'vs DuckDB':>10}")
+    for name, (wall, peak) in results.items():
+        print(f"{name:34} {wall:8.2f} {peak / 2**20:8.0f} {wall / duck:9.2f}x")
+    if a.long_line:
+        long_log = WORK / "long-line.jsonl"
+        long_line_log(long_log)
+        cmd = [sys.executable, "-m", "flaketui", "report", str(long_log), "--format", "json", "--no-cache"]
+        wall, peak = measure(cmd)
+        print(f"\n{long_log.name} ({long_log.stat().st_size / 1e6:.0f} MB, one 100 MB line): "
+              f"flaketui report {wall:.2f} s, peak {peak / 2**20:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
