@@ -1,0 +1,83 @@
+"""Snapshots of the comparison pane, the review dialogs and the A-vs-B trace screen.
+
+On the bundled fixtures (baseline vs candidate) at a fixed terminal size. The
+triage notes go to ``notes.triage.json`` in a tmp folder made the working
+directory, so that the path shown is the same on every machine and nothing is
+written beside the fixtures. Review new SVGs in snapshot_report.html before
+accepting them with ``pytest --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from tests.conftest import BASELINE, CANDIDATE
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for the workers (loading, comparing, reading traces) and the redraw."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def after(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    """A ``run_before`` that loads, presses ``keys`` (settling after each) and settles."""
+
+    async def run(pilot: Pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FlakeApp:
+    monkeypatch.chdir(tmp_path)
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5, triage="notes.triage.json")
+
+
+class TestComparePane:
+    def test_summary_and_flips(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c"), terminal_size=SIZE)
+
+    def test_all_common_tasks(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c", "f"), terminal_size=SIZE)
+
+    def test_reviewed_labelled_and_noted(self, snap_compare, app: FlakeApp) -> None:
+        keys = ("c", "l", "6", "n", "w", *"retriever sorts tied chunks", "enter")
+        assert snap_compare(app, run_before=after(*keys), terminal_size=SIZE)
+
+
+class TestDialogs:
+    def test_label_picker(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c", "l"), terminal_size=SIZE)
+
+    def test_note_editor(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c", "w", *"reads PM-1740 first"),
+                            terminal_size=SIZE)
+
+
+class TestCompareTraces:
+    def test_broken_task_pass_beside_fail(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c", "enter"), terminal_size=SIZE)
+
+    def test_fixed_task_fail_beside_pass(self, snap_compare, app: FlakeApp) -> None:
+        assert snap_compare(app, run_before=after("c", "enter", "n", "l", "7"),
+                            terminal_size=SIZE)
+
+
+class TestTaskTableReview:
+    def test_flaky_task_labelled(self, snap_compare, app: FlakeApp) -> None:
+        keys = ("l", "3", "w", *"tied chunks", "enter")
+        assert snap_compare(app, run_before=after(*keys), terminal_size=SIZE)
