@@ -328,3 +328,47 @@ async def test_no_usable_trials_is_one_clear_error(tmp_path: Path) -> None:
         label = str(app.tasks_screen.query_one("#loading-label").render())
         assert label.startswith("flaketui: error: no usable trials")
         assert app.trial_log is None
+
+
+async def test_sorting_shows_the_new_top(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down", "S")
+        assert table(app).cursor_row == 0
+        assert app.tasks_screen.current_task == names(app)[0]
+
+
+async def test_gate_verdict_in_the_header() -> None:
+    app = make_app([str(BASELINE)], k=5, min_pass_hat_k=0.7, max_flakiness=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        summary = str(app.tasks_screen.query_one("#summary").render())
+        assert "gate FAIL" in summary
+        assert "searchRunbook (0.556)" in summary
+        assert "pass^5 0.773 [0.64, 0.91]" in summary
+
+
+async def test_progress_is_shown_while_loading(app: FlakeApp) -> None:
+    from flaketui.app.messages import LoadProgress
+
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.tasks_screen
+        screen.show_progress(LoadProgress(2_500_000, 10_000_000))
+        label = str(screen.query_one("#loading-label").render())
+        assert "2.5 of 10.0 MB" in label
+
+
+async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        for title in ("Open traces", "Toggle flaky only", "Filter by name", "Increase k",
+                      "Next run", "Sort by pass^5", "Sort by task", "Keys"):
+            assert title in commands
+        await commands["Toggle flaky only"].callback()
+        await pilot.pause()
+        assert names(app) == ["searchRunbook"]
+        await commands["Open traces"].callback()
+        await ready(pilot)
+        assert isinstance(app.screen, TaskTraceScreen)

@@ -536,10 +536,15 @@ class TasksScreen(Screen[None]):
         self.sort_reverse = not self.sort_reverse
 
     def watch_sort_key(self) -> None:
-        self.refresh_order(self.current_row)
+        self._resort()
 
     def watch_sort_reverse(self) -> None:
-        self.refresh_order(self.current_row)
+        self._resort()
+
+    def _resort(self) -> None:
+        """A new sort shows the new top of the table (a filter or k keeps the cursor's task)."""
+        self.refresh_order()
+        self.query_one(TaskTable).cursor_row = 0
 
     def watch_filter_text(self) -> None:
         self.refresh_order(self.current_row)
