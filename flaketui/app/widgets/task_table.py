@@ -291,10 +291,9 @@ class TaskTable(ScrollView, can_focus=True):
             if col.key == self.sort_key and cell_len(label) < col.width:
                 # The arrow goes in when there is room; the label is highlighted anyway.
                 label = label + ("▼" if self.sort_reverse else "▲")
-            text = self._fit(Text(label), col)
-            if col.key == self.sort_key:
-                text.stylize(sorted_style)
-            cells.append(text)
+            # Only the label is highlighted, not the padding around it.
+            cells.append(self._fit(Text(label, style=sorted_style if col.key == self.sort_key
+                                        else ""), col))
         return self._join(cells, header)
 
     def _row(self, row: int) -> Strip:
