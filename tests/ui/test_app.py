@@ -8,11 +8,13 @@ pass^k values are checked against scipy's exact binomial coefficients.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from scipy.special import comb
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from flaketui.app.app import FlakeApp, make_app
 from flaketui.app.screens.help import HelpScreen
@@ -372,3 +374,55 @@ async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
         await commands["Open traces"].callback()
         await ready(pilot)
         assert isinstance(app.screen, TaskTraceScreen)
+
+
+def write_log(path: Path, records: list[dict]) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+async def test_inserted_step_long_content_and_string_steps(tmp_path: Path) -> None:
+    long_text = "word " * 400
+    ok = ["hello", {"role": "tool", "content": long_text, "id": 1}, "done"]
+    bad = ["hello", "retrying", {"role": "tool", "content": long_text, "id": 2}, "done"]
+    log = write_log(tmp_path / "run.jsonl", [
+        {"task": "t", "passed": True, "trace": ok},
+        {"task": "t", "passed": False, "trace": bad},
+    ])
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert column(app, "divergence") == ["2"]
+        await pilot.press("enter")
+        await ready(pilot)
+        view = app.screen.query_one(TraceDiffView)
+        assert view.first_divergence == 2
+        assert view.alignment is not None
+        # The inserted step does not shift the rest: the long step and "done" still pair up.
+        assert [r.tag for r in view.alignment.rows] == ["equal", "insert", "equal", "equal"]
+        assert "B has an extra step 2" in view.divergence_text().plain
+        assert "x: expand" in plain(view.query_one("#diff-row-2", Static))
+        await pilot.press("x")
+        await pilot.pause()
+        assert view.expanded
+        assert "x: expand" not in plain(view.query_one("#diff-row-2", Static))
+
+
+def plain(static: Static) -> str:
+    """The text a Static shows (its content rendered without styles)."""
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(static.content)
+    return console.export_text()
+
+
+async def test_clicking_a_header_sorts(app: FlakeApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.click(TaskTable, offset=(3, 0))
+        await pilot.pause()
+        assert app.tasks_screen.sort_key == "task"
+        assert names(app) == sorted(names(app))
