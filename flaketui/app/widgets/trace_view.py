@@ -165,8 +165,7 @@ class TraceDiffView(Vertical):
     TraceDiffView .diff-row.-shared { text-opacity: 55%; }
     TraceDiffView .diff-row.-divergence {
         background: $warning 15%;
-        border-left: thick $warning;
-        padding-left: 0;
+        outline-left: thick $warning;
     }
     TraceDiffView .diff-row.-after { background: $error 5%; }
     TraceDiffView #diff-more { color: $text-muted; padding: 0 1; }
