@@ -179,8 +179,9 @@ class CompareScreen(Screen[None]):
         return TriageKey.flip(self.run_a, self.run_b, self.rows[row].task)
 
     def columns(self) -> list[Column]:
+        """The flip list's columns; the note takes the width that is left (at least 12)."""
         name_w = min(28, max([4, *(len(r.task) for r in self.rows[:20000])]))
-        return [
+        cols = [
             Column("reviewed", "✓", 1, "left", "reviewed"),
             Column("change", "change", 9, "left", "broken (p̂ fell), fixed (p̂ rose) or unchanged"),
             Column("task", "task", name_w, "left", "task name"),
@@ -190,8 +191,14 @@ class CompareScreen(Screen[None]):
             Column("delta", "|Δ|", 5, "right", "size of the change of p̂"),
             Column("flakiness", "flaky A → B", 13, "right", "flakiness 4·p̂·(1−p̂) in A and B"),
             Column("label", "label", 20, "left", "cause label"),
-            Column("note", "note", 28, "left", "free-text note"),
         ]
+        used = sum(c.width + 1 for c in cols) + 1 + 1 + 2  # gaps, the note's gap, scrollbar
+        note_w = max(12, self.size.width - used)
+        return [*cols, Column("note", "note", note_w, "left", "free-text note")]
+
+    def on_resize(self) -> None:
+        if self.comparison is not None:
+            self.query_one(TaskTable).set_columns(self.columns(), self.cell)
 
     def cell(self, row: int, key: str) -> Text:
         """One cell of the flip list."""
