@@ -9,36 +9,15 @@ accepting them with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from flaketui.app.app import FlakeApp, make_app
 from tests.conftest import BASELINE, CANDIDATE
+from tests.snapshots.test_app_snapshots import after
 
 SIZE = (120, 36)
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for the workers (loading, comparing, reading traces) and the redraw."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def after(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
-    """A ``run_before`` that loads, presses ``keys`` (settling after each) and settles."""
-
-    async def run(pilot: Pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run
 
 
 @pytest.fixture
