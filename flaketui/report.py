@@ -21,6 +21,8 @@ from flaketui.stats.paired import PairedComparison, verdict
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 FORMATS = ("table", "json", "csv", "markdown")
+CURVE_IN_TEXT = 12
+"""The pass^k row (k = 1..K) is printed above a table when K is at most this."""
 
 
 def display_order(stats: TaskStats) -> list[int]:
@@ -54,6 +56,7 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "clustered_se": s.pass_at_1.clustered,
         "tasks_below_k": s.tasks_below_k,
         "warnings": list(s.warnings),
+        "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
     }
 
 
@@ -188,7 +191,7 @@ def _md_escape(text: str) -> str:
 def summary_lines(s: SuiteSummary) -> list[str]:
     """The suite summary as plain lines (shared by table and Markdown output)."""
     k = s.k
-    return [
+    lines = [
         f"run {s.run}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
         f"{s.flaky_tasks} flaky, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
@@ -196,6 +199,9 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         f"pass@{k} = {fmt.rate(s.pass_at_k.value)} {fmt.interval(*s.pass_at_k.ci)}   "
         f"pass^{k} = {fmt.rate(s.pass_hat_k.value)} {fmt.interval(*s.pass_hat_k.ci)}",
     ]
+    if 1 < k <= CURVE_IN_TEXT:
+        lines.append(f"pass^k for k=1..{k}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+    return lines
 
 
 def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:

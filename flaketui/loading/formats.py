@@ -1,26 +1,185 @@
 """Log formats other than flaketui's own JSONL (plain, gzip) and JSON arrays.
 
 A format registers a reader for the files it recognises; :func:`reader_for`
-returns ``None`` for files the JSONL/JSON readers handle.
+returns ``None`` for files the JSONL/JSON readers handle, and
+:func:`read_record` reads one trial back (for its trace) from such a file.
+
+Inspect AI eval logs (``.eval`` zip archives, and ``.json`` logs that start
+like ``{"version": 2, "status": ...``) are read through the optional
+``inspect_ai`` package (``pip install 'flaketui[inspect]'``): the Inspect
+maintainers say the format is not a frozen spec and point to
+``inspect_ai.log``'s readers. One log is one run; each (sample, epoch) is a
+trial: the sample id is the task, the epoch the trial number, the scorer's
+value the outcome, the sample's messages the trace.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flaketui.model import FieldMap, Source
+from flaketui.model import FieldMap, InputError, Problem, Source
 
 Reader = Callable[[Path, FieldMap, str], tuple[str, dict[str, Any]]]
 """Reads a whole file: returns (source kind, parsed state as built by the loader)."""
 
+INSPECT = "inspect"
+"""Source kind of an Inspect AI log; a trial's offset is its position in the log's
+sample summaries."""
+INSPECT_EXTRA = "pip install 'flaketui[inspect]'"
+_INSPECT_JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+_SCORE_WORDS = {
+    "C": 1.0, "CORRECT": 1.0, "YES": 1.0, "TRUE": 1.0, "PASS": 1.0, "PASSED": 1.0,
+    "I": 0.0, "INCORRECT": 0.0, "NO": 0.0, "FALSE": 0.0, "FAIL": 0.0, "FAILED": 0.0,
+    "N": 0.0, "P": 0.5, "PARTIAL": 0.5,
+}
+"""Inspect's score values as numbers: ``C``/``I``/``P``/``N`` are its CORRECT,
+INCORRECT, PARTIAL and NOANSWER constants (``inspect_ai.scorer``), valued 1, 0,
+0.5 and 0 as its ``value_to_float`` does; the words are the usual spellings."""
+
 
 def reader_for(path: Path) -> Reader | None:
     """The special reader for ``path``, or ``None`` when it is plain JSONL / JSON."""
+    name = path.name.lower()
+    if name.endswith(".eval"):
+        return read_inspect
+    if name.endswith(".json"):
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(256)
+        except OSError:
+            return None
+        if _INSPECT_JSON_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")):
+            return read_inspect
     return None
 
 
 def read_record(source: Source, offset: int, length: int) -> dict[str, Any] | None:
     """Read one record back from a special format, or ``None`` for JSONL / JSON sources."""
+    if source.kind != INSPECT:
+        return None
+    log = _inspect_log()
+    ids = _sample_keys(Path(source.path))
+    if not 0 <= offset < len(ids):
+        raise ValueError(f"{source.path}: no sample at position {offset}; was the log rewritten?")
+    sample_id, epoch = ids[offset]
+    sample = log.read_eval_log_sample(source.path, id=sample_id, epoch=epoch)
+    record: dict[str, Any] = sample.model_dump(mode="json", exclude_none=True)
+    return record
+
+
+def _inspect_log() -> Any:
+    try:
+        import inspect_ai.log as log
+    except ImportError:
+        raise InputError(
+            f"reading Inspect AI logs needs the inspect extra: {INSPECT_EXTRA}"
+        ) from None
+    return log
+
+
+_KEYS: dict[tuple[str, int, int], list[tuple[int | str, int]]] = {}
+"""(sample id, epoch) by position, per (path, size, mtime): read back without rereading."""
+
+
+def _sample_keys(path: Path, summaries: list[Any] | None = None) -> list[tuple[int | str, int]]:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _KEYS:
+        if summaries is None:
+            summaries = _inspect_log().read_eval_log_sample_summaries(str(path))
+        _KEYS.clear()  # one log at a time is plenty: a trace is opened from one file
+        _KEYS[key] = [(s.id, s.epoch) for s in summaries]
+    return _KEYS[key]
+
+
+def score_value(value: Any) -> float | None:
+    """An Inspect score value as a number (see :data:`_SCORE_WORDS`), ``None`` if it is
+    not one (a dict of several metrics, a free-text answer)."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        word = value.strip().upper()
+        if word in _SCORE_WORDS:
+            return _SCORE_WORDS[word]
+        try:
+            return float(word)
+        except ValueError:
+            return None
     return None
+
+
+def read_inspect(path: Path, fields: FieldMap, default_run: str) -> tuple[str, dict[str, Any]]:
+    """Read an Inspect AI log (``.eval`` or ``.json``) with ``inspect_ai.log``.
+
+    The scorer is the first of ``--score-field`` that the log has, else the
+    first in the log's results. A sample that errored counts apart (errored);
+    one without that scorer's value, or with a value that is not a pass or fail,
+    is named as a problem.
+
+    Raises
+    ------
+    InputError
+        If ``inspect_ai`` is not installed.
+    """
+    from flaketui.loading.loader import _sink_state
+    from flaketui.loading.records import RecordSink
+
+    log = _inspect_log()
+    spath = str(path)
+    # the records below are built with flaketui's own field names
+    sink = RecordSink(FieldMap(threshold=fields.threshold), default_run)
+    try:
+        header = log.read_eval_log(spath, header_only=True)
+        summaries = log.read_eval_log_sample_summaries(spath)
+    except Exception as exc:  # noqa: BLE001  inspect raises many kinds on a damaged file
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        problem = Problem(spath, None, f"not a readable Inspect AI log ({detail})")
+        return INSPECT, _sink_state(sink, [problem])
+    _sample_keys(path, summaries)
+    problems: list[Problem] = []
+    scorers = [s.name for s in (header.results.scores if header.results else [])]
+    present = {name for s in summaries for name in (s.scores or {})}
+    chosen = next((n for n in fields.score if n in present), None)
+    if chosen is None:
+        chosen = next((n for n in scorers if n in present), None) or (sorted(present)[0] if present else None)
+    for i, s in enumerate(summaries):
+        where = f"sample {s.id!r} epoch {s.epoch}"
+        record: dict[str, Any] = {"task": s.id, "trial": s.epoch}
+        error = getattr(s, "error", None)
+        if error:
+            record["error"] = str(error)
+        score = (s.scores or {}).get(chosen) if chosen else None
+        if score is not None:
+            value = score_value(score.value)
+            if value is None:
+                problems.append(Problem(spath, i + 1, f"{where}: score {chosen} = {score.value!r} "
+                                        "is not a pass or fail (give --score-field NAME)"))
+                continue
+            record["score"] = value
+        elif not error:
+            problems.append(Problem(spath, i + 1, f"{where}: no score{f' {chosen}' if chosen else ''}"))
+            continue
+        metrics = {}
+        for name in ("total_time", "working_time"):
+            v = getattr(s, name, None)
+            if isinstance(v, (int, float)):
+                metrics[name] = float(v)
+        usage = getattr(s, "model_usage", None) or {}
+        tokens = [getattr(u, "total_tokens", None) for u in usage.values()]
+        if tokens and all(isinstance(t, int) for t in tokens):
+            metrics["tokens"] = float(sum(tokens))
+        if metrics:
+            record["metrics"] = metrics
+        record["trace"] = [None]  # every sample has messages; they are read back on demand
+        reason = sink.add(record, i, -1, i + 1)
+        if reason is not None:
+            problems.append(Problem(spath, i + 1, f"{where}: {reason}"))
+    if len(sink) == 0 and not problems:
+        problems.append(Problem(spath, None, "no samples in this Inspect AI log"))
+    return INSPECT, _sink_state(sink, problems)

@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from flaketui.loading.fastpath import FastDecoder, add_typed
@@ -81,10 +82,12 @@ class LineParser:
         self.problems: list[Problem] = []
         self.fast = FastDecoder(sink.fields)
 
-    def feed(self, raw: bytes | memoryview, offset: int, line: int, ascii: bool = False) -> None:
+    def feed(self, raw: bytes | memoryview, offset: int, line: int, ascii: bool = False,
+             what: str = "") -> None:
         """Parse one line (without its newline) that starts at byte ``offset``.
 
-        ``ascii`` says the caller knows the line is ASCII (so valid UTF-8).
+        ``ascii`` says the caller knows the line is ASCII (so valid UTF-8);
+        ``what`` starts the reason of a problem (e.g. ``"item 3: "``).
         """
         if offset == 0 and bytes(raw[:3]) == BOM:
             raw = raw[3:]
@@ -103,11 +106,11 @@ class LineParser:
             except orjson.JSONDecodeError as exc:
                 if not bytes(raw).strip():
                     return  # blank line: nothing to say
-                self.problems.append(Problem(self.path, line, _json_error(exc, raw)))
+                self.problems.append(Problem(self.path, line, what + _json_error(exc, raw)))
                 return
         reason = self.sink.add(obj, offset, len(raw), line)
         if reason is not None:
-            self.problems.append(Problem(self.path, line, reason))
+            self.problems.append(Problem(self.path, line, what + reason))
 
 
 def _utf8(raw: bytes | memoryview) -> bool:
@@ -234,25 +237,37 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
 def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
     """Parse a ``.json`` file holding one array of trial objects (τ-bench's results).
 
-    A trial's "line" is its 1-based position in the array and its offset the
-    0-based index, used to read its trace back.
+    A trial's "line" is its 1-based position in the array; its offset and length
+    are the byte span of its item in the file, so that its trace is read back
+    without parsing the whole file again. msgspec splits the array into items
+    without building them; each item is then read like a JSONL line.
     """
-    if data.startswith(BOM):
-        data = data[3:]
+    start = 3 if data.startswith(BOM) else 0
+    body = memoryview(data)[start:]
     try:
-        items = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        parser.problems.append(Problem(path, None, _json_error(exc)))
+        if not (data.isascii() or _utf8(body)):
+            raise ValueError("not UTF-8")
+        items = msgspec.json.decode(body, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
+    except (msgspec.DecodeError, ValueError):
+        try:
+            loads(body)  # for orjson's words about what is wrong
+            reason = "a .json log must hold an array of trial objects"
+        except orjson.JSONDecodeError as exc:
+            reason = _json_error(exc, body)
+        parser.problems.append(Problem(path, None, reason))
         return
     if isinstance(items, dict):
-        items = [items]
-    if not isinstance(items, list):
-        parser.problems.append(Problem(path, None, "a .json log must hold an array of trial objects"))
-        return
-    for i, obj in enumerate(items):
-        reason = parser.sink.add(obj, i, -1, i + 1)
-        if reason is not None:
-            parser.problems.append(Problem(path, i + 1, f"item {i + 1}: {reason}"))
+        spans = [(start + (len(body) - len(bytes(body).lstrip())), bytes(body).strip())]
+    else:
+        spans = []
+        pos = start
+        for raw in items:
+            item = memoryview(raw)
+            at = data.find(item, pos)  # the next copy of the item's bytes is the item
+            spans.append((at, item))
+            pos = at + len(item)
+    for i, (offset, item) in enumerate(spans):
+        parser.feed(item, offset, i + 1, what=f"item {i + 1}: ")
 
 
 def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
@@ -265,7 +280,11 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
         with gzip.open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.readline())
-    if kind == "json":
+    if kind == "json" and length > 0:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return loads(fh.read(length))
+    if kind == "json":  # offset is the item's index (an index cache of format 1)
         with open(path, "rb") as fh:
             data = fh.read()
         if data.startswith(BOM):

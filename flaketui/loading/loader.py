@@ -23,7 +23,7 @@ from flaketui.loading.jsonl import LineParser, next_newline, read_gzip, read_jso
 from flaketui.loading.records import RecordSink, is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
 
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz")
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz", ".eval")
 """What a directory is searched for."""
 PARALLEL_BYTES = 64 << 20
 """Plain files at least this large are parsed by several processes."""
@@ -76,7 +76,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                 and not is_triage_file(p.name)
             )
             if not found:
-                raise InputError(f"{path}: directory holds no .jsonl, .jsonl.gz or .json log")
+                raise InputError(f"{path}: directory holds no .jsonl, .jsonl.gz, .json or .eval log")
             out.extend(found)
         elif path.is_file():
             out.append(path)
@@ -312,7 +312,9 @@ def load_logs(
     log.fields = fields
     if len(log) == 0:
         names = ", ".join(str(f) for f in files)
-        raise InputError(f"no usable trials in {names}")
+        first = f" (first problem: {log.problems[0]})" if log.problems else ""
+        more = f", and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
+        raise InputError(f"no usable trials in {names}{first[:-1] + more + ')' if first else ''}")
     return log
 
 

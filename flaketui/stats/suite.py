@@ -84,6 +84,8 @@ class SuiteSummary:
     tasks_below_k: int
     """Tasks with fewer than k trials, left out of pass@k and pass^k."""
     warnings: list[str] = field(default_factory=list)
+    pass_hat_k_curve: tuple[float, ...] = ()
+    """Suite pass^j for j = 1..k, each over the tasks with at least j trials (τ-bench's row)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
@@ -218,7 +220,42 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         flaky_tasks=sum(1 for c in stats.classes if c == FLAKY),
         tasks_below_k=below_k,
         warnings=warnings,
+        pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
     )
+
+
+def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> NDArray[np.float64]:
+    """Suite pass^j for j = 1..k_max: the mean over tasks with n ≥ j of C(c, j)/C(n, j).
+
+    Notes
+    -----
+    The unbiased per-task estimator of Yao et al. [1]_, averaged over tasks as
+    τ-bench's ``display_metrics`` does. C(c, j)/C(n, j) = Π_{i<j} (c − i)/(n − i),
+    so the whole row costs one multiplication per task and j (O(k·T)). NaN
+    where no task has j trials.
+
+    References
+    ----------
+    .. [1] S. Yao et al., "τ-bench: A Benchmark for Tool-Agent-User Interaction in
+       Real-World Domains", arXiv:2406.12045, 2024.
+
+    Examples
+    --------
+    >>> pass_hat_k_curve(np.array([4, 4]), np.array([4, 2]), 2).round(4).tolist()
+    [0.75, 0.5833]
+    """
+    n_f = np.asarray(n, dtype=np.float64)
+    c_f = np.asarray(c, dtype=np.float64)
+    out = np.full(max(k_max, 0), np.nan)
+    running = np.ones_like(n_f)
+    for j in range(1, k_max + 1):
+        ok = n_f >= j
+        if not ok.any():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            running = np.where(ok, running * (c_f - (j - 1)) / (n_f - (j - 1)), np.nan)
+        out[j - 1] = float(np.mean(np.maximum(running[ok], 0.0)))
+    return out
 
 
 @dataclass(frozen=True)
