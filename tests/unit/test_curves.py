@@ -1,0 +1,42 @@
+"""pass@k / pass^k curves over k and the p̂ histogram (flaketui.stats.curves).
+
+Expected values are exact binomial ratios from scipy.special.comb.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import comb
+
+from flaketui.stats.curves import histogram, k_curve, k_values
+
+
+def test_single_task_curve_is_the_exact_ratios() -> None:
+    curve = k_curve(12, 10)
+    assert curve.ks.tolist() == list(range(1, 13))
+    for k, at, hat in zip(curve.ks, curve.pass_at, curve.pass_hat, strict=True):
+        assert hat == pytest.approx(comb(10, k) / comb(12, k))
+        assert at == pytest.approx(1 - comb(2, k) / comb(12, k))
+    assert curve.pass_hat[-1] == 0.0 and curve.pass_at[-1] == 1.0
+
+
+def test_suite_curve_leaves_out_tasks_with_fewer_than_k_trials() -> None:
+    n = np.array([4, 2])
+    c = np.array([2, 2])
+    curve = k_curve(n, c)
+    assert curve.tasks.tolist() == [2, 2, 1, 1]
+    assert curve.pass_hat[0] == pytest.approx((0.5 + 1.0) / 2)
+    assert curve.pass_hat[1] == pytest.approx((comb(2, 2) / comb(4, 2) + 1.0) / 2)
+    assert curve.pass_hat[2] == 0.0  # only the 4-trial task: C(2,3) = 0
+
+
+def test_k_values_thin_out_long_ranges() -> None:
+    ks = k_values(1000, points=40)
+    assert ks[0] == 1 and ks[-1] == 1000 and len(ks) <= 40
+    assert k_values(0).size == 0
+
+
+def test_histogram_bins_over_zero_one() -> None:
+    counts = histogram([0.0, 0.05, 0.1, 0.833, 1.0, float("nan")], bins=10)
+    assert counts.tolist() == [2, 1, 0, 0, 0, 0, 0, 0, 1, 1]
