@@ -41,9 +41,10 @@ def fail(message: str) -> None:
     sys.exit(EXIT_INPUT)
 
 
-def report_problems(log: TrialLog) -> None:
-    """Name each skipped line on stderr (file:line: reason), the first 20 one by one."""
-    problems = log.problems
+def report_problems(log: TrialLog, start: int = 0) -> None:
+    """Name each skipped line on stderr (file:line: reason), the first 20 one by one
+    (from ``log.problems[start]``: --watch names only the new ones)."""
+    problems = log.problems[start:]
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"flaketui: skipped {p}", err=True)
     if len(problems) > MAX_PROBLEMS_SHOWN:
@@ -266,15 +267,28 @@ def demo(k: int | None, triage: str | None) -> None:
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
               default="table", show_default=True)
+@click.option("--watch", is_flag=True, default=False,
+              help="Follow logs still being written: print the report again when they change "
+                   "(Ctrl-C stops).")
+@click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Seconds between looks at the logs with --watch.")
 @log_options
-def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
-           fields: FieldMap) -> None:
+def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
+           interval: float, fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
+    check_k(k)
+    if watch:
+        watch_report(logs, fields, interval,
+                     lambda log, again: print_report(log, k, run, fmt, clear=again))
+    print_report(load(logs, fields), k, run, fmt)
+
+
+def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
+                 clear: bool = False) -> None:
+    """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch)."""
     from flaketui import report as out
     from flaketui.stats import default_k, summarise, task_stats
 
-    check_k(k)
-    log = load(logs, fields)
     names = pick_runs(log, run)
     outcomes = [log.run_outcomes(r) for r in names]
     kk = k or default_k(outcomes)
@@ -285,6 +299,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
     if fmt == "json":
         sys.stdout.buffer.write(orjson.dumps(out.report_json(kk, results), option=orjson.OPT_INDENT_2))
         sys.stdout.buffer.write(b"\n")
+        sys.stdout.flush()
     elif fmt == "csv":
         click.echo(out.report_csv(kk, results), nl=False)
     elif fmt == "markdown":
@@ -293,9 +308,51 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         from rich.console import Console
 
         console = Console()
+        if clear and console.is_terminal:
+            console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))
         for st, sm in results:
             console.print(out.report_table(st, sm))
+
+
+def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,
+                 show: Callable[[TrialLog, bool], None]) -> None:
+    """Show the logs, then again each time a look finds them changed, until Ctrl-C (exit 0).
+
+    New problems are named as they appear; while no usable trial is there yet, one
+    line on stderr says so.
+    """
+    import time
+
+    from flaketui.loading.watch import LogWatcher
+
+    watcher = LogWatcher(logs, fields)
+    shown = 0
+    waiting = False
+    try:
+        try:
+            watcher.poll()
+        except InputError as exc:
+            fail(str(exc))
+        changed, again = True, False
+        while True:
+            if changed:
+                try:
+                    log = watcher.log()
+                except InputError as exc:
+                    if not waiting:
+                        click.echo(f"flaketui: waiting: {exc}", err=True)
+                    waiting = True
+                else:
+                    waiting = False
+                    report_problems(log, start=shown)
+                    shown = len(log.problems)
+                    show(log, again)
+                    again = True
+            time.sleep(interval)
+            changed = watcher.poll()
+    except KeyboardInterrupt:
+        sys.exit(EXIT_OK)
 
 
 @main.command()

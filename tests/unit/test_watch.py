@@ -1,0 +1,184 @@
+"""Following growing logs: new complete lines only, half-written lines wait, truncated or
+replaced files are read again; the watched log equals a fresh load at every step."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from flaketui.loading import load_logs
+from flaketui.loading.watch import Change, LogWatcher, Tail
+from flaketui.model import InputError
+from tests.unit.test_formats import assert_same
+
+
+def line(task: str, passed: bool, **extra: object) -> bytes:
+    return orjson.dumps({"task": task, "passed": passed, **extra}) + b"\n"
+
+
+class TestTail:
+    def test_new_file_then_growth(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True))
+        tail = Tail(p)
+        first = tail.check()
+        assert first == Change("reset", 0, p.stat().st_size)
+        tail.advance(first.end, 1)
+        assert tail.check() == Change("none")
+        with open(p, "ab") as fh:
+            fh.write(line("b", False))
+        grown = tail.check()
+        assert grown.kind == "grew" and grown.start == first.end and grown.end == p.stat().st_size
+
+    def test_half_written_line_waits(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True) + b'{"task": "b", "pas')
+        tail = Tail(p)
+        c = tail.check()
+        assert c.end == len(line("a", True))
+        tail.advance(c.end, 1)
+        assert tail.check() == Change("none")
+        with open(p, "ab") as fh:
+            fh.write(b'sed": true}')
+        assert tail.check() == Change("none")  # still no newline
+        with open(p, "ab") as fh:
+            fh.write(b"\n")
+        assert tail.check() == Change("grew", c.end, p.stat().st_size)
+
+    def test_truncated_file_resets(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True) * 3)
+        tail = Tail(p)
+        tail.advance(tail.check().end, 3)
+        p.write_bytes(line("z", False))
+        assert tail.check() == Change("reset", 0, p.stat().st_size)
+        assert tail.pos == 0 and tail.lines == 0
+
+    def test_rewritten_in_place_and_longer_resets(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True))
+        tail = Tail(p)
+        tail.advance(tail.check().end, 1)
+        with open(p, "r+b") as fh:  # same inode, same length or more, other bytes
+            fh.write(line("x", False) + line("y", True))
+        assert tail.check().kind == "reset"
+
+    def test_replaced_file_resets(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True))
+        tail = Tail(p)
+        tail.advance(tail.check().end, 1)
+        new = tmp_path / "new.jsonl"
+        new.write_bytes(line("a", True) + line("b", True))
+        os.replace(new, p)
+        assert tail.check().kind == "reset"
+
+    def test_missing_file(self, tmp_path: Path) -> None:
+        assert Tail(tmp_path / "nope.jsonl").check() == Change("gone")
+
+    def test_long_last_line_is_found(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from flaketui.loading import watch
+
+        monkeypatch.setattr(watch, "SCAN", 7)
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True, pad="x" * 200) + b"{partial" * 10)
+        assert Tail(p).check().end == len(line("a", True, pad="x" * 200))
+
+
+class TestLogWatcher:
+    def test_follows_growth_like_a_fresh_load(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True) + line("a", False) + b"{bad}\n" + line("b", True))
+        w = LogWatcher([p])
+        log = w.load()
+        assert_same(log, load_logs([p], use_cache=False))
+        assert w.poll() is False
+        with open(p, "ab") as fh:
+            fh.write(line("b", False) + line("c", True, trial=7) + b'{"task": "d", "pa')
+        assert w.poll() is True
+        grown = w.log()
+        assert grown.tasks == ["a", "b", "c"] and len(grown) == 5
+        assert [str(x) for x in grown.problems] == [f"{p}:3: " + log.problems[0].reason]
+        with open(p, "ab") as fh:
+            fh.write(b'ssed": true}\n')
+        assert w.poll() is True
+        assert_same(w.log(), load_logs([p], use_cache=False))
+
+    def test_truncation_reloads(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(line("a", True) * 2 + line("b", True))
+        w = LogWatcher([p])
+        w.load()
+        p.write_bytes(line("z", False))
+        assert w.poll() is True
+        assert_same(w.log(), load_logs([p], use_cache=False))
+
+    def test_new_file_in_watched_folder(self, tmp_path: Path) -> None:
+        (tmp_path / "a.jsonl").write_bytes(line("a", True))
+        w = LogWatcher([tmp_path])
+        assert w.load().runs == ["a"]
+        (tmp_path / "b.jsonl").write_bytes(line("x", False))
+        assert w.poll() is True
+        assert w.log().runs == ["a", "b"]
+
+    def test_json_array_reloaded_whole(self, tmp_path: Path) -> None:
+        p = tmp_path / "res.json"
+        p.write_bytes(orjson.dumps([{"task_id": 1, "reward": 1.0}]))
+        w = LogWatcher([p])
+        assert len(w.load()) == 1
+        p.write_bytes(orjson.dumps([{"task_id": 1, "reward": 1.0}, {"task_id": 1, "reward": 0.0}]))
+        os.utime(p, ns=(1, p.stat().st_mtime_ns + 5_000_000))
+        assert w.poll() is True and len(w.log()) == 2
+
+    def test_empty_file_waits_for_trials(self, tmp_path: Path) -> None:
+        p = tmp_path / "run.jsonl"
+        p.write_bytes(b"")
+        w = LogWatcher([p])
+        with pytest.raises(InputError, match="no usable trials .* yet"):
+            w.load()
+        p.write_bytes(line("a", True))
+        assert w.poll() is True and len(w.log()) == 1
+
+
+def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "live.jsonl"
+    p.write_bytes(line("a", True) + b'{"task": "b", "pa')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flaketui", "report", str(p), "--watch", "--interval", "0.1",
+         "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+
+    def next_doc() -> dict:  # type: ignore[type-arg]
+        text = b""
+        while True:
+            got = proc.stdout.readline()  # type: ignore[union-attr]
+            assert got, proc.stderr.read().decode()  # type: ignore[union-attr]
+            text += got
+            if got == b"}\n":
+                return orjson.loads(text)
+
+    try:
+        first = next_doc()
+        assert [t["task"] for t in first["runs"][0]["tasks"]] == ["a"]
+        with open(p, "ab") as fh:
+            fh.write(b'ssed": false}\n')
+        second = next_doc()
+        assert sorted(t["task"] for t in second["runs"][0]["tasks"]) == ["a", "b"]
+        time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=10)
+    err = proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert code == 0, err
+    assert "Traceback" not in err
