@@ -211,11 +211,13 @@ def check_triage(path: str | None) -> None:
 @click.option("--min-pass-hat-k", type=float, default=None, help="Show the gate verdict: pass^k floor.")
 @click.option("--max-flakiness", type=float, default=None, help="Show the gate verdict: flakiness cap.")
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
+@click.option("--watch", is_flag=True, default=False,
+              help="Follow logs still being written: new trials appear as they land.")
 @triage_option
 @log_options
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
-             max_flakiness: float | None, ignore_key: tuple[str, ...], triage: str | None,
-             fields: FieldMap) -> None:
+             max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
+             triage: str | None, fields: FieldMap) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -228,7 +230,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     from flaketui.app.app import make_app
 
     app = make_app(list(logs), k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                   max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage)
+                   max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage, watch=watch)
     app.run()
     sys.exit(app.return_code or 0)
 

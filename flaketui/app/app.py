@@ -46,8 +46,11 @@ class FlakeApp(App[int]):
         ignore_keys: Sequence[str] = (),
         triage: str | None = None,
         compare: Sequence[str] | None = None,
+        watch: bool = False,
     ) -> None:
         super().__init__()
+        self.watch = watch
+        """Follow the logs while they are written (``--watch``): the table updates live."""
         self.paths = [str(p) for p in paths]
         self.k: int | None = k
         """k for pass@k and pass^k (None until the log is loaded when not given)."""
@@ -111,13 +114,15 @@ def make_app(
     ignore_keys: Sequence[str] = (),
     triage: str | None = None,
     compare: Sequence[str] | None = None,
+    watch: bool = False,
 ) -> FlakeApp:
     """Build the app for ``paths`` (files, directories, globs of trial logs).
 
     ``triage`` is the triage notes file (default: beside the first log);
     ``compare`` opens the comparison pane once loaded: two run names, or an
-    empty sequence for the first two runs.
+    empty sequence for the first two runs; ``watch`` follows logs still being
+    written (new trials appear and the statistics update).
     """
     return FlakeApp(paths, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                     max_flakiness=max_flakiness, ignore_keys=ignore_keys, triage=triage,
-                    compare=compare)
+                    compare=compare, watch=watch)

@@ -25,6 +25,13 @@ class RunsLoaded(Message):
 
 
 @dataclass
+class LogsGrew(Message):
+    """With ``--watch``: the logs changed; this is every trial read so far."""
+
+    log: TrialLog
+
+
+@dataclass
 class LoadFailed(Message):
     """Loading stopped with an input error (one line, shown to the user)."""
 

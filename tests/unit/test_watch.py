@@ -182,3 +182,26 @@ def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()  # type: ignore[union-attr]
     assert code == 0, err
     assert "Traceback" not in err
+
+
+async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
+    from flaketui.app.app import make_app
+    from flaketui.app.widgets.task_table import TaskTable
+
+    p = tmp_path / "live.jsonl"
+    p.write_bytes(line("a", True) + line("a", False) + b'{"task": "b"')
+    app = make_app([str(p)], watch=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.tasks_screen
+        t = screen.query_one(TaskTable)
+        assert [t.row_text(i)[0] for i in range(len(t.order))] == ["a"]
+        with open(p, "ab") as fh:
+            fh.write(b', "passed": true}\n' + line("c", False))
+        screen.poll_logs()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert sorted(t.row_text(i)[0] for i in range(len(t.order))) == ["a", "b", "c"]
+        assert app.trial_log is not None and len(app.trial_log) == 4
+        assert "watching" in screen.sub_title

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from flaketui import formatting as fmt
-from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, RunsLoaded
+from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
@@ -27,8 +27,12 @@ from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, 
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 
+WATCH_INTERVAL = 1.0
+"""Seconds between looks at the logs with ``--watch``."""
+
 if TYPE_CHECKING:
     from flaketui.app.app import FlakeApp
+    from flaketui.loading.watch import LogWatcher
 
 SORTABLE = ("task", "n", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k", "flakiness", "class",
             "group", "divergence")
@@ -125,6 +129,8 @@ class TasksScreen(Screen[None]):
         """Per run, task -> first divergence step (None: none), filled by a worker."""
         self._name_rank: np.ndarray = np.empty(0, dtype=np.int64)
         self._last_progress = 0.0
+        self._watcher: LogWatcher | None = None
+        """Follows the logs with ``--watch`` (set by the loading worker)."""
         self._divergence_progress = ""
 
     @property
@@ -166,7 +172,13 @@ class TasksScreen(Screen[None]):
                 self.post_message(LoadProgress(done, total))
 
         try:
-            log = load_logs(app.paths, app.fields, progress=progress)
+            if app.watch:
+                from flaketui.loading.watch import LogWatcher
+
+                self._watcher = LogWatcher(app.paths, app.fields)
+                log = self._watcher.load()
+            else:
+                log = load_logs(app.paths, app.fields, progress=progress)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
             return
@@ -211,6 +223,29 @@ class TasksScreen(Screen[None]):
                         title="Skipped input", severity="warning", timeout=10)
         self.show_run(0)
         self.query_one(TaskTable).focus()
+        if app.watch:
+            self.set_interval(WATCH_INTERVAL, self.poll_logs)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="watch",
+          description="Following the logs")
+    def poll_logs(self) -> None:
+        """With ``--watch``: look at the logs again; post the trials if they changed."""
+        watcher = self._watcher
+        if watcher is not None and watcher.poll():
+            try:
+                log = watcher.log()
+            except InputError:
+                return
+            self.post_message(LogsGrew(log))
+
+    @on(LogsGrew)
+    def logs_grew(self, event: LogsGrew) -> None:
+        """New trials: show the same run again with them (divergences are found again)."""
+        self.flake_app.trial_log = event.log
+        self.divergence.clear()
+        runs = event.log.runs
+        self.show_run(runs.index(self.run) if self.run in runs else 0)
+        self.sub_title = f"watching: {len(event.log):,} trials"
 
     # -- the shown run ----------------------------------------------------------------------
 
