@@ -74,7 +74,7 @@ class CompareScreen(Screen[None]):
                 tooltip="Move to the next flipped task (j / down also move)"),
         Binding("N", "previous_flip", "Prev flip", id="previous-flip",
                 tooltip="Move to the previous flipped task (k / up also move)"),
-        Binding("enter", "show_traces", "A vs B traces", id="compare-traces",
+        Binding("enter", "show_traces", "A vs B traces", id="compare-traces", priority=True,
                 tooltip="Run A's trace beside run B's (broken: A passing, B failing)"),
         Binding("space", "toggle_reviewed", "Reviewed", id="toggle-reviewed",
                 tooltip="Mark the flip reviewed, or not"),
