@@ -106,6 +106,20 @@ def long_line_log(path: Path, mb: int = 100) -> None:
         fh.write(b'{"task":"a","trial":1,"passed":false,"trace":[]}\n')
 
 
+def time_task_traces(log_path: Path) -> float:
+    """Milliseconds to read back every trial (with its trace) of one task of the log."""
+    sys.path.insert(0, str(ROOT))
+    from flaketui.loading import load_logs, read_trial
+
+    log = load_logs([log_path])
+    outcomes = log.run_outcomes(log.runs[0])
+    rows = outcomes.task_rows(len(outcomes.tasks) // 2)
+    start = time.perf_counter()
+    trials = [read_trial(log, int(r)) for r in rows]
+    assert all(t.trace for t in trials)
+    return (time.perf_counter() - start) * 1e3
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--log", type=Path, default=WORK / "big.jsonl")
@@ -140,6 +154,8 @@ def main() -> None:
     print(f"{'tool':34} {'seconds':>8} {'peak MB':>8} {'vs DuckDB':>10}")
     for name, (wall, peak) in results.items():
         print(f"{name:34} {wall:8.2f} {peak / 2**20:8.0f} {wall / duck:9.2f}x")
+    trace_ms = time_task_traces(a.log)
+    print(f"\nopening one task's traces (20 trials, read by byte offset): {trace_ms:.1f} ms")
     if a.long_line:
         long_log = WORK / "long-line.jsonl"
         long_line_log(long_log)

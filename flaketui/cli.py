@@ -27,12 +27,30 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 class DefaultGroup(click.Group):
-    """A group that runs ``open`` when the first argument is not a subcommand."""
+    """A group that runs ``open`` when the first argument is not a subcommand.
+
+    Commands in :attr:`LAZY` are imported only when run (or listed by --help), so
+    that ``report`` does not wait for their imports.
+    """
+
+    LAZY = {"plan": "flaketui.plan_cli:plan"}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if (args and args[0] not in self.commands and args[0] not in self.LAZY
+                and args[0] not in ("--help", "-h", "--version")):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            import importlib
+
+            module, attr = self.LAZY[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 def fail(message: str) -> None:
@@ -179,11 +197,6 @@ def main() -> None:
     flaketui LOG... opens the app on trial logs (JSONL, .jsonl.gz, .json arrays,
     directories, globs). The subcommands print reports for scripts and CI.
     """
-
-
-from flaketui.plan_cli import plan as _plan  # noqa: E402  (it uses the helpers above)
-
-main.add_command(_plan)
 
 
 def triage_option(func: Callable[..., Any]) -> Callable[..., Any]:

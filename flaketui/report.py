@@ -8,17 +8,17 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
 
 from flaketui import formatting as fmt
-from flaketui.review import compare_lines
-from flaketui.stats.paired import PairedComparison, verdict
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
+
+if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
+    from rich.console import Console, Group
+
+    from flaketui.stats.paired import PairedComparison
 
 FORMATS = ("table", "json", "csv", "markdown")
 CURVE_IN_TEXT = 12
@@ -60,27 +60,30 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
     }
 
 
+def _floats(values: Any) -> list[float | None]:
+    """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column)."""
+    return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
+
+
+def _intervals(low: Any, high: Any) -> list[list[float | None] | None]:
+    """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval)."""
+    return [None if lo is None or hi is None else [lo, hi]
+            for lo, hi in zip(_floats(low), _floats(high), strict=True)]
+
+
 def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
-    rows = []
-    for i, task in enumerate(st.tasks):
-        rows.append(
-            {
-                "task": task,
-                "n": int(st.n[i]),
-                "passes": int(st.passes[i]),
-                "errored": int(st.errored[i]),
-                "p_hat": fmt.json_float(st.p_hat[i]),
-                "p_hat_ci": fmt.json_interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
-                "pass_at_k": fmt.json_float(st.pass_at_k[i]),
-                "pass_hat_k": fmt.json_float(st.pass_hat_k[i]),
-                "pass_hat_k_ci": fmt.json_interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i]),
-                "flakiness": fmt.json_float(st.flakiness[i]),
-                "class": st.classes[i],
-                "rule_of_three": fmt.json_float(st.rule_of_three[i]),
-                "group": st.groups[i],
-            }
-        )
-    return rows
+    """One object per task, built column by column (10k tasks in a few ms)."""
+    columns = zip(
+        st.tasks, np.asarray(st.n).tolist(), np.asarray(st.passes).tolist(),
+        np.asarray(st.errored).tolist(), _floats(st.p_hat),
+        _intervals(st.p_hat_ci.low, st.p_hat_ci.high), _floats(st.pass_at_k),
+        _floats(st.pass_hat_k), _intervals(st.pass_hat_k_ci.low, st.pass_hat_k_ci.high),
+        _floats(st.flakiness), st.classes, _floats(st.rule_of_three), st.groups,
+        strict=True,
+    )
+    keys = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
+            "pass_hat_k_ci", "flakiness", "class", "rule_of_three", "group")
+    return [dict(zip(keys, row, strict=True)) for row in columns]
 
 
 def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[str, Any]:
@@ -95,6 +98,7 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[
 
 def compare_json(c: PairedComparison) -> dict[str, Any]:
     """The ``compare --format json`` document."""
+    from flaketui.stats.paired import verdict
     return {
         "run_a": c.run_a,
         "run_b": c.run_b,
@@ -226,6 +230,8 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> s
 
 
 def compare_markdown(c: PairedComparison) -> str:
+    from flaketui.review import compare_lines
+
     lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
     lines += [f"- {x}" for x in compare_lines(c)]
     lines += ["", "| task | change | p̂ A | p̂ B | n A | n B |", "|---|---|---|---|---|---|"]
@@ -245,6 +251,10 @@ def compare_markdown(c: PairedComparison) -> str:
 
 def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     """The suite summary above a table of tasks, most dangerous first."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     k = st.k
     head = Text("\n".join(summary_lines(sm)), style="bold")
     warnings = [Text(f"warning: {w}", style="yellow") for w in sm.warnings]
@@ -273,6 +283,12 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
 
 
 def compare_table(c: PairedComparison) -> Group:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from flaketui.review import compare_lines
+
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("task", "left"), ("change", "left"), (f"p̂ {c.run_a}", "right"),
                           (f"p̂ {c.run_b}", "right"), ("n A", "right"), ("n B", "right")):
@@ -288,4 +304,6 @@ def compare_table(c: PairedComparison) -> Group:
 
 
 def print_renderable(renderable: Any, console: Console | None = None) -> None:
+    from rich.console import Console
+
     (console or Console()).print(renderable)

@@ -8,18 +8,17 @@ between processes (see :mod:`flaketui.loading.loader`).
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
 import orjson
 
-from flaketui.loading.fastpath import FastDecoder, add_typed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem
+
+if TYPE_CHECKING:  # imported when parsing starts: a warm open from the cache needs neither
+    from flaketui.loading.fastpath import FastDecoder
 
 BLOCK = 8 << 20
 """Bytes read at a time from a plain JSONL file."""
@@ -80,7 +79,10 @@ class LineParser:
         self.path = path
         self.sink = sink
         self.problems: list[Problem] = []
-        self.fast = FastDecoder(sink.fields)
+        from flaketui.loading.fastpath import FastDecoder, add_typed
+
+        self.fast: FastDecoder = FastDecoder(sink.fields)
+        self._add_typed = add_typed
 
     def feed(self, raw: bytes | memoryview, offset: int, line: int, ascii: bool = False,
              what: str = "") -> None:
@@ -96,8 +98,8 @@ class LineParser:
         if ascii or _utf8(raw):
             fast = self.fast
             rec = fast.typed(raw)
-            if rec is not None and add_typed(self.sink, fast.typed_roles, rec, offset, len(raw),
-                                             line, self.sink.default_run):
+            if rec is not None and self._add_typed(self.sink, fast.typed_roles, rec, offset,
+                                                   len(raw), line, self.sink.default_run):
                 return
             obj = fast.loose(raw)
         if obj is None:
@@ -215,6 +217,9 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
     A truncated or corrupt stream keeps every complete line read before the
     damage and names the damage as a problem.
     """
+    import gzip
+    import zlib
+
     offset = 0
     line = 1
     try:
@@ -242,6 +247,8 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
     without parsing the whole file again. msgspec splits the array into items
     without building them; each item is then read like a JSONL line.
     """
+    import msgspec
+
     start = 3 if data.startswith(BOM) else 0
     body = memoryview(data)[start:]
     try:
@@ -277,6 +284,8 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
             fh.seek(offset)
             return loads(fh.read(length))
     if kind == "jsonl.gz":
+        import gzip
+
         with gzip.open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.readline())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -362,6 +361,8 @@ def _read_parallel(
     tick: Callable[[int], None],
 ) -> dict[str, Any]:
     """Parse byte ranges of a plain file in a process pool; one state for the whole file."""
+    from concurrent.futures import ProcessPoolExecutor
+
     nproc = workers or os.cpu_count() or 1
     points = _split_points(path, size, nproc * 4)
     jobs = [(path, a, b, fields, default_run) for a, b in zip(points, points[1:], strict=False)]
