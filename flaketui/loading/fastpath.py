@@ -28,6 +28,8 @@ lines that are not ASCII.
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -176,62 +178,83 @@ def add_typed(sink: RecordSink, roles: dict[str, tuple[int, ...]], rec: Any, off
 
     ``roles`` gives the positions of each role's fields in the struct.
     """
-    values = msgspec.structs.astuple(rec)
-    where = roles["task"]
-    task = values[where[0]] if len(where) == 1 else _first(values, where)
-    if type(task) is str:
-        if not task:
-            return False
-    elif task is None or not _INT_MIN <= task <= _INT_MAX:
-        return False
-    else:
-        task = str(task)
-    where = roles["run"]
-    run = values[where[0]] if len(where) == 1 else _first(values, where)
-    if run is None:
-        run = default_run
-    elif not run:
-        return False
-    group = _first(values, roles["group"])
-    if group == "":
-        return False
-    where = roles["passed"]
-    passed = values[where[0]] if len(where) == 1 else _first(values, where)
-    if passed is not None and passed is not True and passed is not False:
-        if passed != 0 and passed != 1:
-            return False
-        passed = passed == 1
-    score = _first(values, roles["score"])
-    where = roles["trial"]
-    trial = values[where[0]] if len(where) == 1 else _first(values, where)
-    if trial is None:
-        trial = -1
-    elif not 0 <= trial <= MAX_TRIAL:
-        return False
-    trace: Any = None
-    for i in roles["trace"]:
-        raw = values[i]
-        if raw is not None:
-            trace = _trace_stand_in(raw)
-            if trace is False:
+    return typed_adder(sink, roles, default_run)(rec, offset, length, line)
+
+
+def _picker(where: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """The first non-null value among positions ``where`` of a struct's values."""
+    if len(where) == 1:
+        return operator.itemgetter(where[0])
+    return lambda values: _first(values, where)
+
+
+def typed_adder(sink: RecordSink, roles: dict[str, tuple[int, ...]],
+                default_run: str) -> Callable[[Any, int, int, int], bool]:
+    """:func:`add_typed` for one sink, with everything per line looked up once."""
+    astuple = msgspec.structs.astuple
+    task_of, run_of, group_of = _picker(roles["task"]), _picker(roles["run"]), _picker(roles["group"])
+    passed_of, score_of, trial_of = (_picker(roles["passed"]), _picker(roles["score"]),
+                                     _picker(roles["trial"]))
+    traces = roles["trace"]
+    threshold = sink.fields.threshold
+    append = sink.append
+    nan = math.nan
+
+    def add(rec: Any, offset: int, length: int, line: int) -> bool:
+        values = astuple(rec)
+        task = task_of(values)
+        if type(task) is str:
+            if not task:
                 return False
-            if trace is not None:
-                break
-    metrics = rec.metrics
-    if metrics:
-        for value in metrics.values():
-            if type(value) is int and not _INT_MIN <= value <= _INT_MAX:
+        elif task is None or not _INT_MIN <= task <= _INT_MAX:
+            return False
+        else:
+            task = str(task)
+        run = run_of(values)
+        if run is None:
+            run = default_run
+        elif not run:
+            return False
+        group = group_of(values)
+        if group == "":
+            return False
+        passed = passed_of(values)
+        if passed is not None and passed is not True and passed is not False:
+            if passed != 0 and passed != 1:
                 return False
-    error = rec.error
-    errored = error is not None and is_error(error)
-    if passed is not None:
-        ok = passed
-    elif score is not None:
-        ok = score >= sink.fields.threshold
-    elif errored:
-        ok = False
-    else:
-        return False  # no outcome: the general rules name it
-    sink.append(run, task, group, trial, ERRORED if errored else (PASS if ok else FAIL),
-                math.nan if score is None else score, offset, length, line, bool(trace), metrics)
-    return True
+            passed = passed == 1
+        score = score_of(values)
+        trial = trial_of(values)
+        if trial is None:
+            trial = -1
+        elif not 0 <= trial <= MAX_TRIAL:
+            return False
+        trace: Any = None
+        for i in traces:
+            raw = values[i]
+            if raw is not None:
+                trace = _trace_stand_in(raw)
+                if trace is False:
+                    return False
+                if trace is not None:
+                    break
+        metrics = rec.metrics
+        if metrics:
+            for value in metrics.values():
+                if type(value) is int and not _INT_MIN <= value <= _INT_MAX:
+                    return False
+        error = rec.error
+        errored = error is not None and is_error(error)
+        if passed is not None:
+            ok = passed
+        elif score is not None:
+            ok = score >= threshold
+        elif errored:
+            ok = False
+        else:
+            return False  # no outcome: the general rules name it
+        append(run, task, group, trial, ERRORED if errored else (PASS if ok else FAIL),
+               nan if score is None else score, offset, length, line, bool(trace), metrics)
+        return True
+
+    return add

@@ -79,10 +79,11 @@ class LineParser:
         self.path = path
         self.sink = sink
         self.problems: list[Problem] = []
-        from flaketui.loading.fastpath import FastDecoder, add_typed
+        from flaketui.loading.fastpath import FastDecoder, typed_adder
 
         self.fast: FastDecoder = FastDecoder(sink.fields)
-        self._add_typed = add_typed
+        self._add_typed = (typed_adder(sink, self.fast.typed_roles, sink.default_run)
+                           if self.fast.typed_roles else None)
 
     def feed(self, raw: bytes | memoryview, offset: int, line: int, ascii: bool = False,
              what: str = "") -> None:
@@ -98,8 +99,8 @@ class LineParser:
         if ascii or _utf8(raw):
             fast = self.fast
             rec = fast.typed(raw)
-            if rec is not None and self._add_typed(self.sink, fast.typed_roles, rec, offset,
-                                                   len(raw), line, self.sink.default_run):
+            if rec is not None and self._add_typed is not None and self._add_typed(
+                    rec, offset, len(raw), line):
                 return
             obj = fast.loose(raw)
         if obj is None:
