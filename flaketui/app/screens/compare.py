@@ -102,6 +102,9 @@ class CompareScreen(Screen[None]):
     sort_reverse: reactive[bool] = reactive(False, init=False)
     """Descending when True."""
 
+    AUTO_FOCUS = "#flip-table"
+    """The flip list has the keys from the start (the footer does not change when it loads)."""
+
     def __init__(self, run_a: str, run_b: str) -> None:
         super().__init__()
         self.run_a = run_a
@@ -128,7 +131,7 @@ class CompareScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.run_b} vs {self.run_a}"
-        self.query_one(TaskTable).loading = True
+        self.query_one(TaskTable).empty_text = "comparing the runs…"
         self.compute()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare",
@@ -158,7 +161,6 @@ class CompareScreen(Screen[None]):
         names = np.array([r.task for r in self.rows], dtype=object)
         self._name_rank = np.argsort(np.argsort(names)) if len(names) else self._name_rank
         table = self.query_one(TaskTable)
-        table.loading = False
         table.empty_text = "no task flipped (f: show every common task)"
         table.set_columns(self.columns(), self.cell)
         if not self.flips:
