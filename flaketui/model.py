@@ -110,7 +110,14 @@ class TrialLog:
         r = self.runs.index(run)
         rows = np.flatnonzero(self.run == r)
         task_ids = self.task[rows]
-        order = np.lexsort((self.trial[rows], task_ids))
+        trials = self.trial[rows]
+        top = int(trials.max()) + 1 if rows.size else 1
+        if len(self.tasks) * top < 1 << 62:  # one int64 key sorts as the lexsort does
+            key = task_ids.astype(np.int64) * top + trials
+            order = (np.arange(rows.size) if bool(np.all(key[1:] >= key[:-1]))
+                     else np.argsort(key, kind="stable"))
+        else:
+            order = np.lexsort((trials, task_ids))
         rows = rows[order]
         task_ids = task_ids[order]
         uniq, starts = np.unique(task_ids, return_index=True)

@@ -51,3 +51,28 @@ def test_report_statistics_do_not_import_scipy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_grouping_orders_as_lexsort(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # run_outcomes and the duplicate check sort by one int64 key; the order must be
+    # the (task, trial) lexsort order, stable, whether or not the log is already sorted
+    import orjson
+
+    from flaketui.loading import load_logs
+
+    rng = np.random.default_rng(11)
+    for shuffled in (False, True):
+        recs = [{"run": f"r{r}", "task": f"t{t}", "trial": k, "passed": bool(rng.integers(2))}
+                for r in range(2) for t in range(30) for k in range(5)]
+        recs += [dict(recs[7], passed=not recs[7]["passed"])]  # one duplicate, dropped
+        if shuffled:
+            rng.shuffle(recs)  # type: ignore[arg-type]
+        p = tmp_path / f"log{int(shuffled)}.jsonl"
+        p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+        log = load_logs([p])
+        assert len(log) == 300 and len(log.problems) == 1
+        for run in log.runs:
+            o = log.run_outcomes(run)
+            rows = np.flatnonzero(log.run == log.runs.index(run))
+            ref = rows[np.lexsort((log.trial[rows], log.task[rows]))]
+            assert np.array_equal(o.rows, ref)
