@@ -163,6 +163,15 @@ def main() -> None:
         wall, peak = measure(cmd)
         print(f"\n{long_log.name} ({long_log.stat().st_size / 1e6:.0f} MB, one 100 MB line): "
               f"flaketui report {wall:.2f} s, peak {peak / 2**20:.0f} MB")
+        code = ("import sys, time\n"
+                "from flaketui.loading import load_logs, read_trial\n"
+                "log = load_logs([sys.argv[1]], use_cache=False)\n"
+                "start = time.perf_counter()\n"
+                "t = read_trial(log, log.tasks.index('huge') and 1, max_steps=200)\n"
+                "print(f'{(time.perf_counter() - start) * 1e3:.0f} ms, {len(t.trace)} of {t.trace_steps} steps')\n")
+        out = subprocess.run([sys.executable, "-c", code, str(long_log)], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        print(f"opening its huge trace cut to 200 steps (read_trial max_steps=200): {out}")
 
 
 if __name__ == "__main__":

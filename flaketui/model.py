@@ -199,6 +199,9 @@ class Trial:
     extra: dict[str, Any]
     location: str
     """``path:line`` of the trial in its file."""
+    trace_steps: int | None = None
+    """Steps of the trace on disk: more than ``len(trace)`` when it was read with
+    ``read_trial(..., max_steps=N)`` and is longer (a huge trace, opened truncated)."""
 
     @property
     def passed(self) -> bool:

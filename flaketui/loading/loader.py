@@ -386,20 +386,34 @@ def _read_parallel(
     return pieces.state()
 
 
-def read_trial(log: TrialLog, row: int) -> Trial:
-    """Read one trial back from its file, with its trace and extra fields."""
+def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
+    """Read one trial back from its file, with its trace and extra fields.
+
+    With ``max_steps``, a trace longer than that is cut to its first ``max_steps``
+    steps; :attr:`Trial.trace_steps` tells how many there are. For a JSONL line or
+    JSON item, only the steps kept are built as Python objects (a 100 MB trace opens
+    in its first few steps' memory); read again with a larger ``max_steps`` to see more.
+    """
     from flaketui.loading import formats
 
     src = log.sources[int(log.source[row])]
-    obj = formats.read_record(src, int(log.offset[row]), int(log.length[row]))
-    if obj is None:
-        obj = read_line_at(src.path, src.kind, int(log.offset[row]), int(log.length[row]))
+    offset, length = int(log.offset[row]), int(log.length[row])
+    obj = formats.read_record(src, offset, length)
+    total: int | None = None
     fields = log.fields
+    if obj is None and max_steps is not None and src.kind in ("jsonl", "json") and length > 0:
+        obj, total = _read_cut(src.path, offset, length, fields.trace, max_steps)
+    if obj is None:
+        obj = read_line_at(src.path, src.kind, offset, length)
     trace = None
     for name in fields.trace:
         if isinstance(obj.get(name), list):
             trace = obj[name]
             break
+    if trace is not None and total is None:
+        total = len(trace)
+        if max_steps is not None and total > max_steps:
+            trace = trace[:max_steps]
     known = {"metrics", "error", *fields.run, *fields.task, *fields.trial, *fields.passed,
              *fields.score, *fields.trace, *fields.group}
     metrics = {k: float(v[row]) for k, v in log.metrics.items() if not np.isnan(v[row])}
@@ -417,4 +431,32 @@ def read_trial(log: TrialLog, row: int) -> Trial:
         trace=trace,
         extra={k: v for k, v in obj.items() if k not in known},
         location=f"{src.path}:{int(log.line[row])}",
+        trace_steps=total,
     )
+
+
+def _read_cut(path: str, offset: int, length: int, trace_names: tuple[str, ...],
+              max_steps: int) -> tuple[dict[str, Any] | None, int | None]:
+    """The object at ``offset`` with its trace cut to ``max_steps`` steps, and the number
+    of steps; (None, None) when it can't be read that way (the caller reads it whole)."""
+    import msgspec
+
+    from flaketui.loading.jsonl import loads
+
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+    try:
+        raw = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+        obj: dict[str, Any] = {}
+        total = None
+        for key, value in raw.items():
+            if key in trace_names and total is None and bytes(memoryview(value)[:1]) == b"[":
+                steps = msgspec.json.decode(value, type=list[msgspec.Raw])
+                total = len(steps)
+                obj[key] = [loads(step) for step in steps[:max_steps]]
+            else:
+                obj[key] = loads(value)
+    except (msgspec.DecodeError, ValueError):
+        return None, None
+    return obj, total

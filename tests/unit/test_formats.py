@@ -167,3 +167,30 @@ class TestLongLines:
         cut = load_logs([p])
         assert_same(whole, cut)
         assert len(cut) == 300
+
+
+class TestTruncatedTrace:
+    def test_huge_trace_opens_cut(self, tmp_path: Path) -> None:
+        steps = [{"role": "tool", "content": f"step {i} " + "y" * 200} for i in range(20_000)]
+        p = tmp_path / "huge.jsonl"
+        p.write_bytes(orjson.dumps({"task": "t", "passed": False, "trace": steps, "note": "x"}) + b"\n"
+                      + orjson.dumps({"task": "t", "passed": True, "trace": steps[:3]}) + b"\n")
+        log = load_logs([p])
+        cut = read_trial(log, 0, max_steps=50)
+        assert cut.trace == steps[:50] and cut.trace_steps == 20_000
+        assert cut.extra == {"note": "x"} and cut.task == "t"
+        whole = read_trial(log, 0)
+        assert whole.trace == steps and whole.trace_steps == 20_000
+        short = read_trial(log, 1, max_steps=50)
+        assert short.trace == steps[:3] and short.trace_steps == 3
+
+    def test_cut_in_a_json_array_and_gzip(self, tmp_path: Path) -> None:
+        import gzip
+
+        items = [{"task_id": 1, "reward": 1.0, "traj": [{"i": i} for i in range(100)]}]
+        (tmp_path / "a.json").write_bytes(orjson.dumps(items))
+        with gzip.open(tmp_path / "z.jsonl.gz", "wb") as fh:
+            fh.write(orjson.dumps(items[0]) + b"\n")
+        for name in ("a.json", "z.jsonl.gz"):
+            t = read_trial(load_logs([tmp_path / name]), 0, max_steps=10)
+            assert t.trace == [{"i": i} for i in range(10)] and t.trace_steps == 100
