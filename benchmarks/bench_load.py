@@ -166,8 +166,9 @@ def main() -> None:
         code = ("import sys, time\n"
                 "from flaketui.loading import load_logs, read_trial\n"
                 "log = load_logs([sys.argv[1]], use_cache=False)\n"
+                "row = int((log.task == log.tasks.index('huge')).nonzero()[0][0])\n"
                 "start = time.perf_counter()\n"
-                "t = read_trial(log, log.tasks.index('huge') and 1, max_steps=200)\n"
+                "t = read_trial(log, row, max_steps=200)\n"
                 "print(f'{(time.perf_counter() - start) * 1e3:.0f} ms, {len(t.trace)} of {t.trace_steps} steps')\n")
         out = subprocess.run([sys.executable, "-c", code, str(long_log)], capture_output=True,
                              text=True, check=True).stdout.strip()

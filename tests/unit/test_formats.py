@@ -194,3 +194,53 @@ class TestTruncatedTrace:
         for name in ("a.json", "z.jsonl.gz"):
             t = read_trial(load_logs([tmp_path / name]), 0, max_steps=10)
             assert t.trace == [{"i": i} for i in range(10)] and t.trace_steps == 100
+
+
+class TestBadInput:
+    """Bad files of these formats: a named one-line reason, exit 2 when nothing is usable,
+    never a traceback."""
+
+    def run_cli(self, *args: str) -> Any:
+        from click.testing import CliRunner
+
+        from flaketui.cli import main
+
+        return CliRunner().invoke(main, list(args))
+
+    @pytest.mark.parametrize("content,reason", [
+        (b'[{"task_id": 1, "reward": 1.0}, {"task_id": 2, "rew', "not valid JSON"),
+        (b'[{"task_id": "\xff", "reward": 1.0}]', "not valid UTF-8"),
+        (b'"just text"', "a .json log must hold an array of trial objects"),
+        (b"[1, 2]", "item 1: not a JSON object"),
+    ])
+    def test_bad_json_array(self, tmp_path: Path, content: bytes, reason: str) -> None:
+        p = tmp_path / "bad.json"
+        p.write_bytes(content)
+        result = self.run_cli("report", str(p))
+        assert result.exit_code == 2
+        assert reason in result.stderr and "Traceback" not in result.output
+        assert len(result.stderr.strip().splitlines()) == 1
+
+    def test_garbage_eval(self, tmp_path: Path) -> None:
+        pytest.importorskip("inspect_ai")
+        p = tmp_path / "junk.eval"
+        p.write_bytes(b"this is not a zip archive")
+        result = self.run_cli("report", str(p))
+        assert result.exit_code == 2
+        assert "not a readable Inspect AI log" in result.stderr and "Traceback" not in result.output
+
+    def test_inspect_json_cut_short(self, tmp_path: Path) -> None:
+        pytest.importorskip("inspect_ai")
+        p = tmp_path / "cut.json"
+        p.write_bytes(b'{"version": 2, "status": "success", "eval": {"task": "x", ')
+        result = self.run_cli("report", str(p))
+        assert result.exit_code == 2
+        assert "not a readable Inspect AI log" in result.stderr
+
+    def test_watch_missing_file_and_bad_interval(self, tmp_path: Path) -> None:
+        result = self.run_cli("report", str(tmp_path / "nope.jsonl"), "--watch")
+        assert result.exit_code == 2 and "no such file or directory" in result.stderr
+        p = tmp_path / "ok.jsonl"
+        p.write_bytes(b'{"task": "a", "passed": true}\n')
+        result = self.run_cli("report", str(p), "--watch", "--interval", "0")
+        assert result.exit_code == 2 and "Traceback" not in result.output
