@@ -12,7 +12,8 @@ def test_core_imports_no_textual_or_rich() -> None:
     code = (
         "import sys, importlib, pkgutil, flaketui\n"
         f"mods = {CORE!r}\n"
-        "for name in ('flaketui.traces', 'flaketui.triage', 'flaketui.stats.planning'):\n"
+        "for name in ('flaketui.traces', 'flaketui.triage', 'flaketui.review',\n"
+        "             'flaketui.stats.planning'):\n"
         "    if importlib.util.find_spec(name) is not None: mods.append(name)\n"
         "for m in mods:\n"
         "    pkg = importlib.import_module(m)\n"

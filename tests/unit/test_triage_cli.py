@@ -196,3 +196,25 @@ class TestExport:
     def test_missing_log(self, tmp_path: Path) -> None:
         code, _, err = run("triage", "export", tmp_path / "none.jsonl")
         assert code == 2 and "no such file or directory" in err
+
+
+class TestTriageOptions:
+    """``--triage`` on open / compare --tui / demo and ``compare --tui`` fail early, in one line."""
+
+    def test_triage_in_a_missing_folder(self, tmp_path: Path) -> None:
+        code, _, err = run("open", BASELINE, "--triage", tmp_path / "nope" / "n.json")
+        assert code == 2 and err.strip() == (
+            f"flaketui: error: --triage {tmp_path / 'nope' / 'n.json'}: folder "
+            f"{tmp_path / 'nope'} does not exist")
+
+    def test_triage_is_a_folder(self, tmp_path: Path) -> None:
+        code, _, err = run("demo", "--triage", tmp_path)
+        assert code == 2 and "is a folder; give a file name" in err
+
+    def test_compare_tui_needs_two_logs_or_runs(self) -> None:
+        code, _, err = run("compare", BASELINE, "--tui")
+        assert code == 2 and "give two logs A and B" in err
+
+    def test_compare_tui_missing_log(self, tmp_path: Path) -> None:
+        code, _, err = run("compare", BASELINE, tmp_path / "none.jsonl", "--tui")
+        assert code == 2 and "no such file or directory" in err
