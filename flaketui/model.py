@@ -120,7 +120,10 @@ class TrialLog:
             order = np.lexsort((trials, task_ids))
         rows = rows[order]
         task_ids = task_ids[order]
-        uniq, starts = np.unique(task_ids, return_index=True)
+        # task_ids is sorted now: each task starts where the id changes
+        starts = np.flatnonzero(np.r_[True, task_ids[1:] != task_ids[:-1]]) if rows.size \
+            else np.empty(0, dtype=np.int64)
+        uniq = task_ids[starts]
         outcome = self.outcome[rows]
         bounds = np.append(starts, rows.shape[0])
         counts = np.diff(bounds)

@@ -62,13 +62,20 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
 
 def _floats(values: Any) -> list[float | None]:
     """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column)."""
-    return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
+    arr = np.asarray(values, dtype=np.float64)
+    out: list[float | None] = arr.tolist()
+    for i in np.flatnonzero(np.isnan(arr)).tolist():
+        out[i] = None
+    return out
 
 
 def _intervals(low: Any, high: Any) -> list[list[float | None] | None]:
     """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval)."""
-    return [None if lo is None or hi is None else [lo, hi]
-            for lo, hi in zip(_floats(low), _floats(high), strict=True)]
+    pairs = np.stack([np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)], axis=1)
+    out: list[list[float | None] | None] = pairs.tolist()
+    for i in np.flatnonzero(np.isnan(pairs).any(axis=1)).tolist():
+        out[i] = None
+    return out
 
 
 def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
@@ -81,9 +88,12 @@ def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
         _floats(st.flakiness), st.classes, _floats(st.rule_of_three), st.groups,
         strict=True,
     )
-    keys = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-            "pass_hat_k_ci", "flakiness", "class", "rule_of_three", "group")
-    return [dict(zip(keys, row, strict=True)) for row in columns]
+    return [
+        {"task": task, "n": n, "passes": c, "errored": e, "p_hat": p, "p_hat_ci": p_ci,
+         "pass_at_k": at_k, "pass_hat_k": hat_k, "pass_hat_k_ci": hat_ci, "flakiness": flak,
+         "class": cls, "rule_of_three": r3, "group": group}
+        for task, n, c, e, p, p_ci, at_k, hat_k, hat_ci, flak, cls, r3, group in columns
+    ]
 
 
 def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ Two tiers, then the full parse:
 
 1. :meth:`FastDecoder.typed` decodes into a struct whose fields have the
    common types (task a string or integer, passed a bool or integer, score a
-   number, ...); :func:`add_typed` appends it to a
+   number, ...); the adder made by :func:`typed_adder` appends it to a
    :class:`~flaketui.loading.records.RecordSink` with a few checks.
 2. :meth:`FastDecoder.loose` decodes the same fields as any JSON value and
    hands a dict to :meth:`RecordSink.add`, the one home of the rules.
@@ -173,16 +173,6 @@ def _first(values: tuple[Any, ...], where: tuple[int, ...]) -> Any:
     return None
 
 
-def add_typed(sink: RecordSink, roles: dict[str, tuple[int, ...]], rec: Any, offset: int,
-              length: int, line: int, default_run: str) -> bool:
-    """Append the typed struct ``rec`` as :meth:`RecordSink.add` would; ``False`` (nothing
-    appended) when ``rec`` needs the general rules, which then decide.
-
-    ``roles`` gives the positions of each role's fields in the struct.
-    """
-    return typed_adder(sink, roles, default_run)(rec, offset, length, line)
-
-
 def _picker(where: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
     """The first non-null value among positions ``where`` of a struct's values."""
     if len(where) == 1:
@@ -192,7 +182,10 @@ def _picker(where: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
 
 def typed_adder(sink: RecordSink, roles: dict[str, tuple[int, ...]],
                 default_run: str) -> Callable[[Any, int, int, int], bool]:
-    """:func:`add_typed` for one sink, with everything per line looked up once."""
+    """A function appending a typed struct to ``sink`` as :meth:`RecordSink.add` would,
+    or returning ``False`` (nothing appended) when the struct needs the general rules,
+    which then decide. ``roles`` gives the positions of each role's fields in the struct;
+    everything per line is looked up once, here."""
     astuple = msgspec.structs.astuple
     task_of, run_of, group_of = _picker(roles["task"]), _picker(roles["run"]), _picker(roles["group"])
     passed_of, score_of, trial_of = (_picker(roles["passed"]), _picker(roles["score"]),
