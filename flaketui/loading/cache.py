@@ -9,7 +9,7 @@ cached: they stay in the log and are read back by offset.
 
 Entries live under the user's cache directory (``platformdirs.user_cache_dir``,
 e.g. ``~/.cache/flaketui/index`` on Linux), one ``.idx`` file each: a JSON
-header, then the raw arrays, read back with one read and no copy (numpy's
+header, then the raw arrays, mapped into memory and used in place (numpy's
 ``.npz`` spends longer checking its zip than reading). They are written whole
 to a temp file in the same folder, then renamed into place. A cache that can't be read or written
 is passed over silently: it only ever saves time.
@@ -17,6 +17,7 @@ is passed over silently: it only ever saves time.
 
 from __future__ import annotations
 
+import mmap
 import os
 import zlib
 from pathlib import Path
@@ -75,10 +76,10 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[st
     entry = cache_dir() / name
     try:
         with open(entry, "rb", buffering=0) as fh:
-            data = bytearray(os.fstat(fh.fileno()).st_size)  # writable: the arrays are the log's
-            if fh.readinto(data) != len(data):
-                return None
-        if not data.startswith(MAGIC):
+            # A private copy-on-write map: the arrays are writable (they become the log's),
+            # and pages no one reads (offsets, metrics) are never read from disk.
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+        if data[: len(MAGIC)] != MAGIC:
             return None
         start = len(MAGIC) + 8
         size = int.from_bytes(data[len(MAGIC) : start], "little")

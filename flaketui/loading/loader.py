@@ -156,13 +156,19 @@ class _Merger:
         cols = dict(state["columns"])
         count = cols["run"].shape[0]
         for key, table in (("run", self.runs), ("task", self.tasks), ("group", self.groups)):
-            mapping = self._remap(table, state[key + "s"])
+            names = state[key + "s"]
+            if not table:  # the first piece: its ids are the merged ids
+                table.update(zip(names, range(len(names))))
+                cols[key] = cols[key].astype(np.int32, copy=False)
+                continue
+            mapping = self._remap(table, names)
             idx = cols[key].astype(np.int32)
             if key == "group":
                 cols[key] = np.where(idx >= 0, mapping[np.maximum(idx, 0)] if mapping.size else -1, -1)
             else:
                 cols[key] = mapping[idx] if count else idx
-        cols["line"] = cols["line"] + line_base
+        if line_base:
+            cols["line"] = cols["line"] + line_base
         cols["source"] = np.full(count, source, dtype=np.int32)
         self.pieces.append(cols)
         self.metric_pieces.append(state["metrics"])
@@ -221,6 +227,7 @@ def _number_trials(log: TrialLog) -> None:
     missing = log.trial < 0
     if not missing.any():
         return
+    log.trial = log.trial.copy()  # the column may be a parsed piece's own (kept by --watch)
     key = log.run.astype(np.int64) * (len(log.tasks) + 1) + log.task
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
