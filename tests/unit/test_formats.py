@@ -244,3 +244,30 @@ class TestBadInput:
         p.write_bytes(b'{"task": "a", "passed": true}\n')
         result = self.run_cli("report", str(p), "--watch", "--interval", "0")
         assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from flaketui.app.app import make_app
+    from flaketui.app.screens import traces
+
+    monkeypatch.setattr(traces, "TRACE_STEPS", 10)
+    steps = [{"role": "tool", "content": f"step {i}"} for i in range(100)]
+    p = tmp_path / "huge.jsonl"
+    p.write_bytes(orjson.dumps({"task": "t", "passed": True, "trace": steps}) + b"\n"
+                  + orjson.dumps({"task": "t", "passed": False, "trace": steps[:5]}) + b"\n")
+    app = make_app([str(p)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, traces.TaskTraceScreen)
+        assert [len(t.trace or []) for t in screen.trials] == [10, 5]
+        assert screen.trials[0].trace_steps == 100
+        await pilot.press("m")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [len(t.trace or []) for t in screen.trials] == [40, 5]

@@ -48,6 +48,10 @@ class TaskTrials(Message):
     pair: tuple[int, int] | None
 
 
+TRACE_STEPS = 2000
+"""Steps read of each trace when a task opens: a 100 MB trace opens in a moment, cut."""
+
+
 class TaskTraceScreen(Screen[None]):
     """A task's passing and failing traces, the first divergence, and the fork map.
 
@@ -74,10 +78,14 @@ class TaskTraceScreen(Screen[None]):
                 tooltip="Switch between the traces and the fork map"),
         Binding("x", "toggle_expand", "Expand", id="expand",
                 tooltip="Show long step contents in full (toggle)"),
+        Binding("m", "more_steps", "More steps", id="more-steps", show=False,
+                tooltip="Read four times more steps of traces cut short (huge traces)"),
     ]
 
     def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
         super().__init__()
+        self.max_steps = TRACE_STEPS
+        """Steps read of each trace; ``m`` multiplies it by four."""
         self.outcomes = outcomes
         self.row = row
         self.stats = stats
@@ -145,7 +153,14 @@ class TaskTraceScreen(Screen[None]):
         log = app.trial_log
         assert log is not None
         rows = self.outcomes.task_rows(self.row).tolist()
-        trials = [read_trial(log, r) for r in rows]
+        trials = [read_trial(log, r, max_steps=self.max_steps) for r in rows]
+        cut = [t for t in trials if t.trace is not None and (t.trace_steps or 0) > len(t.trace)]
+        if cut:
+            longest = max(t.trace_steps or 0 for t in cut)
+            self.app.call_from_thread(
+                self.notify, f"{len(cut)} trace(s) cut to their first {self.max_steps:,} steps "
+                f"(the longest has {longest:,}); press m to read more", title="Huge traces",
+                timeout=10)
         norm = app.normaliser
         fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm)
         passing = [t for t in trials if t.outcome == PASS and t.trace is not None]
@@ -153,6 +168,14 @@ class TaskTraceScreen(Screen[None]):
         best = best_pair([norm.signatures(t.trace) for t in passing],
                          [norm.signatures(t.trace) for t in failing])
         self.post_message(TaskTrials(trials, fork, None if best is None else best[:2]))
+
+    def action_more_steps(self) -> None:
+        """Read the task's traces again with four times more steps each."""
+        if any(t.trace is not None and (t.trace_steps or 0) > len(t.trace) for t in self.trials):
+            self.max_steps *= 4
+            self.read_trials()
+        else:
+            self.notify("every trace is shown whole", timeout=3)
 
     @on(TaskTrials)
     async def trials_read(self, event: TaskTrials) -> None:
@@ -174,6 +197,7 @@ class TaskTraceScreen(Screen[None]):
             return
         status.display = False
         a, b, la, lb, note = self.current_pair()
+        await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, id="trace-diff")
         await self.query_one("#traces-tab", TabPane).mount(view)
         self.loaded = True
