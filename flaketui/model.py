@@ -62,8 +62,9 @@ class Source:
     path: str
     kind: str
     """``jsonl`` (offsets are byte offsets of lines), ``jsonl.gz`` (offsets in the
-    decompressed stream), ``json`` (offset is the index of the item in the array),
-    or a format name such as ``inspect``."""
+    decompressed stream), ``json`` / ``json.gz`` (offset and length are the byte span
+    of the item in the array, decompressed for ``json.gz``), or a format name such as
+    ``inspect`` (offset is the sample's position in the log)."""
 
 
 @dataclass

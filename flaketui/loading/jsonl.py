@@ -240,6 +240,22 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
         parser.problems.append(Problem(path, line, f"not a readable gzip file ({exc})"))
 
 
+def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:
+    """The decompressed bytes of a gzip file (a ``.json.gz`` array), or ``None`` with the
+    damage named as a problem."""
+    import gzip
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    except EOFError:
+        parser.problems.append(Problem(path, None, "gzip stream is truncated"))
+    except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+        parser.problems.append(Problem(path, None, f"not a readable gzip file ({exc})"))
+    return None
+
+
 def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
     """Parse a ``.json`` file holding one array of trial objects (τ-bench's results).
 
@@ -294,6 +310,12 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
         with open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.read(length))
+    if kind == "json.gz":
+        import gzip
+
+        with gzip.open(path, "rb") as fh:
+            fh.seek(offset)
+            return loads(fh.read(length))
     if kind == "json":  # offset is the item's index (an index cache of format 1)
         with open(path, "rb") as fh:
             data = fh.read()
@@ -301,4 +323,4 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
             data = data[3:]
         items = orjson.loads(data)
         return items[offset] if isinstance(items, list) else items
-    raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json")
+    raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json, json.gz")

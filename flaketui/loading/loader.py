@@ -18,11 +18,19 @@ from typing import Any
 import numpy as np
 
 from flaketui.loading import cache
-from flaketui.loading.jsonl import LineParser, next_newline, read_gzip, read_json_array, read_line_at, read_range
+from flaketui.loading.jsonl import (
+    LineParser,
+    next_newline,
+    read_gzip,
+    read_gzip_whole,
+    read_json_array,
+    read_line_at,
+    read_range,
+)
 from flaketui.loading.records import RecordSink, is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
 
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson", ".ndjson.gz", ".eval")
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".eval")
 """What a directory is searched for."""
 PARALLEL_BYTES = 64 << 20
 """Plain files at least this large are parsed by several processes."""
@@ -33,6 +41,8 @@ ProgressFn = Callable[[int, int], None]
 
 def _kind(path: Path) -> str:
     name = path.name.lower()
+    if name.endswith(".json.gz"):
+        return "json.gz"
     if name.endswith(".gz"):
         return "jsonl.gz"
     if name.endswith(".json"):
@@ -359,6 +369,11 @@ def _read_file(
         read_range(spath, 0, size, parser, progress=tick)
     elif kind == "jsonl.gz":
         read_gzip(spath, parser)
+        tick(size)
+    elif kind == "json.gz":
+        data = read_gzip_whole(spath, parser)
+        if data is not None:
+            read_json_array(spath, parser, data)
         tick(size)
     else:
         with open(spath, "rb") as fh:

@@ -271,3 +271,19 @@ async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [len(t.trace or []) for t in screen.trials] == [40, 5]
+
+
+def test_gzipped_json_array(tmp_path: Path) -> None:
+    import gzip
+
+    items = [{"task_id": i % 3, "trial": i // 3, "reward": float(i % 2), "traj": [{"i": i}]}
+             for i in range(9)]
+    p = tmp_path / "results.json.gz"
+    p.write_bytes(gzip.compress(orjson.dumps(items, option=orjson.OPT_INDENT_2)))
+    log = load_logs([p])
+    assert log.runs == ["results"] and len(log) == 9 and log.problems == []
+    assert read_trial(log, 7).trace == [{"i": 7}]
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(p.read_bytes()[:-30])
+    with pytest.raises(Exception, match="gzip stream is truncated"):
+        load_logs([cut])
