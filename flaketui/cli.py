@@ -457,7 +457,8 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
          max_flakiness: float | None, run: tuple[str, ...], fmt: str, fields: FieldMap) -> None:
     """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail."""
     from flaketui import report as out
-    from flaketui.stats import default_k, gate as run_gate, summarise, task_stats
+    from flaketui.stats import default_k, summarise, task_stats
+    from flaketui.stats import gate as run_gate
 
     check_k(k)
     if min_pass_hat_k is None and max_flakiness is None:

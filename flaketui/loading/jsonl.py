@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, Problem
+from flaketui.model import Problem
 
 if TYPE_CHECKING:  # imported when parsing starts: a warm open from the cache needs neither
     from flaketui.loading.fastpath import FastDecoder
@@ -85,18 +85,18 @@ class LineParser:
         self._add_typed = (typed_adder(sink, self.fast.typed_roles, sink.default_run)
                            if self.fast.typed_roles else None)
 
-    def feed(self, raw: bytes | memoryview, offset: int, line: int, ascii: bool = False,
+    def feed(self, raw: bytes | memoryview, offset: int, line: int, is_ascii: bool = False,
              what: str = "") -> None:
         """Parse one line (without its newline) that starts at byte ``offset``.
 
-        ``ascii`` says the caller knows the line is ASCII (so valid UTF-8);
+        ``is_ascii`` says the caller knows the line is ASCII (so valid UTF-8);
         ``what`` starts the reason of a problem (e.g. ``"item 3: "``).
         """
         if offset == 0 and bytes(raw[:3]) == BOM:
             raw = raw[3:]
             offset = 3
         obj: Any = None
-        if ascii or _utf8(raw):
+        if is_ascii or _utf8(raw):
             fast = self.fast
             rec = fast.typed(raw)
             if rec is not None and self._add_typed is not None and self._add_typed(
@@ -173,14 +173,14 @@ def read_range(
                     line += 1
                 break
             filled += got
-            ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
+            is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
             i = 0
             find = buf.find
             while base + i < end:
                 j = find(b"\n", i, filled)
                 if j < 0:
                     break
-                parser.feed(view[i:j], base + i, line, ascii)
+                parser.feed(view[i:j], base + i, line, is_ascii)
                 line += 1
                 i = j + 1
             if progress:

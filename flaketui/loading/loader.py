@@ -168,7 +168,7 @@ class _Merger:
         for key, table in (("run", self.runs), ("task", self.tasks), ("group", self.groups)):
             names = state[key + "s"]
             if not table:  # the first piece: its ids are the merged ids
-                table.update(zip(names, range(len(names))))
+                table.update(zip(names, range(len(names)), strict=True))
                 cols[key] = cols[key].astype(np.int32, copy=False)
                 continue
             mapping = self._remap(table, names)

@@ -4,8 +4,8 @@ Pure Python (difflib): no Textual, no Rich.
 """
 
 from flaketui.traces.align import (
-    Alignment,
     AlignedRow,
+    Alignment,
     FieldChange,
     WordDiff,
     align,

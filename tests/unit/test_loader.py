@@ -193,7 +193,8 @@ class TestBadInput:
         ]
 
     def test_errored_without_outcome(self, tmp_path: Path) -> None:
-        p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"}, {"task": "a", "error": None, "passed": True}])
+        p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"},
+                                         {"task": "a", "error": None, "passed": True}])
         log = load_logs([p])
         assert log.outcome.tolist() == [ERRORED, PASS]
 

@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from flaketui import formatting as fmt
 from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
+from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import RunOutcomes, TrialLog
 from flaketui.review import BROKEN, FIXED, FlipRow
@@ -53,7 +54,7 @@ class ComparisonReady(Message):
     outcomes_b: RunOutcomes
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(SortActions, Screen[None]):
     """Run B against run A: the paired summary and the list of flips to review.
 
     Args:
@@ -266,10 +267,7 @@ class CompareScreen(Screen[None]):
         idx = np.arange(len(self.rows))
         if not self.show_all:
             idx = idx[[self.rows[i].is_flip for i in idx]] if len(idx) else idx
-        values = self.sort_values(self.sort_key)[idx]
-        missing = np.isnan(values)
-        signed = np.where(missing, 0.0, -values if self.sort_reverse else values)
-        order = idx[np.lexsort((idx, signed, missing))]
+        order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse, idx)
         table.sort_key = self.sort_key
         table.sort_reverse = self.sort_reverse
         table.show(order, keep=keep)
@@ -384,22 +382,11 @@ class CompareScreen(Screen[None]):
         table.empty_text = "no common tasks" if self.show_all else \
             "no task flipped (f: show every common task)"
 
-    def action_sort_by(self, key: str) -> None:
-        """Sort by column ``key``; the same column again reverses the order."""
-        if key == self.sort_key:
-            self.sort_reverse = not self.sort_reverse
-            return
-        self.sort_key = key
-        self.sort_reverse = key in ("p_hat", "delta", "n_a", "n_b", "flakiness", "reviewed")
+    def sort_keys(self) -> list[str]:
+        return list(SORTABLE)
 
-    def action_sort_next(self) -> None:
-        """Sort by the next column to the right (wraps around)."""
-        pos = SORTABLE.index(self.sort_key) if self.sort_key in SORTABLE else -1
-        self.action_sort_by(SORTABLE[(pos + 1) % len(SORTABLE)])
-
-    def action_sort_reverse(self) -> None:
-        """Flip between ascending and descending."""
-        self.sort_reverse = not self.sort_reverse
+    def descending_by_default(self, key: str) -> bool:
+        return key in ("p_hat", "delta", "n_a", "n_b", "flakiness", "reviewed")
 
     def watch_sort_key(self) -> None:
         self.refresh_order()

@@ -20,9 +20,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from flaketui import formatting as fmt
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.app.screens import triage_dialogs
+from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
+from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
@@ -70,7 +71,7 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
-class TasksScreen(Screen[None]):
+class TasksScreen(SortActions, Screen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -403,10 +404,8 @@ class TasksScreen(Screen[None]):
             idx = idx[[needle in st.tasks[i].lower() for i in idx]]
         if self.flaky_only:
             idx = idx[[st.classes[i] == FLAKY for i in idx]]
-        values = self.sort_values(self.sort_key)[idx]
-        missing = np.isnan(values)
-        signed = np.where(missing, 0.0, -values if self.sort_reverse else values)
-        order = idx[np.lexsort((self._name_rank[idx], signed, missing))]
+        order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse,
+                            self._name_rank[idx])
         table.sort_key = self.sort_key
         table.sort_reverse = self.sort_reverse
         table.empty_text = "no task matches" if (self.filter_text or self.flaky_only) else "no tasks"
@@ -549,26 +548,9 @@ class TasksScreen(Screen[None]):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def action_sort_by(self, key: str) -> None:
-        """Sort by column ``key``; sorting by the same column again reverses the order."""
-        if key == self.sort_key:
-            self.sort_reverse = not self.sort_reverse
-            return
-        self.sort_key = key
+    def descending_by_default(self, key: str) -> bool:
         # Text columns read best A→Z; numbers with the largest (most telling) first.
-        self.sort_reverse = key not in ("task", "class", "group")
-
-    def action_sort_next(self) -> None:
-        """Sort by the next column to the right (wraps around)."""
-        keys = self.sort_keys()
-        if not keys:
-            return
-        pos = keys.index(self.sort_key) if self.sort_key in keys else -1
-        self.action_sort_by(keys[(pos + 1) % len(keys)])
-
-    def action_sort_reverse(self) -> None:
-        """Flip between ascending and descending."""
-        self.sort_reverse = not self.sort_reverse
+        return key not in ("task", "class", "group")
 
     def watch_sort_key(self) -> None:
         self._resort()
