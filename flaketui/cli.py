@@ -11,13 +11,16 @@ import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from flaketui import __version__
 from flaketui.model import FieldMap, InputError, TrialLog
+
+if TYPE_CHECKING:
+    from flaketui.stats.suite import TaskStats
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
 MAX_PROBLEMS_SHOWN = 20
@@ -177,6 +180,22 @@ def _stream_is_tty(stream: Any) -> bool:
         return False
 
 
+def write_json(doc: Any) -> None:
+    """Write ``doc`` to stdout as indented JSON (the scripts' contract)."""
+    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()
+
+
+def run_stats(log: TrialLog, run: Sequence[str], k: int | None) -> tuple[int, list[TaskStats]]:
+    """K (given, or the smallest trial count of any task) and the task statistics of each run."""
+    from flaketui.stats import default_k, task_stats
+
+    outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]
+    kk = k or default_k(outcomes)
+    return kk, [task_stats(o, kk) for o in outcomes]
+
+
 def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
     for name in run:
         if name not in log.runs:
@@ -302,19 +321,12 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  clear: bool = False) -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch)."""
     from flaketui import report as out
-    from flaketui.stats import default_k, summarise, task_stats
+    from flaketui.stats import summarise
 
-    names = pick_runs(log, run)
-    outcomes = [log.run_outcomes(r) for r in names]
-    kk = k or default_k(outcomes)
-    results = []
-    for o in outcomes:
-        st = task_stats(o, kk)
-        results.append((st, summarise(st)))
+    kk, stats = run_stats(log, run, k)
+    results = [(st, summarise(st)) for st in stats]
     if fmt == "json":
-        sys.stdout.buffer.write(orjson.dumps(out.report_json(kk, results), option=orjson.OPT_INDENT_2))
-        sys.stdout.buffer.write(b"\n")
-        sys.stdout.flush()
+        write_json(out.report_json(kk, results))
     elif fmt == "csv":
         click.echo(out.report_csv(kk, results), nl=False)
     elif fmt == "markdown":
@@ -394,8 +406,7 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     result = compare_runs(stats_a, stats_b)
     if fmt == "json":
-        sys.stdout.buffer.write(orjson.dumps(out.compare_json(result), option=orjson.OPT_INDENT_2))
-        sys.stdout.buffer.write(b"\n")
+        write_json(out.compare_json(result))
     elif fmt == "csv":
         click.echo(out.compare_csv(result), nl=False)
     elif fmt == "markdown":
@@ -457,23 +468,16 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
          max_flakiness: float | None, run: tuple[str, ...], fmt: str, fields: FieldMap) -> None:
     """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail."""
     from flaketui import report as out
-    from flaketui.stats import default_k, summarise, task_stats
     from flaketui.stats import gate as run_gate
+    from flaketui.stats import summarise
 
     check_k(k)
     if min_pass_hat_k is None and max_flakiness is None:
         raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
-    log = load(logs, fields)
-    names = pick_runs(log, run)
-    outcomes = [log.run_outcomes(r) for r in names]
-    kk = k or default_k(outcomes)
-    results = []
-    for o in outcomes:
-        st = task_stats(o, kk)
-        results.append(run_gate(st, summarise(st), min_pass_hat_k, max_flakiness))
+    _, stats = run_stats(load(logs, fields), run, k)
+    results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness) for st in stats]
     if fmt == "json":
-        sys.stdout.buffer.write(orjson.dumps(out.gate_json(results), option=orjson.OPT_INDENT_2))
-        sys.stdout.buffer.write(b"\n")
+        write_json(out.gate_json(results))
     else:
         for r in results:
             verdict = "PASS" if r.passed else "FAIL"
@@ -505,7 +509,7 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
                   runs: tuple[str, str] | None, k: int | None, fields: FieldMap) -> None:
     """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note."""
     from flaketui import review
-    from flaketui.stats import compare_runs, default_k, task_stats
+    from flaketui.stats import compare_runs
     from flaketui.triage import TriageFileError, default_triage_path, load_entries
 
     check_k(k)
@@ -520,14 +524,12 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
     for name in runs or ():
         if name not in log.runs:
             fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
-    outcomes = [log.run_outcomes(r) for r in log.runs]
-    kk = k or default_k(outcomes)
-    stats = {o.run: task_stats(o, kk) for o in outcomes}
+    kk, all_stats = run_stats(log, (), k)
+    stats = {st.run: st for st in all_stats}
     pairs = review.comparison_pairs(log.runs, entries, runs)
     comparisons = [compare_runs(stats[a], stats[b]) for a, b in pairs]
     doc = review.triage_export(str(path), kk, comparisons, list(stats.values()), entries)
     if fmt == "json":
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-        sys.stdout.buffer.write(b"\n")
+        write_json(doc)
     else:
         click.echo(review.triage_markdown(doc, comparisons), nl=False)
