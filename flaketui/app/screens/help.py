@@ -20,6 +20,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("Comparison pane (c)", "flaketui.app.screens.compare:CompareScreen"),
     ("A vs B traces (enter in the comparison pane)",
      "flaketui.app.screens.compare_traces:CompareTracesScreen"),
+    ("Plan view (p)", "flaketui.app.screens.plan:PlanScreen"),
 ]
 """(title, "module:Class") whose BINDINGS are listed, in order. Screens added
 later append a line here (their module is imported when help opens)."""
