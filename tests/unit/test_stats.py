@@ -136,6 +136,17 @@ class TestPassHatKInterval:
             ref = sps.binom.ppf(q, n, c / n)
             assert np.array_equal(binomial_quantile(n, c, q), ref)
 
+    def test_quantile_scipy_path_matches_scipy(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Many distinct (n, c) pairs go through scipy's bdtr instead of the pure-Python sum.
+        from flaketui.stats import estimators
+
+        monkeypatch.setattr(estimators, "_PURE_CDF_TERMS", 0)
+        rng = np.random.default_rng(5)
+        n = rng.integers(1, 300, size=300).astype(float)
+        c = np.floor(rng.random(300) * (n + 1))
+        for q in (0.025, 0.975):
+            assert np.array_equal(binomial_quantile(n, c, q), sps.binom.ppf(q, n, c / n))
+
     def test_degenerate_and_missing(self) -> None:
         ci = pass_hat_k_interval(np.array([12, 12, 3]), np.array([12, 0, 3]), 5)
         assert (ci.low[0], ci.high[0]) == (1.0, 1.0)
