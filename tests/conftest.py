@@ -24,6 +24,22 @@ def _deterministic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("NO_COLOR", raising=False)
     os.environ.setdefault("COLUMNS", "120")
+    _keep_notes_out_of_fixtures(monkeypatch, tmp_path)
+
+
+def _keep_notes_out_of_fixtures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The app's default triage file for the bundled fixtures goes to tmp_path: tests never
+    write beside fixtures/, and notes a developer left there never change a snapshot."""
+    from flaketui import triage
+    from flaketui.app.screens import triage_dialogs
+
+    real = triage.default_triage_path
+
+    def default_triage_path(paths):  # type: ignore[no-untyped-def]
+        path = real(paths)
+        return tmp_path / path.name if path.resolve().parent == FIXTURES else path
+
+    monkeypatch.setattr(triage_dialogs, "default_triage_path", default_triage_path)
 
 
 @pytest.fixture
