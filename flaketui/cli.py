@@ -332,9 +332,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     elif fmt == "markdown":
         click.echo(out.report_markdown(kk, results), nl=False)
     else:
-        from rich.console import Console
-
-        console = Console()
+        console = out.console()
         if clear and console.is_terminal:
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))

@@ -225,15 +225,16 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> s
         parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join(lines) + "\n")
         for w in sm.warnings:
             parts.append(f"> warning: {_md_escape(w)}\n")
-        head = f"| task | n | passes | p̂ | 95% CI | pass@{k} | pass^{k} | pass^{k} CI | flakiness | class |"
-        rows = [head, "|" + "---|" * 10]
+        head = (f"| task | n | passes | p̂ | 95% CI | pass@{k} | pass^{k} | pass^{k} CI | flakiness | class "
+                "| rule of 3 |")
+        rows = [head, "|" + "---|" * 11]
         for i in display_order(st):
             rows.append(
                 f"| {_md_escape(st.tasks[i])} | {int(st.n[i])} | {int(st.passes[i])} | "
                 f"{fmt.rate(st.p_hat[i])} | {fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i])} | "
                 f"{fmt.rate(st.pass_at_k[i])} | {fmt.rate(st.pass_hat_k[i])} | "
                 f"{fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i])} | "
-                f"{fmt.rate(st.flakiness[i])} | {st.classes[i]} |"
+                f"{fmt.rate(st.flakiness[i])} | {st.classes[i]} | {rule_of_three_text(st, i)} |"
             )
         parts.append("\n".join(rows) + "\n")
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
@@ -259,6 +260,15 @@ def compare_markdown(c: PairedComparison) -> str:
 # --- Rich ---------------------------------------------------------------------
 
 
+def rule_of_three_text(st: TaskStats, i: int) -> str:
+    """``fail < 0.221`` for a task that always passed (its failure rate's 95% bound), ``pass < …``
+    for one that always failed, empty for a flaky task."""
+    bound = st.rule_of_three[i]
+    if fmt.is_missing(bound) or st.n[i] == 0:
+        return ""
+    return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
+
+
 def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     """The suite summary above a table of tasks, most dangerous first."""
     from rich.console import Group
@@ -269,11 +279,16 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     head = Text("\n".join(summary_lines(sm)), style="bold")
     warnings = [Text(f"warning: {w}", style="yellow") for w in sm.warnings]
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    width = min(32, max((len(t) for t in st.tasks), default=4))
-    table.add_column("task", no_wrap=True, min_width=width, overflow="ellipsis")
-    for name in ("n", "pass", "p̂", "95% CI", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "flakiness"):
-        table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("class", no_wrap=True)
+    # In a narrow terminal the task names give way (cut with …); figures never do.
+    longest = max((len(t) for t in st.tasks), default=4)
+    table.add_column("task", no_wrap=True, min_width=min(12, longest), max_width=40,
+                     overflow="ellipsis")
+    count = len(str(int(st.n.max()))) if len(st) else 1
+    for name, width in (("n", count), ("pass", count), ("p̂", 5), ("95% CI", 12), (f"pass@{k}", 5),
+                        (f"pass^{k}", 5), (f"pass^{k} CI", 12), ("flakiness", 5)):
+        table.add_column(name, justify="right", no_wrap=True, min_width=max(width, len(name)))
+    table.add_column("class", no_wrap=True, min_width=11)
+    table.add_column("rule of 3", no_wrap=True)
     styles = {"flaky": "bold red", "stable-fail": "dim", "stable-pass": "green"}
     for i in display_order(st):
         cls = st.classes[i]
@@ -288,6 +303,7 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
             fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i]),
             fmt.rate(st.flakiness[i]),
             Text(cls, style=styles.get(cls, "")),
+            rule_of_three_text(st, i),
         )
     return Group(head, *warnings, table, Text(""))
 
@@ -313,7 +329,14 @@ def compare_table(c: PairedComparison) -> Group:
     return Group(head, table)
 
 
-def print_renderable(renderable: Any, console: Console | None = None) -> None:
+def console() -> Console:
+    """A Rich console for stdout: the terminal's width, or unbounded when output goes to a
+    file or pipe (so tables keep every column instead of being cut to 80)."""
     from rich.console import Console
 
-    (console or Console()).print(renderable)
+    con = Console()
+    return con if con.is_terminal else Console(width=1000)
+
+
+def print_renderable(renderable: Any) -> None:
+    console().print(renderable)

@@ -67,6 +67,9 @@ class TestReport:
         assert row.startswith("oncall-baseline,5,searchRunbook,12,10,0,0.833333")
         code, out, _ = run("report", BASELINE, "-k", "5", "--format", "markdown")
         assert "| searchRunbook | 12 | 10 | 0.833 |" in out
+        # Rule of three for stable tasks: 1 - 0.05^(1/12) = 0.221.
+        assert "| getAlertStatus | 12 | 12 | 1.000 |" in out and "| stable-pass | fail < 0.221 |" in out
+        assert "| stable-fail | pass < 0.221 |" in out
 
     def test_unknown_run(self) -> None:
         code, _, err = run("report", BASELINE, "--run", "nope")

@@ -211,12 +211,20 @@ class TaskTraceScreen(Screen[None]):
         if self.passing:
             a = self.passing[self.pass_pos]
             note = (f"no failing trial: all {len(self.passing)} traced trials passed; "
-                    "showing one passing trace")
+                    f"showing one passing trace{self._rule_of_three('failure')}")
             return a, None, trial_label("A", a, self.pass_pos, len(self.passing), "passing"), "", note
         b = self.failing[self.fail_pos]
         note = (f"no passing trial: all {len(self.failing)} traced trials failed; "
-                "showing one failing trace")
+                f"showing one failing trace{self._rule_of_three('pass')}")
         return b, None, trial_label("A", b, self.fail_pos, len(self.failing), "failing"), "", note
+
+    def _rule_of_three(self, what: str) -> str:
+        """The rule-of-three bound of a task whose trials all passed or all failed."""
+        bound = float(self.stats.rule_of_three[self.row])
+        if bound != bound:
+            return ""
+        n = int(self.stats.n[self.row])
+        return f"; rule of three: its {what} rate is below {bound:.3f} (95%, 1 − 0.05^(1/{n}))"
 
     @property
     def diff_view(self) -> TraceDiffView | None:
