@@ -2,9 +2,13 @@
 
 One entry per (file, field names): the trial columns (run, task, trial, outcome,
 score, byte offsets, ...), the name tables, the metrics and the problems found.
-An entry is used only while the file has the same resolved path, size and
-modification time (nanoseconds), and was written by the same cache format; any
-change and the file is parsed again and the entry replaced. Traces are never
+An entry is used only while the file has the same resolved path, name (it gives
+the default run name: a symlink names its own run), inode, size, modification
+time and status-change time (nanoseconds), and was written by the same cache
+format; any change and the file is parsed again and the entry replaced. The
+status-change time catches a rewrite that keeps the size and sets the
+modification time back (``touch -r``, ``rsync -t``, a copy that keeps times):
+no user can set it. Traces are never
 cached: they stay in the log and are read back by offset.
 
 Entries live under the user's cache directory (``platformdirs.user_cache_dir``,
@@ -52,18 +56,23 @@ def cache_dir() -> Path:
 
 
 def _identity(path: Path, fields: FieldMap) -> tuple[str, str]:
-    """(entry file name, key): the name depends on the path and field names only, so a
-    changed file replaces its old entry; the key adds size and modification time."""
+    """(entry file name, who): the name depends on the path, file name and field names
+    only, so a changed file replaces its old entry; the key adds the file's stamp."""
     resolved = str(path.resolve())
-    who = orjson.dumps([FORMAT, resolved, repr(fields)])
+    who = orjson.dumps([FORMAT, resolved, path.name, repr(fields)])
     # Two 32-bit checksums name the entry (hashlib's import alone costs a warm open 4 ms);
     # a clash only makes two logs take turns in one entry: the key inside is checked.
     name = f"{zlib.crc32(who):08x}{zlib.adler32(who):08x}.idx"
-    return name, resolved
+    return name, who.decode()
 
 
-def _key(resolved: str, st: os.stat_result, fields: FieldMap) -> str:
-    return orjson.dumps([FORMAT, resolved, st.st_size, st.st_mtime_ns, repr(fields)]).decode()
+def _stamp(st: os.stat_result) -> list[int]:
+    """What changes whenever the file's content can have changed."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _key(who: str, st: os.stat_result) -> str:
+    return orjson.dumps([who, _stamp(st)]).decode()
 
 
 MAGIC = b"flaketui-index\x00\x01"
@@ -72,7 +81,7 @@ ALIGN = 64
 
 def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[str, Any]] | None:
     """The cached (source kind, parsed state) of ``path`` as it is now, or ``None``."""
-    name, resolved = _identity(path, fields)
+    name, who = _identity(path, fields)
     entry = cache_dir() / name
     try:
         with open(entry, "rb", buffering=0) as fh:
@@ -84,7 +93,7 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[st
         start = len(MAGIC) + 8
         size = int.from_bytes(data[len(MAGIC) : start], "little")
         meta = orjson.loads(bytes(data[start : start + size]))
-        if meta.get("key") != _key(resolved, st, fields):
+        if meta.get("key") != _key(who, st):
             return None
         arrays = {
             a: np.frombuffer(data, dtype=np.dtype(dt), count=count, offset=offset)
@@ -111,9 +120,9 @@ def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str,
     """
     try:
         now = path.stat()
-        if now.st_mtime_ns != st.st_mtime_ns or now.st_size != st.st_size:
+        if _stamp(now) != _stamp(st):
             return  # the file changed while it was read
-        name, resolved = _identity(path, fields)
+        name, who = _identity(path, fields)
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         metric_names = list(state["metrics"])
@@ -121,7 +130,7 @@ def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str,
         arrays.update({f"m{i}": np.ascontiguousarray(state["metrics"][m], dtype=np.float64)
                        for i, m in enumerate(metric_names)})
         meta: dict[str, Any] = {
-            "key": _key(resolved, st, fields),
+            "key": _key(who, st),
             "kind": kind,
             "runs": state["runs"],
             "tasks": state["tasks"],

@@ -91,6 +91,31 @@ def test_same_size_other_mtime_is_read_again(tmp_path: Path, monkeypatch: pytest
     assert counter.calls == 1
 
 
+def test_same_size_and_mtime_rewrite_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a rewrite that keeps the size and sets the modification time back (touch -r, rsync -t)
+    p = write_log(tmp_path / "run.jsonl")
+    load_logs([p])
+    before = p.stat()
+    data = p.read_bytes().replace(b'"task":"t0"', b'"task":"tX"', 1)
+    p.write_bytes(data)
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (p.stat().st_size, p.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    counter = ParseCounter(monkeypatch)
+    log = load_logs([p])
+    assert counter.calls == 1 and "tX" in log.tasks
+
+
+def test_symlink_names_its_own_run(tmp_path: Path) -> None:
+    # the default run name comes from the name given, not the file linked to
+    p = write_log(tmp_path / "base.jsonl")
+    alias = tmp_path / "alias.jsonl"
+    alias.symlink_to(p)
+    assert load_logs([p]).runs == ["base"]
+    assert load_logs([alias]).runs == ["alias"]
+    assert load_logs([alias]).runs == ["alias"]  # warm
+    assert load_logs([p]).runs == ["base"]
+
+
 def test_other_field_names_have_their_own_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
