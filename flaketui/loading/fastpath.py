@@ -16,7 +16,8 @@ Two tiers, then the full parse:
 2. :meth:`FastDecoder.loose` decodes the same fields as any JSON value and
    hands a dict to :meth:`RecordSink.add`, the one home of the rules.
 3. Anything either declines (invalid JSON, a top level that is not an object,
-   a trace that is not a list or null, integers beyond 64 bits) is parsed in
+   a trace that is not a list or null, integers beyond 64 bits, nesting deeper
+   than msgspec's recursion limit) is parsed in
    full with orjson by the caller, which names the problem exactly.
 
 Every tier keeps the same trials with the same values and names the same
@@ -136,7 +137,7 @@ class FastDecoder:
             return None
         try:
             return self._typed.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nested deeper than msgspec goes
             return None
 
     def loose(self, line: bytes | memoryview) -> dict[str, Any] | None:
@@ -144,7 +145,7 @@ class FastDecoder:
         :meth:`RecordSink.add`, or ``None``: parse it in full instead."""
         try:
             values = msgspec.structs.astuple(self._loose.decode(line))
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return None
         obj = dict(zip(self._names, values, strict=True))  # absent fields are None, as obj.get gives
         for name in self._dotted:

@@ -272,6 +272,9 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
         if not (data.isascii() or _utf8(body)):
             raise ValueError("not UTF-8")
         items = msgspec.json.decode(body, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
+    except RecursionError:
+        parser.problems.append(Problem(path, None, "nested too deeply to split into items"))
+        return
     except (msgspec.DecodeError, ValueError):
         try:
             loads(body)  # for orjson's words about what is wrong

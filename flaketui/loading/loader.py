@@ -479,6 +479,6 @@ def _read_cut(path: str, offset: int, length: int, trace_names: tuple[str, ...],
                 obj[key] = [loads(step) for step in steps[:max_steps]]
             else:
                 obj[key] = loads(value)
-    except (msgspec.DecodeError, ValueError):
+    except (msgspec.DecodeError, ValueError, RecursionError):
         return None, None
     return obj, total

@@ -14,7 +14,7 @@ import pytest
 
 from flaketui.loading import jsonl, load_logs, read_trial
 from flaketui.loading.fastpath import FastDecoder
-from flaketui.model import FieldMap, TrialLog
+from flaketui.model import FieldMap, InputError, TrialLog
 
 COLUMNS = ("run", "task", "trial", "outcome", "score", "group", "offset", "length", "line",
            "has_trace")
@@ -287,3 +287,33 @@ def test_gzipped_json_array(tmp_path: Path) -> None:
     cut.write_bytes(p.read_bytes()[:-30])
     with pytest.raises(Exception, match="gzip stream is truncated"):
         load_logs([cut])
+
+
+def _depth(value: Any) -> int:
+    """How many lists are nested in ``value`` (each holding one item), without recursion."""
+    depth = 0
+    while isinstance(value, list):
+        depth += 1
+        value = value[0] if value else None
+    return depth
+
+
+def test_deeply_nested_trace_is_no_traceback(tmp_path: Path) -> None:
+    # msgspec stops at Python's recursion limit (about 1000 levels) with RecursionError;
+    # orjson allows 1024 levels: the fast path declines, orjson decides and names the line
+    ok = b'{"task": "a", "passed": true, "trace": [%s]}' % (b"[" * 1000 + b"]" * 1000)
+    deep = b'{"task": "b", "passed": true, "trace": %s}' % (b"[" * 1100 + b"]" * 1100)
+    last = b'{"task": "c", "passed": false}'
+    p = tmp_path / "deep.jsonl"
+    p.write_bytes(b"\n".join([ok, deep, last]) + b"\n")
+    log = load_logs([p])
+    assert log.tasks == ["a", "c"]
+    assert len(log.problems) == 1
+    assert str(log.problems[0]).startswith(f"{p}:2: not valid JSON (depth limit exceeded")
+    trial = read_trial(log, 0, max_steps=5)
+    assert trial.trace_steps == 1 and _depth(trial.trace) == 1001
+    arr = tmp_path / "deep.json"  # msgspec splits the array: a clear problem, not a traceback
+    for item in (ok, deep):
+        arr.write_bytes(b"[" + item + b", " + last + b"]")
+        with pytest.raises(InputError, match=f"{arr}: nested too deeply to split into items"):
+            load_logs([arr])
