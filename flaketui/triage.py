@@ -41,6 +41,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # Windows: saves are not serialised between programs
+    fcntl = None  # type: ignore[assignment]
+
 FORMAT = "flaketui-triage"
 """The ``format`` field of a triage file."""
 VERSION = 1
@@ -316,12 +321,26 @@ def _remove_stale_temps(path: Path) -> None:
                     tmp.unlink()
 
 
-def _stat_signature(path: Path) -> tuple[int, int, int] | None:
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock (``flock``) on ``folder`` while reading and writing.
+
+    Two programs saving the same triage file take turns, so neither writes
+    over a file it has not read. Without ``fcntl`` (Windows), or when the
+    folder cannot be opened (the save then fails and says why), no lock is taken.
+    """
+    fd = -1
+    if fcntl is not None:
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
     try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # closing the last descriptor releases the lock
 
 
 # --- The store ------------------------------------------------------------------
@@ -336,9 +355,9 @@ class TriageStore:
     on opening (a file set aside, a read-only folder); :attr:`save_error` says
     why the last save failed (None after a good save).
 
-    Two programs may hold the same file: a save first reads the file again if
-    it changed on disk and keeps the other program's entries, except for the
-    keys changed here, which win.
+    Two programs may hold the same file: a save locks the folder, reads the
+    file again and keeps the other program's entries, except for the keys
+    changed here since this store's last good save, which win.
     """
 
     def __init__(self, path: Path | None, entries: dict[TriageKey, TriageEntry] | None = None,
@@ -347,13 +366,13 @@ class TriageStore:
         """The sidecar file; None for notes that are never saved."""
         self._entries: dict[TriageKey, TriageEntry] = dict(entries or {})
         self._touched: set[TriageKey] = set()
+        """Keys changed here and not yet saved: they win over the file's entries."""
         self.writable = writable and path is not None
         """False when saving is off for good (the file could not be set aside, or is newer)."""
         self.messages: list[str] = []
         """Things the user must be told about this file (shown once, on opening)."""
         self.save_error: str | None = None
         """Why the last save failed, or None."""
-        self._signature = _stat_signature(path) if path is not None else None
 
     # -- opening ---------------------------------------------------------------
 
@@ -488,24 +507,22 @@ class TriageStore:
         """Write every entry to the file now (atomically). Returns True on success."""
         if not self.writable or self.path is None:
             return False
-        self._merge_from_disk()
-        if not self.writable:
-            return False
-        try:
-            atomic_write(self.path, dump_triage(self._entries))
-        except OSError as exc:
-            self.save_error = self._cannot_save(exc)
-            return False
+        with _folder_lock(self.path.parent):
+            self._merge_from_disk()
+            if not self.writable:
+                return False
+            try:
+                atomic_write(self.path, dump_triage(self._entries))
+            except OSError as exc:
+                self.save_error = self._cannot_save(exc)
+                return False
         self.save_error = None
-        self._signature = _stat_signature(self.path)
+        self._touched.clear()
         return True
 
     def _merge_from_disk(self) -> None:
-        """If another program changed the file since we last read or wrote it, keep its entries."""
+        """Keep what other programs saved: the file's entries, except the keys changed here."""
         assert self.path is not None
-        sig = _stat_signature(self.path)
-        if sig is None or sig == self._signature:
-            return
         try:
             entries, version = parse_triage(self.path.read_bytes())
         except FileNotFoundError:

@@ -321,6 +321,40 @@ class TestTwoWriters:
         two.update(TASK, label="environment")
         assert load_entries(path)[TASK].label == "environment"
 
+    def test_a_later_change_by_the_other_program_is_not_undone(self, tmp_path: Path) -> None:
+        # One changes TASK and saves; two changes TASK later; one then changes another key.
+        # one's save must keep two's newer TASK (only keys changed since its last save win).
+        path = tmp_path / "t.triage.json"
+        one = TriageStore.open(path)
+        two = TriageStore.open(path)
+        one.update(TASK, label="sampling")
+        two.update(TASK, label="environment")
+        one.update(FLIP, note="other key")
+        on_disk = load_entries(path)
+        assert on_disk[TASK].label == "environment"
+        assert on_disk[FLIP].note == "other key"
+        assert one.get(TASK).label == "environment"
+
+    @pytest.mark.skipif(triage_mod.fcntl is None, reason="no fcntl: saves are not serialised")
+    def test_concurrent_writers_lose_nothing(self, tmp_path: Path) -> None:
+        # Four processes save 40 notes each, at the same time, into one file.
+        path = tmp_path / "t.triage.json"
+        code = textwrap.dedent("""
+            import sys
+            from flaketui.triage import TriageKey, TriageStore
+            store = TriageStore.open(sys.argv[1])
+            for i in range(40):
+                assert store.update(TriageKey("run", f"{sys.argv[2]}-{i:02d}"), note="x")
+        """)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(path), w], env=env,
+                                  stderr=subprocess.PIPE) for w in "abcd"]
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()
+        assert len(load_entries(path)) == 160
+        assert temp_files(tmp_path) == []
+
     def test_file_corrupted_by_someone_else_is_set_aside(self, tmp_path: Path) -> None:
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
