@@ -9,6 +9,7 @@ between processes (see :mod:`flaketui.loading.loader`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -216,28 +217,35 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
     """Parse a gzip-compressed JSONL file; offsets are in the decompressed stream.
 
     A truncated or corrupt stream keeps every complete line read before the
-    damage and names the damage as a problem.
+    damage and names the damage as a problem. ``progress`` is given the
+    compressed bytes consumed, the whole file's size in all.
     """
     import gzip
     import zlib
 
     offset = 0
     line = 1
-    try:
-        with gzip.open(path, "rb") as fh:
-            for raw in fh:
-                body = raw[:-1] if raw.endswith(b"\n") else raw
-                parser.feed(body, offset, line, body.isascii())
-                offset += len(raw)
-                line += 1
-                if progress and line % 4096 == 0:
-                    progress(0)
-    except EOFError:
-        parser.problems.append(
-            Problem(path, line, "gzip stream is truncated; lines before this one were kept")
-        )
-    except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-        parser.problems.append(Problem(path, line, f"not a readable gzip file ({exc})"))
+    reported = 0
+    with open(path, "rb") as packed:
+        try:
+            with gzip.open(packed, "rb") as fh:
+                for raw in fh:
+                    body = raw[:-1] if raw.endswith(b"\n") else raw
+                    parser.feed(body, offset, line, body.isascii())
+                    offset += len(raw)
+                    line += 1
+                    if progress and line % 4096 == 0:
+                        at = packed.tell()
+                        progress(at - reported)
+                        reported = at
+        except EOFError:
+            parser.problems.append(
+                Problem(path, line, "gzip stream is truncated; lines before this one were kept")
+            )
+        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+            parser.problems.append(Problem(path, line, f"not a readable gzip file ({exc})"))
+        if progress:
+            progress(os.fstat(packed.fileno()).st_size - reported)
 
 
 def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:

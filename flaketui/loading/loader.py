@@ -368,8 +368,7 @@ def _read_file(
     if kind == "jsonl":
         read_range(spath, 0, size, parser, progress=tick)
     elif kind == "jsonl.gz":
-        read_gzip(spath, parser)
-        tick(size)
+        read_gzip(spath, parser, progress=tick)
     elif kind == "json.gz":
         data = read_gzip_whole(spath, parser)
         if data is not None:

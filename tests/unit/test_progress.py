@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import random
+from pathlib import Path
+
 import click
+import orjson
 import pytest
 
 from flaketui import cli
+from flaketui.loading import load_logs
 
 
 @pytest.fixture
@@ -47,3 +53,25 @@ def test_not_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(cli.LoadProgress, "DELAY", 0.0)
     bar.update(1, 2)
     assert not bar.enabled and bar._bar is None
+
+
+def test_gzip_log_reports_progress_as_it_goes(tmp_path: Path) -> None:
+    # compressed bytes consumed, reported while reading, ending exactly at the file's size
+    rng = random.Random(7)
+    lines = [orjson.dumps({"task": f"t{i % 9}", "passed": i % 2 == 0,
+                           "trace": [rng.randbytes(200).hex()]}) for i in range(20_000)]
+    packed = tmp_path / "run.jsonl.gz"
+    packed.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    plain = tmp_path / "other.jsonl"
+    plain.write_bytes(lines[0] + b"\n")
+    calls: list[tuple[int, int]] = []
+    log = load_logs([packed, plain], progress=lambda done, total: calls.append((done, total)),
+                    use_cache=False)
+    assert len(log) == 20_001
+    total = packed.stat().st_size + plain.stat().st_size
+    assert all(t == total for _, t in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == total
+    during = [d for d in done if 0 < d < packed.stat().st_size]
+    assert len(during) >= 3  # not one jump at the end
+    assert packed.stat().st_size in done  # the gzip file counts its whole size, no more
