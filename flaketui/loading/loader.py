@@ -309,8 +309,7 @@ def load_logs(
     if use_cache is None:
         use_cache = cache.ENABLED
     files = expand_paths(paths)
-    sizes = [f.stat().st_size for f in files]
-    total = sum(sizes) or 1
+    total = sum(_stat(f).st_size for f in files) or 1
     done = 0
 
     def tick(nbytes: int) -> None:
@@ -320,8 +319,9 @@ def load_logs(
             progress(min(done, total), total)
 
     merger = _Merger()
-    for path, size in zip(files, sizes, strict=True):
-        st = path.stat()
+    for path in files:
+        st = _stat(path)  # now: a file that grew since is read (and cached) as it is now
+        size = st.st_size
         cached = None
         if use_cache and size >= cache.MIN_BYTES:
             cached = cache.load(path, st, fields)
@@ -329,7 +329,10 @@ def load_logs(
             kind, state = cached
             tick(size)
         else:
-            kind, state = _read_file(path, size, fields, workers, tick)
+            try:
+                kind, state = _read_file(path, size, fields, workers, tick)
+            except OSError as exc:
+                raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
             if use_cache and size >= cache.MIN_BYTES:
                 cache.store(path, st, fields, kind, state)
         merger.sources.append(Source(str(path), kind))
@@ -342,6 +345,13 @@ def load_logs(
         more = f", and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
         raise InputError(f"no usable trials in {names}{first[:-1] + more + ')' if first else ''}")
     return log
+
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        return path.stat()
+    except OSError as exc:  # removed since it was listed, or not allowed
+        raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
 def _read_file(

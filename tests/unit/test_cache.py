@@ -12,7 +12,7 @@ import pytest
 
 from flaketui.loading import cache, load_logs, read_trial
 from flaketui.loading import loader as loader_mod
-from flaketui.model import FieldMap
+from flaketui.model import FieldMap, InputError
 from tests.unit.test_formats import assert_same
 
 
@@ -163,3 +163,38 @@ def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert_same(serial, load_logs([p], workers=2))
     assert counter.calls == 0
     assert np.array_equal(serial.metrics["tokens"], parallel.metrics["tokens"])
+
+
+def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> None:
+    # the second file grows while the first is read: the entry must hold what was read
+    first = write_log(tmp_path / "a.jsonl", n=2000)
+    second = write_log(tmp_path / "b.jsonl")
+    grown = []
+
+    def grow(done: int, total: int) -> None:
+        if not grown:
+            with open(second, "ab") as fh:
+                fh.write(b'{"task": "late", "passed": true}\n')
+            grown.append(True)
+
+    load_logs([first, second], progress=grow)
+    warm = load_logs([first, second])
+    assert_same(load_logs([first, second], use_cache=False), warm)
+    assert "late" in warm.tasks
+
+
+def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone.jsonl"  # listed, then removed before it was read
+    monkeypatch.setattr(loader_mod, "expand_paths", lambda paths: [gone])
+    with pytest.raises(InputError, match=f"^{gone}: cannot read it .No such file or directory.$"):
+        load_logs([gone])
+    monkeypatch.undo()
+    p = write_log(tmp_path / "run.jsonl")
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(p))
+
+    monkeypatch.setattr(loader_mod, "_read_file", denied)
+    with pytest.raises(InputError, match=f"^{p}: cannot read it .Permission denied.$"):
+        load_logs([p], use_cache=False)
