@@ -146,7 +146,10 @@ class LogWatcher:
             followed = self._files.get(path)
             if followed is None:
                 followed = self._files[path] = _Followed(path, self.fields)
-            changed |= followed.update()
+            try:
+                changed |= followed.update()
+            except FileNotFoundError:
+                continue  # removed or replaced while it was read: look again at the next poll
         return changed
 
     def log(self) -> TrialLog:

@@ -205,3 +205,30 @@ async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
         assert sorted(t.row_text(i)[0] for i in range(len(t.order))) == ["a", "b", "c"]
         assert app.trial_log is not None and len(app.trial_log) == 4
         assert "watching" in screen.sub_title
+
+
+def test_file_removed_while_read_waits_for_the_next_poll(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flaketui.loading import watch
+
+    p = tmp_path / "run.jsonl"
+    p.write_bytes(line("a", True))
+    watcher = LogWatcher([p])
+    watcher.load()
+    with open(p, "ab") as fh:
+        fh.write(line("b", False))
+    real = watch.read_range
+
+    def removed_meanwhile(*args: object, **kwargs: object) -> int:
+        data = p.read_bytes()
+        p.unlink()
+        try:
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            p.write_bytes(data + line("c", True))  # the writer puts a new file in place
+
+    monkeypatch.setattr(watch, "read_range", removed_meanwhile)
+    assert watcher.poll() is False
+    monkeypatch.undo()
+    assert watcher.poll() is True
+    assert_same(watcher.log(), load_logs([p], use_cache=False))
