@@ -426,3 +426,28 @@ async def test_clicking_a_header_sorts(app: FlakeApp) -> None:
         await pilot.pause()
         assert app.tasks_screen.sort_key == "task"
         assert names(app) == sorted(names(app))
+
+
+async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
+    # The tab bar took the focus, so ↓ / pgdn did nothing on a long trace.
+    steps = [{"role": "assistant", "content": f"step {i}"} for i in range(80)]
+    log = write_log(tmp_path / "run.jsonl", [
+        {"task": "t", "passed": True, "trace": steps},
+        {"task": "t", "passed": False, "trace": steps[:40] + [{"role": "user", "content": "x"}]},
+    ])
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("enter")
+        await ready(pilot)
+        rows = app.screen.query_one("#diff-rows")
+        assert app.focused is rows
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert rows.scroll_y > 0
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.focused, ForkMap)
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.focused is rows

@@ -288,6 +288,8 @@ class TestTraces:
             assert str(view.divergence_text()).startswith("first divergence: step 3")
             assert view.label_a.startswith(f"A: {A} trial ") and "(pass)" in view.label_a
             assert view.label_b.startswith(f"B: {B} trial ") and "(fail)" in view.label_b
+            # The trace rows have the focus: the arrow and page keys scroll them.
+            assert app.focused is view.query_one("#diff-rows")
 
     async def test_fixed_shows_a_failing_A_beside_a_passing_B_and_n_steps(
             self, app: FlakeApp) -> None:

@@ -222,6 +222,7 @@ class CompareTracesScreen(Screen[int]):
             return
         status.display = False
         view.display = True
+        view.focus_rows()
         a = self.side_a[self.pos_a] if self.side_a else None
         b = self.side_b[self.pos_b] if self.side_b else None
         label_a = self._label("A", a, self.pos_a, self.side_a)

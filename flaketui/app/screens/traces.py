@@ -5,8 +5,6 @@ task's trials in a thread worker, picks the most informative pair (the passing
 and failing traces that share the longest normalised prefix) and shows them in
 a :class:`~flaketui.app.widgets.trace_view.TraceDiffView`; the fork map tab
 shows every trial as a tree of shared steps.
-
-:class:`TraceDiffScreen` shows any two given trials (e.g. from two runs).
 """
 
 from __future__ import annotations
@@ -200,6 +198,8 @@ class TaskTraceScreen(Screen[None]):
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, id="trace-diff")
         await self.query_one("#traces-tab", TabPane).mount(view)
+        if self.query_one(TabbedContent).active == "traces-tab":
+            view.focus_rows()
         self.loaded = True
 
     def current_pair(self) -> tuple[Trial | None, Trial | None, str, str, str]:
@@ -254,9 +254,10 @@ class TaskTraceScreen(Screen[None]):
 
     def action_jump_to_divergence(self) -> None:
         """Scroll the trace to its first divergent step."""
-        tabs = self.query_one(TabbedContent)
-        tabs.active = "traces-tab"
+        self.query_one(TabbedContent).active = "traces-tab"
         view = self.diff_view
+        if view is not None:
+            view.focus_rows()
         if view is None or not view.jump_to_divergence():
             self.notify("no divergent step to jump to", timeout=3)
 
@@ -264,6 +265,15 @@ class TaskTraceScreen(Screen[None]):
         """Switch between the traces tab and the fork map tab."""
         tabs = self.query_one(TabbedContent)
         tabs.active = "fork-tab" if tabs.active == "traces-tab" else "traces-tab"
+        self.focus_active_tab()
+
+    @on(TabbedContent.TabActivated)
+    def focus_active_tab(self) -> None:
+        """Focus what the active tab shows, so the arrow keys scroll it (not the tab bar)."""
+        if self.query_one(TabbedContent).active == "fork-tab":
+            self.query_one(ForkMap).focus()
+        elif self.diff_view is not None:
+            self.diff_view.focus_rows()
 
     def action_toggle_expand(self) -> None:
         """Show long step contents in full, or cut them again."""
@@ -271,46 +281,3 @@ class TaskTraceScreen(Screen[None]):
         if view is not None:
             view.expanded = not view.expanded
 
-
-class TraceDiffScreen(Screen[None]):
-    """Any two trials side by side (e.g. run A's and run B's trial of one task).
-
-    Args:
-        a: Left trial.
-        b: Right trial (None to show only ``a``).
-        label_a: e.g. ``"A: oncall-baseline trial 3 (pass)"``.
-        label_b: e.g. ``"B: oncall-candidate trial 5 (fail)"``.
-        title: Shown above the traces (e.g. the task name and both p̂).
-        normaliser: Keys to ignore; default the app's (``--ignore-key``).
-    """
-
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="diff-back"),
-        Binding("d", "jump_to_divergence", "Divergence", id="diff-jump-divergence"),
-        Binding("x", "toggle_expand", "Expand", id="diff-expand"),
-    ]
-
-    def __init__(self, a: Trial, b: Trial | None, label_a: str, label_b: str, title: str = "",
-                 normaliser: Normaliser | None = None) -> None:
-        super().__init__()
-        self.a, self.b, self.label_a, self.label_b = a, b, label_a, label_b
-        self.title_text = title
-        self._normaliser = normaliser
-
-    def compose(self) -> ComposeResult:
-        norm = self._normaliser or getattr(self.app, "normaliser", None)
-        yield Header()
-        if self.title_text:
-            yield Static(Text(self.title_text, style="bold"), id="trace-head")
-        yield TraceDiffView(self.a, self.b, self.label_a, self.label_b, norm, id="trace-diff")
-        yield Footer()
-
-    def action_jump_to_divergence(self) -> None:
-        """Scroll to the first divergent step."""
-        if not self.query_one(TraceDiffView).jump_to_divergence():
-            self.notify("no divergent step to jump to", timeout=3)
-
-    def action_toggle_expand(self) -> None:
-        """Show long step contents in full, or cut them again."""
-        view = self.query_one(TraceDiffView)
-        view.expanded = not view.expanded

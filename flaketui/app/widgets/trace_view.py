@@ -348,6 +348,10 @@ class TraceDiffView(Vertical):
 
     # -- actions ----------------------------------------------------------------------------
 
+    def focus_rows(self) -> None:
+        """Give the aligned rows the keyboard focus (↑ ↓ pgup pgdn home end scroll them)."""
+        self.query_one("#diff-rows", VerticalScroll).focus()
+
     def jump_to_divergence(self) -> bool:
         """Scroll the divergent step to the top; False if there is none."""
         if self.alignment is None or self.alignment.divergence_row is None:
