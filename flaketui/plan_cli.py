@@ -19,6 +19,9 @@ from flaketui import cli as base
 from flaketui.model import FieldMap
 from flaketui.triage import atomic_write
 
+MAX_BUDGET = 10**12
+"""Largest --budget: far beyond any eval, and within the 64-bit integers of the JSON output."""
+
 
 class OneLineErrors(click.Command):
     """A command whose usage errors are one line and exit 2 (never click's usage block)."""
@@ -50,7 +53,7 @@ def render(plan: Any, fmt: str, width: int | None = None) -> bytes:
 
 @click.command("plan", cls=OneLineErrors)
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--budget", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--budget", type=click.IntRange(min=0, max=MAX_BUDGET), default=0, show_default=True,
               help="Further trials to allocate across tasks.")
 @click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.1,
               show_default=True,
@@ -120,11 +123,10 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     if result.reason:
         click.echo(f"flaketui: {result.reason}", err=True)
     if out is None and fmt == "table":
-        from rich.console import Console
-
         from flaketui.plan_report import plan_renderable
+        from flaketui.report import console
 
-        Console(highlight=False, emoji=False).print(plan_renderable(result))
+        console().print(plan_renderable(result), highlight=False, emoji=False)
     elif out is None:
         sys.stdout.buffer.write(render(result, fmt))
         sys.stdout.flush()

@@ -262,22 +262,27 @@ def plan_renderable(plan: Plan) -> Any:
     for run in plan.runs:
         parts.append(Text("\n".join(run_lines(run)), style="bold"))
         table = Table(show_edge=False, pad_edge=False, header_style="bold")
-        width = min(32, max((len(t.task) for t in run.tasks), default=4))
-        table.add_column("task", no_wrap=True, min_width=width, overflow="ellipsis")
-        for name in ("n", "pass", "p̂", f"{percent(o.confidence)} CI"):
-            table.add_column(name, justify="right", no_wrap=True)
-        table.add_column("decision", no_wrap=True)
-        table.add_column("tier", no_wrap=True)
-        for name in ("bound", "+clean", f"n→{o.target_width:g}", "extra"):
-            table.add_column(name, justify="right", no_wrap=True)
-        for t in display_order(run):
-            table.add_row(
-                t.task, str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci),
-                Text(t.decision, style=styles.get(t.decision, "")), f"{t.tier} ≥{t.minimum}",
-                fmt.DASH if t.rule_of_three is None else f"{t.rule_of_three:.3g}",
-                count(t.more_clean), f"{t.trials_for_width:,}",
-                Text(str(t.extra), style="bold" if t.extra else "dim"),
-            )
+        # The planned trials come right after the decision, so an 80-column terminal shows them.
+        names = ["n", "pass", "p̂", f"{percent(o.confidence)} CI", "decision", "extra", "tier",
+                 "bound", "+clean", f"n→{o.target_width:g}"]
+        rows = [
+            [str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci), t.decision,
+             f"{t.extra:,}", f"{t.tier} ≥{t.minimum}",
+             fmt.DASH if t.rule_of_three is None else f"{t.rule_of_three:.3g}",
+             count(t.more_clean), f"{t.trials_for_width:,}"]
+            for t in display_order(run)
+        ]
+        # In a narrow terminal the task names give way (cut with …); figures never do.
+        longest = max((len(t.task) for t in run.tasks), default=4)
+        table.add_column("task", no_wrap=True, min_width=min(12, longest), max_width=40,
+                         overflow="ellipsis")
+        for j, name in enumerate(names):
+            table.add_column(name, justify="left" if name in ("decision", "tier") else "right",
+                             no_wrap=True, min_width=max([len(name)] + [len(r[j]) for r in rows]))
+        for t, cells in zip(display_order(run), rows, strict=True):
+            cells[4] = Text(cells[4], style=styles.get(t.decision, ""))
+            cells[5] = Text(cells[5], style="bold" if t.extra else "dim")
+            table.add_row(t.task, *cells)
         parts += [table, Text(legend(plan), style="dim"), Text("")]
         given = [t for t in display_order(run) if t.extra]
         if given:

@@ -109,6 +109,33 @@ class TestPlanTable:
                      "not from tests", "low temperature", "rerun plan: 300 trials"):
             assert text in out, text
 
+    def test_piped_table_keeps_every_column(self) -> None:
+        # Output to a pipe or file is not cut to 80 columns: every figure of a task is there.
+        _, doc, _ = run("plan", str(FIXTURES), "--budget", "300", "--format", "json")
+        extra = {t["task"]: t["extra_trials"] for t in json.loads(doc)["runs"][0]["tasks"]}
+        code, out, _ = run("plan", str(FIXTURES), "--budget", "300")
+        assert code == 0
+        row = next(line for line in out.splitlines() if line.startswith("lookupOwner "))
+        assert [c.strip() for c in row.split("│")] == [
+            "lookupOwner", "12", "12", "1.000", "[0.76, 1.00]", "undecided",
+            str(extra["lookupOwner"]), "low ≥3", "0.221", "287", "35"]
+
+    def test_80_columns_show_the_planned_trials(self) -> None:
+        from flaketui.loading import load_logs
+        from flaketui.plan_cli import render
+        from flaketui.stats.planning import PlanOptions, make_plan
+
+        log = load_logs([BASELINE])
+        plan = make_plan([log.run_outcomes(r) for r in log.runs], PlanOptions(budget=300))
+        lines = render(plan, "table", width=80).decode().splitlines()
+        header = next(line for line in lines if line.startswith("task"))
+        assert "extra" in header and "decision" in header
+        given = next(t for t in plan.runs[0].tasks if t.extra)
+        row = next(line for line in lines if line.startswith(given.task[:10]) and "│" in line)
+        cells = [c.strip() for c in row.split("│")]
+        assert cells[1:3] == [str(given.n), str(given.passes)]
+        assert cells[6] == str(given.extra)
+
     def test_without_budget_gives_figures_only(self) -> None:
         code, out, _ = run("plan", str(BASELINE))
         assert code == 0
@@ -151,6 +178,7 @@ class TestErrors:
         [
             (["--budget", "-5"], "--budget"),
             (["--budget", "many"], "--budget"),
+            (["--budget", str(10**20)], "--budget"),  # beyond 64 bits: was a traceback
             (["--target-width", "0"], "--target-width"),
             (["--target-width", "1.5"], "--target-width"),
             (["-k", "0"], "-k"),
