@@ -1045,7 +1045,8 @@ def make_plan(
             [max(options.min_trials if tier == HIGH else options.low_min_trials, 1)
              for tier, _ in tiers], dtype=np.int64)
         eligible = np.array([d in (UNDECIDED, NO_TRIALS) for d in decisions])
-        cap = np.maximum(0, need_w - n)
+        # allocate() caps the trials beyond the risk minimum, so count from max(n, minimum).
+        cap = np.maximum(0, need_w - np.maximum(n, minimum))
         unit_n.append(n)
         unit_c.append(c)
         unit_w.append(np.full(n.shape, 1.0 / t_count**2))

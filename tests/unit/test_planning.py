@@ -502,6 +502,7 @@ class TestMakePlan:
             for t in r.tasks:
                 if t.decision not in (UNDECIDED, "no-trials"):
                     assert t.extra <= max(0, t.minimum - t.n)
+                assert t.n + t.extra <= max(t.n, t.minimum, t.trials_for_width)
 
     def test_fixture_figures(self) -> None:
         log = load_logs([FIXTURES])
@@ -550,6 +551,22 @@ class TestMakePlan:
         # ... and 11/12 reaches it at 16 trials: 4 of the 10 are spent, the plan says why.
         assert rows["open"].extra == rows["open"].trials_for_width - 12 == 4
         assert plan.spent == 4 and "6 of 10 trials left unspent" in plan.reason
+
+    def test_minimum_counts_towards_the_width_cap(self, tmp_path: Path) -> None:
+        # 2 of 3, high tier (minimum 10): a width of 0.3 at p̂ 2/3 needs 35 trials in all.
+        # The top-up to 10 is part of those 35, not on top of them (it planned 42).
+        path = write_log(tmp_path / "r.jsonl", {"w": (3, 2, {"tags": ["write"]})})
+        log = load_logs([path])
+        o = log.run_outcomes("r")
+        extras = {("r", t): e for t, e in read_task_extras(log, o).items()}
+        plan = make_plan([o], PlanOptions(budget=1000, target_width=0.3, min_trials=10), extras)
+        (t,) = plan.runs[0].tasks
+        assert t.trials_for_width == int(trials_for_width(2 / 3, 0.3)) == 35
+        assert (t.minimum, t.extra) == (10, 32)
+        assert plan.spent == 32 and "968 of 1,000 trials left unspent" in plan.reason
+        # A minimum above the width target: the minimum alone.
+        plan = make_plan([o], PlanOptions(budget=1000, target_width=0.3, min_trials=50), extras)
+        assert plan.runs[0].tasks[0].extra == 47
 
     def test_all_decided_cannot_spend(self, tmp_path: Path) -> None:
         path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {})})
