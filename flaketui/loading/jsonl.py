@@ -271,6 +271,9 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
     are the byte span of its item in the file, so that its trace is read back
     without parsing the whole file again. msgspec splits the array into items
     without building them; each item is then read like a JSONL line.
+
+    A ``.json`` file that holds JSON Lines instead (its first line one whole
+    object, more after it) is read as such: lines, numbered as lines.
     """
     import msgspec
 
@@ -284,6 +287,15 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
         parser.problems.append(Problem(path, None, "nested too deeply to split into items"))
         return
     except (msgspec.DecodeError, ValueError):
+        if _holds_lines(data, start):
+            view = memoryview(data)
+            pos, line = start, 1
+            while pos < len(data):
+                end = data.find(b"\n", pos)
+                end = len(data) if end < 0 else end
+                parser.feed(view[pos:end], pos, line)
+                pos, line = end + 1, line + 1
+            return
         try:
             loads(body)  # for orjson's words about what is wrong
             reason = "a .json log must hold an array of trial objects"
@@ -303,6 +315,18 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
             pos = at + len(item)
     for i, (offset, item) in enumerate(spans):
         parser.feed(item, offset, i + 1, what=f"item {i + 1}: ")
+
+
+def _holds_lines(data: bytes, start: int) -> bool:
+    """Whether ``data`` (from ``start``) is JSON Lines: a first line that is one whole
+    object, and more than blanks after it."""
+    end = data.find(b"\n", start)
+    if end < 0 or not data[end:].strip():
+        return False
+    try:
+        return isinstance(loads(data[start:end]), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:

@@ -238,3 +238,22 @@ class TestBadInput:
             f"{tmp_path / 'bad.json'}:2: item 2: no outcome (passed, score, reward)",
             f"{tmp_path / 'bad.json'}:3: item 3: not a JSON object (got int)",
         ]
+
+    def test_json_lines_named_json(self, tmp_path: Path) -> None:
+        # JSON Lines in a .json (or .json.gz) file: read as lines, not refused whole
+        data = (b'\xef\xbb\xbf{"task": "a", "passed": true, "trace": [1]}\r\n\r\n'
+                b'{"task": "b", "passed": false}\n{oops\n{"task": "c", "passed": true}')
+        for name in ("lines.json", "lines.json.gz"):
+            p = tmp_path / name
+            p.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+            log = load_logs([p], use_cache=False)
+            assert log.tasks == ["a", "b", "c"] and log.line.tolist() == [1, 3, 5]
+            assert [r.split(" (")[0] for r in reasons(log)] == [f"{p}:4: not valid JSON"]
+            assert read_trial(log, 0).trace == [1]
+            assert read_trial(log, 2).location == f"{p}:5"
+        # one object over several lines is still one trial; a bad first line is still refused
+        write(tmp_path / "one.json", b'{\n"task": "a",\n"passed": true\n}\n')
+        assert load_logs([tmp_path / "one.json"]).tasks == ["a"]
+        write(tmp_path / "bad.json", b'{oops\n{"task": "a", "passed": true}\n')
+        with pytest.raises(InputError, match="bad.json: not valid JSON"):
+            load_logs([tmp_path / "bad.json"])
