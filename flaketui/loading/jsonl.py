@@ -341,7 +341,7 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
         with gzip.open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.readline())
-    if kind == "json" and length > 0:
+    if kind == "json":
         with open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.read(length))
@@ -351,11 +351,4 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
         with gzip.open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.read(length))
-    if kind == "json":  # offset is the item's index (an index cache of format 1)
-        with open(path, "rb") as fh:
-            data = fh.read()
-        if data.startswith(BOM):
-            data = data[3:]
-        items = orjson.loads(data)
-        return items[offset] if isinstance(items, list) else items
     raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json, json.gz")

@@ -177,8 +177,8 @@ class _Followed:
         self.plain = formats.reader_for(path) is None and _kind(path) == "jsonl"
         self.kind = _kind(path)
         self.tail = Tail(path)
-        self.pieces: list[tuple[dict[str, Any], int]] = []  # (state, line base)
-        self._stamp: tuple[int, int] | None = None
+        self.pieces: list[dict[str, Any]] = []  # parsed states; line numbers are the file's
+        self._stamp: tuple[int, ...] | None = None
 
     def update(self) -> bool:
         if not self.plain:
@@ -194,7 +194,7 @@ class _Followed:
         if change.end > change.start:
             lines = read_range(str(self.path), change.start, change.end, parser,
                                first_line=self.tail.lines + 1)
-        self.pieces.append((_sink_state(sink, parser.problems), 0))
+        self.pieces.append(_sink_state(sink, parser.problems))
         self.tail.advance(change.end, lines)
         return True
 
@@ -203,18 +203,18 @@ class _Followed:
             st = self.path.stat()
         except FileNotFoundError:
             return False
-        stamp = (st.st_size, st.st_mtime_ns)
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         if stamp == self._stamp:
             return False
         self._stamp = stamp
         self.kind, state = _read_file(self.path, st.st_size, self.fields, None, lambda n: None)
-        self.pieces = [(state, 0)]
+        self.pieces = [state]
         return True
 
     def state(self) -> dict[str, Any]:
         if len(self.pieces) != 1:
             merger = _Merger()
-            for state, base in self.pieces:
-                merger.add(state, 0, base)
-            self.pieces = [(merger.state(), 0)]  # one piece from now on
-        return self.pieces[0][0]
+            for state in self.pieces:
+                merger.add(state, 0)
+            self.pieces = [merger.state()]  # one piece from now on
+        return self.pieces[0]

@@ -232,3 +232,17 @@ def test_file_removed_while_read_waits_for_the_next_poll(
     monkeypatch.undo()
     assert watcher.poll() is True
     assert_same(watcher.log(), load_logs([p], use_cache=False))
+
+
+def test_whole_file_rewrite_keeping_size_and_mtime_is_seen(tmp_path: Path) -> None:
+    # JSON arrays are reloaded whole when their stamp changes; size and mtime alone miss
+    # a rewrite that keeps both (touch -r); the status-change time does not
+    p = tmp_path / "results.json"
+    p.write_bytes(b'[{"task": "a", "passed": true}]')
+    watcher = LogWatcher([p])
+    assert watcher.load().tasks == ["a"]
+    before = p.stat()
+    p.write_bytes(b'[{"task": "b", "passed": true}]')
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert watcher.poll() is True
+    assert watcher.log().tasks == ["b"]
