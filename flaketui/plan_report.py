@@ -10,7 +10,7 @@ from typing import Any
 
 from flaketui import formatting as fmt
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
-from flaketui.stats.planning import UNDECIDED, Plan, RunPlan, SampleSize, TaskPlan
+from flaketui.stats.planning import UNDECIDED, Plan, ProjectionRow, RunPlan, SampleSize, TaskPlan
 
 DECISIONS = (STABLE_PASS, STABLE_FAIL, FLAKY, UNDECIDED, NO_TRIALS)
 """Decisions in the order they are counted."""
@@ -139,9 +139,18 @@ def projection_header(k_name: str = "k") -> list[str]:
 
 
 def projection_rows(run: RunPlan) -> list[list[str]]:
-    """The projection as table cells (measured where every task has k trials)."""
+    """The projection as table cells (measured where every task has k trials).
+
+    A measured figure over only the tasks with at least k trials would sit next to
+    a projection over all of them; it is shown as a dash instead.
+    """
+    tasks = sum(1 for t in run.tasks if t.n > 0)
+
+    def measured(r: ProjectionRow, x: float) -> str:
+        return fmt.rate(x) if r.measured_tasks == tasks else fmt.DASH
+
     return [
-        [str(r.k), fmt.rate(r.measured_pass_at_k), fmt.rate(r.measured_pass_hat_k),
+        [str(r.k), measured(r, r.measured_pass_at_k), measured(r, r.measured_pass_hat_k),
          fmt.rate(r.pass_at_k), fmt.rate(r.pass_hat_k), fmt.rate(r.pass_hat_k_low)]
         for r in run.projection
     ]
@@ -219,6 +228,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "projection": [
                     {"k": p.k, "measured_pass_at_k": fmt.json_float(p.measured_pass_at_k),
                      "measured_pass_hat_k": fmt.json_float(p.measured_pass_hat_k),
+                     "measured_tasks": p.measured_tasks,
                      "pass_at_k": fmt.json_float(p.pass_at_k),
                      "pass_hat_k": fmt.json_float(p.pass_hat_k),
                      "pass_hat_k_pessimistic": fmt.json_float(p.pass_hat_k_low)}

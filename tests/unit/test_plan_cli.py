@@ -136,6 +136,22 @@ class TestPlanTable:
         assert cells[1:3] == [str(given.n), str(given.passes)]
         assert cells[6] == str(given.extra)
 
+    def test_measured_only_where_every_task_has_k_trials(self, tmp_path: Path) -> None:
+        # "short" has 3 trials: at k = 5 only "long" (10 of 10) is measured. A suite figure of
+        # 1.000 over one task of two, beside a projection over both, would mislead: a dash.
+        path = write_log(tmp_path / "r.jsonl", {"long": (10, 10, {}), "short": (3, 1, {})})
+        code, out, _ = run("plan", str(path), "--format", "json")
+        assert code == 0
+        proj = {p["k"]: p for p in json.loads(out)["runs"][0]["projection"]}
+        assert proj[5]["measured_tasks"] == 1 and proj[5]["measured_pass_at_k"] == 1.0
+        assert proj[2]["measured_tasks"] == 2
+        _, out, _ = run("plan", str(path))
+        rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")]
+                for line in out.splitlines() if line.count("│") == 5}
+        assert rows["5"][1:3] == ["—", "—"] and rows["5"][3] != "—"
+        # pass@2 of 1 pass in 3 trials: 1 - C(2,2)/C(3,2) = 2/3; of 10 in 10: 1.
+        assert rows["2"][1] == f"{(1 + 2 / 3) / 2:.3f}"
+
     def test_without_budget_gives_figures_only(self) -> None:
         code, out, _ = run("plan", str(BASELINE))
         assert code == 0
