@@ -403,10 +403,13 @@ def tasks_independent(p1: float, p2: float, power: float = 0.8, alpha: float = 0
     Notes
     -----
     The normal-approximation formula for comparing two independent binomial
-    proportions without continuity correction (Fleiss et al. 2003, eq. 4.14
-    without the correction term; Chow, Shao & Wang 2008, §4.2). 85% vs 90% at
-    80% power and 5% needs 683 tasks per model. If both models run the same
-    tasks, the paired design (:func:`tasks_paired`) needs far fewer.
+    proportions, with the unpooled variance under both hypotheses and without
+    continuity correction (Chow, Shao & Wang 2008, §4.2). 85% vs 90% at 80%
+    power and 5% needs 683 tasks per model. Fleiss et al. (2003, eq. 4.14
+    without the correction term) use the pooled variance 2p̄(1 − p̄) under H0
+    and give 686 (as does statsmodels' ``power_proportions_2indep``). If both
+    models run the same tasks, the paired design (:func:`tasks_paired`) needs
+    far fewer.
 
     References
     ----------
