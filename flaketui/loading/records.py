@@ -75,8 +75,9 @@ def _label(value: Any, what: str) -> str:
 
 
 def is_error(value: Any) -> bool:
-    """Whether an ``error`` field says the trial errored (null, false and empty say no)."""
-    return value is not None and value is not False and value != "" and value != {} and value != []
+    """Whether an ``error`` field says the trial errored: null, false, 0 (an exit code) and
+    empty strings, objects or lists say no."""
+    return bool(value)
 
 
 class RecordSink:

@@ -194,9 +194,12 @@ class TestBadInput:
 
     def test_errored_without_outcome(self, tmp_path: Path) -> None:
         p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"},
-                                         {"task": "a", "error": None, "passed": True}])
+                                         {"task": "a", "error": None, "passed": True},
+                                         {"task": "a", "error": 0, "passed": True},
+                                         {"task": "a", "error": "", "passed": False},
+                                         {"task": "a", "error": {"code": 137}, "passed": True}])
         log = load_logs([p])
-        assert log.outcome.tolist() == [ERRORED, PASS]
+        assert log.outcome.tolist() == [ERRORED, PASS, PASS, FAIL, ERRORED]
 
     def test_empty_file_named(self, tmp_path: Path) -> None:
         write(tmp_path / "empty.jsonl", b"")
