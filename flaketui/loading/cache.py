@@ -35,7 +35,7 @@ from flaketui.model import FieldMap, Problem
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
 turns it off for the whole process, the app included)."""
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever parsing could give other columns for the same file."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""

@@ -233,7 +233,8 @@ class _Merger:
 
 
 def _number_trials(log: TrialLog) -> None:
-    """Give trials without a number their order of appearance within (run, task)."""
+    """Give trials without a number their order of appearance within (run, task), skipping
+    the numbers that numbered trials of the same (run, task) already have."""
     missing = log.trial < 0
     if not missing.any():
         return
@@ -245,7 +246,18 @@ def _number_trials(log: TrialLog) -> None:
     rank = np.arange(order.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, order.shape[0]]))
     appearance = np.empty_like(rank)
     appearance[order] = rank
+    numbered = log.trial.copy()
     log.trial[missing] = appearance[missing]
+    # Where a (run, task) mixes numbered and unnumbered trials, the unnumbered take the
+    # numbers its numbered trials leave free, in order of appearance: none is lost as a
+    # duplicate because an older shard had no trial field.
+    mixed = np.intersect1d(key[missing], key[~missing])
+    for group in mixed.tolist():
+        rows = np.flatnonzero(key == group)
+        taken = set(numbered[rows][numbered[rows] >= 0].tolist())
+        free = (i for i in range(len(rows) + len(taken)) if i not in taken)
+        for row in rows[numbered[rows] < 0].tolist():
+            log.trial[row] = next(free)
 
 
 def _drop_duplicates(log: TrialLog) -> TrialLog:

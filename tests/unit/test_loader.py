@@ -192,6 +192,19 @@ class TestBadInput:
             f"{p}:2: duplicate trial 0 of task 'a' in run 'd'; kept the first ({p}:1)"
         ]
 
+    def test_unnumbered_trials_take_free_numbers(self, tmp_path: Path) -> None:
+        p = write(tmp_path / "m.jsonl", [
+            {"task": "a", "passed": True},
+            {"task": "a", "passed": True},
+            {"task": "a", "trial": 0, "passed": False},
+            {"task": "a", "trial": 2, "passed": False},
+            {"task": "b", "passed": True},
+        ])
+        log = load_logs([p])
+        assert log.problems == []
+        assert sorted(zip(log.task.tolist(), log.trial.tolist(), log.line.tolist())) == [
+            (0, 0, 3), (0, 1, 1), (0, 2, 4), (0, 3, 2), (1, 0, 5)]
+
     def test_errored_without_outcome(self, tmp_path: Path) -> None:
         p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"},
                                          {"task": "a", "error": None, "passed": True},
