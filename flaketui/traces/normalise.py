@@ -77,9 +77,16 @@ class Normaliser:
         """
         if isinstance(step, str):
             return "s" + step
-        return "j" + orjson.dumps(
-            self.step(step), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr
-        ).decode()
+        try:
+            return "j" + orjson.dumps(
+                self.step(step), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr
+            ).decode()
+        except (TypeError, RecursionError):
+            pass  # nested deeper than orjson writes (255 levels): compare by repr
+        try:
+            return "r" + repr(self.step(step))
+        except RecursionError:
+            return f"deep{id(step)}"  # deeper than Python recurses: equal to no other step
 
     def signatures(self, trace: Sequence[Any] | None) -> list[str]:
         """The signature of each step of ``trace`` (an empty list for no trace)."""

@@ -201,3 +201,21 @@ def test_default_ignored_keys(key: str) -> None:
 @pytest.mark.parametrize("key", ["identity", "content", "times", "at", "role"])
 def test_kept_keys(key: str) -> None:
     assert not Normaliser().ignores(key)
+
+
+def test_deeply_nested_steps_do_not_crash() -> None:
+    # The loader keeps lines nested up to orjson's 1024 levels; orjson writes only 255.
+    from flaketui.traces.align import align_traces
+
+    def nest(depth: int, leaf: object) -> object:
+        d: object = leaf
+        for _ in range(depth):
+            d = {"x": d}
+        return d
+
+    for depth in (300, 1010):
+        a = [{"role": "user", "content": "hi"}, nest(depth, 1)]
+        b = [{"role": "user", "content": "hi"}, nest(depth, 2)]
+        assert align_traces(a, b).first_divergence == 2
+    same = nest(300, 1)
+    assert align_traces([same], [nest(300, 1)]).first_divergence is None
