@@ -451,3 +451,49 @@ async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
         await pilot.press("f")
         await pilot.pause()
         assert app.focused is rows
+
+
+def test_openai_tool_calls_read_as_name_and_arguments() -> None:
+    from flaketui.app.widgets.trace_view import render_step
+
+    step = {"role": "assistant", "content": None, "tool_calls": [
+        {"type": "function", "function": {
+            "name": "get_reservation_details", "arguments": '{"reservation_id":"XEWRD9"}'}},
+        {"type": "function", "function": {"name": "list_all_airports", "arguments": "{}"}},
+    ]}
+    text = render_step(5, step).plain
+    # No "content: null", no escaped JSON inside JSON; each call on its own line.
+    assert text == ('5 assistant\ntool_calls: get_reservation_details {"reservation_id": "XEWRD9"}\n'
+                    'list_all_airports')
+    # Not that shape: shown as JSON, as before.
+    assert render_step(1, {"role": "x", "tool_calls": [1]}).plain == "1 x\ntool_calls: [1]"
+
+
+async def test_long_json_words_wrap_rather_than_being_cut(tmp_path: Path) -> None:
+    blob = {"k" * 30 + str(i): i for i in range(14)}
+    log = write_log(tmp_path / "run.jsonl", [
+        {"task": "t", "passed": True, "trace": [{"role": "tool", "args": blob}]},
+        {"task": "t", "passed": False, "trace": [{"role": "tool", "args": {}}]},
+    ])
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("enter")
+        await ready(pilot)
+        shown = "".join(plain(app.screen.query_one("#diff-row-0", Static)).split())
+        assert '"' + "k" * 30 + '13":13' in shown
+
+
+def test_a_nested_change_marks_words_of_the_whole_field() -> None:
+    from flaketui.app.widgets.trace_view import highlights
+    from flaketui.traces import step_changes
+
+    a = {"role": "assistant", "args": {"query": "checkout p99", "extra": 5}}
+    b = {"role": "assistant", "args": {"query": "checkout p50"}}
+    ha, hb = highlights(step_changes(a, b), a, b)
+    # The row shows the whole args field; it used to show A's args as just "5" (the
+    # value of the nested key only A has) and B's without any mark.
+    assert "".join(t for t, _ in ha["args"]) == '{"query":"checkout p99","extra":5}'
+    assert "".join(t for t, _ in hb["args"]) == '{"query":"checkout p50"}'
+    assert [t for t, changed in ha["args"] if changed] == ['p99","extra":5}']
+    assert [t for t, changed in hb["args"] if changed] == ['p50"}']

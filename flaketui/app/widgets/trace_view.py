@@ -8,6 +8,7 @@ screen and the run comparison both use it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,14 +77,40 @@ def render_step(
         if key in highlight:
             out.append(f"  ({key} differs)", style=CHANGED)
     for key, value in step.items():
-        if key in SUMMARY_KEYS:
-            continue
+        tokens = highlight.get(key)
+        if key in SUMMARY_KEYS or value is None and tokens is None:
+            continue  # e.g. ``content: null`` beside an assistant's tool_calls
         out.append("\n")
         out.append(f"{key}: ", style="italic dim")
-        tokens = highlight.get(key)
-        text = value if isinstance(value, str) else compact(value)
+        calls = tool_calls_text(value) if key == "tool_calls" and tokens is None else None
+        text = calls if calls is not None else value if isinstance(value, str) else compact(value)
         _append_field(out, text, tokens, expanded)
     return out
+
+
+def tool_calls_text(value: Any) -> str | None:
+    """OpenAI chat ``tool_calls`` as one line per call, ``name {"arg": value}``; None if not that shape.
+
+    The arguments arrive as a JSON string; shown parsed (with spaces, so long ones wrap)
+    rather than as escaped JSON inside JSON.
+    """
+    if not isinstance(value, list) or not value:
+        return None
+    lines = []
+    for call in value:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            return None
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                lines.append(f"{fn['name']} {args}")
+                continue
+        lines.append(fn["name"] if args in (None, {}) else
+                     f"{fn['name']} {json.dumps(args, ensure_ascii=False)}")
+    return "\n".join(lines)
 
 
 def _append_field(out: Text, text: str, tokens: list[tuple[str, bool]] | None,
@@ -116,24 +143,34 @@ def change_summary(changes: Sequence[FieldChange]) -> str:
     return ", ".join(parts)
 
 
-def highlights(changes: Sequence[FieldChange]) -> tuple[dict[str, list[tuple[str, bool]]],
-                                                          dict[str, list[tuple[str, bool]]]]:
-    """Word diffs of the changed top-level fields, as token lists for side A and side B."""
+def highlights(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None,
+               ) -> tuple[dict[str, list[tuple[str, bool]]], dict[str, list[tuple[str, bool]]]]:
+    """Word diffs of the changed top-level fields, as token lists for side A and side B.
+
+    Args:
+        changes: The divergent step's changes (:func:`~flaketui.traces.step_changes`).
+        step_a: A's normalised step: a nested change (``args.query``) diffs its whole
+            top-level field (``args``), which is what the row shows.
+        step_b: B's normalised step.
+    """
     a: dict[str, list[tuple[str, bool]]] = {}
     b: dict[str, list[tuple[str, bool]]] = {}
     for c in changes:
         top = c.path.split(".")[0].split("[")[0]
         if top in a or top in b:
             continue
-        if c.a is MISSING or c.b is MISSING:
-            if c.a is not MISSING:
-                a[top] = [(compact(c.a), True)]
-            if c.b is not MISSING:
-                b[top] = [(compact(c.b), True)]
-            continue
+        va, vb = c.a, c.b
         if top != c.path:
-            continue  # a nested field: the whole top-level field is diffed below
-        wd = word_diff(c.a, c.b)
+            if not (isinstance(step_a, dict) and isinstance(step_b, dict)):
+                continue
+            va, vb = step_a.get(top, MISSING), step_b.get(top, MISSING)
+        if va is MISSING or vb is MISSING:
+            if va is not MISSING:
+                a[top] = [(compact(va), True)]
+            if vb is not MISSING:
+                b[top] = [(compact(vb), True)]
+            continue
+        wd = word_diff(va, vb)
         a[top], b[top] = wd.a, wd.b
     return a, b
 
@@ -192,6 +229,8 @@ class TraceDiffView(Vertical):
         self.note = note
         self.alignment: Alignment | None = None
         self.changes: list[FieldChange] = []
+        self.divergent_steps: tuple[Any, Any] = (None, None)
+        """The two normalised steps of the first divergence (when both sides have one)."""
         self._compute()
 
     # -- data -------------------------------------------------------------------------------
@@ -211,6 +250,7 @@ class TraceDiffView(Vertical):
 
     def _compute(self) -> None:
         self.changes = []
+        self.divergent_steps = (None, None)
         if self.a is None or self.b is None:
             self.alignment = None
             return
@@ -221,6 +261,7 @@ class TraceDiffView(Vertical):
             r = self.alignment.rows[row]
             if r.a is not None and r.b is not None:
                 self.changes = step_changes(self.trace_a[r.a], self.trace_b[r.b], norm)
+                self.divergent_steps = (norm.step(self.trace_a[r.a]), norm.step(self.trace_b[r.b]))
 
     def set_pair(self, a: Trial | None, b: Trial | None, label_a: str, label_b: str,
                  note: str = "") -> None:
@@ -269,7 +310,7 @@ class TraceDiffView(Vertical):
         return text
 
     def _changed_word_counts(self) -> tuple[int, int]:
-        ha, hb = highlights(self.changes)
+        ha, hb = highlights(self.changes, *self.divergent_steps)
         ca = sum(1 for toks in ha.values() for t, c in toks if c and t.strip())
         cb = sum(1 for toks in hb.values() for t, c in toks if c and t.strip())
         return ca, cb
@@ -316,7 +357,7 @@ class TraceDiffView(Vertical):
             rows = [(r.a, r.b, r.tag) for r in self.alignment.rows]
             div_row = self.alignment.divergence_row
         limit = len(rows) if self.expanded else MAX_ROWS
-        ha, hb = highlights(self.changes)
+        ha, hb = highlights(self.changes, *self.divergent_steps)
         for n, (ia, ib, tag) in enumerate(rows[:limit]):
             is_div = n == div_row
             left = render_step(ia + 1, norm.step(ta[ia]), self.expanded, ha if is_div else None) \
@@ -325,9 +366,9 @@ class TraceDiffView(Vertical):
                 if ib is not None else Text("")
             grid = Table.grid(expand=True, padding=(0, 1))
             grid.add_column(width=1)
-            grid.add_column(ratio=1)
+            grid.add_column(ratio=1, overflow="fold")  # a long word (JSON) wraps, not cut to "…"
             if self.b is not None:
-                grid.add_column(ratio=1)
+                grid.add_column(ratio=1, overflow="fold")
                 marker = "▶" if is_div else MARKERS.get(tag, " ")
                 grid.add_row(Text(marker, style="bold yellow" if is_div else "red"), left, right)
             else:
