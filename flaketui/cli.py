@@ -517,11 +517,11 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
         entries = load_entries(path)
     except TriageFileError as exc:
         fail(f"triage file {exc}")
-    if not path.exists():
-        click.echo(f"flaketui: no triage notes at {path} yet", err=True)
     for name in runs or ():
         if name not in log.runs:
             fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+    if not path.exists():
+        click.echo(f"flaketui: no triage notes at {path} yet", err=True)
     kk, all_stats = run_stats(log, (), k)
     stats = {st.run: st for st in all_stats}
     pairs = review.comparison_pairs(log.runs, entries, runs)

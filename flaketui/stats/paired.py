@@ -117,7 +117,10 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     est = mean_estimate(diff, groups if any(g is not None for g in groups) else None, confidence)
     # A difference lies in [-1, 1]; mean_estimate clips to [0, 1], so recompute the bounds.
     z = z_value(confidence)
-    ci = (max(-1.0, est.value - z * est.se), min(1.0, est.value + z * est.se))
+    if est.se == est.se:
+        ci = (max(-1.0, est.value - z * est.se), min(1.0, est.value + z * est.se))
+    else:  # no common task, or one: no interval
+        ci = (float("nan"), float("nan"))
     est = MeanEstimate(est.value, est.se, ci, est.tasks, est.clustered)
     common_set = set(tasks)
     return PairedComparison(

@@ -274,6 +274,13 @@ class TestPaired:
         assert cmp.mean_diff.se == pytest.approx(diffs.std(ddof=1) / np.sqrt(3))
         assert cmp.mean_diff.ci[0] < 0  # differences keep negative bounds
 
+    def test_no_common_task_has_no_interval(self) -> None:
+        a = task_stats(outcomes("A", {"x": (4, 4)}), 1)
+        b = task_stats(outcomes("B", {"y": (4, 2)}), 1)
+        cmp = compare_runs(a, b)
+        assert cmp.tasks == [] and cmp.only_a == ["x"] and cmp.only_b == ["y"]
+        assert np.isnan(cmp.mean_diff.value) and all(np.isnan(cmp.mean_diff.ci))
+
     def test_verdicts(self) -> None:
         a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
         b_counts = {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}
