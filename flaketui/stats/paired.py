@@ -146,6 +146,8 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
 def verdict(cmp: PairedComparison, alpha: float = 0.05) -> str:
     """A plain-language reading of the sign test."""
     f, b, p = cmp.test.fixed, cmp.test.broken, cmp.test.pvalue
+    if not cmp.tasks:
+        return "the runs have no task in common: nothing to compare"
     if f + b == 0:
         return "no task changed its pass rate"
     if p < alpha:

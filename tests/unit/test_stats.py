@@ -280,6 +280,7 @@ class TestPaired:
         cmp = compare_runs(a, b)
         assert cmp.tasks == [] and cmp.only_a == ["x"] and cmp.only_b == ["y"]
         assert np.isnan(cmp.mean_diff.value) and all(np.isnan(cmp.mean_diff.ci))
+        assert verdict(cmp) == "the runs have no task in common: nothing to compare"
 
     def test_verdicts(self) -> None:
         a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
