@@ -497,3 +497,20 @@ def test_a_nested_change_marks_words_of_the_whole_field() -> None:
     assert "".join(t for t, _ in hb["args"]) == '{"query":"checkout p50"}'
     assert [t for t, changed in ha["args"] if changed] == ['p99","extra":5}']
     assert [t for t, changed in hb["args"] if changed] == ['p50"}']
+
+
+async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
+    from flaketui.app.widgets.curve import Curves
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        curves = app.tasks_screen.query_one(Curves)
+        # The three charts are 98 columns wide: at 80 the histogram is left out rather than
+        # every chart line wrapping (which left the table a single row).
+        assert "p̂ over 25 tasks" not in plain(curves)
+        assert "searchRunbook (10/12)" in plain(curves)
+        assert curves.size.height <= 6
+        assert table(app).size.height >= 8
+        await pilot.resize_terminal(120, 36)
+        await pilot.pause()
+        assert "p̂ over 25 tasks" in plain(curves)

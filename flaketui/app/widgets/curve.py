@@ -7,6 +7,7 @@ suite's tasks either always pass or always fail; a falling one means flaky tasks
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from rich.text import Text
@@ -100,6 +101,11 @@ class Curves(Static):
     Curves { height: auto; padding: 0 1; border-top: solid $primary 30%; }
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._blocks: list[list[Text]] = []
+        """The charts last given, each as lines; as many as fit the width are shown."""
+
     def show_curves(
         self,
         suite: KCurve | None,
@@ -110,8 +116,30 @@ class Curves(Static):
         k: int,
     ) -> None:
         """Render the three charts (the current k is marked on the sparklines)."""
-        self.update(side_by_side([
+        self._blocks = [
             curve_block(suite_title, suite, k),
             curve_block(task_title, task, k),
             histogram_block(f"p̂ over {int(counts.sum())} tasks", counts),
-        ]))
+        ]
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the charts that fit side by side (a narrow terminal drops the last ones
+        rather than wrapping every line)."""
+        self.update(side_by_side(fitting(self._blocks, self.content_size.width)))
+
+    def on_resize(self) -> None:
+        self._fit()
+
+
+def fitting(blocks: list[list[Text]], width: int, gap: int = 4) -> list[list[Text]]:
+    """The leading blocks that fit ``width`` as :func:`side_by_side` lays them out, each
+    followed by ``gap`` spaces (always the first; all when the width is not known yet)."""
+    if width <= 0:
+        return blocks
+    used = 0
+    for n, block in enumerate(blocks):
+        used += max((line.cell_len for line in block), default=0) + gap
+        if used > width and n:
+            return blocks[:n]
+    return blocks
