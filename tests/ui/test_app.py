@@ -514,3 +514,23 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
         await pilot.resize_terminal(120, 36)
         await pilot.pause()
         assert "p̂ over 25 tasks" in plain(curves)
+
+
+async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
+    # The review column widens the table past 120 columns: a horizontal scrollbar takes a
+    # row, and the cursor on the last visible row used to fall out of view.
+    app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.json"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("r")
+        await ready(pilot)
+        t = table(app)
+        page = t.scrollable_content_region.height - 1
+        t.cursor_row = page - 1  # the last row in view
+        await pilot.pause()
+        assert t.scroll_y == 0
+        await pilot.press("space")
+        await ready(pilot)
+        assert "triage" in [c.key for c in t.columns]
+        top, page = int(t.scroll_y), t.scrollable_content_region.height - 1
+        assert top <= t.cursor_row < top + page

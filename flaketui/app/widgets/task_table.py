@@ -146,6 +146,8 @@ class TaskTable(ScrollView, can_focus=True):
         self._cell = cell
         self._width = sum(c.width for c in self.columns) + GAP * (len(self.columns) + 1)
         self.invalidate()
+        # A wider table may gain a horizontal scrollbar, one row less: keep the cursor in view.
+        self.call_after_refresh(self._scroll_cursor_visible)
 
     def invalidate(self) -> None:
         """Forget rendered lines (the data behind the cells changed) and redraw."""
