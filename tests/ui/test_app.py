@@ -534,3 +534,17 @@ async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> Non
         assert "triage" in [c.key for c in t.columns]
         top, page = int(t.scroll_y), t.scrollable_content_region.height - 1
         assert top <= t.cursor_row < top + page
+
+
+def test_histogram_counts_of_100_and_more_stay_apart() -> None:
+    import numpy as np
+
+    from flaketui.app.widgets.curve import histogram_block
+
+    lines = histogram_block("p̂ over 7640 tasks", np.array([1500, 40, 0, 6100]))
+    # They used to read "99+99+0  99+": every count of 100 or more the same, run together.
+    assert lines[0].plain == "p̂ over 7640 tasks (counts ×100)"
+    assert lines[-2].plain == "15 <1 0  61 "
+    small = histogram_block("p̂ over 25 tasks", np.array([5, 0, 19]))
+    assert small[0].plain == "p̂ over 25 tasks" and small[-2].plain == "5  0  19 "
+    assert histogram_block("t", np.array([995]))[0].plain == "t (counts ×100)"  # not "100"

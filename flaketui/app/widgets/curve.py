@@ -60,9 +60,16 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
 
 
 def histogram_block(title: str, counts: np.ndarray, height: int = 3) -> list[Text]:
-    """Lines: vertical bars of ``counts`` (bins over [0, 1]), ``height`` rows, counts below."""
-    lines = [Text(title, style="bold")]
+    """Lines: vertical bars of ``counts`` (bins over [0, 1]), ``height`` rows, counts below.
+
+    Each count has two cells: counts of 100 or more are shown in units of 10, 100, …
+    (said in the title) rather than running into each other.
+    """
     top = int(counts.max()) if counts.size else 0
+    unit = 1
+    while round(top / unit) >= 100:
+        unit *= 10
+    lines = [Text(title + (f" (counts ×{unit:,})" if unit > 1 else ""), style="bold")]
     eighths = height * 8
     levels = [0 if top == 0 or c == 0 else max(1, round(c / top * eighths))
               for c in counts.tolist()]
@@ -70,10 +77,15 @@ def histogram_block(title: str, counts: np.ndarray, height: int = 3) -> list[Tex
         floor = (row - 1) * 8
         lines.append(Text("".join(LEVELS[min(8, max(0, lv - floor))] * 2 + " " for lv in levels),
                           style="cyan"))
-    lines.append(Text("".join(f"{c:<3d}" if c < 100 else "99+" for c in counts.tolist()),
-                      style="dim"))
+    lines.append(Text("".join(f"{short_count(c, unit):<3}" for c in counts.tolist()), style="dim"))
     lines.append(Text("0" + " " * (len(counts) * 3 - 3) + "1", style="dim"))
     return lines
+
+
+def short_count(count: int, unit: int) -> str:
+    """``count`` in ``unit``s, at most two characters (``<1`` for a few)."""
+    shown = round(count / unit)
+    return "<1" if count and not shown else str(shown)
 
 
 def side_by_side(blocks: list[list[Text]], gap: int = 4) -> Text:
