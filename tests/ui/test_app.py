@@ -548,3 +548,25 @@ def test_histogram_counts_of_100_and_more_stay_apart() -> None:
     small = histogram_block("p̂ over 25 tasks", np.array([5, 0, 19]))
     assert small[0].plain == "p̂ over 25 tasks" and small[-2].plain == "5  0  19 "
     assert histogram_block("t", np.array([995]))[0].plain == "t (counts ×100)"  # not "100"
+
+
+async def test_watch_keeps_the_default_k_at_the_smallest_n(tmp_path: Path) -> None:
+    log = tmp_path / "live.jsonl"
+    lines = BASELINE.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(lines[:100]), encoding="utf-8")
+    app = make_app([str(log)], watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        first = app.k
+        with log.open("a", encoding="utf-8") as f:
+            f.write("".join(lines[100:]))
+        app.tasks_screen.poll_logs()
+        await ready(pilot)
+        await ready(pilot)
+        assert app.trial_log is not None and len(app.trial_log) == len(lines)
+        stats = app.tasks_screen.stats
+        assert stats is not None
+        smallest = int(stats.n.min())
+        # It stayed at the first read's smallest n while saying "(smallest n)".
+        assert first < smallest == app.k
+        assert f"k = {smallest} (smallest n)" in str(app.tasks_screen.query_one("#summary").render())

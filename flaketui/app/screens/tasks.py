@@ -242,7 +242,10 @@ class TasksScreen(SortActions, Screen[None]):
     @on(LogsGrew)
     def logs_grew(self, event: LogsGrew) -> None:
         """New trials: show the same run again with them (divergences are found again)."""
-        self.flake_app.trial_log = event.log
+        app = self.flake_app
+        app.trial_log = event.log
+        if app.k_is_default:  # still "the smallest n", as ``report`` of the same file says
+            app.k = default_k([event.log.run_outcomes(r) for r in event.log.runs])
         self.divergence.clear()
         runs = event.log.runs
         self.show_run(runs.index(self.run) if self.run in runs else 0)
