@@ -570,3 +570,5 @@ async def test_watch_keeps_the_default_k_at_the_smallest_n(tmp_path: Path) -> No
         # It stayed at the first read's smallest n while saying "(smallest n)".
         assert first < smallest == app.k
         assert f"k = {smallest} (smallest n)" in str(app.tasks_screen.query_one("#summary").render())
+        # The title counts trials as the header does: 300 with an outcome, 1 errored.
+        assert app.tasks_screen.sub_title == "watching: 300 trials, 1 errored"

@@ -249,7 +249,9 @@ class TasksScreen(SortActions, Screen[None]):
         self.divergence.clear()
         runs = event.log.runs
         self.show_run(runs.index(self.run) if self.run in runs else 0)
-        self.sub_title = f"watching: {len(event.log):,} trials"
+        # Counted as the header counts: outcomes and errored trials apart.
+        errored = int((event.log.outcome == ERRORED).sum())
+        self.sub_title = f"watching: {len(event.log) - errored:,} trials, {errored:,} errored"
 
     # -- the shown run ----------------------------------------------------------------------
 
