@@ -202,7 +202,7 @@ class TestBadInput:
         ])
         log = load_logs([p])
         assert log.problems == []
-        assert sorted(zip(log.task.tolist(), log.trial.tolist(), log.line.tolist())) == [
+        assert sorted(zip(log.task.tolist(), log.trial.tolist(), log.line.tolist(), strict=True)) == [
             (0, 0, 3), (0, 1, 1), (0, 2, 4), (0, 3, 2), (1, 0, 5)]
 
     def test_errored_without_outcome(self, tmp_path: Path) -> None:
@@ -273,3 +273,22 @@ class TestBadInput:
         write(tmp_path / "bad.json", b'{oops\n{"task": "a", "passed": true}\n')
         with pytest.raises(InputError, match="bad.json: not valid JSON"):
             load_logs([tmp_path / "bad.json"])
+
+
+def test_metric_medians_match_numpy(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    lines = []
+    for t in range(40):
+        for _ in range(int(rng.integers(1, 9))):
+            metrics = {} if rng.random() < 0.2 else {"tokens": float(rng.integers(1, 100))}
+            lines.append({"task": f"t{t}", "passed": True, "metrics": metrics})
+    log = load_logs([write(tmp_path / "m.jsonl", lines)])
+    o = log.run_outcomes(log.runs[0])
+    med = log.metric_medians(o)["tokens"]
+    for i in range(len(o.tasks)):
+        values = log.metrics["tokens"][o.task_rows(i)]
+        values = values[~np.isnan(values)]
+        if values.size:
+            assert med[i] == np.median(values)
+        else:
+            assert np.isnan(med[i])
