@@ -330,25 +330,16 @@ def _holds_lines(data: bytes, start: int) -> bool:
 
 
 def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
-    """Read back the JSON object stored at ``offset`` (see :class:`~flaketui.model.Source`)."""
-    if kind == "jsonl":
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            return loads(fh.read(length))
-    if kind == "jsonl.gz":
-        import gzip
-
-        with gzip.open(path, "rb") as fh:
-            fh.seek(offset)
-            return loads(fh.readline())
-    if kind == "json":
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            return loads(fh.read(length))
-    if kind == "json.gz":
+    """Read back the JSON object stored at ``offset`` (see :class:`~flaketui.model.Source`):
+    ``length`` bytes from ``offset``, in the decompressed stream for the ``.gz`` kinds."""
+    if kind not in ("jsonl", "jsonl.gz", "json", "json.gz"):
+        raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json, json.gz")
+    if kind.endswith(".gz"):
         import gzip
 
         with gzip.open(path, "rb") as fh:
             fh.seek(offset)
             return loads(fh.read(length))
-    raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json, json.gz")
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return loads(fh.read(length))
