@@ -187,6 +187,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         If the folder cannot be written (read-only, missing, full). The old
         file is then untouched and no temporary file is left behind.
     """
+    path = Path(os.path.realpath(path))  # a symlinked file: replace its target, keep the link
     folder = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:

@@ -63,6 +63,16 @@ class TestRoundTrip:
         assert [k for k, _ in again.items()] == sorted([FLIP, TASK])
         assert temp_files(tmp_path) == []
 
+    def test_a_symlinked_file_stays_a_link(self, tmp_path: Path) -> None:
+        (tmp_path / "shared").mkdir()
+        target = tmp_path / "shared" / "notes.json"
+        link = tmp_path / "run.jsonl.triage.json"
+        link.symlink_to(target)
+        store = TriageStore.open(link)
+        assert store.update(TASK, label="sampling")
+        assert link.is_symlink() and load_entries(target)[TASK].label == "sampling"
+        assert temp_files(tmp_path) == [] and temp_files(tmp_path / "shared") == []
+
     def test_file_shape(self, tmp_path: Path) -> None:
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
