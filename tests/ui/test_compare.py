@@ -342,6 +342,16 @@ class TestOpening:
             await press(pilot, "x")
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
             assert rows(app)[0]["task"] == "summarizeIncident"
+            # The swap keeps the view: all common tasks, sorted by task name.
+            await press(pilot, "f")
+            app.screen.action_sort_by("task")
+            await settle(pilot)
+            assert len(rows(app)) == 25 and rows(app)[0]["task"] == "checkCertificateExpiry"
+            await press(pilot, "x")
+            await settle(pilot)
+            assert (app.screen.run_a, app.screen.run_b) == (B, A)
+            assert app.screen.show_all and app.screen.sort_key == "task"
+            assert len(rows(app)) == 25 and rows(app)[0]["task"] == "checkCertificateExpiry"
             await press(pilot, "escape")
             assert not isinstance(app.screen, CompareScreen)
 

@@ -441,8 +441,11 @@ class CompareScreen(SortActions, Screen[None]):
         self.app.push_screen(dialogs.RunPicker(log.runs, self.run_a, self.run_b), chosen)
 
     def action_swap_runs(self) -> None:
-        """Compare the other way round (B before, A after)."""
-        self.app.switch_screen(CompareScreen(self.run_b, self.run_a))
+        """Compare the other way round (B before, A after), keeping the view's sort and filter."""
+        swapped = CompareScreen(self.run_b, self.run_a)
+        for name in ("show_all", "sort_key", "sort_reverse"):
+            swapped.set_reactive(getattr(CompareScreen, name), getattr(self, name))
+        self.app.switch_screen(swapped)
 
     def action_close(self) -> None:
         """Back to the task table."""
