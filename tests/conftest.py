@@ -6,11 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 BASELINE = FIXTURES / "oncall-baseline.jsonl"
 CANDIDATE = FIXTURES / "oncall-candidate.jsonl"
+SIZE = (120, 36)
+"""Terminal size of every Pilot and snapshot test."""
 SHARED = ROOT.parent / "shared"
 """Read-only data beside the checkout (real logs, the benchmark generator); tests skip without it."""
 
@@ -50,3 +53,12 @@ def baseline() -> Path:
 @pytest.fixture
 def candidate() -> Path:
     return CANDIDATE
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for the workers (loading, divergences, trace reading) and the redraw, twice:
+    a finished worker may post work that starts another."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

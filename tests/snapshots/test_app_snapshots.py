@@ -12,17 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from flaketui.app.app import FlakeApp, make_app
-from tests.conftest import FIXTURES
-
-SIZE = (120, 36)
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for the workers (loading, divergences, trace reading) and the redraw."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+from tests.conftest import FIXTURES, SIZE, settle
 
 
 def after(*keys: str) -> Callable[[Pilot], Awaitable[None]]:

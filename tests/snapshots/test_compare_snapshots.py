@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 
 from flaketui.app.app import FlakeApp, make_app
-from tests.conftest import BASELINE, CANDIDATE
+from tests.conftest import BASELINE, CANDIDATE, SIZE
 from tests.snapshots.test_app_snapshots import after
-
-SIZE = (120, 36)
 
 
 @pytest.fixture

@@ -6,16 +6,7 @@ import pytest
 from textual.pilot import Pilot
 
 from flaketui.app.app import FlakeApp, make_app
-from tests.conftest import BASELINE, FIXTURES
-
-SIZE = (120, 36)
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+from tests.conftest import BASELINE, FIXTURES, SIZE, settle
 
 
 async def plan_open(pilot: Pilot) -> None:

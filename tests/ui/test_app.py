@@ -24,9 +24,7 @@ from flaketui.app.screens.traces import TaskTraceScreen
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.task_table import TaskTable
 from flaketui.app.widgets.trace_view import TraceDiffView
-from tests.conftest import BASELINE, CANDIDATE
-
-SIZE = (120, 36)
+from tests.conftest import BASELINE, CANDIDATE, SIZE
 
 
 async def ready(pilot: Pilot) -> None:

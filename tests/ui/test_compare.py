@@ -25,19 +25,11 @@ from flaketui.app.screens.triage_dialogs import LabelPicker, NoteEditor, RunPick
 from flaketui.app.widgets.task_table import TaskTable
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.triage import TriageKey, load_entries
-from tests.conftest import BASELINE, CANDIDATE, FIXTURES
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES, SIZE, settle
 
-SIZE = (120, 36)
 A, B = "oncall-baseline", "oncall-candidate"
 BROKEN_KEY = TriageKey.flip(A, B, "summarizeIncident")
 FIXED_KEY = TriageKey.flip(A, B, "searchRunbook")
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def press(pilot: Pilot, *keys: str) -> None:

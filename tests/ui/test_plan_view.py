@@ -11,20 +11,11 @@ from textual.widgets import DataTable, Input, Static
 from flaketui.app.app import FlakeApp, make_app
 from flaketui.app.screens.plan import PlanScreen
 from flaketui.app.screens.tasks import TasksScreen
-from tests.conftest import BASELINE, FIXTURES
-
-SIZE = (120, 36)
+from tests.conftest import BASELINE, FIXTURES, SIZE, settle
 
 
 def text_of(screen: PlanScreen, selector: str) -> str:
     return str(screen.query_one(selector, Static).content)
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_plan(app: FlakeApp, pilot: Pilot) -> PlanScreen:
