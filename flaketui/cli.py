@@ -26,7 +26,8 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
 MAX_PROBLEMS_SHOWN = 20
 """Bad lines named one by one on stderr; the rest are summarised."""
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "demo"
+"""The demo logs shipped in the package (the top-level fixtures/, gzip-compressed)."""
 
 
 class DefaultGroup(click.Group):
@@ -275,8 +276,8 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 def demo(k: int | None, triage: str | None) -> None:
     """Open the app on the bundled on-call fixtures."""
     if not FIXTURES.is_dir():
-        fail(f"the bundled fixtures are not at {FIXTURES}; install flaketui from its repository "
-             "with pip install -e .")
+        fail(f"the bundled demo logs are not at {FIXTURES}: this flaketui install is incomplete; "
+             "reinstall it with pip")
     check_triage(triage)
     if triage is None:
         import platformdirs

@@ -3,6 +3,10 @@
 
     python scripts/make_fixtures.py            # writes fixtures/oncall-*.jsonl
 
+and the same bytes, gzip-compressed, as ``flaketui/demo/oncall-*.jsonl.gz``: the
+demo logs shipped inside the package, so ``flaketui demo`` works from a wheel
+(``tests/unit/test_wheel.py`` checks the two copies agree).
+
 Two runs of a 25-task on-call assistant suite, 12 trials per task:
 
 - ``oncall-baseline``: ``searchRunbook`` passes 10 of 12. The runbook retriever
@@ -21,11 +25,13 @@ flakiness 0.556, suite pass^5 = (7/22 + 19)/25 = 0.773.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "fixtures"
+PACKAGED = Path(__file__).resolve().parent.parent / "flaketui" / "demo"
 
 STABLE_PASS = {
     "getAlertStatus": "alerts",
@@ -206,11 +212,16 @@ def write_run(run: str, seed: int) -> Path:
     with path.open("w", encoding="utf-8", newline="\n") as fh:
         for rec in lines:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    # mtime=0 and no file name in the header: the same bytes every run
+    with open(PACKAGED / f"{run}.jsonl.gz", "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+        gz.write(path.read_bytes())
     return path
 
 
 def main() -> None:
     OUT.mkdir(exist_ok=True)
+    PACKAGED.mkdir(exist_ok=True)
     for run, seed in (("oncall-baseline", 7), ("oncall-candidate", 11)):
         print(write_run(run, seed))
 
