@@ -8,6 +8,7 @@ one line on stderr, never a traceback.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,7 +83,7 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command that reads logs takes: field names and the pass threshold."""
 
-    @click.option("--threshold", type=float, default=1 - 1e-6, show_default=True,
+    @click.option("--threshold", type=FiniteFloat(), default=1 - 1e-6, show_default=True,
                   help="A score or reward passes when it is >= this.")
     @click.option("--run-field", multiple=True, help="Field holding the run name.")
     @click.option("--task-field", multiple=True, help="Field holding the task id.")
@@ -204,9 +205,39 @@ def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
     return list(run) or list(log.runs)
 
 
+K_MAX = 2**31 - 1
+"""The largest k accepted: far beyond any task's trials, small enough for every output."""
+
+
 def check_k(k: int | None) -> None:
     if k is not None and k < 1:
         raise click.BadParameter(f"k ({k}) must be >= 1", param_hint="-k")
+    if k is not None and k > K_MAX:
+        raise click.BadParameter(f"k ({k}) must be at most {K_MAX}", param_hint="-k")
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is a number (``nan`` and ``inf`` are refused: ``--max-flakiness nan``
+    would let every task pass the gate), optionally within [low, high]."""
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
+            self.fail(f"{x:g} is not between {self.low:g} and {self.high:g}", param, ctx)
+        return x
+
+
+FRACTION = FiniteFloat(0.0, 1.0)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -241,8 +272,8 @@ def check_triage(path: str | None) -> None:
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: smallest n).")
-@click.option("--min-pass-hat-k", type=float, default=None, help="Show the gate verdict: pass^k floor.")
-@click.option("--max-flakiness", type=float, default=None, help="Show the gate verdict: flakiness cap.")
+@click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Show the gate verdict: pass^k floor.")
+@click.option("--max-flakiness", type=FRACTION, default=None, help="Show the gate verdict: flakiness cap.")
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: new trials appear as they land.")
@@ -458,8 +489,8 @@ def resolve_pair(
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None, help="k for pass^k (default: the smallest trial count).")
-@click.option("--min-pass-hat-k", type=float, default=None, help="Fail if suite pass^k is below this.")
-@click.option("--max-flakiness", type=float, default=None, help="Fail if any task's flakiness is above this.")
+@click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Fail if suite pass^k is below this.")
+@click.option("--max-flakiness", type=FRACTION, default=None, help="Fail if any task's flakiness is above this.")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @log_options

@@ -214,7 +214,7 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         f"pass^{k} = {fmt.rate(s.pass_hat_k.value)} {fmt.interval(*s.pass_hat_k.ci)}",
     ]
     if 1 < k <= CURVE_IN_TEXT:
-        lines.append(f"pass^k for k=1..{k}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+        lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
     return lines
 
 

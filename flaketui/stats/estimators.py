@@ -99,7 +99,11 @@ def wilson_interval(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) 
 
 
 def _ratio_product(top: NDArray[np.float64], n: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """prod_{i<k} (top - i) / (n - i): C(top, k)/C(n, k) without factorials."""
+    """prod_{i<k} (top - i) / (n - i): C(top, k)/C(n, k) without factorials.
+
+    Factors past i = n are never used (the callers give NaN where k > n), so at most
+    max(n) + 1 are formed: ``k = 10**20`` costs no more than ``k = max(n) + 1``."""
+    k = min(k, int(n.max(initial=0)) + 1)
     i = np.arange(k, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratios = (top[..., None] - i) / (n[..., None] - i)

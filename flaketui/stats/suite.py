@@ -232,7 +232,8 @@ def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> 
     The unbiased per-task estimator of Yao et al. [1]_, averaged over tasks as
     τ-bench's ``display_metrics`` does. C(c, j)/C(n, j) = Π_{i<j} (c − i)/(n − i),
     so the whole row costs one multiplication per task and j (O(k·T)). NaN
-    where no task has j trials.
+    where no task has j trials; the row stops at the largest n (a k of 10**20
+    gives a row of max(n) values, not an allocation of 10**20).
 
     References
     ----------
@@ -246,9 +247,9 @@ def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> 
     """
     n_f = np.asarray(n, dtype=np.float64)
     c_f = np.asarray(c, dtype=np.float64)
-    out = np.full(max(k_max, 0), np.nan)
+    out = np.full(max(min(k_max, int(n_f.max(initial=0))), 0), np.nan)
     running = np.ones_like(n_f)
-    for j in range(1, k_max + 1):
+    for j in range(1, out.shape[0] + 1):
         ok = n_f >= j
         if not ok.any():
             break
@@ -285,7 +286,9 @@ def gate(
     """
     reasons: list[str] = []
     phk = summary.pass_hat_k.value
-    if min_pass_hat_k is not None and not (phk >= min_pass_hat_k):
+    if min_pass_hat_k is not None and np.isnan(phk):
+        reasons.append(f"suite pass^{stats.k} is undefined: no task has {stats.k} non-errored trials")
+    elif min_pass_hat_k is not None and not (phk >= min_pass_hat_k):
         reasons.append(f"suite pass^{stats.k} = {phk:.3f} is below the floor {min_pass_hat_k:g}")
     too_flaky: list[tuple[str, float]] = []
     if max_flakiness is not None:
