@@ -141,9 +141,10 @@ def align_traces(
         normaliser: Which keys to ignore.
         mode: ``all``: every step counts (:func:`align`). ``actions``: the
             agent's actions (:func:`~flaketui.traces.steps.action_keys`) are
-            aligned first, and the other steps between each pair of aligned
-            actions are aligned with each other; only a row where the actions
-            differ counts.
+            aligned first — their shared head, then the first differing action
+            of each side as one row, then the rest with difflib — and the other
+            steps between each pair of aligned actions are aligned with each
+            other; only a row where the actions differ counts.
         tolerance: Numbers this close are equal (see
             :func:`~flaketui.traces.structdiff.same_value`): a paired row whose
             only differences are such numbers is equal.
@@ -166,8 +167,14 @@ def _action_rows(ta: list[Any], tb: list[Any], sa: list[str], sb: list[str],
     ka, kb = action_keys(ta, norm), action_keys(tb, norm)
     ia = [i for i, k in enumerate(ka) if k is not None]
     ib = [j for j, k in enumerate(kb) if k is not None]
-    anchors = [(ia[r.a], ib[r.b]) for r in _diff_rows([ka[i] for i in ia], [kb[j] for j in ib])  # type: ignore[misc]
-               if r.a is not None and r.b is not None]
+    acts_a, acts_b = [ka[i] for i in ia], [kb[j] for j in ib]
+    # The agent's first differing action on each side are paired, whatever difflib
+    # would make of them: that row is the divergence (A did this, B did that).
+    n = common_prefix(acts_a, acts_b)
+    pairs = [(d, d) for d in range(n + (n < min(len(acts_a), len(acts_b))))]
+    m = len(pairs)
+    pairs += [(r.a, r.b) for r in _diff_rows(acts_a[m:], acts_b[m:], m, m) if r.a is not None and r.b is not None]
+    anchors = [(ia[x], ib[y]) for x, y in pairs]
     rows: list[AlignedRow] = []
     pa = pb = 0
     for x, y in [*anchors, (len(ta), len(tb))]:

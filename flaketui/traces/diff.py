@@ -102,9 +102,14 @@ class TraceDiff:
 
 
 def change_text(change: FieldChange, width: int | None = None) -> str:
-    """A change on one line: ``reservation_id: "NM1VX1" → "KC18K6"`` (``(none)`` for a missing side)."""
+    """A change on one line: ``reservation_id: "NM1VX1" → "KC18K6"`` (``(none)`` for a missing side).
+
+    A whole step (empty path) reads as :func:`~flaketui.traces.steps.step_line` puts it.
+    """
     def side(v: Any) -> str:
-        return "(none)" if v is MISSING else value_text(v)
+        if v is MISSING:
+            return "(none)"
+        return step_line(v) if not change.path and isinstance(v, dict) else value_text(v)
 
     head = f"{change.path}: " if change.path else ""
     return one_line(f"{head}{side(change.a)} → {side(change.b)}", width)

@@ -37,13 +37,15 @@ IGNORED_PREFIXES = ("duration", "latency")
 """Keys starting with these are ignored (``duration_s``, ``latency_ms``)."""
 
 NOISE_KEYS: dict[str, tuple[str, ...]] = {
-    "τ²-bench": ("cost", "usage", "raw_data", "turn_idx"),
+    "τ²-bench": ("cost", "usage", "raw_data", "turn_idx", "generation_time_seconds"),
 }
 """Per-format step keys that duplicate or decorate the content, ignored by default.
 
-τ²-bench's messages carry the call's ``cost``, the token ``usage``, the
-provider's ``raw_data`` (the same message again) and ``turn_idx`` (its position,
-which shifts by one for every extra user turn)."""
+τ²-bench's messages (``tau2/data_model/message.py``) carry, as "metadata", the
+call's ``cost``, the token ``usage``, the provider's ``raw_data`` (the same
+message again), ``turn_idx`` (its position, which shifts by one for every extra
+user turn) and ``generation_time_seconds``; τ²'s own message equality leaves
+them out too (it compares role, content and tool calls)."""
 
 DEFAULT_NOISE_KEYS = frozenset(k for keys in NOISE_KEYS.values() for k in keys)
 
