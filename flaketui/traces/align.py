@@ -142,7 +142,8 @@ def align_traces(
         mode: ``all``: every step counts (:func:`align`). ``actions``: the
             agent's actions (:func:`~flaketui.traces.steps.action_keys`) are
             aligned first — their shared head, then the first differing action
-            of each side as one row, then the rest with difflib — and the other
+            of each side as one row if they call the same tools, then the rest
+            with difflib — and the other
             steps between each pair of aligned actions are aligned with each
             other; only a row where the actions differ counts.
         tolerance: Numbers this close are equal (see
@@ -168,10 +169,12 @@ def _action_rows(ta: list[Any], tb: list[Any], sa: list[str], sb: list[str],
     ia = [i for i, k in enumerate(ka) if k is not None]
     ib = [j for j, k in enumerate(kb) if k is not None]
     acts_a, acts_b = [ka[i] for i in ia], [kb[j] for j in ib]
-    # The agent's first differing action on each side are paired, whatever difflib
-    # would make of them: that row is the divergence (A did this, B did that).
+    # When the agent's first differing actions call the same tools (or both are the
+    # final answer), they are paired whatever difflib would make of them: that row is
+    # the divergence, "A looked up NM1VX1, B looked up KC18K6".
     n = common_prefix(acts_a, acts_b)
-    pairs = [(d, d) for d in range(n + (n < min(len(acts_a), len(acts_b))))]
+    same_kind = n < min(len(acts_a), len(acts_b)) and _kind(ta[ia[n]], norm) == _kind(tb[ib[n]], norm)
+    pairs = [(d, d) for d in range(n + same_kind)]
     m = len(pairs)
     pairs += [(r.a, r.b) for r in _diff_rows(acts_a[m:], acts_b[m:], m, m) if r.a is not None and r.b is not None]
     anchors = [(ia[x], ib[y]) for x, y in pairs]
@@ -186,6 +189,11 @@ def _action_rows(ta: list[Any], tb: list[Any], sa: list[str], sb: list[str],
             rows.append(AlignedRow(x, y, EQUAL if sa[x] == sb[y] else REPLACE, ka[x] != kb[y]))
         pa, pb = x + 1, y + 1
     return rows
+
+
+def _kind(step: Any, norm: Normaliser) -> list[Any]:
+    """The names of an action's tool calls (empty for a final answer)."""
+    return [c.get("name") for c in tool_calls(norm.step(step))]
 
 
 def _within_tolerance(r: AlignedRow, ta: list[Any], tb: list[Any], norm: Normaliser, mode: str,
