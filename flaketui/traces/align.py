@@ -184,7 +184,12 @@ def _action_rows(ta: list[Any], tb: list[Any], sa: list[str], sb: list[str],
         for r in _diff_rows(sa[pa:x], sb[pb:y], pa, pb):
             key_a = ka[r.a] if r.a is not None else None
             key_b = kb[r.b] if r.b is not None else None
-            rows.append(AlignedRow(r.a, r.b, r.tag, key_a != key_b))
+            if r.tag == REPLACE and (key_a is None) != (key_b is None):
+                # An action is never shown beside a step that is not one (a user turn).
+                rows += [AlignedRow(r.a, None, DELETE, key_a is not None),
+                         AlignedRow(None, r.b, INSERT, key_b is not None)]
+            else:
+                rows.append(AlignedRow(r.a, r.b, r.tag, key_a != key_b))
         if x < len(ta):
             rows.append(AlignedRow(x, y, EQUAL if sa[x] == sb[y] else REPLACE, ka[x] != kb[y]))
         pa, pb = x + 1, y + 1
