@@ -31,8 +31,9 @@ from flaketui.traces import (
 from tests.conftest import ROOT, SHARED
 
 # The shared folder sits beside the checkout (/work/main) or beside the worktrees' folder (/work/wt/x).
-TAU = next((p for p in (d / "realdata" / "tau-bench" / "gpt-4o-airline.json" for d in (SHARED, ROOT.parent.parent / "shared"))
-            if p.is_file()), SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json")
+_SAMPLE = ("realdata", "tau-bench", "gpt-4o-airline.json")
+TAU = next((p for p in (d.joinpath(*_SAMPLE) for d in (SHARED, ROOT.parent.parent / "shared")) if p.is_file()),
+           SHARED.joinpath(*_SAMPLE))
 
 pytestmark = pytest.mark.skipif(not TAU.is_file(), reason="the shared τ-bench sample is not here")
 
