@@ -213,10 +213,19 @@ def compact(value: Any) -> str:
     """A value on one line: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
+    return json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON of ``value``; repr when orjson cannot write it (deeper than 255 levels)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
     except TypeError:
+        pass
+    try:
         return repr(value)
+    except RecursionError:
+        return "<nested too deep to show>"
 
 
 def one_line(text: str, width: int | None = None) -> str:

@@ -13,9 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
-from flaketui.traces.normalise import ARGUMENT_KEYS, Normaliser, canonical_json, compact, describe, one_line
+from flaketui.traces.normalise import (
+    ARGUMENT_KEYS,
+    Normaliser,
+    canonical_json,
+    compact,
+    describe,
+    json_text,
+    one_line,
+)
 
 ALL = "all"
 """Divergence mode: every step counts."""
@@ -111,10 +117,7 @@ def default_mode(*traces: Sequence[Any] | None) -> str:
 
 def value_text(value: Any) -> str:
     """A value as it reads in a call: JSON (strings quoted), on one line."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
-    except TypeError:
-        return repr(value)
+    return json_text(value)
 
 
 def call_text(call: dict[str, Any]) -> str:

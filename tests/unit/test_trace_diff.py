@@ -172,3 +172,15 @@ class TestDiffTraces:
 def test_change_text() -> None:
     assert change_text(FieldChange("args.k", MISSING, [1, "x"])) == 'args.k: (none) → [1,"x"]'
     assert change_text(FieldChange("", "a\nb", "c"), width=8) == '"a\\nb" …'
+
+
+def test_a_step_nested_deeper_than_python_recurses_still_reads() -> None:
+    deep: object = 1
+    for _ in range(3000):
+        deep = {"x": deep}
+    a = [{"role": "user", "content": "q"}, {"role": "tool", "content": deep}]
+    b = [{"role": "user", "content": "q"}, {"role": "tool", "content": {"x": 2}}]
+    d = diff_traces(a, b, ALL)
+    assert d.step_a == 2
+    assert d.around[-1].line_a == "tool: <nested too deep to show>"
+    assert d.changes[0].path == "content.x"
