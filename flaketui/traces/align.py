@@ -141,11 +141,10 @@ def align_traces(
         normaliser: Which keys to ignore.
         mode: ``all``: every step counts (:func:`align`). ``actions``: the
             agent's actions (:func:`~flaketui.traces.steps.action_keys`) are
-            aligned first — their shared head, then the first differing action
+            aligned first (their shared head, then the first differing action
             of each side as one row if they call the same tools, then the rest
-            with difflib — and the other
-            steps between each pair of aligned actions are aligned with each
-            other; only a row where the actions differ counts.
+            with difflib), then the other steps between each pair of aligned
+            actions with each other; only a row where the actions differ counts.
         tolerance: Numbers this close are equal (see
             :func:`~flaketui.traces.structdiff.same_value`): a paired row whose
             only differences are such numbers is equal.

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flaketui.traces.align import EQUAL, Alignment, align_traces, step_changes
-from flaketui.traces.normalise import Normaliser, one_line
-from flaketui.traces.steps import check_mode, default_mode, step_line, value_text
+from flaketui.traces.normalise import Normaliser, json_text, one_line
+from flaketui.traces.steps import check_mode, default_mode, step_line
 from flaketui.traces.structdiff import MISSING, FieldChange
 
 CONTEXT = 2
@@ -46,7 +46,10 @@ class StepChange:
 
 @dataclass(frozen=True)
 class ContextRow:
-    """One aligned row near the divergence: step numbers (None: that side has none) and lines."""
+    """One aligned row near the divergence: step numbers (None: that side has none) and lines.
+
+    ``counts``: the row differs in a way the mode counts.
+    """
 
     step_a: int | None
     step_b: int | None
@@ -109,7 +112,7 @@ def change_text(change: FieldChange, width: int | None = None) -> str:
     def side(v: Any) -> str:
         if v is MISSING:
             return "(none)"
-        return step_line(v) if not change.path and isinstance(v, dict) else value_text(v)
+        return step_line(v) if not change.path and isinstance(v, dict) else json_text(v)
 
     head = f"{change.path}: " if change.path else ""
     return one_line(f"{head}{side(change.a)} → {side(change.b)}", width)
@@ -156,7 +159,8 @@ def diff_traces(
     if al.divergence_row is not None:
         lo, hi = max(0, al.divergence_row - context), al.divergence_row + context + 1
         around = [
-            ContextRow(None if r.a is None else r.a + 1, None if r.b is None else r.b + 1, r.tag, r.counts,
+            ContextRow(None if r.a is None else r.a + 1, None if r.b is None else r.b + 1, r.tag,
+                       r.counts and r.tag != EQUAL,
                        None if r.a is None else step_line(ta[r.a], width, norm),
                        None if r.b is None else step_line(tb[r.b], width, norm))
             for r in al.rows[lo:hi]

@@ -243,12 +243,12 @@ def one_line(text: str, width: int | None = None) -> str:
     return text[: max(0, width - 1)] + "…"
 
 
-def describe(step: Any, width: int = 80) -> str:
+def describe(step: Any, width: int | None = 80) -> str:
     """One line about a step, e.g. ``tool_result searchRunbook: [1] Restart the…``.
 
     Args:
         step: A (normalised or raw) step.
-        width: Longest result; longer text ends with ``…``.
+        width: Longest result; longer text ends with ``…``. None: no limit.
     """
     if isinstance(step, dict):
         head = " ".join(str(step[k]) for k in SUMMARY_KEYS if k in step and step[k] is not None)

@@ -115,20 +115,15 @@ def default_mode(*traces: Sequence[Any] | None) -> str:
     return ALL
 
 
-def value_text(value: Any) -> str:
-    """A value as it reads in a call: JSON (strings quoted), on one line."""
-    return json_text(value)
-
-
 def call_text(call: dict[str, Any]) -> str:
     """``name(arg=value, …)`` for one normalised tool call."""
     args = call.get("arguments")
     if isinstance(args, dict):
-        inner = ", ".join(f"{k}={value_text(v)}" for k, v in args.items())
+        inner = ", ".join(f"{k}={json_text(v)}" for k, v in args.items())
     elif args is None:
         inner = ""
     else:
-        inner = value_text(args)
+        inner = json_text(args)
     return f"{call.get('name')}({inner})"
 
 
@@ -149,7 +144,7 @@ def step_line(step: Any, width: int | None = None, normaliser: Normaliser | None
     s = norm.step(step)
     calls = tool_calls(s)
     if not calls:
-        return describe(s, width if width is not None else 1 << 62)
+        return describe(s, width)
     text = "; ".join(call_text(c) for c in calls)
     content = s.get("content") if isinstance(s, dict) else None
     if content and "tool_calls" in s:
