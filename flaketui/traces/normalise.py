@@ -22,7 +22,7 @@ order never counts and a change is named by its path
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,6 +228,10 @@ def json_text(value: Any) -> str:
         return "<nested too deep to show>"
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (category Cc)."""
+
+
 def one_line(text: str, width: int | None = None) -> str:
     """``text`` on one line: white space runs as one space, control characters dropped.
 
@@ -235,9 +239,7 @@ def one_line(text: str, width: int | None = None) -> str:
         text: Any text from a log (untrusted).
         width: Longest result; longer text ends with ``…``. None: no limit.
     """
-    text = " ".join(text.split())
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
-        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cc")
+    text = _CONTROL.sub("", " ".join(text.split()))
     if width is None or len(text) <= width:
         return text
     return text[: max(0, width - 1)] + "…"
