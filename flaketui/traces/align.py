@@ -3,7 +3,9 @@
 The two traces are aligned with :class:`difflib.SequenceMatcher` on their
 normalised step signatures, so an inserted step does not shift everything after
 it. The *first divergence* is the first step (numbered from 1) at which the
-aligned traces differ. Inside the divergent pair of steps, :func:`step_changes`
+aligned traces differ in a way the divergence mode counts: any difference in
+``all`` mode, a difference in the agent's actions in ``actions`` mode (see
+:mod:`flaketui.traces.steps`). Inside the divergent pair of steps, :func:`step_changes`
 names the fields that differ and :func:`word_diff` marks the changed words.
 Pure Python: no Textual, no Rich.
 """
@@ -17,35 +19,50 @@ from dataclasses import dataclass
 from typing import Any
 
 from flaketui.traces.normalise import Normaliser, compact
+from flaketui.traces.steps import ACTIONS, ALL, action_keys, check_mode, tool_calls
+from flaketui.traces.structdiff import MISSING as MISSING  # re-exported: callers import it from here
+from flaketui.traces.structdiff import FieldChange, same_value, structural_diff
 
 EQUAL, REPLACE, DELETE, INSERT = "equal", "replace", "delete", "insert"
 """Tags of aligned rows, as :meth:`difflib.SequenceMatcher.get_opcodes` names them."""
 
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
-"""Stands for a field that one of two steps does not have."""
-
 
 @dataclass(frozen=True)
 class AlignedRow:
-    """One row of two aligned traces: a step of A, a step of B, or both (0-based indexes)."""
+    """One row of two aligned traces: a step of A, a step of B, or both (0-based indexes).
+
+    ``tag`` says how the two normalised steps compare. ``counts`` is False when the
+    row differs only in what the alignment's mode does not count (in ``actions``
+    mode: a user turn, a tool result, the wording of the agent's chat).
+    """
 
     a: int | None
     b: int | None
     tag: str
+    counts: bool = True
 
 
 @dataclass(frozen=True)
 class Alignment:
     """Two traces aligned step by step.
 
-    ``first_divergence`` is the 1-based step number where the traces first differ
-    (``None`` when they are equal after normalisation); the steps before it are
-    shared by both. ``divergence_row`` is that row's index in ``rows``.
+    ``divergence_row`` is the index in ``rows`` of the first row that differs in
+    a way the mode counts (None: no such row). ``divergence_a`` and ``divergence_b``
+    are that row's 1-based step in each trace (user turns included); for a step
+    only one trace has, the other's is the step it would come before.
+    ``first_divergence`` is ``divergence_a`` (the two are equal in ``all`` mode,
+    where the steps before it are shared by both).
     """
 
     rows: list[AlignedRow]
     first_divergence: int | None
     divergence_row: int | None
+    divergence_b: int | None = None
+    mode: str = ALL
+
+    @property
+    def divergence_a(self) -> int | None:
+        return self.first_divergence
 
     @property
     def shared_prefix(self) -> int:
@@ -65,82 +82,154 @@ def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
     return n
 
 
-def align(a: Sequence[str], b: Sequence[str]) -> Alignment:
-    """Align two lists of step signatures with difflib (no junk heuristic).
+def _diff_rows(a: Sequence[str], b: Sequence[str], off_a: int = 0, off_b: int = 0) -> list[AlignedRow]:
+    """difflib's alignment of two signature lists as rows (indexes shifted by the offsets).
 
-    A ``replace`` block of unequal lengths pairs its steps in order and leaves
-    the rest as deletions (A only) or insertions (B only).
+    The shared head and tail are matched first (difflib is slow on long runs of
+    repeated steps); a ``replace`` block of unequal lengths pairs its steps in
+    order and leaves the rest as deletions (A only) or insertions (B only).
     """
-    matcher = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False)
-    rows: list[AlignedRow] = []
-    first: int | None = None
-    first_row: int | None = None
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != EQUAL and first is None:
-            # Every opcode before this one was "equal" and they start at 0, so i1 == j1.
-            first, first_row = i1 + 1, len(rows)
+    head = common_prefix(a, b)
+    tail = common_prefix(a[head:][::-1], b[head:][::-1])
+    rows = [AlignedRow(off_a + d, off_b + d, EQUAL) for d in range(head)]
+    mid_a, mid_b = list(a[head:len(a) - tail]), list(b[head:len(b) - tail])
+    oa, ob = off_a + head, off_b + head
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
         if tag == EQUAL:
-            rows.extend(AlignedRow(i1 + d, j1 + d, EQUAL) for d in range(i2 - i1))
+            rows.extend(AlignedRow(oa + i1 + d, ob + j1 + d, EQUAL) for d in range(i2 - i1))
         elif tag == DELETE:
-            rows.extend(AlignedRow(i, None, DELETE) for i in range(i1, i2))
+            rows.extend(AlignedRow(oa + i, None, DELETE) for i in range(i1, i2))
         elif tag == INSERT:
-            rows.extend(AlignedRow(None, j, INSERT) for j in range(j1, j2))
+            rows.extend(AlignedRow(None, ob + j, INSERT) for j in range(j1, j2))
         else:
             paired = min(i2 - i1, j2 - j1)
-            rows.extend(AlignedRow(i1 + d, j1 + d, REPLACE) for d in range(paired))
-            rows.extend(AlignedRow(i, None, DELETE) for i in range(i1 + paired, i2))
-            rows.extend(AlignedRow(None, j, INSERT) for j in range(j1 + paired, j2))
-    return Alignment(rows, first, first_row)
+            rows.extend(AlignedRow(oa + i1 + d, ob + j1 + d, REPLACE) for d in range(paired))
+            rows.extend(AlignedRow(oa + i, None, DELETE) for i in range(i1 + paired, i2))
+            rows.extend(AlignedRow(None, ob + j, INSERT) for j in range(j1 + paired, j2))
+    rows.extend(AlignedRow(off_a + len(a) - tail + d, off_b + len(b) - tail + d, EQUAL) for d in range(tail))
+    return rows
+
+
+def _finish(rows: list[AlignedRow], mode: str = ALL) -> Alignment:
+    """The alignment of ``rows``: where the first counted difference is, in each trace."""
+    na = nb = 0
+    for n, r in enumerate(rows):
+        if r.tag != EQUAL and r.counts:
+            return Alignment(rows, na + 1, n, nb + 1, mode)
+        na += r.a is not None
+        nb += r.b is not None
+    return Alignment(rows, None, None, None, mode)
+
+
+def align(a: Sequence[str], b: Sequence[str]) -> Alignment:
+    """Align two lists of step signatures with difflib (no junk heuristic); every step counts."""
+    return _finish(_diff_rows(a, b))
 
 
 def align_traces(
-    a: Sequence[Any] | None, b: Sequence[Any] | None, normaliser: Normaliser | None = None
+    a: Sequence[Any] | None,
+    b: Sequence[Any] | None,
+    normaliser: Normaliser | None = None,
+    mode: str = ALL,
+    tolerance: float = 0.0,
 ) -> Alignment:
-    """Normalise two traces and align them (see :func:`align`)."""
-    norm = normaliser or Normaliser()
-    return align(norm.signatures(a), norm.signatures(b))
+    """Normalise two traces and align them.
 
-
-@dataclass(frozen=True)
-class FieldChange:
-    """A field that differs between two steps; ``path`` is dotted (``args.query``, ``items[2]``).
-
-    ``a`` or ``b`` is :data:`MISSING` when only one step has the field. The path is
-    empty when the steps themselves are strings (or of different kinds).
+    Args:
+        a: Trace A (a list of steps), or None.
+        b: Trace B.
+        normaliser: Which keys to ignore.
+        mode: ``all``: every step counts (:func:`align`). ``actions``: the
+            agent's actions (:func:`~flaketui.traces.steps.action_keys`) are
+            aligned first (their shared head, then the first differing action
+            of each side as one row if they call the same tools, then the rest
+            with difflib), then the other steps between each pair of aligned
+            actions with each other; only a row where the actions differ counts.
+        tolerance: Numbers this close are equal (see
+            :func:`~flaketui.traces.structdiff.same_value`): a paired row whose
+            only differences are such numbers is equal.
     """
-
-    path: str
-    a: Any
-    b: Any
-
-
-def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(value, list) and value and any(isinstance(v, (dict, list)) for v in value):
-        for i, v in enumerate(value):
-            _flatten(v, f"{prefix}[{i}]", out)
+    check_mode(mode)
+    norm = normaliser or Normaliser()
+    ta, tb = list(a or ()), list(b or ())
+    sa, sb = norm.signatures(ta), norm.signatures(tb)
+    if mode == ALL:
+        rows = _diff_rows(sa, sb)
     else:
-        out[prefix] = value
+        rows = _action_rows(ta, tb, sa, sb, norm)
+    if tolerance > 0:
+        rows = [_within_tolerance(r, ta, tb, norm, mode, tolerance) for r in rows]
+    return _finish(rows, mode)
 
 
-def step_changes(a: Any, b: Any, normaliser: Normaliser | None = None) -> list[FieldChange]:
-    """The fields that differ between two steps after normalisation, in A's order then B's."""
+def _action_rows(ta: list[Any], tb: list[Any], sa: list[str], sb: list[str],
+                 norm: Normaliser) -> list[AlignedRow]:
+    ka, kb = action_keys(ta, norm), action_keys(tb, norm)
+    ia = [i for i, k in enumerate(ka) if k is not None]
+    ib = [j for j, k in enumerate(kb) if k is not None]
+    acts_a, acts_b = [ka[i] for i in ia], [kb[j] for j in ib]
+    # When the agent's first differing actions call the same tools (or both are the
+    # final answer), they are paired whatever difflib would make of them: that row is
+    # the divergence, "A looked up NM1VX1, B looked up KC18K6".
+    n = common_prefix(acts_a, acts_b)
+    same_kind = n < min(len(acts_a), len(acts_b)) and _kind(ta[ia[n]], norm) == _kind(tb[ib[n]], norm)
+    pairs = [(d, d) for d in range(n + same_kind)]
+    m = len(pairs)
+    pairs += [(r.a, r.b) for r in _diff_rows(acts_a[m:], acts_b[m:], m, m) if r.a is not None and r.b is not None]
+    anchors = [(ia[x], ib[y]) for x, y in pairs]
+    rows: list[AlignedRow] = []
+    pa = pb = 0
+    for x, y in [*anchors, (len(ta), len(tb))]:
+        for r in _diff_rows(sa[pa:x], sb[pb:y], pa, pb):
+            key_a = ka[r.a] if r.a is not None else None
+            key_b = kb[r.b] if r.b is not None else None
+            if r.tag == REPLACE and (key_a is None) != (key_b is None):
+                # An action is never shown beside a step that is not one (a user turn).
+                rows += [AlignedRow(r.a, None, DELETE, key_a is not None),
+                         AlignedRow(None, r.b, INSERT, key_b is not None)]
+            else:
+                rows.append(AlignedRow(r.a, r.b, r.tag, key_a != key_b))
+        if x < len(ta):
+            rows.append(AlignedRow(x, y, EQUAL if sa[x] == sb[y] else REPLACE, ka[x] != kb[y]))
+        pa, pb = x + 1, y + 1
+    return rows
+
+
+def _kind(step: Any, norm: Normaliser) -> list[Any]:
+    """The names of an action's tool calls (empty for a final answer)."""
+    return [c.get("name") for c in tool_calls(norm.step(step))]
+
+
+def _within_tolerance(r: AlignedRow, ta: list[Any], tb: list[Any], norm: Normaliser, mode: str,
+                      tolerance: float) -> AlignedRow:
+    if r.tag != REPLACE or r.a is None or r.b is None:
+        return r
+    sa, sb = norm.step(ta[r.a]), norm.step(tb[r.b])
+    if not structural_diff(sa, sb, tolerance):
+        return AlignedRow(r.a, r.b, EQUAL, False)
+    if mode == ACTIONS and r.counts:
+        ca, cb = tool_calls(sa), tool_calls(sb)
+        if ca and cb and not structural_diff(_call_parts(ca), _call_parts(cb), tolerance):
+            return AlignedRow(r.a, r.b, r.tag, False)
+    return r
+
+
+def _call_parts(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": c.get("name"), "arguments": c.get("arguments")} for c in calls]
+
+
+def step_changes(a: Any, b: Any, normaliser: Normaliser | None = None,
+                 tolerance: float = 0.0) -> list[FieldChange]:
+    """The fields that differ between two steps after normalisation, in A's order then B's.
+
+    Paths are dotted (``tool_calls.0.arguments.reservation_id``); see
+    :func:`~flaketui.traces.structdiff.structural_diff`.
+    """
     norm = normaliser or Normaliser()
     na, nb = norm.step(a), norm.step(b)
-    if not (isinstance(na, dict) and isinstance(nb, dict)):
-        return [] if na == nb else [FieldChange("", na, nb)]
-    fa: dict[str, Any] = {}
-    fb: dict[str, Any] = {}
-    _flatten(na, "", fa)
-    _flatten(nb, "", fb)
-    changes = []
-    for path in list(fa) + [p for p in fb if p not in fa]:
-        va, vb = fa.get(path, MISSING), fb.get(path, MISSING)
-        if va != vb or type(va) is not type(vb):
-            changes.append(FieldChange(path, va, vb))
-    return changes
+    if not (isinstance(na, dict) and isinstance(nb, dict) or isinstance(na, list) and isinstance(nb, list)):
+        return [] if same_value(na, nb, tolerance) else [FieldChange("", na, nb)]
+    return structural_diff(na, nb, tolerance)
 
 
 _TOKEN = re.compile(r"\s+|\S+")
@@ -208,7 +297,9 @@ def first_divergence(a: Sequence[str], b: Sequence[str]) -> int | None:
 
 
 def task_divergence(
-    traces: Sequence[tuple[bool, Sequence[Any] | None]], normaliser: Normaliser | None = None
+    traces: Sequence[tuple[bool, Sequence[Any] | None]],
+    normaliser: Normaliser | None = None,
+    mode: str = ALL,
 ) -> int | None:
     """First divergence of a task's most informative (pass, fail) pair of traces.
 
@@ -216,15 +307,25 @@ def task_divergence(
         traces: ``(passed, trace)`` per non-errored trial, in trial order; trials
             without a trace are left out.
         normaliser: Which keys to ignore.
+        mode: ``all`` or ``actions`` (see :func:`align_traces`); in ``actions``
+            the pair is the one sharing the longest prefix of agent actions.
 
     Returns:
-        The 1-based step, or None when the task has no passing or no failing
-        trace, or the chosen pair is equal after normalisation.
+        The 1-based step in the passing trace, or None when the task has no
+        passing or no failing trace, or the chosen pair does not diverge.
     """
+    check_mode(mode)
     norm = normaliser or Normaliser()
-    passing = [norm.signatures(t) for ok, t in traces if ok and t is not None]
-    failing = [norm.signatures(t) for ok, t in traces if not ok and t is not None]
-    pair = best_pair(passing, failing)
+    passing = [t for ok, t in traces if ok and t is not None]
+    failing = [t for ok, t in traces if not ok and t is not None]
+    pair = best_pair([pair_keys(t, norm, mode) for t in passing], [pair_keys(t, norm, mode) for t in failing])
     if pair is None:
         return None
-    return first_divergence(passing[pair[0]], failing[pair[1]])
+    return align_traces(passing[pair[0]], failing[pair[1]], norm, mode).first_divergence
+
+
+def pair_keys(trace: Sequence[Any] | None, normaliser: Normaliser, mode: str = ALL) -> list[str]:
+    """What :func:`best_pair` compares: every step's signature, or in ``actions`` the actions' keys."""
+    if mode == ALL:
+        return normaliser.signatures(trace)
+    return [k for k in action_keys(trace, normaliser) if k is not None]

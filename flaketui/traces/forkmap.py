@@ -16,14 +16,17 @@ from typing import Any
 
 from flaketui.model import ERRORED, PASS
 from flaketui.traces.normalise import Normaliser
+from flaketui.traces.steps import ALL, action_keys, check_mode
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ForkNode:
     """A step shared by a set of trials (the root, ``depth == 0``, stands for the start).
 
-    ``step`` is the normalised step of the first trial that reached the node;
-    ``ended`` counts trials whose trace ends at this node.
+    ``step`` is the normalised step of the first trial that reached the node and
+    ``number`` its 1-based place in that trial's trace (in ``actions`` mode the
+    tree holds only the agent's actions, so ``depth`` counts actions and
+    ``number`` steps); ``ended`` counts trials whose trace ends at this node.
     """
 
     signature: str | None
@@ -35,6 +38,11 @@ class ForkNode:
     trials: list[int] = field(default_factory=list)
     ended: int = 0
     children: list[ForkNode] = field(default_factory=list)
+    number: int = 0
+
+    def __repr__(self) -> str:  # the dataclass one recurses into every child
+        return (f"ForkNode(depth={self.depth}, number={self.number}, passes={self.passes}, "
+                f"fails={self.fails}, errored={self.errored}, children={len(self.children)})")
 
     @property
     def total(self) -> int:
@@ -58,14 +66,18 @@ class ForkNode:
         return any(c.passes == 0 or c.fails == 0 for c in self.children)
 
     def walk(self) -> Iterator[ForkNode]:
-        """This node and every node below it, depth first, in child order."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """This node and every node below it, depth first, in child order (no recursion)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
 
 def build_fork_map(
-    trials: Sequence[tuple[int, int, Sequence[Any] | None]], normaliser: Normaliser | None = None
+    trials: Sequence[tuple[int, int, Sequence[Any] | None]],
+    normaliser: Normaliser | None = None,
+    mode: str = ALL,
 ) -> ForkNode:
     """Build the prefix tree of ``trials``.
 
@@ -74,11 +86,15 @@ def build_fork_map(
             :data:`~flaketui.model.PASS`, ``FAIL`` or ``ERRORED``. Trials without a
             trace are left out.
         normaliser: Which keys to ignore when comparing steps.
+        mode: ``all``: every step is a node. ``actions``: only the agent's
+            actions (:func:`~flaketui.traces.steps.action_keys`) are, so trials
+            fork where the agent acted differently, not where the user reworded.
 
     Returns:
         The root. Children are ordered by the number of trials through them
         (most first), then by first appearance.
     """
+    check_mode(mode)
     norm = normaliser or Normaliser()
     root = ForkNode(None, None, 0)
     for number, outcome, trace in trials:
@@ -86,11 +102,13 @@ def build_fork_map(
             continue
         node = root
         _count(node, number, outcome)
-        for step in trace:
-            sig = norm.signature(step)
+        keys = norm.signatures(trace) if mode == ALL else action_keys(trace, norm)
+        for i, (step, sig) in enumerate(zip(trace, keys, strict=True)):
+            if sig is None:
+                continue
             child = next((c for c in node.children if c.signature == sig), None)
             if child is None:
-                child = ForkNode(sig, norm.step(step), node.depth + 1)
+                child = ForkNode(sig, norm.step(step), node.depth + 1, number=i + 1)
                 node.children.append(child)
             node = child
             _count(node, number, outcome)

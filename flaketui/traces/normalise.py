@@ -1,14 +1,28 @@
 """Normalise trace steps so that two trials' steps can be compared.
 
 A step is whatever the log holds in its trace list: usually an object with
-``role``, ``type``, ``name``, ``args``, ``content``, or a plain string. Keys that
-change on every run (ids, timestamps, durations) say nothing about the outcome,
-so they are dropped before comparing, recursively inside the step. Pure Python:
-no Textual, no Rich.
+``role``, ``type``, ``name``, ``args``, ``content`` (flaketui's own logs), an
+OpenAI-style chat message (``role``, ``content``, ``tool_calls``; τ-bench,
+τ²-bench, Inspect), or a plain string.
+
+Keys that change on every run (ids, timestamps, durations) say nothing about the
+outcome, so they are dropped before comparing — but only where they are
+metadata: a step's own top-level keys, and the keys of a tool call in its
+``tool_calls`` list (``tool_calls[].id``, which ties a tool result to its call;
+the result's ``tool_call_id`` is a top-level key). They are never dropped inside
+arguments, inputs, outputs or content: ``get_reservation_details(reservation_id=
+"NM1VX1")`` and ``(reservation_id="KC18K6")`` stay different.
+
+Tool calls are put in one shape, ``{"name", "arguments", …}``: OpenAI's
+``{"function": {"name", "arguments"}}`` is lifted, Inspect's ``{"function":
+name}`` renamed, and arguments held as a JSON string are parsed, so that key
+order never counts and a change is named by its path
+(``tool_calls.0.arguments.reservation_id``). Pure Python: no Textual, no Rich.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,11 +30,27 @@ from typing import Any
 import orjson
 
 DEFAULT_IGNORED_KEYS = ("id", "timestamp", "time")
-"""Keys ignored by name, at any depth of a step."""
+"""Keys ignored by name, among a step's (or a tool call's) own keys."""
 IGNORED_SUFFIXES = ("_id", "_at")
 """Keys ending with these are ignored (``call_id``, ``created_at``)."""
 IGNORED_PREFIXES = ("duration", "latency")
 """Keys starting with these are ignored (``duration_s``, ``latency_ms``)."""
+
+NOISE_KEYS: dict[str, tuple[str, ...]] = {
+    "τ²-bench": ("cost", "usage", "raw_data", "turn_idx", "generation_time_seconds"),
+}
+"""Per-format step keys that duplicate or decorate the content, ignored by default.
+
+τ²-bench's messages (``tau2/data_model/message.py``) carry, as "metadata", the
+call's ``cost``, the token ``usage``, the provider's ``raw_data`` (the same
+message again), ``turn_idx`` (its position, which shifts by one for every extra
+user turn) and ``generation_time_seconds``; τ²'s own message equality leaves
+them out too (it compares role, content and tool calls)."""
+
+DEFAULT_NOISE_KEYS = frozenset(k for keys in NOISE_KEYS.values() for k in keys)
+
+ARGUMENT_KEYS = ("arguments", "args", "input")
+"""Keys that hold a tool call's arguments (parsed when they are a JSON string)."""
 
 SUMMARY_KEYS = ("role", "type", "name")
 """Fields that make up the head of a one-line step description, in this order."""
@@ -28,13 +58,16 @@ SUMMARY_KEYS = ("role", "type", "name")
 
 @dataclass(frozen=True)
 class Normaliser:
-    """Drops the keys that differ between runs from trace steps.
+    """Drops the metadata keys that differ between runs from trace steps.
 
     Args:
-        extra_keys: Further key names to ignore (the command line's ``--ignore-key``).
+        extra_keys: Further key names to ignore (the command line's ``--ignore-key``);
+            like the volatile keys, only a step's own keys and a tool call's.
+        noise_keys: Per-format noise keys (:data:`NOISE_KEYS`), ignored the same way.
     """
 
     extra_keys: frozenset[str] = field(default_factory=frozenset)
+    noise_keys: frozenset[str] = DEFAULT_NOISE_KEYS
 
     @classmethod
     def with_keys(cls, keys: Iterable[str] = ()) -> Normaliser:
@@ -42,32 +75,94 @@ class Normaliser:
         return cls(frozenset(keys))
 
     def ignores(self, key: str) -> bool:
-        """True if a key of this name is dropped before comparing."""
+        """True if a step's (or tool call's) own key of this name is dropped before comparing."""
         return (
             key in DEFAULT_IGNORED_KEYS
             or key in self.extra_keys
+            or key in self.noise_keys
             or key.endswith(IGNORED_SUFFIXES)
             or key.startswith(IGNORED_PREFIXES)
         )
 
+    def ignored_key_patterns(self) -> list[str]:
+        """Every rule of :meth:`ignores`, for display: ``id``, ``*_id``, ``duration*``, ``cost``…"""
+        return [
+            *DEFAULT_IGNORED_KEYS,
+            *(f"*{s}" for s in IGNORED_SUFFIXES),
+            *(f"{p}*" for p in IGNORED_PREFIXES),
+            *sorted(self.noise_keys),
+            *sorted(self.extra_keys - self.noise_keys),
+        ]
+
+    def _keep(self, key: Any) -> bool:
+        return not (isinstance(key, str) and self.ignores(key))
+
+    def tool_call(self, call: Any) -> Any:
+        """One tool call as ``{"name", "arguments", …}`` without its metadata keys."""
+        if not isinstance(call, dict):
+            return call
+        out: dict[str, Any] = {}
+        fn = call.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else fn if isinstance(fn, str) else call.get("name")
+        if name is not None:
+            out["name"] = name
+        args: Any = _MISSING
+        if isinstance(fn, dict):
+            args = next((fn[k] for k in ARGUMENT_KEYS if k in fn), _MISSING)
+        if args is _MISSING:
+            args = next((call[k] for k in ARGUMENT_KEYS if k in call), _MISSING)
+        if args is not _MISSING:
+            out["arguments"] = parse_json_string(args)
+        for k, v in call.items():
+            if k in ("function", "name", *ARGUMENT_KEYS) or not self._keep(k):
+                continue
+            if k == "type" and v == "function":
+                continue  # OpenAI's constant marker says nothing
+            out[k] = v
+        if isinstance(fn, dict):
+            out.update((k, v) for k, v in fn.items()
+                       if k not in ("name", *ARGUMENT_KEYS) and self._keep(k) and k not in out)
+        return out
+
     def step(self, step: Any) -> Any:
-        """The step without ignored keys, at every depth (lists and nested objects)."""
-        if isinstance(step, dict):
-            return {
-                k: self.step(v) for k, v in step.items() if not (isinstance(k, str) and self.ignores(k))
-            }
-        if isinstance(step, list):
-            return [self.step(v) for v in step]
-        return step
+        """The step without its ignored metadata keys, tool calls in one shape.
+
+        Only the step's own keys and its tool calls' keys are looked at; values
+        (arguments, content, outputs) are kept whole, except that arguments held
+        as a JSON string are parsed.
+        """
+        if not isinstance(step, dict):
+            return step
+        out: dict[Any, Any] = {}
+        for k, v in step.items():
+            if not self._keep(k):
+                continue
+            if k == "tool_calls" and isinstance(v, list):
+                out[k] = [self.tool_call(c) for c in v]
+            elif k in ARGUMENT_KEYS:
+                out[k] = parse_json_string(v)
+            else:
+                out[k] = v
+        return out
 
     def ignored_keys_of(self, trace: Sequence[Any] | None) -> list[str]:
-        """The top-level keys of ``trace``'s steps that are ignored, in first-seen order."""
+        """The keys of ``trace``'s steps that are ignored, in first-seen order.
+
+        A step's own keys by name (``id``); its tool calls' as ``tool_calls[].id``.
+        """
         seen: dict[str, None] = {}
         for step in trace or ():
-            if isinstance(step, dict):
-                for k in step:
-                    if isinstance(k, str) and self.ignores(k):
-                        seen.setdefault(k, None)
+            if not isinstance(step, dict):
+                continue
+            for k in step:
+                if isinstance(k, str) and self.ignores(k):
+                    seen.setdefault(k, None)
+            calls = step.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict):
+                    for k in call:
+                        if isinstance(k, str) and self.ignores(k):
+                            seen.setdefault(f"tool_calls[].{k}", None)
         return list(seen)
 
     def signature(self, step: Any) -> str:
@@ -77,38 +172,85 @@ class Normaliser:
         """
         if isinstance(step, str):
             return "s" + step
-        try:
-            return "j" + orjson.dumps(
-                self.step(step), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr
-            ).decode()
-        except (TypeError, RecursionError):
-            pass  # nested deeper than orjson writes (255 levels): compare by repr
-        try:
-            return "r" + repr(self.step(step))
-        except RecursionError:
-            return f"deep{id(step)}"  # deeper than Python recurses: equal to no other step
+        return canonical_json(self.step(step), id(step))
 
     def signatures(self, trace: Sequence[Any] | None) -> list[str]:
         """The signature of each step of ``trace`` (an empty list for no trace)."""
         return [self.signature(s) for s in trace or ()]
 
 
+_MISSING = object()
+
+
+def parse_json_string(value: Any) -> Any:
+    """``value`` parsed when it is a string holding a JSON object or array, else unchanged."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def canonical_json(value: Any, fallback: int = 0) -> str:
+    """``j`` + canonical JSON (sorted keys) of ``value``; ``r`` + repr when orjson cannot write it.
+
+    orjson writes 255 levels; deeper values compare by repr, and values deeper
+    than Python recurses by ``fallback`` (pass ``id(value)``: equal to no other).
+    """
+    try:
+        return "j" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+                                  default=repr).decode()
+    except (TypeError, RecursionError):
+        pass
+    try:
+        return "r" + repr(value)
+    except RecursionError:
+        return f"deep{fallback}"
+
+
 def compact(value: Any) -> str:
     """A value on one line: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
+    return json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON of ``value``; repr when orjson cannot write it (deeper than 255 levels)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
     except TypeError:
+        pass
+    try:
         return repr(value)
+    except RecursionError:
+        return "<nested too deep to show>"
 
 
-def describe(step: Any, width: int = 80) -> str:
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (category Cc)."""
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` on one line: white space runs as one space, control characters dropped.
+
+    Args:
+        text: Any text from a log (untrusted).
+        width: Longest result; longer text ends with ``…``. None: no limit.
+    """
+    text = _CONTROL.sub("", " ".join(text.split()))
+    if width is None or len(text) <= width:
+        return text
+    return text[: max(0, width - 1)] + "…"
+
+
+def describe(step: Any, width: int | None = 80) -> str:
     """One line about a step, e.g. ``tool_result searchRunbook: [1] Restart the…``.
 
     Args:
         step: A (normalised or raw) step.
-        width: Longest result; longer text ends with ``…``.
+        width: Longest result; longer text ends with ``…``. None: no limit.
     """
     if isinstance(step, dict):
         head = " ".join(str(step[k]) for k in SUMMARY_KEYS if k in step and step[k] is not None)
@@ -116,5 +258,4 @@ def describe(step: Any, width: int = 80) -> str:
         text = head + (": " if head and rest else "") + " ".join(rest)
     else:
         text = compact(step)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    return one_line(text, width)

@@ -36,14 +36,15 @@ def task_trials(task: str, path=BASELINE) -> list[Trial]:
 
 
 class TestNormaliser:
-    def test_drops_volatile_keys_recursively(self) -> None:
+    def test_drops_volatile_keys_of_the_step_only(self) -> None:
+        # Ids inside arguments name the record the agent acted on: they are kept.
         step = {
             "id": "x", "timestamp": "t", "time": 3, "call_id": "c", "created_at": "d",
             "duration_s": 1.0, "latency_ms": 5, "role": "tool",
             "args": {"request_id": "r", "query": "q", "nested": [{"time": 1, "k": 2}]},
         }
         assert Normaliser().step(step) == {
-            "role": "tool", "args": {"query": "q", "nested": [{"k": 2}]},
+            "role": "tool", "args": {"request_id": "r", "query": "q", "nested": [{"time": 1, "k": 2}]},
         }
 
     def test_extra_keys(self) -> None:
@@ -219,3 +220,70 @@ def test_deeply_nested_steps_do_not_crash() -> None:
         assert align_traces(a, b).first_divergence == 2
     same = nest(300, 1)
     assert align_traces([same], [nest(300, 1)]).first_divergence is None
+
+
+def openai_call(name: str, arguments: str, call_id: str = "call_1", content: str | None = None) -> dict:
+    """An assistant message as OpenAI (and τ-bench) store it: arguments as a JSON string."""
+    return {"role": "assistant", "content": content, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}
+
+
+class TestMetadataOnly:
+    """Volatile keys are ignored where they are metadata, never inside arguments (issue 11)."""
+
+    def test_tool_call_ids_ignored_argument_ids_kept(self) -> None:
+        a = openai_call("get_reservation_details", '{"reservation_id": "NM1VX1"}', "call_a")
+        b = openai_call("get_reservation_details", '{"reservation_id": "KC18K6"}', "call_b")
+        norm = Normaliser()
+        assert norm.step(a)["tool_calls"] == [
+            {"name": "get_reservation_details", "arguments": {"reservation_id": "NM1VX1"}}]
+        assert norm.signature(a) != norm.signature(b)
+        b2 = openai_call("get_reservation_details", '{"reservation_id": "NM1VX1"}', "call_zz")
+        assert norm.signature(a) == norm.signature(b2)
+
+    def test_tool_result_tie_id_ignored(self) -> None:
+        a = {"role": "tool", "tool_call_id": "call_a", "name": "x", "content": "ok"}
+        b = {"role": "tool", "tool_call_id": "call_b", "name": "x", "content": "ok"}
+        assert Normaliser().signature(a) == Normaliser().signature(b)
+
+    def test_json_string_argument_order_never_counts(self) -> None:
+        a = openai_call("book", '{"user_id": "u1", "cabin": "economy"}')
+        b = openai_call("book", '{"cabin":"economy","user_id":"u1"}')
+        assert Normaliser().signature(a) == Normaliser().signature(b)
+
+    def test_ids_inside_content_and_outputs_kept(self) -> None:
+        a = {"role": "tool", "content": {"order_id": "A", "created_at": "t1"}}
+        b = {"role": "tool", "content": {"order_id": "B", "created_at": "t1"}}
+        assert Normaliser().signature(a) != Normaliser().signature(b)
+
+    def test_ignore_key_is_metadata_only_too(self) -> None:
+        norm = Normaliser.with_keys(["content"])
+        step = {"role": "assistant", "content": "hi", "args": {"content": "kept"}}
+        assert norm.step(step) == {"role": "assistant", "args": {"content": "kept"}}
+
+    def test_tau2_noise_keys_ignored_by_default(self) -> None:
+        # Shaped as τ²-bench's AssistantMessage / ToolCall (tau2/data_model/message.py): the
+        # arguments are a dict, the metadata cost/usage/raw_data/turn_idx sit on the message.
+        def msg(turn: int, cost: float) -> dict:
+            return {"role": "assistant", "content": None, "turn_idx": turn, "timestamp": f"t{turn}",
+                    "cost": cost, "usage": {"prompt_tokens": turn}, "raw_data": {"choices": [turn]},
+                    "tool_calls": [{"id": f"c{turn}", "name": "get_user_details",
+                                    "arguments": {"user_id": "mia_li_3668", "turn_idx": 1},
+                                    "requestor": "assistant"}]}
+        norm = Normaliser()
+        assert norm.signature(msg(3, 0.01)) == norm.signature(msg(5, 0.02))
+        assert norm.step(msg(3, 0.01)) == {"role": "assistant", "content": None, "tool_calls": [
+            {"name": "get_user_details", "arguments": {"user_id": "mia_li_3668", "turn_idx": 1},
+             "requestor": "assistant"}]}
+        assert "cost" in Normaliser(noise_keys=frozenset()).step(msg(3, 0.01))
+
+    def test_inspect_tool_call_shape(self) -> None:
+        call = {"id": "x", "function": "bash", "arguments": {"cmd": "ls"}, "type": "function"}
+        assert Normaliser().tool_call(call) == {"name": "bash", "arguments": {"cmd": "ls"}}
+
+    def test_the_normaliser_lists_what_it_ignores(self) -> None:
+        listed = Normaliser.with_keys(["seed"]).ignored_key_patterns()
+        for key in ("id", "timestamp", "*_id", "*_at", "duration*", "cost", "usage", "raw_data", "seed"):
+            assert key in listed
+        trace = [openai_call("f", "{}"), {"role": "tool", "tool_call_id": "c", "content": "", "cost": 1}]
+        assert Normaliser().ignored_keys_of(trace) == ["tool_calls[].id", "tool_call_id", "cost"]
