@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 
 from flaketui.loading import cache, formats
-from flaketui.loading.formats import LOG_SUFFIXES
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
@@ -34,6 +33,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         If a path does not exist, a glob matches nothing, or a directory holds no log.
     """
     out: list[Path] = []
+    suffixes = formats.log_suffixes()
     for raw in paths:
         text = os.fspath(raw)
         if any(ch in text for ch in "*?[") and not os.path.exists(text):
@@ -50,7 +50,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
             found = sorted(
                 p for p in path.rglob("*")
-                if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+                if p.is_file() and p.name.lower().endswith(suffixes)
                 and not is_triage_file(p.name)
             )
             if not found:

@@ -3,7 +3,7 @@
 The loader, ``--watch``, the index cache and the trace reader all find a file's
 format here: :func:`format_for` gives the first format in :data:`FORMATS` whose
 ``matches(path, head)`` is true; :func:`format_of_kind` gives the format that reads
-a :class:`~flaketui.model.Source` back; :data:`LOG_SUFFIXES` (what a directory is
+a :class:`~flaketui.model.Source` back; :func:`log_suffixes` (what a directory is
 searched for) is every format's ``suffixes``.
 
 How to add a format
@@ -49,10 +49,10 @@ FORMATS: list[LogFormat] = [InspectLog(), JsonArray(), JsonLines()]
 HEAD_BYTES = 256
 """How many of a file's first bytes :meth:`LogFormat.matches` is shown."""
 
-LOG_SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS for s in f.suffixes))
-"""What a directory is searched for."""
 
-_BY_KIND = {kind: f for f in FORMATS for kind in f.kinds}
+def log_suffixes() -> tuple[str, ...]:
+    """What a directory is searched for: every format's ``suffixes``."""
+    return tuple(dict.fromkeys(s for f in FORMATS for s in f.suffixes))
 
 
 def format_for(path: Path) -> LogFormat:
@@ -82,10 +82,10 @@ def format_of_kind(kind: str) -> LogFormat:
     ValueError
         If no format does (e.g. an index cache entry written by another version).
     """
-    try:
-        return _BY_KIND[kind]
-    except KeyError:
-        raise ValueError(f"no log format gives source kind {kind!r}") from None
+    for fmt in FORMATS:
+        if kind in fmt.kinds:
+            return fmt
+    raise ValueError(f"no log format gives source kind {kind!r}")
 
 
 def run_name_for(path: Path) -> str:
@@ -93,5 +93,5 @@ def run_name_for(path: Path) -> str:
     return format_for(path).run_name(path)
 
 
-__all__ = ["FORMATS", "HEAD_BYTES", "LOG_SUFFIXES", "LogFormat", "Record", "Tick", "format_for",
-           "format_of_kind", "run_name_for"]
+__all__ = ["FORMATS", "HEAD_BYTES", "LogFormat", "Record", "Tick", "format_for", "format_of_kind",
+           "log_suffixes", "run_name_for"]

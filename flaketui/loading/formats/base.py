@@ -81,9 +81,11 @@ class LogFormat(ABC):
         :class:`Record`)."""
 
     def run_name(self, path: Path) -> str:
-        """The default run name of ``path``: its name without :data:`RUN_NAME_ENDINGS`."""
+        """The default run name of ``path``: its name without :data:`RUN_NAME_ENDINGS`,
+        then without those of :attr:`suffixes` that the list does not cover (``.tsv``)."""
         name = path.name
-        for suffix in RUN_NAME_ENDINGS:
+        own = tuple(s for s in self.suffixes if not s.endswith(RUN_NAME_ENDINGS))
+        for suffix in RUN_NAME_ENDINGS + own:
             if name.lower().endswith(suffix):
                 name = name[: -len(suffix)]
         return name or path.name
