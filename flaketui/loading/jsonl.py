@@ -3,7 +3,7 @@
 Every line is parsed with orjson; a line that can't be used becomes a
 :class:`~flaketui.model.Problem` naming the file and line, and reading goes on.
 Plain files are read in blocks by byte range, so a large file can be split
-between processes (see :mod:`flaketui.loading.loader`).
+between processes (see :mod:`flaketui.loading.formats.json_lines`).
 """
 
 from __future__ import annotations

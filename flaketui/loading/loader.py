@@ -1,9 +1,10 @@
 """Load trial logs from files, directories and globs into one :class:`TrialLog`.
 
 Each file is read by its format (:mod:`flaketui.loading.formats`), or taken from
-the index cache (:mod:`flaketui.loading.cache`). The parsed pieces are merged in file order, trials
-without a ``trial`` number are numbered by order of appearance within their run
-and task, and a repeated (run, task, trial) keeps its first occurrence.
+the index cache (:mod:`flaketui.loading.cache`). The parsed pieces are merged in
+file order, trials without a ``trial`` number are numbered by order of appearance
+within their run and task, and a repeated (run, task, trial) keeps its first
+occurrence.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ truncated, replaced by another file, or rewritten in place: it is read again).
 :class:`~flaketui.model.TrialLog` when a poll finds a change: new lines of a file
 whose format is ``appendable`` (plain JSONL) are parsed alone and appended; any
 other change reloads that file (gzip, JSON arrays and Inspect logs are rewritten
-whole by the tools that write them). New files matching the given directories or globs are picked up.
-No Textual, no Rich.
+whole by the tools that write them). New files matching the given directories or
+globs are picked up. No Textual, no Rich.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from flaketui.loading.fastpath import FastDecoder
 from flaketui.loading.formats import LogFormat, Record, Tick
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, InputError, Source, TrialLog
+from flaketui.model import FieldMap, InputError, Problem, Source, TrialLog
 
 COLUMNS = ("run", "task", "trial", "outcome", "score", "group", "offset", "length", "line",
            "has_trace")
@@ -339,14 +339,17 @@ class Tsv(LogFormat):
 
     def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
              workers: int | None, tick: Tick) -> Parsed:
-        sink = RecordSink(fields, default_run)
+        sink = RecordSink(FieldMap(threshold=fields.threshold), default_run)
+        problems = []
         offset = 0
         with open(path, "rb") as fh:
             for line, raw in enumerate(fh, 1):
-                sink.add(self.record(raw), offset, len(raw), line)
+                reason = sink.add(self.record(raw), offset, len(raw), line)
+                if reason is not None:
+                    problems.append(Problem(str(path), line, reason))
                 offset += len(raw)
         tick(size)
-        return Parsed.from_sink(sink, [])
+        return Parsed.from_sink(sink, problems)
 
     def read_record(self, source: Source, offset: int, length: int,
                     trace_names: tuple[str, ...], max_steps: int | None) -> Record:

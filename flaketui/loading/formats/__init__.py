@@ -17,10 +17,13 @@ How to add a format
    - ``matches(path, head)``: whether it reads this file (by name, or by its first
      bytes ``head`` when the name is shared with another format);
    - ``read(path, size, fields, default_run, workers, tick)``: every trial as a
-     :class:`~flaketui.loading.parsed.Parsed` (fill a
-     :class:`~flaketui.loading.records.RecordSink` with one dict per trial in
-     flaketui's own field names and return ``Parsed.from_sink(sink, problems)``;
-     bad records are :class:`~flaketui.model.Problem` entries, never exceptions);
+     :class:`~flaketui.loading.parsed.Parsed`. Usually: make a
+     ``RecordSink(FieldMap(threshold=fields.threshold), default_run)``
+     (:mod:`flaketui.loading.records`), call ``sink.add(obj, offset, length, line)``
+     with one dict per trial in flaketui's own field names (``task``, ``passed`` or
+     ``score``, ``trial``, ``error``, ``metrics``, ``trace``...; it returns the reason
+     when a record is unusable: make that a :class:`~flaketui.model.Problem`, never
+     raise), call ``tick(size)``, and return ``Parsed.from_sink(sink, problems)``;
    - ``read_record(source, offset, length, trace_names, max_steps)``: one trial read
      back by the ``offset``/``length`` that ``read`` gave it, for its trace.
 
@@ -29,8 +32,10 @@ How to add a format
 2. Add an instance to :data:`FORMATS` below, before any format that would also match
    its files (:class:`JsonLines` matches every file, so it stays last).
 3. Test it in ``tests/unit/`` with a small real log of that format (see
-   ``tests/unit/test_realdata.py``), and bump :data:`flaketui.loading.cache.FORMAT`
-   if files already cached would now read differently.
+   ``tests/unit/test_realdata.py``; ``TestRegistry`` in ``tests/unit/test_formats.py``
+   adds a toy format end to end), and bump :data:`flaketui.loading.cache.FORMAT` if
+   files already cached would now read differently (a format that takes over files
+   another format read before).
 """
 
 from __future__ import annotations
