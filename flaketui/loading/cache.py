@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from flaketui.loading import formats
+from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.model import FieldMap, Problem
 
 ENABLED = True
@@ -39,9 +41,6 @@ FORMAT = 4
 """Bumped whenever parsing could give other columns for the same file."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""
-
-COLUMNS = ("run", "task", "group", "trial", "outcome", "score", "offset", "length", "line",
-           "has_trace")
 
 
 def cache_dir() -> Path:
@@ -79,8 +78,9 @@ MAGIC = b"flaketui-index\x00\x01"
 ALIGN = 64
 
 
-def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[str, Any]] | None:
-    """The cached (source kind, parsed state) of ``path`` as it is now, or ``None``."""
+def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed] | None:
+    """The cached (source kind, what it holds) of ``path`` as it is now, or ``None``
+    (also when no format in :data:`~flaketui.loading.formats.FORMATS` gives that kind)."""
     name, who = _identity(path, fields)
     entry = cache_dir() / name
     try:
@@ -95,6 +95,7 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[st
         meta = orjson.loads(bytes(data[start : start + size]))
         if meta.get("key") != _key(who, st):
             return None
+        formats.format_of_kind(meta["kind"])  # a kind no format reads back is no use
         arrays = {
             a: np.frombuffer(data, dtype=np.dtype(dt), count=count, offset=offset)
             for a, dt, count, offset in meta["arrays"]
@@ -105,14 +106,13 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, dict[st
         return None
     spath = str(path)
     problems = [Problem(spath, line, reason) for line, reason in meta["problems"]]
-    state = {"runs": meta["runs"], "tasks": meta["tasks"], "groups": meta["groups"],
-             "columns": columns, "metrics": metrics, "problems": problems}
-    return meta["kind"], state
+    parsed = Parsed(runs=meta["runs"], tasks=meta["tasks"], groups=meta["groups"],
+                    metrics=metrics, problems=problems, **columns)
+    return meta["kind"], parsed
 
 
-def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str,
-          state: dict[str, Any]) -> None:
-    """Keep the parsed ``state`` of ``path`` (as it was at ``st``); failures are ignored.
+def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str, parsed: Parsed) -> None:
+    """Keep what ``path`` held (as it was at ``st``); failures are ignored.
 
     Layout: :data:`MAGIC`, the length of the header (8 bytes, little-endian), the
     header (JSON: key, names, problems and where each array lies), then the
@@ -125,18 +125,18 @@ def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str,
         name, who = _identity(path, fields)
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        metric_names = list(state["metrics"])
-        arrays = {"c_" + c: np.ascontiguousarray(state["columns"][c]) for c in COLUMNS}
-        arrays.update({f"m{i}": np.ascontiguousarray(state["metrics"][m], dtype=np.float64)
+        metric_names = list(parsed.metrics)
+        arrays = {"c_" + c: np.ascontiguousarray(getattr(parsed, c)) for c in COLUMNS}
+        arrays.update({f"m{i}": np.ascontiguousarray(parsed.metrics[m], dtype=np.float64)
                        for i, m in enumerate(metric_names)})
         meta: dict[str, Any] = {
             "key": _key(who, st),
             "kind": kind,
-            "runs": state["runs"],
-            "tasks": state["tasks"],
-            "groups": state["groups"],
+            "runs": parsed.runs,
+            "tasks": parsed.tasks,
+            "groups": parsed.groups,
             "metrics": metric_names,
-            "problems": [(p.line, p.reason) for p in state["problems"]],
+            "problems": [(p.line, p.reason) for p in parsed.problems],
         }
         # The header holds the offsets of the arrays after it, so its length is fixed
         # first with wide placeholders, then the offsets are filled in.

@@ -3,7 +3,7 @@
 Every line is parsed with orjson; a line that can't be used becomes a
 :class:`~flaketui.model.Problem` naming the file and line, and reading goes on.
 Plain files are read in blocks by byte range, so a large file can be split
-between processes (see :mod:`flaketui.loading.loader`).
+between processes (see :mod:`flaketui.loading.formats.json_lines`).
 """
 
 from __future__ import annotations
@@ -343,3 +343,43 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
     with open(path, "rb") as fh:
         fh.seek(offset)
         return loads(fh.read(length))
+
+
+def read_object(path: str, kind: str, offset: int, length: int, trace_names: tuple[str, ...],
+                max_steps: int | None) -> tuple[Any, int | None]:
+    """The object stored at ``offset`` (as :func:`read_line_at`) and, when its trace was cut
+    to ``max_steps`` steps, the trace's full number of steps (else ``None``).
+
+    For a plain file, only the steps kept are built as Python objects (a 100 MB trace
+    opens in its first few steps' memory); the ``.gz`` kinds are read whole.
+    """
+    if max_steps is not None and kind in ("jsonl", "json") and length > 0:
+        obj, total = _read_cut(path, offset, length, trace_names, max_steps)
+        if obj is not None:
+            return obj, total
+    return read_line_at(path, kind, offset, length), None
+
+
+def _read_cut(path: str, offset: int, length: int, trace_names: tuple[str, ...],
+              max_steps: int) -> tuple[dict[str, Any] | None, int | None]:
+    """The object at ``offset`` with its trace cut to ``max_steps`` steps, and the number
+    of steps; (None, None) when it can't be read that way (the caller reads it whole)."""
+    import msgspec
+
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+    try:
+        raw = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+        obj: dict[str, Any] = {}
+        total = None
+        for key, value in raw.items():
+            if key in trace_names and total is None and bytes(memoryview(value)[:1]) == b"[":
+                steps = msgspec.json.decode(value, type=list[msgspec.Raw])
+                total = len(steps)
+                obj[key] = [loads(step) for step in steps[:max_steps]]
+            else:
+                obj[key] = loads(value)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None, None
+    return obj, total

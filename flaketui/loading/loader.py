@@ -1,10 +1,10 @@
 """Load trial logs from files, directories and globs into one :class:`TrialLog`.
 
-Plain JSONL files larger than :data:`PARALLEL_BYTES` are split at line
-boundaries and parsed by a process pool (one process per core); everything else
-is parsed in this process. The parsed pieces are merged in file order, trials
-without a ``trial`` number are numbered by order of appearance within their run
-and task, and a repeated (run, task, trial) keeps its first occurrence.
+Each file is read by its format (:mod:`flaketui.loading.formats`), or taken from
+the index cache (:mod:`flaketui.loading.cache`). The parsed pieces are merged in
+file order, trials without a ``trial`` number are numbered by order of appearance
+within their run and task, and a repeated (run, task, trial) keeps its first
+occurrence.
 """
 
 from __future__ import annotations
@@ -13,50 +13,16 @@ import glob
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from flaketui.loading import cache
-from flaketui.loading.jsonl import (
-    LineParser,
-    next_newline,
-    read_gzip,
-    read_gzip_whole,
-    read_json_array,
-    read_line_at,
-    read_range,
-)
-from flaketui.loading.records import RecordSink, is_error
+from flaketui.loading import cache, formats
+from flaketui.loading.parsed import Merger, Parsed
+from flaketui.loading.records import is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
-
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".eval")
-"""What a directory is searched for."""
-PARALLEL_BYTES = 64 << 20
-"""Plain files at least this large are parsed by several processes."""
 
 ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
-
-
-def _kind(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(".json.gz"):
-        return "json.gz"
-    if name.endswith(".gz"):
-        return "jsonl.gz"
-    if name.endswith(".json"):
-        return "json"
-    return "jsonl"
-
-
-def run_name_for(path: Path) -> str:
-    """The default run name of a file: its name without extensions."""
-    name = path.name
-    for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".eval"):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-    return name or path.name
 
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -68,6 +34,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         If a path does not exist, a glob matches nothing, or a directory holds no log.
     """
     out: list[Path] = []
+    suffixes = formats.log_suffixes()
     for raw in paths:
         text = os.fspath(raw)
         if any(ch in text for ch in "*?[") and not os.path.exists(text):
@@ -84,7 +51,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
             found = sorted(
                 p for p in path.rglob("*")
-                if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+                if p.is_file() and p.name.lower().endswith(suffixes)
                 and not is_triage_file(p.name)
             )
             if not found:
@@ -106,130 +73,36 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return unique
 
 
-def _split_points(path: str, size: int, parts: int) -> list[int]:
-    """Byte offsets that start lines, cutting the file into about ``parts`` pieces."""
-    points = [0]
-    with open(path, "rb", buffering=0) as fh:
-        for i in range(1, parts):
-            pos = next_newline(fh, size * i // parts) + 1
-            if points[-1] < pos < size:
-                points.append(pos)
-    points.append(size)
-    return points
-
-
-def _parse_range(args: tuple[str, int, int, FieldMap, str]) -> tuple[dict[str, Any], int]:
-    """Worker: parse ``[start, end)`` of a plain file; line numbers are relative (from 1)."""
-    path, start, end, fields, default_run = args
-    sink = RecordSink(fields, default_run)
-    parser = LineParser(path, sink)
-    lines = read_range(path, start, end, parser)
-    return _sink_state(sink, parser.problems), lines
-
-
-def _sink_state(sink: RecordSink, problems: list[Problem]) -> dict[str, Any]:
-    return {
-        "runs": list(sink.runs),
-        "tasks": list(sink.tasks),
-        "groups": list(sink.groups),
-        "columns": {
-            name: np.frombuffer(getattr(sink, name), dtype=getattr(sink, name).typecode).copy()
-            if len(getattr(sink, name))
-            else np.empty(0, dtype=getattr(sink, name).typecode)
-            for name in (
-                "run", "task", "group", "trial", "outcome", "score",
-                "offset", "length", "line", "has_trace",
-            )
-        },
-        "metrics": {k: np.frombuffer(v, dtype="d").copy() for k, v in sink.metrics.items()},
-        "problems": problems,
-    }
-
-
-class _Merger:
-    """Collects parsed pieces and builds one :class:`TrialLog`."""
-
-    def __init__(self) -> None:
-        self.sources: list[Source] = []
-        self.runs: dict[str, int] = {}
-        self.tasks: dict[str, int] = {}
-        self.groups: dict[str, int] = {}
-        self.pieces: list[dict[str, np.ndarray]] = []
-        self.metric_pieces: list[dict[str, np.ndarray]] = []
-        self.problems: list[Problem] = []
-
-    @staticmethod
-    def _remap(table: dict[str, int], names: list[str]) -> np.ndarray:
-        return np.array([table.setdefault(n, len(table)) for n in names], dtype=np.int32)
-
-    def add(self, state: dict[str, Any], source: int, line_base: int = 0) -> None:
-        cols = dict(state["columns"])
-        count = cols["run"].shape[0]
-        for key, table in (("run", self.runs), ("task", self.tasks), ("group", self.groups)):
-            names = state[key + "s"]
-            if not table:  # the first piece: its ids are the merged ids
-                table.update(zip(names, range(len(names)), strict=True))
-                cols[key] = cols[key].astype(np.int32, copy=False)
-                continue
-            mapping = self._remap(table, names)
-            idx = cols[key].astype(np.int32)
-            if key == "group":
-                cols[key] = np.where(idx >= 0, mapping[np.maximum(idx, 0)] if mapping.size else -1, -1)
-            else:
-                cols[key] = mapping[idx] if count else idx
-        if line_base:
-            cols["line"] = cols["line"] + line_base
-        cols["source"] = np.full(count, source, dtype=np.int32)
-        self.pieces.append(cols)
-        self.metric_pieces.append(state["metrics"])
-        for p in state["problems"]:
-            line = None if p.line is None else p.line + line_base
-            self.problems.append(Problem(p.path, line, p.reason))
-
-    def state(self) -> dict[str, Any]:
-        """The pieces added so far as one parsed state (as :func:`_sink_state` gives)."""
-        columns = {
-            name: (self.pieces[0][name] if len(self.pieces) == 1
-                   else np.concatenate([p[name] for p in self.pieces]) if self.pieces
-                   else np.empty(0))
-            for name in ("run", "task", "group", "trial", "outcome", "score", "offset", "length",
-                         "line", "has_trace")
-        }
-        metric_names = sorted({k for m in self.metric_pieces for k in m})
-        metrics = {
-            name: np.concatenate([m.get(name, np.full(p["run"].shape[0], np.nan))
-                                  for p, m in zip(self.pieces, self.metric_pieces, strict=True)])
-            for name in metric_names
-        }
-        return {"runs": list(self.runs), "tasks": list(self.tasks), "groups": list(self.groups),
-                "columns": columns, "metrics": metrics, "problems": list(self.problems)}
-
-    def build(self) -> TrialLog:
-        st = self.state()
-        cols = st["columns"]
-        source = (np.concatenate([p["source"] for p in self.pieces]) if self.pieces
-                  else np.empty(0, dtype=np.int32))
-        log = TrialLog(
-            sources=self.sources,
-            runs=st["runs"],
-            tasks=st["tasks"],
-            groups=st["groups"],
-            run=cols["run"].astype(np.int32, copy=False),
-            task=cols["task"].astype(np.int32, copy=False),
-            trial=cols["trial"].astype(np.int64, copy=False),
-            outcome=cols["outcome"].astype(np.int8, copy=False),
-            score=cols["score"].astype(np.float64, copy=False),
-            group=cols["group"].astype(np.int32, copy=False),
-            source=source.astype(np.int32, copy=False),
-            offset=cols["offset"].astype(np.int64, copy=False),
-            length=cols["length"].astype(np.int64, copy=False),
-            line=cols["line"].astype(np.int64, copy=False),
-            has_trace=cols["has_trace"].astype(bool, copy=False),
-            metrics=st["metrics"],
-            problems=self.problems,
-        )
-        _number_trials(log)
-        return _drop_duplicates(log)
+def build_log(sources: Sequence[Source], pieces: Sequence[Parsed]) -> TrialLog:
+    """One :class:`TrialLog` of what each source gave (``pieces[i]`` is what
+    ``sources[i]`` held): names merged, trials without a number numbered, and a
+    repeated (run, task, trial) kept once (:func:`_drop_duplicates`)."""
+    merger = Merger()
+    for piece in pieces:
+        merger.add(piece)
+    st = merger.parsed()
+    source = np.repeat(np.arange(len(sources), dtype=np.int32), merger.lengths)
+    log = TrialLog(
+        sources=list(sources),
+        runs=st.runs,
+        tasks=st.tasks,
+        groups=st.groups,
+        run=st.run.astype(np.int32, copy=False),
+        task=st.task.astype(np.int32, copy=False),
+        trial=st.trial.astype(np.int64, copy=False),
+        outcome=st.outcome.astype(np.int8, copy=False),
+        score=st.score.astype(np.float64, copy=False),
+        group=st.group.astype(np.int32, copy=False),
+        source=source,
+        offset=st.offset.astype(np.int64, copy=False),
+        length=st.length.astype(np.int64, copy=False),
+        line=st.line.astype(np.int64, copy=False),
+        has_trace=st.has_trace.astype(bool, copy=False),
+        metrics=st.metrics,
+        problems=st.problems,
+    )
+    _number_trials(log)
+    return _drop_duplicates(log)
 
 
 def _number_trials(log: TrialLog) -> None:
@@ -330,7 +203,8 @@ def load_logs(
         if progress:
             progress(min(done, total), total)
 
-    merger = _Merger()
+    sources: list[Source] = []
+    pieces: list[Parsed] = []
     for path in files:
         st = _stat(path)  # now: a file that grew since is read (and cached) as it is now
         size = st.st_size
@@ -338,18 +212,18 @@ def load_logs(
         if use_cache and size >= cache.MIN_BYTES:
             cached = cache.load(path, st, fields)
         if cached is not None:
-            kind, state = cached
+            kind, piece = cached
             tick(size)
         else:
             try:
-                kind, state = _read_file(path, size, fields, workers, tick)
+                kind, piece = read_file(path, size, fields, workers, tick)
             except OSError as exc:
                 raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
             if use_cache and size >= cache.MIN_BYTES:
-                cache.store(path, st, fields, kind, state)
-        merger.sources.append(Source(str(path), kind))
-        merger.add(state, len(merger.sources) - 1)
-    log = merger.build()
+                cache.store(path, st, fields, kind, piece)
+        sources.append(Source(str(path), kind))
+        pieces.append(piece)
+    log = build_log(sources, pieces)
     log.fields = fields
     if len(log) == 0:
         names = ", ".join(str(f) for f in files)
@@ -366,67 +240,21 @@ def _stat(path: Path) -> os.stat_result:
         raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def _read_file(
+def read_file(
     path: Path, size: int, fields: FieldMap, workers: int | None, tick: Callable[[int], None]
-) -> tuple[str, dict[str, Any]]:
-    """Parse one file: (source kind, parsed state), file-level problems included."""
-    from flaketui.loading import formats
+) -> tuple[str, Parsed]:
+    """Parse one file with its format (:func:`flaketui.loading.formats.format_for`):
+    (source kind, what it holds), file-level problems included.
 
-    spath = str(path)
-    default_run = run_name_for(path)
-    reader = formats.reader_for(path)
-    if reader is not None:
-        kind, state = reader(path, fields, default_run)
-        tick(size)
-        return kind, state
-    kind = _kind(path)
-    if size == 0:
-        return kind, _sink_state(RecordSink(fields, default_run),
-                                 [Problem(spath, None, "empty file, no trials")])
-    if kind == "jsonl" and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1:
-        return kind, _read_parallel(spath, size, fields, default_run, workers, tick)
-    sink = RecordSink(fields, default_run)
-    parser = LineParser(spath, sink)
-    if kind == "jsonl":
-        read_range(spath, 0, size, parser, progress=tick)
-    elif kind == "jsonl.gz":
-        read_gzip(spath, parser, progress=tick)
-    elif kind == "json.gz":
-        data = read_gzip_whole(spath, parser)
-        if data is not None:
-            read_json_array(spath, parser, data)
-        tick(size)
-    else:
-        with open(spath, "rb") as fh:
-            read_json_array(spath, parser, fh.read())
-        tick(size)
-    if len(sink) == 0 and not parser.problems:
-        parser.problems.append(Problem(spath, None, "no trials in this file"))
-    return kind, _sink_state(sink, parser.problems)
-
-
-def _read_parallel(
-    path: str,
-    size: int,
-    fields: FieldMap,
-    default_run: str,
-    workers: int | None,
-    tick: Callable[[int], None],
-) -> dict[str, Any]:
-    """Parse byte ranges of a plain file in a process pool; one state for the whole file."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    nproc = workers or os.cpu_count() or 1
-    points = _split_points(path, size, nproc * 4)
-    jobs = [(path, a, b, fields, default_run) for a, b in zip(points, points[1:], strict=False)]
-    pieces = _Merger()
-    with ProcessPoolExecutor(max_workers=nproc) as pool:
-        line_base = 0
-        for (_, a, b, _, _), (state, lines) in zip(jobs, pool.map(_parse_range, jobs), strict=True):
-            pieces.add(state, 0, line_base)
-            line_base += lines
-            tick(b - a)
-    return pieces.state()
+    Raises
+    ------
+    OSError
+        If the file can't be read.
+    InputError
+        If its format can't read it here (an optional package is missing).
+    """
+    fmt = formats.format_for(path)
+    return fmt.kind_of(path), fmt.read(path, size, fields, fmt.run_name(path), workers, tick)
 
 
 def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
@@ -437,17 +265,10 @@ def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
     JSON item, only the steps kept are built as Python objects (a 100 MB trace opens
     in its first few steps' memory); read again with a larger ``max_steps`` to see more.
     """
-    from flaketui.loading import formats
-
     src = log.sources[int(log.source[row])]
-    offset, length = int(log.offset[row]), int(log.length[row])
-    obj = formats.read_record(src, offset, length)
-    total: int | None = None
     fields = log.fields
-    if obj is None and max_steps is not None and src.kind in ("jsonl", "json") and length > 0:
-        obj, total = _read_cut(src.path, offset, length, fields.trace, max_steps)
-    if obj is None:
-        obj = read_line_at(src.path, src.kind, offset, length)
+    obj, total = formats.format_of_kind(src.kind).read_record(
+        src, int(log.offset[row]), int(log.length[row]), fields.trace, max_steps)
     trace = None
     for name in fields.trace:
         if isinstance(obj.get(name), list):
@@ -476,30 +297,3 @@ def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
         location=f"{src.path}:{int(log.line[row])}",
         trace_steps=total,
     )
-
-
-def _read_cut(path: str, offset: int, length: int, trace_names: tuple[str, ...],
-              max_steps: int) -> tuple[dict[str, Any] | None, int | None]:
-    """The object at ``offset`` with its trace cut to ``max_steps`` steps, and the number
-    of steps; (None, None) when it can't be read that way (the caller reads it whole)."""
-    import msgspec
-
-    from flaketui.loading.jsonl import loads
-
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read(length)
-    try:
-        raw = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
-        obj: dict[str, Any] = {}
-        total = None
-        for key, value in raw.items():
-            if key in trace_names and total is None and bytes(memoryview(value)[:1]) == b"[":
-                steps = msgspec.json.decode(value, type=list[msgspec.Raw])
-                total = len(steps)
-                obj[key] = [loads(step) for step in steps[:max_steps]]
-            else:
-                obj[key] = loads(value)
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        return None, None
-    return obj, total

@@ -6,11 +6,11 @@ half-written last line waits for its newline), or a reset (the file was
 truncated, replaced by another file, or rewritten in place: it is read again).
 
 :class:`LogWatcher` keeps one parsed state per file and rebuilds the
-:class:`~flaketui.model.TrialLog` when a poll finds a change: new lines of a plain
-JSONL file are parsed alone and appended; any other change reloads that file
-(gzip, JSON arrays and Inspect logs are rewritten whole by the tools that write
-them). New files matching the given directories or globs are picked up.
-No Textual, no Rich.
+:class:`~flaketui.model.TrialLog` when a poll finds a change: new lines of a file
+whose format is ``appendable`` (plain JSONL) are parsed alone and appended; any
+other change reloads that file (gzip, JSON arrays and Inspect logs are rewritten
+whole by the tools that write them). New files matching the given directories or
+globs are picked up. No Textual, no Rich.
 """
 
 from __future__ import annotations
@@ -22,17 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from flaketui.loading import formats
-from flaketui.loading.jsonl import LineParser, read_range
-from flaketui.loading.loader import (
-    _kind,
-    _Merger,
-    _read_file,
-    _sink_state,
-    expand_paths,
-    run_name_for,
-)
-from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.loading.loader import build_log, expand_paths, read_file
+from flaketui.loading.parsed import Merger, Parsed
+from flaketui.model import FieldMap, InputError, Source, TrialLog
 
 PROBE = 64
 """Bytes before the read position that must be unchanged for a file to count as grown."""
@@ -154,13 +146,8 @@ class LogWatcher:
 
     def log(self) -> TrialLog:
         """The :class:`TrialLog` of everything read so far."""
-        from flaketui.model import Source
-
-        merger = _Merger()
-        for path, followed in self._files.items():
-            merger.sources.append(Source(str(path), followed.kind))
-            merger.add(followed.state(), len(merger.sources) - 1)
-        log = merger.build()
+        sources = [Source(str(path), followed.kind) for path, followed in self._files.items()]
+        log = build_log(sources, [followed.parsed() for followed in self._files.values()])
         log.fields = self.fields
         if len(log) == 0:
             names = ", ".join(str(p) for p in self._files) or ", ".join(map(str, self.paths))
@@ -174,10 +161,11 @@ class _Followed:
     def __init__(self, path: Path, fields: FieldMap) -> None:
         self.path = path
         self.fields = fields
-        self.plain = formats.reader_for(path) is None and _kind(path) == "jsonl"
-        self.kind = _kind(path)
+        self.format = formats.format_for(path)
+        self.plain = self.format.appendable(path)
+        self.kind = self.format.kind_of(path)
         self.tail = Tail(path)
-        self.pieces: list[dict[str, Any]] = []  # parsed states; line numbers are the file's
+        self.pieces: list[Parsed] = []  # line numbers are the file's
         self._stamp: tuple[int, ...] | None = None
 
     def update(self) -> bool:
@@ -188,13 +176,9 @@ class _Followed:
             return False
         if change.kind == "reset":
             self.pieces = []
-        sink = RecordSink(self.fields, run_name_for(self.path))
-        parser = LineParser(str(self.path), sink)
-        lines = 0
-        if change.end > change.start:
-            lines = read_range(str(self.path), change.start, change.end, parser,
-                               first_line=self.tail.lines + 1)
-        self.pieces.append(_sink_state(sink, parser.problems))
+        piece, lines = self.format.read_lines(self.path, change.start, change.end, self.tail.lines + 1,
+                                              self.fields, self.format.run_name(self.path))
+        self.pieces.append(piece)
         self.tail.advance(change.end, lines)
         return True
 
@@ -207,14 +191,15 @@ class _Followed:
         if stamp == self._stamp:
             return False
         self._stamp = stamp
-        self.kind, state = _read_file(self.path, st.st_size, self.fields, None, lambda n: None)
-        self.pieces = [state]
+        self.kind, piece = read_file(self.path, st.st_size, self.fields, None, lambda n: None)
+        self.pieces = [piece]
         return True
 
-    def state(self) -> dict[str, Any]:
+    def parsed(self) -> Parsed:
+        """Every piece read so far, as one (merged once, then kept as one piece)."""
         if len(self.pieces) != 1:
-            merger = _Merger()
-            for state in self.pieces:
-                merger.add(state, 0)
-            self.pieces = [merger.state()]  # one piece from now on
+            merger = Merger()
+            for piece in self.pieces:
+                merger.add(piece)
+            self.pieces = [merger.parsed()]
         return self.pieces[0]

@@ -12,6 +12,7 @@ import pytest
 
 from flaketui.loading import cache, load_logs, read_trial
 from flaketui.loading import loader as loader_mod
+from flaketui.loading.formats import json_lines
 from flaketui.model import FieldMap, InputError
 from tests.unit.test_formats import assert_same
 
@@ -39,13 +40,13 @@ def entries() -> list[Path]:
 class ParseCounter:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = loader_mod._read_file
+        real = loader_mod.read_file
 
         def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
             self.calls += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(loader_mod, "_read_file", counting)
+        monkeypatch.setattr(loader_mod, "read_file", counting)
 
 
 def test_warm_open_equals_cold_and_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +157,7 @@ def test_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = write_log(tmp_path / "big.jsonl", n=2000)
     serial = load_logs([p], use_cache=False)
-    monkeypatch.setattr(loader_mod, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(json_lines, "PARALLEL_BYTES", 1)
     parallel = load_logs([p], workers=2)
     assert_same(serial, parallel)
     counter = ParseCounter(monkeypatch)
@@ -195,6 +196,6 @@ def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(p))
 
-    monkeypatch.setattr(loader_mod, "_read_file", denied)
+    monkeypatch.setattr(loader_mod, "read_file", denied)
     with pytest.raises(InputError, match=f"^{p}: cannot read it .Permission denied.$"):
         load_logs([p], use_cache=False)

@@ -1,5 +1,5 @@
 """Log formats: the fast path agrees with the full parse, τ-bench arrays, field mapping,
-nested field paths, long lines."""
+nested field paths, long lines, and a format added to the registry."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ import numpy as np
 import orjson
 import pytest
 
-from flaketui.loading import jsonl, load_logs, read_trial
+from flaketui.loading import formats, jsonl, load_logs, read_trial
 from flaketui.loading.fastpath import FastDecoder
-from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.loading.formats import LogFormat, Record, Tick
+from flaketui.loading.parsed import Parsed
+from flaketui.loading.records import RecordSink
+from flaketui.model import FieldMap, InputError, Problem, Source, TrialLog
 
 COLUMNS = ("run", "task", "trial", "outcome", "score", "group", "offset", "length", "line",
            "has_trace")
@@ -317,3 +320,83 @@ def test_deeply_nested_trace_is_no_traceback(tmp_path: Path) -> None:
         arr.write_bytes(b"[" + item + b", " + last + b"]")
         with pytest.raises(InputError, match=f"{arr}: nested too deeply to split into items"):
             load_logs([arr])
+
+
+class Tsv(LogFormat):
+    """A format added as a newcomer would: one class, one entry in FORMATS. A line is
+    ``task<TAB>1 or 0<TAB>steps separated by |``."""
+
+    suffixes = (".tsv",)
+    kinds = ("tsv",)
+
+    def matches(self, path: Path, head: bytes) -> bool:
+        return path.name.lower().endswith(".tsv")
+
+    @staticmethod
+    def record(raw: bytes) -> dict[str, Any]:
+        task, passed, steps = raw.decode().rstrip("\n").split("\t")
+        return {"task": task, "passed": passed == "1", "trace": steps.split("|"), "note": "tsv"}
+
+    def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
+             workers: int | None, tick: Tick) -> Parsed:
+        sink = RecordSink(FieldMap(threshold=fields.threshold), default_run)
+        problems = []
+        offset = 0
+        with open(path, "rb") as fh:
+            for line, raw in enumerate(fh, 1):
+                reason = sink.add(self.record(raw), offset, len(raw), line)
+                if reason is not None:
+                    problems.append(Problem(str(path), line, reason))
+                offset += len(raw)
+        tick(size)
+        return Parsed.from_sink(sink, problems)
+
+    def read_record(self, source: Source, offset: int, length: int,
+                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
+        with open(source.path, "rb") as fh:
+            fh.seek(offset)
+            return Record(self.record(fh.read(length)), None)
+
+
+class TestRegistry:
+    """One class and one FORMATS entry are all a format needs: the directory search, the
+    loader, the trace reader, the index cache and --watch all find it there."""
+
+    @pytest.fixture(autouse=True)
+    def registered(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(formats, "FORMATS", [Tsv(), *formats.FORMATS])
+
+    @staticmethod
+    def logs(folder: Path) -> Path:
+        folder.mkdir()
+        (folder / "a.tsv").write_text("t1\t1\tlook|act\nt1\t0\tlook\nt2\t1\tact\n")
+        (folder / "b.jsonl").write_bytes(orjson.dumps({"task": "t2", "passed": False}) + b"\n")
+        return folder
+
+    def test_loaded_and_read_back(self, tmp_path: Path) -> None:
+        log = load_logs([self.logs(tmp_path / "d")])
+        assert [s.kind for s in log.sources] == ["tsv", "jsonl"]
+        assert log.runs == ["a", "b"]
+        assert (log.tasks, len(log)) == (["t1", "t2"], 4)
+        trial = read_trial(log, 0, max_steps=1)
+        assert (trial.task, trial.outcome, trial.trace, trial.trace_steps) == ("t1", 1, ["look"], 2)
+        assert trial.extra == {"note": "tsv"}
+        assert trial.location.endswith("a.tsv:1")
+
+    def test_cached_and_watched(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from flaketui.loading import cache, loader
+        from flaketui.loading.watch import LogWatcher
+
+        monkeypatch.setattr(cache, "MIN_BYTES", 0)
+        folder = self.logs(tmp_path / "d")
+        cold = load_logs([folder])
+        assert len(list(cache.cache_dir().glob("*.idx"))) == 2
+        with monkeypatch.context() as m:
+            m.setattr(loader, "read_file", None)  # a warm open parses nothing
+            assert_same(cold, load_logs([folder]))
+        watcher = LogWatcher([folder])
+        assert_same(watcher.load(), cold)
+        with open(folder / "a.tsv", "a") as fh:
+            fh.write("t3\t0\t\n")
+        assert watcher.poll() is True
+        assert watcher.log().tasks == ["t1", "t2", "t3"]

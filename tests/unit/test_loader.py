@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from flaketui.loading import expand_paths, load_logs, read_trial
-from flaketui.loading import loader as loader_mod
+from flaketui.loading.formats import json_lines
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap, InputError
 from tests.conftest import BASELINE, CANDIDATE, FIXTURES
 
@@ -122,7 +122,7 @@ class TestFormat:
         text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
         p = write(tmp_path / "big.jsonl", text)
         serial = load_logs([p])
-        monkeypatch.setattr(loader_mod, "PARALLEL_BYTES", 1)
+        monkeypatch.setattr(json_lines, "PARALLEL_BYTES", 1)
         parallel = load_logs([p], workers=2)
         for name in ("run", "task", "trial", "outcome", "offset", "line"):
             assert np.array_equal(getattr(serial, name), getattr(parallel, name)), name

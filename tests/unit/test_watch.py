@@ -209,7 +209,7 @@ async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
 
 def test_file_removed_while_read_waits_for_the_next_poll(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flaketui.loading import watch
+    from flaketui.loading.formats import json_lines
 
     p = tmp_path / "run.jsonl"
     p.write_bytes(line("a", True))
@@ -217,7 +217,7 @@ def test_file_removed_while_read_waits_for_the_next_poll(
     watcher.load()
     with open(p, "ab") as fh:
         fh.write(line("b", False))
-    real = watch.read_range
+    real = json_lines.read_range
 
     def removed_meanwhile(*args: object, **kwargs: object) -> int:
         data = p.read_bytes()
@@ -227,7 +227,7 @@ def test_file_removed_while_read_waits_for_the_next_poll(
         finally:
             p.write_bytes(data + line("c", True))  # the writer puts a new file in place
 
-    monkeypatch.setattr(watch, "read_range", removed_meanwhile)
+    monkeypatch.setattr(json_lines, "read_range", removed_meanwhile)
     assert watcher.poll() is False
     monkeypatch.undo()
     assert watcher.poll() is True

@@ -1,29 +1,23 @@
-"""Log formats other than flaketui's own JSONL (plain, gzip) and JSON arrays.
+"""Inspect AI eval logs: ``.eval`` zip archives, and ``.json`` logs that start like
+``{"version": 2, "status": ...``.
 
-A format registers a reader for the files it recognises; :func:`reader_for`
-returns ``None`` for files the JSONL/JSON readers handle, and
-:func:`read_record` reads one trial back (for its trace) from such a file.
-
-Inspect AI eval logs (``.eval`` zip archives, and ``.json`` logs that start
-like ``{"version": 2, "status": ...``) are read through the optional
-``inspect_ai`` package (``pip install 'flaketui[inspect]'``): the Inspect
-maintainers say the format is not a frozen spec and point to
-``inspect_ai.log``'s readers. One log is one run; each (sample, epoch) is a
-trial: the sample id is the task, the epoch the trial number, the scorer's
+They are read through the optional ``inspect_ai`` package (``pip install
+'flaketui[inspect]'``): the Inspect maintainers say the format is not a frozen spec
+and point to ``inspect_ai.log``'s readers. One log is one run; each (sample, epoch)
+is a trial: the sample id is the task, the epoch the trial number, the scorer's
 value the outcome, the sample's messages the trace.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from flaketui.loading.formats.base import LogFormat, Record, Tick
+from flaketui.loading.parsed import Parsed
+from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, InputError, Problem, Source
-
-Reader = Callable[[Path, FieldMap, str], tuple[str, dict[str, Any]]]
-"""Reads a whole file: returns (source kind, parsed state as built by the loader)."""
 
 INSPECT = "inspect"
 """Source kind of an Inspect AI log; a trial's offset is its position in the log's
@@ -39,36 +33,6 @@ _SCORE_WORDS = {
 """Inspect's score values as numbers: ``C``/``I``/``P``/``N`` are its CORRECT,
 INCORRECT, PARTIAL and NOANSWER constants (``inspect_ai.scorer``), valued 1, 0,
 0.5 and 0 as its ``value_to_float`` does; the words are the usual spellings."""
-
-
-def reader_for(path: Path) -> Reader | None:
-    """The special reader for ``path``, or ``None`` when it is plain JSONL / JSON."""
-    name = path.name.lower()
-    if name.endswith(".eval"):
-        return read_inspect
-    if name.endswith(".json"):
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(256)
-        except OSError:
-            return None
-        if _INSPECT_JSON_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")):
-            return read_inspect
-    return None
-
-
-def read_record(source: Source, offset: int, length: int) -> dict[str, Any] | None:
-    """Read one record back from a special format, or ``None`` for JSONL / JSON sources."""
-    if source.kind != INSPECT:
-        return None
-    log = _inspect_log()
-    ids = _sample_keys(Path(source.path))
-    if not 0 <= offset < len(ids):
-        raise ValueError(f"{source.path}: no sample at position {offset}; was the log rewritten?")
-    sample_id, epoch = ids[offset]
-    sample = log.read_eval_log_sample(source.path, id=sample_id, epoch=epoch)
-    record: dict[str, Any] = sample.model_dump(mode="json", exclude_none=True)
-    return record
 
 
 def _inspect_log() -> Any:
@@ -114,7 +78,39 @@ def score_value(value: Any) -> float | None:
     return None
 
 
-def read_inspect(path: Path, fields: FieldMap, default_run: str) -> tuple[str, dict[str, Any]]:
+class InspectLog(LogFormat):
+    """An Inspect AI log, read with ``inspect_ai.log``; a trial's offset is its position
+    in the log's sample summaries (its length is -1)."""
+
+    suffixes: ClassVar[tuple[str, ...]] = (".eval", ".json")
+    kinds: ClassVar[tuple[str, ...]] = (INSPECT,)
+
+    def matches(self, path: Path, head: bytes) -> bool:
+        """``.eval`` files, and ``.json`` files that start as an Inspect log does."""
+        name = path.name.lower()
+        if name.endswith(".eval"):
+            return True
+        return name.endswith(".json") and _INSPECT_JSON_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")) is not None
+
+    def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
+             workers: int | None, tick: Tick) -> Parsed:
+        parsed = read_inspect(path, fields, default_run)
+        tick(size)
+        return parsed
+
+    def read_record(self, source: Source, offset: int, length: int,
+                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
+        """The sample at position ``offset``, as ``inspect_ai`` gives it (messages whole)."""
+        log = _inspect_log()
+        ids = _sample_keys(Path(source.path))
+        if not 0 <= offset < len(ids):
+            raise ValueError(f"{source.path}: no sample at position {offset}; was the log rewritten?")
+        sample_id, epoch = ids[offset]
+        sample = log.read_eval_log_sample(source.path, id=sample_id, epoch=epoch)
+        return Record(sample.model_dump(mode="json", exclude_none=True), None)
+
+
+def read_inspect(path: Path, fields: FieldMap, default_run: str) -> Parsed:
     """Read an Inspect AI log (``.eval`` or ``.json``) with ``inspect_ai.log``.
 
     The scorer is the first of ``--score-field`` that the log has, else the
@@ -127,9 +123,6 @@ def read_inspect(path: Path, fields: FieldMap, default_run: str) -> tuple[str, d
     InputError
         If ``inspect_ai`` is not installed.
     """
-    from flaketui.loading.loader import _sink_state
-    from flaketui.loading.records import RecordSink
-
     log = _inspect_log()
     spath = str(path)
     # the records below are built with flaketui's own field names
@@ -140,7 +133,7 @@ def read_inspect(path: Path, fields: FieldMap, default_run: str) -> tuple[str, d
     except Exception as exc:  # noqa: BLE001  inspect raises many kinds on a damaged file
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         problem = Problem(spath, None, f"not a readable Inspect AI log ({detail})")
-        return INSPECT, _sink_state(sink, [problem])
+        return Parsed.from_sink(sink, [problem])
     _sample_keys(path, summaries)
     problems: list[Problem] = []
     scorers = [s.name for s in (header.results.scores if header.results else [])]
@@ -182,4 +175,4 @@ def read_inspect(path: Path, fields: FieldMap, default_run: str) -> tuple[str, d
             problems.append(Problem(spath, i + 1, f"{where}: {reason}"))
     if len(sink) == 0 and not problems:
         problems.append(Problem(spath, None, "no samples in this Inspect AI log"))
-    return INSPECT, _sink_state(sink, problems)
+    return Parsed.from_sink(sink, problems)

@@ -1,0 +1,109 @@
+"""What every log format provides: :class:`LogFormat` (see :mod:`flaketui.loading.formats`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+from flaketui.loading.parsed import Parsed
+from flaketui.loading.records import RecordSink
+from flaketui.model import FieldMap, Problem, Source
+
+Tick = Callable[[int], None]
+"""Called with the number of bytes of the file just consumed (for the progress bar)."""
+
+RUN_NAME_ENDINGS = (".gz", ".jsonl", ".ndjson", ".json", ".eval")
+"""Endings taken off a file's name, each at most once and in this order, to give its
+default run name (``a.jsonl.gz`` and ``a.eval`` both name run ``a``). One list for
+every built-in format, so that a run's name does not depend on which format read it."""
+
+
+class Record(NamedTuple):
+    """One trial read back from its file (see :meth:`LogFormat.read_record`)."""
+
+    obj: dict[str, Any]
+    """The trial's object as the log holds it (trace included, perhaps cut)."""
+    steps: int | None
+    """The trace's full number of steps when the reader already cut it to ``max_steps``;
+    ``None`` when ``obj`` holds the whole trace (the caller counts and cuts it)."""
+
+
+class LogFormat(ABC):
+    """One kind of log file: how to recognise it, read its trials, and read one back.
+
+    Subclass it, fill in the three abstract methods and the class attributes, and add an
+    instance to :data:`flaketui.loading.formats.FORMATS`. The other methods have
+    defaults that fit most formats.
+    """
+
+    suffixes: ClassVar[tuple[str, ...]]
+    """Lower-case name endings (``".jsonl.gz"``) that a directory is searched for."""
+    kinds: ClassVar[tuple[str, ...]]
+    """The :attr:`Source.kind <flaketui.model.Source.kind>` values this format gives its
+    files (stored in the index cache, used to read a trial back); unique across formats."""
+
+    @abstractmethod
+    def matches(self, path: Path, head: bytes) -> bool:
+        """Whether this format reads ``path``; ``head`` is its first bytes (up to
+        :data:`~flaketui.loading.formats.HEAD_BYTES`, empty if it can't be read).
+        The first format in ``FORMATS`` that matches reads the file."""
+
+    def kind_of(self, path: Path) -> str:
+        """The source kind of ``path`` (one of :attr:`kinds`)."""
+        return self.kinds[0]
+
+    @abstractmethod
+    def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
+             workers: int | None, tick: Tick) -> Parsed:
+        """Read every trial of ``path`` (``size`` bytes now).
+
+        Records that can't be used, and faults of the whole file (empty, damaged),
+        are :class:`~flaketui.model.Problem` entries of the result, never exceptions;
+        an ``OSError`` may propagate (the loader names the file). ``default_run`` names
+        the run of trials that give none; ``workers`` caps the processes used (``None``:
+        one per core); ``tick`` is given the bytes consumed, ``size`` in all. A trial's
+        ``offset`` and ``length`` are whatever :meth:`read_record` needs to find it.
+
+        Raises
+        ------
+        InputError
+            If the file can't be read at all here (e.g. an optional package is missing).
+        """
+
+    @abstractmethod
+    def read_record(self, source: Source, offset: int, length: int,
+                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
+        """Read back the trial stored at (``offset``, ``length``) of ``source``, as
+        :meth:`read` located it. ``trace_names`` are the fields that may hold its trace;
+        with ``max_steps``, a reader may cut the trace to that many steps (see
+        :class:`Record`)."""
+
+    def run_name(self, path: Path) -> str:
+        """The default run name of ``path``: its name without :data:`RUN_NAME_ENDINGS`,
+        then without those of :attr:`suffixes` that the list does not cover (``.tsv``)."""
+        name = path.name
+        own = tuple(s for s in self.suffixes if not s.endswith(RUN_NAME_ENDINGS))
+        for suffix in RUN_NAME_ENDINGS + own:
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+        return name or path.name
+
+    def appendable(self, path: Path) -> bool:
+        """Whether ``path`` grows by whole lines that :meth:`read_lines` can read alone
+        (``--watch`` then reads only the new ones; otherwise it reads the file again)."""
+        return False
+
+    def read_lines(self, path: Path, start: int, end: int, first_line: int, fields: FieldMap,
+                   default_run: str) -> tuple[Parsed, int]:
+        """Read the lines in bytes ``[start, end)`` of an :meth:`appendable` file, numbered
+        from ``first_line``: (what they hold, the number of lines seen)."""
+        raise NotImplementedError(f"{type(self).__name__} files are read whole")
+
+
+def finish(path: str, sink: RecordSink, problems: list[Problem]) -> Parsed:
+    """The trials of ``sink``; a file that gave neither a trial nor a problem says so."""
+    if len(sink) == 0 and not problems:
+        problems.append(Problem(path, None, "no trials in this file"))
+    return Parsed.from_sink(sink, problems)
