@@ -55,7 +55,7 @@ class PerTaskTests:
     tested: bool
     """False when every common task has at most one trial in each run: a change is a flip."""
     family: int
-    """How many tasks the adjustments count (those whose table could have come out otherwise)."""
+    """How many tasks Holm's adjustment counts (Tarone's family: those that could reach significance)."""
 
     @property
     def delta(self) -> NDArray[np.float64]:
@@ -149,11 +149,19 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     exact (never anti-conservative), and with Holm on top the conservatism
     errs on the side of naming fewer flips.
 
-    The family adjusted over is the tasks tested whose margins admit more than
-    one table: a task that passed (or failed) every trial in both runs has
-    p = 1 whatever happens, cannot be significant and is left out of the count
-    (Tarone's observation for discrete tests); it keeps p = 1. A task with no
-    non-errored trial in a run is not tested (NaN).
+    The family adjusted over is chosen by Tarone's rule for discrete tests:
+    given its margins (trials per run, total passes), a task's p-value cannot
+    fall below some p_min (2/C(16, 8) = 0.00016 for 8 trials against 8), and a
+    task that cannot reach the threshold cannot be a flip, so counting it only
+    raises the bar for the rest. Holm's family is the tasks with p_min < α/K
+    for the smallest K that is at least their number (tasks outside it get
+    p_adjusted = 1); BH, whose bars rise to α, runs over every task whose
+    margins admit more than one table (p_min < 1; the others keep q = 1). Both
+    families depend on the margins only, never on the outcome of a test, so the
+    error rates hold (Tarone 1990; Hommel and Krummenauer 1998). Without it,
+    2,000 tasks of 8 trials each could name no flip at all: Holm's first bar,
+    0.05/650, lies below the smallest p-value 8 trials can give. A task with
+    no non-errored trial in a run is not tested (NaN).
 
     With at most one trial per task in both runs nothing can be tested per
     task: ``tested`` is False, the p-values are NaN and every change counts as
@@ -168,6 +176,10 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
        J. R. Statist. Soc. B 57(1):289-300, 1995.
     .. [4] R. E. Tarone, "A Modified Bonferroni Method for Discrete Data",
        Biometrics 46(2):515-522, 1990.
+    .. [6] G. Hommel and T. Krummenauer, "Improvements and Modifications of
+       Tarone's Multiple Test Procedure for Discrete Data", Biometrics
+       54(2):673-681, 1998.
+
     .. [5] R. D. Boschloo, "Raised conditional level of significance for the
        2×2-table when testing the equality of two probabilities", Statistica
        Neerlandica 24(1):1-9, 1970.
@@ -186,14 +198,16 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     p = np.full(t, np.nan)
     if tested and both.any():
         p[both] = fisher_table_pvalues(ca[both], na[both], cb[both], nb[both])
-    # Margins that admit one table only: every trial passed, or every trial failed, in both runs.
-    k = ca + cb
-    family_mask = both & (k > 0) & (k < na + nb) if tested else np.zeros(t, dtype=bool)
+    family_mask, open_mask = np.zeros(t, dtype=bool), np.zeros(t, dtype=bool)
+    if tested and both.any():
+        p_min = fisher_min_pvalues(na[both], nb[both], (ca + cb)[both])
+        family_mask[both] = tarone_family(p_min, alpha)
+        open_mask[both] = p_min < 1.0
     p_holm, q_bh = np.full(t, np.nan), np.full(t, np.nan)
     if tested:
         p_holm[both], q_bh[both] = 1.0, 1.0
         p_holm[family_mask] = holm(p[family_mask])
-        q_bh[family_mask] = benjamini_hochberg(p[family_mask])
+        q_bh[open_mask] = benjamini_hochberg(p[open_mask])
         flipped = changed & (np.nan_to_num(p_holm, nan=1.0) < alpha)
     else:
         flipped = changed.copy()
@@ -214,6 +228,44 @@ def fisher_table_pvalues(ca: NDArray[np.int64], na: NDArray[np.int64], cb: NDArr
     distinct, inverse = np.unique(tables, axis=0, return_inverse=True)
     values = np.array([fisher_pvalue(*row) for row in distinct.tolist()], dtype=np.float64)
     return values[np.ravel(inverse)]
+
+
+def fisher_min_pvalues(na: NDArray[np.int64], nb: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The smallest two-sided Fisher p-value any table with these margins can give, per task.
+
+    The hypergeometric law is unimodal, so the least likely table, and with it
+    the smallest p-value, is one of the two extreme tables (as few or as many
+    of the K passes in run A as the margins allow).
+    """
+    margins = np.stack([na, nb, k], axis=1).astype(np.int64)
+    if margins.shape[0] == 0:
+        return np.zeros(0)
+    distinct, inverse = np.unique(margins, axis=0, return_inverse=True)
+    values = []
+    for a, b, kk in distinct.tolist():
+        lo, hi = max(0, a - (a + b - kk)), min(kk, a)
+        values.append(min(fisher_pvalue(lo, a, kk - lo, b), fisher_pvalue(hi, a, kk - hi, b)))
+    return np.array(values, dtype=np.float64)[np.ravel(inverse)]
+
+
+def tarone_family(p_min: NDArray[np.float64], alpha: float) -> NDArray[np.bool_]:
+    """Tarone's family: the tests with p_min < α/K for the smallest K ≥ their number.
+
+    M(K) = #{p_min < α/K} falls as K grows; K is the first with M(K) ≤ K.
+
+    Examples
+    --------
+    >>> tarone_family(np.array([1e-4, 1e-4, 0.2, 1.0]), 0.05).tolist()
+    [True, True, False, False]
+    """
+    p_min = np.asarray(p_min, dtype=np.float64)
+    m = p_min.shape[0]
+    if m == 0:
+        return np.zeros(0, dtype=bool)
+    ks = np.arange(1, m + 1)
+    counts = np.searchsorted(np.sort(p_min), alpha / ks, side="left")
+    k = int(ks[np.argmax(counts <= ks)])
+    return p_min < alpha / k
 
 
 def holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
