@@ -55,7 +55,8 @@ def main() -> None:
     q_named = tests.changed & (tests.q_value < tests.alpha)
     print(f"{len(tests.tasks)} tasks; truly changed {int(really.sum())} "
           f"({int((true_delta < 0).sum())} down, {int((true_delta > 0).sum())} up)")
-    print(f"p̂ changed (old 'flips'): {int(tests.changed.sum())}, of them truly changed {int((tests.changed & really).sum())}")
+    print(f"p̂ changed (old 'flips'): {int(tests.changed.sum())}, "
+          f"of them truly changed {int((tests.changed & really).sum())}")
     print(f"Holm flips: {int(tests.flipped.sum())} (fixed {len(tests.flipped_fixed)}, broken "
           f"{len(tests.flipped_broken)}); truly changed {int((tests.flipped & really).sum())}, "
           f"false {int((tests.flipped & ~really).sum())}; wrong direction "

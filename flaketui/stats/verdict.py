@@ -77,7 +77,8 @@ def evidence(cmp: PairedComparison, alpha: float = 0.05) -> Evidence:
 
 
 def directions_text(ev: Evidence) -> str:
-    """What the sign test says, e.g. ``directions alone: not significant (sign test p = 0.077: 7 fixed vs 2 broken)``."""
+    """What the sign test says, e.g.
+    ``directions alone: not significant (sign test p = 0.077: 7 fixed vs 2 broken)``."""
     counts = f"sign test p = {ev.sign_p:.2g}: {ev.fixed} fixed vs {ev.broken} broken"
     if ev.directions:
         return f"directions: {ev.better(ev.directions)} better ({counts})"
