@@ -10,6 +10,7 @@ its p̂ changed without that.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,15 +281,7 @@ def holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
     >>> holm(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.06, 0.06]
     """
-    p = np.asarray(p, dtype=np.float64)
-    m = p.shape[0]
-    if m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
+    return _in_order(p, lambda s, m: np.maximum.accumulate(s * (m - np.arange(m))))
 
 
 def benjamini_hochberg(p: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -302,13 +295,15 @@ def benjamini_hochberg(p: NDArray[np.float64]) -> NDArray[np.float64]:
     >>> benjamini_hochberg(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.04, 0.04]
     """
+    return _in_order(p, lambda s, m: np.minimum.accumulate((s * m / np.arange(1, m + 1))[::-1])[::-1])
+
+
+def _in_order(p: NDArray[np.float64], adjust: Callable[[NDArray[np.float64], int], NDArray[np.float64]]
+              ) -> NDArray[np.float64]:
+    """``adjust`` applied to the p-values sorted ascending, capped at 1, in the original order."""
     p = np.asarray(p, dtype=np.float64)
     m = p.shape[0]
-    if m == 0:
-        return p.copy()
     order = np.argsort(p, kind="stable")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
     out = np.empty(m)
-    out[order] = adjusted
+    out[order] = np.minimum(1.0, adjust(p[order], m)) if m else p
     return out
