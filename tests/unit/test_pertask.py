@@ -157,6 +157,13 @@ class TestPermutation:
         assert abs(res.pvalue - ref) < 4 * np.sqrt(ref * (1 - ref) / 20_000) + 1 / 20_001
         assert paired_permutation_test(d, exact_max=10).pvalue == res.pvalue  # fixed seed
 
+    def test_normal_limit_close_to_monte_carlo(self) -> None:
+        d = np.random.default_rng(8).normal(0.01, 0.3, 3000)
+        normal = paired_permutation_test(d, normal_min=1000)
+        mc = paired_permutation_test(d)
+        assert normal.resamples == 0 and mc.resamples == 20_000
+        assert abs(normal.pvalue - mc.pvalue) < 4 * np.sqrt(mc.pvalue * (1 - mc.pvalue) / 20_000) + 0.005
+
     def test_clusters_flip_as_units(self) -> None:
         d = np.array([0.5, 0.25, -0.25, 0.75, 0.5, 0.125])
         groups = ["g1", "g1", "g2", "g2", None, "g3"]
