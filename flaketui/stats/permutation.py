@@ -102,8 +102,9 @@ def paired_permutation_test(
     2010). Beyond ``normal_min`` units, when no unit carries more than 1% of
     Σu², the sum of sign-flipped units is normal to a fraction of a percent
     (mean 0, variance Σu² exactly; Lindeberg's condition) and
-    p = erfc(|Σu| / √(2·Σu²)) (Lehmann and Romano 2005, §15.2). Flipping cluster sums is the cluster-level randomisation test of
-    Canay, Romano and Shaikh (2017).
+    p = erfc(|Σu| / √(2·Σu²)) (Lehmann and Romano 2005, §15.2). Flipping
+    cluster sums is the cluster-level randomisation test of Canay, Romano and
+    Shaikh (2017).
 
     References
     ----------
