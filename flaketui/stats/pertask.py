@@ -65,6 +65,11 @@ class PerTaskTests:
             return self.passes_b / np.where(self.n_b > 0, self.n_b, np.nan) - self.passes_a / np.where(
                 self.n_a > 0, self.n_a, np.nan)
 
+    @property
+    def single_trial(self) -> bool:
+        """Nothing tested because every task both runs have has one trial in each: say so."""
+        return not self.tested and bool(np.any((self.n_a > 0) & (self.n_b > 0)))
+
     def _names(self, mask: NDArray[np.bool_]) -> list[str]:
         return [self.tasks[i] for i in np.flatnonzero(mask)]
 
@@ -129,7 +134,7 @@ class PerTaskTests:
             "flipped_fixed": self.flipped_fixed,
             "flipped_broken": self.flipped_broken,
         }
-        if not self.tested:
+        if self.single_trial:
             out["per_task_note"] = UNTESTABLE_NOTE
         return out
 

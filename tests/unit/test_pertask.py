@@ -129,9 +129,17 @@ class TestPerTask:
         a = task_stats(outcomes("A", n, np.array([0, 0, 1, 1, 0, 1])), 1)
         b = task_stats(outcomes("B", n, np.array([1, 0, 0, 1, 1, 1])), 1)
         res = per_task_tests(compare_runs(a, b))
-        assert not res.tested and res.flipped_fixed == ["t0", "t4"] and res.flipped_broken == ["t2"]
+        assert not res.tested and res.single_trial
+        assert res.flipped_fixed == ["t0", "t4"] and res.flipped_broken == ["t2"]
         out = res.to_json()
         assert out["per_task_note"] == UNTESTABLE_NOTE and out["per_task"][0]["p_value"] is None
+
+    def test_no_common_task(self) -> None:
+        a = task_stats(outcomes("A", np.array([4]), np.array([2])), 1)
+        b = task_stats(RunOutcomes("B", ["other"], np.array([4]), np.array([1]), np.zeros(1, dtype=np.int64),
+                                   [None], np.arange(4), np.array([0, 4])), 1)
+        res = per_task_tests(compare_runs(a, b))
+        assert res.tasks == [] and not res.single_trial and "per_task_note" not in res.to_json()
 
     def test_errored_only_task_is_not_tested(self) -> None:
         a = task_stats(outcomes("A", np.array([0, 8]), np.array([0, 8])), 1)
