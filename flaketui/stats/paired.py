@@ -2,7 +2,9 @@
 
 Only tasks whose pass rate changed carry information about which run is
 better; the sign test asks whether fixed and broken tasks are as balanced as
-chance would leave them.
+chance would leave them, and the paired permutation test whether the sizes of
+the changes are. Neither imports scipy on the counts of an eval comparison
+(see :mod:`flaketui.stats.exact`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.stats.estimators import CONFIDENCE, z_value
+from flaketui.stats.exact import sign_test_pvalue
+from flaketui.stats.permutation import PermutationTest, paired_permutation_test
 from flaketui.stats.suite import MeanEstimate, TaskStats, mean_estimate
 
 
@@ -37,6 +41,8 @@ class PairedComparison:
     p_b: NDArray[np.float64]
     n_a: NDArray[np.int64]
     n_b: NDArray[np.int64]
+    passes_a: NDArray[np.int64]
+    passes_b: NDArray[np.int64]
     flakiness_a: NDArray[np.float64]
     flakiness_b: NDArray[np.float64]
     fixed: list[str]
@@ -45,6 +51,8 @@ class PairedComparison:
     test: PairedTest
     mean_diff: MeanEstimate
     """Mean over common tasks of p̂_B − p̂_A with its paired 95% CI."""
+    permutation: PermutationTest
+    """Paired permutation test of the same mean difference (sizes, not only directions)."""
     only_a: list[str]
     only_b: list[str]
 
@@ -59,7 +67,9 @@ def sign_test(fixed: int, broken: int) -> PairedTest:
 
     Under "no difference" each changed task is as likely fixed as broken, so
     fixed ~ Binomial(fixed + broken, 1/2). With one trial per task this is the
-    exact McNemar test on the discordant pairs.
+    exact McNemar test on the discordant pairs. Summed exactly in integers by
+    :func:`flaketui.stats.exact.sign_test_pvalue` (scipy's ``binomtest`` past
+    20,000 changed tasks), so a comparison does not wait for ``scipy.stats``.
 
     Returns
     -------
@@ -80,11 +90,7 @@ def sign_test(fixed: int, broken: int) -> PairedTest:
     """
     if fixed < 0 or broken < 0:
         raise ValueError(f"counts (fixed={fixed}, broken={broken}) must be >= 0")
-    if fixed + broken == 0:
-        return PairedTest(0, 0, 1.0)
-    from scipy.stats import binomtest
-
-    return PairedTest(fixed, broken, float(binomtest(fixed, fixed + broken, 0.5).pvalue))
+    return PairedTest(fixed, broken, sign_test_pvalue(fixed, broken))
 
 
 def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> PairedComparison:
@@ -94,7 +100,9 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     difference of per-task p̂ gets a paired interval from the standard error of
     the per-task differences (clustered when tasks have groups; Miller 2024,
     section on paired differences). Tasks with no non-errored trial in either
-    run are left out of the differences.
+    run are left out of the differences. The same differences get the paired
+    permutation test of :func:`flaketui.stats.permutation.paired_permutation_test`
+    (clustered alike).
 
     References
     ----------
@@ -114,7 +122,8 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     broken = [t for t, d in zip(tasks, diff.tolist(), strict=True) if d < -eps]
     unchanged = int(np.sum(both)) - len(fixed) - len(broken)
     groups = [a.groups[i] for i in ia]
-    est = mean_estimate(diff, groups if any(g is not None for g in groups) else None, confidence)
+    cluster_labels = groups if any(g is not None for g in groups) else None
+    est = mean_estimate(diff, cluster_labels, confidence)
     # A difference lies in [-1, 1]; mean_estimate clips to [0, 1], so recompute the bounds.
     z = z_value(confidence)
     if est.se == est.se:
@@ -131,6 +140,8 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
         p_b=p_b,
         n_a=a.n[ia],
         n_b=b.n[ib],
+        passes_a=a.passes[ia],
+        passes_b=b.passes[ib],
         flakiness_a=a.flakiness[ia],
         flakiness_b=b.flakiness[ib],
         fixed=fixed,
@@ -138,22 +149,19 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
         unchanged=unchanged,
         test=sign_test(len(fixed), len(broken)),
         mean_diff=est,
+        permutation=paired_permutation_test(diff, cluster_labels),
         only_a=[t for t in a.tasks if t not in common_set],
         only_b=[t for t in b.tasks if t not in common_set],
     )
 
 
 def verdict(cmp: PairedComparison, alpha: float = 0.05) -> str:
-    """A plain-language reading of the sign test."""
-    f, b, p = cmp.test.fixed, cmp.test.broken, cmp.test.pvalue
-    if not cmp.tasks:
-        return "the runs have no task in common: nothing to compare"
-    if f + b == 0:
-        return "no task changed its pass rate"
-    if p < alpha:
-        better = cmp.run_b if f > b else cmp.run_a
-        return f"{better} is better (p = {p:.3g}): {f} fixed vs {b} broken"
-    return (
-        f"not shown to differ at {alpha:.0%}: {f} fixed vs {b} broken happens by chance "
-        f"{p:.0%} of the time"
-    )
+    """One plain-language verdict from the sign test, the mean difference's CI and the permutation test.
+
+    See :func:`flaketui.stats.verdict.verdict_text`: when the pieces of
+    evidence disagree it names what each says, and it never calls a difference
+    absent when the interval excludes zero.
+    """
+    from flaketui.stats.verdict import evidence, verdict_text
+
+    return verdict_text(evidence(cmp, alpha))
