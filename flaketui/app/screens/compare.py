@@ -108,6 +108,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
     """Descending when True."""
 
     STATUS = "#compare-summary"
+    """Says "Comparing…" until the comparison is computed; a failed one's error replaces it."""
     AUTO_FOCUS = "#flip-table"
     """The flip list has the keys from the start (the footer does not change when it loads)."""
 
@@ -458,7 +459,7 @@ def open_compare(app: FlakeApp) -> None:
     runs = list(log.runs)
     if len(runs) < 2:
         app.notify("only one run is loaded: give two logs, or a log with two runs, to "
-                      "compare them", severity="warning", timeout=5)
+                   "compare them", severity="warning", timeout=5)
         return
     if len(runs) == 2:
         app.push_screen(CompareScreen(runs[0], runs[1]))
