@@ -253,6 +253,7 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
             table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None)
     for i in display_order(st):
         cells: list[str | Text] = [c.text(st, i) for c in columns]
+        cells[REPORT_KEYS.index("task")] = Text(st.tasks[i])  # a name from the log: not markup
         cells[REPORT_KEYS.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     return Group(head, *warnings, table, Text(""))
@@ -266,14 +267,15 @@ def compare_table(c: PairedComparison) -> Group:
     from flaketui.review import compare_lines
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    # Task and run names come from the logs: Text, never parsed as markup.
     for name, justify in (("task", "left"), ("change", "left"), (f"p̂ {c.run_a}", "right"),
                           (f"p̂ {c.run_b}", "right"), ("n A", "right"), ("n B", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(Text(name), justify=justify)  # type: ignore[arg-type]
     idx = {t: i for i, t in enumerate(c.tasks)}
     for change, names, style in (("broken", c.broken, "red"), ("fixed", c.fixed, "green")):
         for t in names:
             i = idx[t]
-            table.add_row(t, Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
+            table.add_row(Text(t), Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
                           str(int(c.n_a[i])), str(int(c.n_b[i])))
     head = Text(f"{c.run_b} vs {c.run_a}\n" + "\n".join(compare_lines(c)), style="bold")
     return Group(head, table)

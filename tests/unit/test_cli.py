@@ -229,3 +229,17 @@ class TestOpeningTheApp:
         assert isinstance(first, AppOptions) and isinstance(second, AppOptions)
         assert first.compare == () and first.k is None and not first.watch
         assert second.compare == ("oncall-candidate", "oncall-baseline")
+
+
+class TestUntrustedNames:
+    def test_task_and_run_names_are_printed_as_written_not_as_markup(self, tmp_path: Path) -> None:
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        for path, run_name, passed in ((a, "[bold]before[/bold]", True), (b, "[red]after", False)):
+            path.write_text("".join(
+                json.dumps({"run": run_name, "task": "[i]t[/i]", "trial": i, "passed": passed}) + "\n"
+                for i in range(3)))
+        code, out, _ = run("report", a)
+        assert code == 0 and "[i]t[/i]" in out
+        code, out, _ = run("compare", a, b)
+        assert code == 0 and "[i]t[/i]" in out
+        assert "p̂ [bold]before[/bold]" in out and "p̂ [red]after" in out
