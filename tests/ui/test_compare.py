@@ -94,6 +94,20 @@ class TestSummary:
             assert lines[-1].startswith("0 of 2 flips reviewed")
             assert app.screen.sub_title == f"{B} vs {A} · 0 of 2 flips reviewed"
 
+    async def test_a_failing_comparison_shows_its_error(self, app: FlakeApp,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+        import flaketui.stats
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise ValueError("no common task")
+
+        monkeypatch.setattr(flaketui.stats, "compare_runs", broken)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            text = summary(app)
+            assert text == "Comparing runs failed: ValueError: no common task"
+            assert flip_table(app).empty_text == "the runs could not be compared"
+
     async def test_flips_broken_first_then_fixed(self, app: FlakeApp) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
