@@ -1,6 +1,6 @@
-"""The flaketui Textual app: :class:`FlakeApp` and :func:`make_app`.
+"""The flaketui Textual app: :class:`AppOptions`, :class:`FlakeApp` and :func:`make_app`.
 
-``cli.main(paths) -> make_app(paths, k=…).run()``; the default screen is the
+``cli`` runs ``FlakeApp(AppOptions(paths, k=…))``; the default screen is the
 :class:`~flaketui.app.screens.tasks.TasksScreen`, which loads the logs in a
 thread worker and shows the task table.
 """
@@ -50,7 +50,7 @@ class AppOptions:
     """Follow the logs while they are written (``--watch``): the table updates live."""
 
     def __post_init__(self) -> None:
-        # Callers pass lists; the options keep tuples (frozen all the way down).
+        # Callers pass lists (and fields=None for the defaults); the options keep tuples.
         object.__setattr__(self, "paths", tuple(str(p) for p in self.paths))
         object.__setattr__(self, "fields", self.fields or FieldMap())
         object.__setattr__(self, "ignore_keys", tuple(self.ignore_keys))
