@@ -291,10 +291,11 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
         expand_paths(logs)
     except InputError as exc:
         fail(str(exc))
-    from flaketui.app.app import make_app
+    from flaketui.app.app import AppOptions, FlakeApp
 
-    app = make_app(list(logs), k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                   max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage, watch=watch)
+    app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
+                              max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
+                              watch=watch))
     app.run()
     sys.exit(app.return_code or 0)
 
@@ -320,9 +321,9 @@ def demo(k: int | None, triage: str | None) -> None:
             fail(f"cannot create {folder} for the demo's triage notes ({exc.strerror}); "
                  "give --triage PATH")
         triage = str(folder / "demo.triage.json")
-    from flaketui.app.app import make_app
+    from flaketui.app.app import AppOptions, FlakeApp
 
-    app = make_app([str(FIXTURES)], k=k, triage=triage)
+    app = FlakeApp(AppOptions((str(FIXTURES),), k=k, triage=triage))
     app.run()
 
 
@@ -457,9 +458,9 @@ def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: s
         expand_paths(logs)
     except InputError as exc:
         fail(str(exc))
-    from flaketui.app.app import make_app
+    from flaketui.app.app import AppOptions, FlakeApp
 
-    app = make_app(list(logs), fields=fields, triage=triage, compare=runs or ())
+    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or ()))
     app.run()
     sys.exit(app.return_code or 0)
 

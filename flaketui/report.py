@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flaketui import formatting as fmt
+from flaketui.columns import TASK_COLUMNS, class_style, csv_number
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -60,40 +61,25 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
     }
 
 
-def _floats(values: Any) -> list[float | None]:
-    """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column)."""
-    arr = np.asarray(values, dtype=np.float64)
-    out: list[float | None] = arr.tolist()
-    for i in np.flatnonzero(np.isnan(arr)).tolist():
-        out[i] = None
-    return out
+REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
+               "pass_hat_k_ci", "flakiness", "class", "rule_of_three")
+"""Columns of the table and Markdown reports (from :data:`~flaketui.columns.TASK_COLUMNS`)."""
 
+CSV_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
+            "pass_hat_k_ci", "flakiness", "class")
+"""Per-task columns of the CSV report, after ``run`` and ``k``."""
 
-def _intervals(low: Any, high: Any) -> list[list[float | None] | None]:
-    """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval)."""
-    pairs = np.stack([np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)], axis=1)
-    out: list[list[float | None] | None] = pairs.tolist()
-    for i in np.flatnonzero(np.isnan(pairs).any(axis=1)).tolist():
-        out[i] = None
-    return out
+CSV_COLUMNS = ("run", "k", *(name for key in CSV_KEYS for name in TASK_COLUMNS[key].csv_names))
+
+TABLE_LABELS = {"passes": "pass"}
+"""Shorter headers in the terminal table (where width is dear)."""
 
 
 def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
     """One object per task, built column by column (10k tasks in a few ms)."""
-    columns = zip(
-        st.tasks, np.asarray(st.n).tolist(), np.asarray(st.passes).tolist(),
-        np.asarray(st.errored).tolist(), _floats(st.p_hat),
-        _intervals(st.p_hat_ci.low, st.p_hat_ci.high), _floats(st.pass_at_k),
-        _floats(st.pass_hat_k), _intervals(st.pass_hat_k_ci.low, st.pass_hat_k_ci.high),
-        _floats(st.flakiness), st.classes, _floats(st.rule_of_three), st.groups,
-        strict=True,
-    )
-    return [
-        {"task": task, "n": n, "passes": c, "errored": e, "p_hat": p, "p_hat_ci": p_ci,
-         "pass_at_k": at_k, "pass_hat_k": hat_k, "pass_hat_k_ci": hat_ci, "flakiness": flak,
-         "class": cls, "rule_of_three": r3, "group": group}
-        for task, n, c, e, p, p_ci, at_k, hat_k, hat_ci, flak, cls, r3, group in columns
-    ]
+    keys = list(TASK_COLUMNS)
+    columns = zip(*(TASK_COLUMNS[key].json(st) for key in keys), strict=True)
+    return [dict(zip(keys, row, strict=True)) for row in columns]
 
 
 def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[str, Any]:
@@ -158,11 +144,6 @@ def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
 
 # --- CSV and Markdown ---------------------------------------------------------
 
-CSV_COLUMNS = (
-    "run", "k", "task", "n", "passes", "errored", "p_hat", "p_hat_low", "p_hat_high",
-    "pass_at_k", "pass_hat_k", "pass_hat_k_low", "pass_hat_k_high", "flakiness", "class",
-)
-
 
 def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
     """One row per (run, task); empty cells for missing values."""
@@ -170,15 +151,10 @@ def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for st, _ in runs:
-        for row in tasks_json(st):
-            lo, hi = row["p_hat_ci"] or (None, None)
-            klo, khi = row["pass_hat_k_ci"] or (None, None)
-            w.writerow(
-                [st.run, k, row["task"], row["n"], row["passes"], row["errored"],
-                 _cell(row["p_hat"]), _cell(lo), _cell(hi), _cell(row["pass_at_k"]),
-                 _cell(row["pass_hat_k"]), _cell(klo), _cell(khi), _cell(row["flakiness"]),
-                 row["class"]]
-            )
+        cells = [cell for key in CSV_KEYS
+                 for cell in TASK_COLUMNS[key].csv_cells(TASK_COLUMNS[key].json(st))]
+        for row in zip(*cells, strict=True):
+            w.writerow([st.run, k, *row])
     return out.getvalue()
 
 
@@ -189,13 +165,9 @@ def compare_csv(c: PairedComparison) -> str:
     fixed, broken = set(c.fixed), set(c.broken)
     for i, t in enumerate(c.tasks):
         change = "fixed" if t in fixed else "broken" if t in broken else "unchanged"
-        w.writerow([t, change, _cell(c.p_a[i]), _cell(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]),
-                    _cell(c.p_b[i] - c.p_a[i])])
+        w.writerow([t, change, csv_number(c.p_a[i]), csv_number(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]),
+                    csv_number(c.p_b[i] - c.p_a[i])])
     return out.getvalue()
-
-
-def _cell(x: Any) -> str:
-    return "" if fmt.is_missing(x) else f"{float(x):.6g}"
 
 
 def _md_escape(text: str) -> str:
@@ -225,17 +197,10 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> s
         parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join(lines) + "\n")
         for w in sm.warnings:
             parts.append(f"> warning: {_md_escape(w)}\n")
-        head = (f"| task | n | passes | p̂ | 95% CI | pass@{k} | pass^{k} | pass^{k} CI | flakiness | class "
-                "| rule of 3 |")
-        rows = [head, "|" + "---|" * 11]
+        columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+        rows = ["| " + " | ".join(c.header(k) for c in columns) + " |", "|" + "---|" * len(columns)]
         for i in display_order(st):
-            rows.append(
-                f"| {_md_escape(st.tasks[i])} | {int(st.n[i])} | {int(st.passes[i])} | "
-                f"{fmt.rate(st.p_hat[i])} | {fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i])} | "
-                f"{fmt.rate(st.pass_at_k[i])} | {fmt.rate(st.pass_hat_k[i])} | "
-                f"{fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i])} | "
-                f"{fmt.rate(st.flakiness[i])} | {st.classes[i]} | {rule_of_three_text(st, i)} |"
-            )
+            rows.append("| " + " | ".join(_md_escape(c.text(st, i)) for c in columns) + " |")
         parts.append("\n".join(rows) + "\n")
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
 
@@ -260,15 +225,6 @@ def compare_markdown(c: PairedComparison) -> str:
 # --- Rich ---------------------------------------------------------------------
 
 
-def rule_of_three_text(st: TaskStats, i: int) -> str:
-    """``fail < 0.221`` for a task that always passed (its failure rate's 95% bound), ``pass < …``
-    for one that always failed, empty for a flaky task."""
-    bound = st.rule_of_three[i]
-    if fmt.is_missing(bound) or st.n[i] == 0:
-        return ""
-    return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
-
-
 def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     """The suite summary above a table of tasks, most dangerous first."""
     from rich.console import Group
@@ -279,32 +235,27 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     head = Text("\n".join(summary_lines(sm)), style="bold")
     warnings = [Text(f"warning: {w}", style="yellow") for w in sm.warnings]
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    # In a narrow terminal the task names give way (cut with …); figures never do.
-    longest = max((len(t) for t in st.tasks), default=4)
-    table.add_column("task", no_wrap=True, min_width=min(12, longest), max_width=40,
-                     overflow="ellipsis")
     count = len(str(int(st.n.max()))) if len(st) else 1
-    for name, width in (("n", count), ("pass", count), ("p̂", 5), ("95% CI", 12), (f"pass@{k}", 5),
-                        (f"pass^{k}", 5), (f"pass^{k} CI", 12), ("flakiness", 5)):
-        table.add_column(name, justify="right", no_wrap=True, min_width=max(width, len(name)))
-    table.add_column("class", no_wrap=True, min_width=11)
-    table.add_column("rule of 3", no_wrap=True)
-    styles = {"flaky": "bold red", "stable-fail": "dim", "stable-pass": "green"}
+    widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5}
+    columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+    for col in columns:
+        name = TABLE_LABELS.get(col.key, col.header(k))
+        if col.key == "task":
+            # In a narrow terminal the task names give way (cut with …); figures never do.
+            longest = max((len(t) for t in st.tasks), default=4)
+            table.add_column(name, no_wrap=True, min_width=min(12, longest), max_width=40,
+                             overflow="ellipsis")
+        elif col.key in widths:
+            table.add_column(name, justify="right", no_wrap=True,
+                             min_width=max(widths[col.key], len(name)))
+        else:
+            table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None)
     for i in display_order(st):
-        cls = st.classes[i]
-        table.add_row(
-            st.tasks[i],
-            str(int(st.n[i])),
-            str(int(st.passes[i])),
-            fmt.rate(st.p_hat[i]),
-            fmt.interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
-            fmt.rate(st.pass_at_k[i]),
-            fmt.rate(st.pass_hat_k[i]),
-            fmt.interval(st.pass_hat_k_ci.low[i], st.pass_hat_k_ci.high[i]),
-            fmt.rate(st.flakiness[i]),
-            Text(cls, style=styles.get(cls, "")),
-            rule_of_three_text(st, i),
-        )
+        cells: list[str | Text] = [c.text(st, i) for c in columns]
+        cells[REPORT_KEYS.index("task")] = Text(st.tasks[i])  # a name from the log: not markup
+        cells[REPORT_KEYS.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
+        table.add_row(*cells)
     return Group(head, *warnings, table, Text(""))
 
 
@@ -316,14 +267,15 @@ def compare_table(c: PairedComparison) -> Group:
     from flaketui.review import compare_lines
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    # Task and run names come from the logs: Text, never parsed as markup.
     for name, justify in (("task", "left"), ("change", "left"), (f"p̂ {c.run_a}", "right"),
                           (f"p̂ {c.run_b}", "right"), ("n A", "right"), ("n B", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(Text(name), justify=justify)  # type: ignore[arg-type]
     idx = {t: i for i, t in enumerate(c.tasks)}
     for change, names, style in (("broken", c.broken, "red"), ("fixed", c.fixed, "green")):
         for t in names:
             i = idx[t]
-            table.add_row(t, Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
+            table.add_row(Text(t), Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
                           str(int(c.n_a[i])), str(int(c.n_b[i])))
     head = Text(f"{c.run_b} vs {c.run_a}\n" + "\n".join(compare_lines(c)), style="bold")
     return Group(head, table)

@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 
 from flaketui import formatting as fmt
+from flaketui.columns import EPS
 from flaketui.stats.paired import PairedComparison, verdict
 from flaketui.stats.suite import TaskStats
 from flaketui.triage import TriageEntry, TriageKey
 
 BROKEN, FIXED, UNCHANGED = "broken", "fixed", "unchanged"
 """The change of a common task from run A to run B."""
-EPS = 1e-12
-"""Differences smaller than this are no change (as in :func:`flaketui.stats.paired.compare_runs`)."""
 
 
 @dataclass(frozen=True)

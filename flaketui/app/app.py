@@ -1,6 +1,6 @@
-"""The flaketui Textual app: :class:`FlakeApp` and :func:`make_app`.
+"""The flaketui Textual app: :class:`AppOptions`, :class:`FlakeApp` and :func:`make_app`.
 
-``cli.main(paths) -> make_app(paths).run()``; the default screen is the
+``cli`` runs ``FlakeApp(AppOptions(paths, k=…))``; the default screen is the
 :class:`~flaketui.app.screens.tasks.TasksScreen`, which loads the logs in a
 thread worker and shows the task table.
 """
@@ -8,25 +8,62 @@ thread worker and shows the task table.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.reactive import var
 from textual.screen import Screen
 
 from flaketui.app.messages import RunsLoaded
+from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.model import FieldMap, TrialLog
 from flaketui.traces import Normaliser
+from flaketui.triage import TriageStore
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    """What the command line asks of the app (``make_app``'s keyword arguments)."""
+
+    paths: tuple[str, ...]
+    """Files, directories and globs of trial logs."""
+    k: int | None = None
+    """k for pass@k and pass^k; None: the smallest trial count of any task."""
+    fields: FieldMap = field(default_factory=FieldMap)
+    """Which JSON fields hold what."""
+    min_pass_hat_k: float | None = None
+    """The gate's floor on suite pass^k (shown in the summary when set)."""
+    max_flakiness: float | None = None
+    """The gate's cap on any task's flakiness."""
+    ignore_keys: tuple[str, ...] = ()
+    """Step keys dropped before traces are compared (``--ignore-key``)."""
+    triage: str | None = None
+    """The triage notes file (``--triage``); None: beside the first log."""
+    compare: tuple[str, ...] | None = None
+    """Open the comparison pane once loaded: runs (A, B), or () for the first two."""
+    watch: bool = False
+    """Follow the logs while they are written (``--watch``): the table updates live."""
+
+    def __post_init__(self) -> None:
+        # Callers pass lists (and fields=None for the defaults); the options keep tuples.
+        object.__setattr__(self, "paths", tuple(str(p) for p in self.paths))
+        object.__setattr__(self, "fields", self.fields or FieldMap())
+        object.__setattr__(self, "ignore_keys", tuple(self.ignore_keys))
+        if self.compare is not None:
+            object.__setattr__(self, "compare", tuple(self.compare))
 
 
 class FlakeApp(App[int]):
     """Find flaky tasks, see why they flake, from the keyboard.
 
-    State shared by every screen: :attr:`trial_log` (the loaded trials, None while
-    loading), :attr:`k`, :attr:`normaliser` (from ``ignore_keys``), the gate
-    thresholds and the paths given on the command line.
+    State shared by every screen: :attr:`options` (the command line's), :attr:`trial_log`
+    (the loaded trials, None while loading), :attr:`k`, :attr:`normaliser` (from
+    ``options.ignore_keys``) and :attr:`triage_store` (the triage notes).
     """
 
     CSS_PATH = "flaketui.tcss"
@@ -36,38 +73,32 @@ class FlakeApp(App[int]):
         Binding("question_mark", "help", "Help", id="help", tooltip="Every key of every screen"),
     ]
 
-    def __init__(
-        self,
-        paths: Sequence[str],
-        k: int | None = None,
-        fields: FieldMap | None = None,
-        min_pass_hat_k: float | None = None,
-        max_flakiness: float | None = None,
-        ignore_keys: Sequence[str] = (),
-        triage: str | None = None,
-        compare: Sequence[str] | None = None,
-        watch: bool = False,
-    ) -> None:
+    k: var[int | None] = var(None, init=False)
+    """k for pass@k and pass^k (None until the log is loaded when not given). The task
+    table's ``+`` / ``-`` change it; screens read it when they compute."""
+
+    def __init__(self, options: AppOptions) -> None:
         super().__init__()
-        self.watch = watch
-        """Follow the logs while they are written (``--watch``): the table updates live."""
-        self.paths = [str(p) for p in paths]
-        self.k: int | None = k
-        """k for pass@k and pass^k (None until the log is loaded when not given)."""
-        self.k_is_default = k is None
+        self.options = options
+        """What the command line asked for."""
+        self.set_reactive(FlakeApp.k, options.k)
+        self.k_is_default = options.k is None
         """True while k is the default (the smallest trial count), not chosen by the user."""
-        self.fields = fields or FieldMap()
-        self.min_pass_hat_k = min_pass_hat_k
-        self.max_flakiness = max_flakiness
-        self.ignore_keys = tuple(ignore_keys)
-        self.normaliser = Normaliser.with_keys(self.ignore_keys)
+        self.normaliser = Normaliser.with_keys(options.ignore_keys)
         """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps."""
         self.trial_log: TrialLog | None = None
         """Every loaded trial (set when loading finishes)."""
-        self.triage_path = triage
-        """The triage notes file (``--triage``); None: beside the first log."""
-        self.compare_on_load: tuple[str, ...] | None = None if compare is None else tuple(compare)
-        """Open the comparison pane once loaded: runs (A, B), or () for the first two."""
+        self.compare_pending: tuple[str, ...] | None = options.compare
+        """The comparison pane still to open once loaded (``options.compare``, used once)."""
+        self._triage_store: TriageStore | None = None
+        self.triage_error_shown: str | None = None
+        """The last triage save error told to the user (each distinct reason is told once)."""
+
+    @property
+    def triage_store(self) -> TriageStore:
+        """The triage notes (opened on first use, see :meth:`open_triage_store`)."""
+        store = self._triage_store
+        return self.open_triage_store() if store is None else store
 
     def get_default_screen(self) -> Screen:
         return TasksScreen()
@@ -79,12 +110,25 @@ class FlakeApp(App[int]):
         assert isinstance(screen, TasksScreen)
         return screen
 
+    def open_triage_store(self) -> TriageStore:
+        """Open the triage notes if not yet open; what opening found is told once.
+
+        See :func:`flaketui.app.screens.triage_dialogs.open_store` for where the file is.
+        """
+        if self._triage_store is None:
+            store = self._triage_store = triage_dialogs.open_store(self.options)
+            for message in store.messages:
+                self.notify(message, title="Triage notes", severity="warning", timeout=20,
+                            markup=False)
+        return self._triage_store
+
     @on(RunsLoaded)
     def open_triage(self, event: RunsLoaded) -> None:
         """Once loaded: open the triage notes (telling of a bad file) and, for
         ``compare --tui``, the comparison pane."""
         from flaketui.app.screens.compare import open_compare_on_load
 
+        self.open_triage_store()
         open_compare_on_load(self)
 
     def action_help(self) -> None:
@@ -105,24 +149,10 @@ class FlakeApp(App[int]):
         yield SystemCommand("Keys", "Every key of every screen", self.action_help)
 
 
-def make_app(
-    paths: Sequence[str],
-    k: int | None = None,
-    fields: FieldMap | None = None,
-    min_pass_hat_k: float | None = None,
-    max_flakiness: float | None = None,
-    ignore_keys: Sequence[str] = (),
-    triage: str | None = None,
-    compare: Sequence[str] | None = None,
-    watch: bool = False,
-) -> FlakeApp:
+def make_app(paths: Sequence[str], **options: Any) -> FlakeApp:
     """Build the app for ``paths`` (files, directories, globs of trial logs).
 
-    ``triage`` is the triage notes file (default: beside the first log);
-    ``compare`` opens the comparison pane once loaded: two run names, or an
-    empty sequence for the first two runs; ``watch`` follows logs still being
-    written (new trials appear and the statistics update).
+    The keyword arguments are the fields of :class:`AppOptions` (``k``, ``fields``,
+    ``triage``, ``compare``, ``watch``, …).
     """
-    return FlakeApp(paths, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
-                    max_flakiness=max_flakiness, ignore_keys=ignore_keys, triage=triage,
-                    compare=compare, watch=watch)
+    return FlakeApp(AppOptions(tuple(paths), **options))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from flaketui.app.widgets.task_table import TaskTable
 
 
 def sorted_rows(idx: np.ndarray, values: np.ndarray, reverse: bool, tiebreak: np.ndarray) -> np.ndarray:
@@ -15,20 +20,37 @@ def sorted_rows(idx: np.ndarray, values: np.ndarray, reverse: bool, tiebreak: np
 class SortActions:
     """Sort actions for a screen with reactives ``sort_key`` and ``sort_reverse``.
 
-    The screen says which keys it has (:meth:`sort_keys`) and which read best
-    largest first (:meth:`descending_by_default`); its watchers re-sort.
+    The screen gives the table (:meth:`sort_table`) whose columns say how they sort
+    (:attr:`~flaketui.app.widgets.task_table.Column.sort`, ``descending``); its
+    watchers of ``sort_key`` and ``sort_reverse`` re-sort.
     """
 
     sort_key: str
     sort_reverse: bool
 
+    def sort_table(self) -> TaskTable:
+        """The table that is sorted."""
+        raise NotImplementedError
+
     def sort_keys(self) -> list[str]:
         """Keys of the sortable columns, in table order."""
-        raise NotImplementedError
+        return [c.key for c in self.sort_table().columns if c.sort is not None]
 
     def descending_by_default(self, key: str) -> bool:
         """Whether column ``key`` first sorts largest first."""
-        raise NotImplementedError
+        column = self.sort_table().column(key)
+        return True if column is None else column.descending
+
+    def column_sort_values(self, key: str, rows: int) -> np.ndarray:
+        """Values to sort the ``rows`` data rows by for column ``key`` (floats; NaN sort last).
+
+        A column not shown (say, a metric the run now shown lacks) sorts nothing: all NaN,
+        so the rows fall back to the tiebreak.
+        """
+        column = self.sort_table().column(key)
+        if column is None or column.sort is None:
+            return np.full(rows, np.nan)
+        return column.sort()
 
     def action_sort_by(self, key: str) -> None:
         """Sort by column ``key``; sorting by the same column again reverses the order."""

@@ -39,9 +39,11 @@ def app() -> FlakeApp:
 
 class TestTaskTable:
     def test_default(self, snap_compare, app: FlakeApp) -> None:
+        """Task table at k = 5: flaky searchRunbook (amber) on top by flakiness ↓, the summary, the k curves."""
         assert snap_compare(app, run_before=after(), terminal_size=SIZE)
 
     def test_sorted_by_p_hat_ascending(self, snap_compare, app: FlakeApp) -> None:
+        """Sorted by p̂ ascending (▲ on p̂): the always-failing tasks, p̂ 0.000 in red, on top."""
         # Sort by p̂ (descending first), then S reverses it to ascending.
         async def run(pilot: Pilot) -> None:
             await settle(pilot)
@@ -52,29 +54,37 @@ class TestTaskTable:
         assert snap_compare(app, run_before=run, terminal_size=SIZE)
 
     def test_filtered(self, snap_compare, app: FlakeApp) -> None:
+        """The name filter with “alert” typed: only tasks whose names contain it, counted in the title."""
         assert snap_compare(app, run_before=after("slash", *"alert"), terminal_size=SIZE)
 
     def test_k_changed(self, snap_compare, app: FlakeApp) -> None:
+        """k raised to 7 (+ +): pass@7 / pass^7 headers, summary and curves recomputed; cursor on row 2."""
         assert snap_compare(app, run_before=after("plus", "plus", "down"), terminal_size=SIZE)
 
     def test_second_run(self, snap_compare, app: FlakeApp) -> None:
+        """r: the second run (oncall-candidate) with its own summary, table and curves."""
         assert snap_compare(app, run_before=after("r"), terminal_size=SIZE)
 
 
 class TestTraceScreen:
     def test_divergence_highlighted(self, snap_compare, app: FlakeApp) -> None:
+        """searchRunbook: a passing trace (A) beside a failing one (B), first divergence at step 3."""
         assert snap_compare(app, run_before=after("enter"), terminal_size=SIZE)
 
     def test_fork_map(self, snap_compare, app: FlakeApp) -> None:
+        """searchRunbook's fork map: every trial as a tree of shared steps, ◆ where the outcomes part."""
         assert snap_compare(app, run_before=after("enter", "f"), terminal_size=SIZE)
 
     def test_one_sided_task(self, snap_compare, app: FlakeApp) -> None:
+        """listAlerts (all pass): one passing trace, the note that none failed, its rule of three."""
         assert snap_compare(app, run_before=open_task("listAlerts"), terminal_size=SIZE)
 
     def test_no_traces(self, snap_compare, app: FlakeApp) -> None:
+        """pingHealthcheck (no traces): the yellow message that there is nothing to compare, and why."""
         assert snap_compare(app, run_before=open_task("pingHealthcheck"), terminal_size=SIZE)
 
 
 class TestHelp:
     def test_help(self, snap_compare, app: FlakeApp) -> None:
+        """Help over the task table: every key of every screen, with what it does."""
         assert snap_compare(app, run_before=after("question_mark"), terminal_size=SIZE)

@@ -26,35 +26,43 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FlakeApp:
 
 class TestComparePane:
     def test_summary_and_flips(self, snap_compare, app: FlakeApp) -> None:
+        """Comparison pane: paired summary (fixed 1, broken 1, p = 1.00), the two flips, broken first."""
         assert snap_compare(app, run_before=after("c"), terminal_size=SIZE)
 
     def test_all_common_tasks(self, snap_compare, app: FlakeApp) -> None:
+        """f: every common task (25) listed, the two flips first and bold, unchanged tasks dim."""
         assert snap_compare(app, run_before=after("c", "f"), terminal_size=SIZE)
 
     def test_reviewed_labelled_and_noted(self, snap_compare, app: FlakeApp) -> None:
+        """Broken flip labelled real-regression (✓), fixed flip noted; 1 of 2 flips reviewed."""
         keys = ("c", "l", "6", "n", "w", *"retriever sorts tied chunks", "enter")
         assert snap_compare(app, run_before=after(*keys), terminal_size=SIZE)
 
 
 class TestDialogs:
     def test_label_picker(self, snap_compare, app: FlakeApp) -> None:
+        """The cause-label picker over the pane: eight numbered labels with meanings, 0 for none."""
         assert snap_compare(app, run_before=after("c", "l"), terminal_size=SIZE)
 
     def test_note_editor(self, snap_compare, app: FlakeApp) -> None:
+        """The note editor over the pane with “reads PM-1740 first” typed, not yet saved."""
         assert snap_compare(app, run_before=after("c", "w", *"reads PM-1740 first"),
                             terminal_size=SIZE)
 
 
 class TestCompareTraces:
     def test_broken_task_pass_beside_fail(self, snap_compare, app: FlakeApp) -> None:
+        """Broken summarizeIncident: a passing trial of A beside a failing one of B, not reviewed."""
         assert snap_compare(app, run_before=after("c", "enter"), terminal_size=SIZE)
 
     def test_fixed_task_fail_beside_pass(self, snap_compare, app: FlakeApp) -> None:
+        """n, then l 7: fixed searchRunbook labelled real-fix, a failing A beside a passing B."""
         assert snap_compare(app, run_before=after("c", "enter", "n", "l", "7"),
                             terminal_size=SIZE)
 
 
 class TestTaskTableReview:
     def test_flaky_task_labelled(self, snap_compare, app: FlakeApp) -> None:
+        """The task table's review column: searchRunbook ✓ ordering-concurrency, with a note."""
         keys = ("l", "3", "w", *"tied chunks", "enter")
         assert snap_compare(app, run_before=after(*keys), terminal_size=SIZE)

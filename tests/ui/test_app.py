@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scipy.special import comb
@@ -30,6 +31,20 @@ from tests.conftest import BASELINE, CANDIDATE, SIZE
 async def ready(pilot: Pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def record_notifications(app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The message of every notification ``app`` shows from now on, in order (recorded
+    through its public ``notify``, which screens and widgets call too)."""
+    shown: list[str] = []
+    notify = app.notify
+
+    def record(message: str, **kwargs: Any) -> None:
+        shown.append(message)
+        notify(message, **kwargs)
+
+    monkeypatch.setattr(app, "notify", record)
+    return shown
 
 
 def table(app: FlakeApp) -> TaskTable:
@@ -230,6 +245,27 @@ async def open_task(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScreen:
     return app.screen
 
 
+async def test_a_failing_trace_read_shows_its_error_not_reading_forever(
+        app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    import flaketui.loading
+
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)  # the divergence column has read its traces
+
+        def unreadable(*args: object, **kwargs: object) -> None:
+            raise OSError("the log vanished")
+
+        monkeypatch.setattr(flaketui.loading, "read_trial", unreadable)
+        screen = await open_task(pilot, app, "searchRunbook")
+        await pilot.pause()
+        status = screen.query_one("#trace-status", Static)
+        text = str(status.render())
+        assert "OSError: the log vanished" in text and "reading the task's trials" not in text
+        assert status.display and not screen.query(TraceDiffView)
+        assert any("OSError: the log vanished" in m for m in shown)
+
+
 async def test_one_sided_task_says_so(app: FlakeApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -304,15 +340,15 @@ async def test_help_lists_every_key(app: FlakeApp) -> None:
         assert isinstance(app.screen, TasksScreen)
 
 
-async def test_skipped_lines_are_shown(tmp_path: Path) -> None:
+async def test_skipped_lines_are_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "bad.jsonl"
     good = BASELINE.read_text(encoding="utf-8").splitlines()[:24]
     log.write_text("\n".join([*good, "{not json", '{"task": "x"}']) + "\n", encoding="utf-8")
     app = make_app([str(log)])
+    messages = record_notifications(app, monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert app.trial_log is not None and len(app.trial_log.problems) == 2
-        messages = [n.message for n in app._notifications]
         assert any("2 line(s) of the logs were skipped" in m for m in messages)
         await pilot.press("e")
         assert isinstance(app.screen, ProblemsScreen)

@@ -26,6 +26,7 @@ from flaketui.app.widgets.task_table import TaskTable
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.triage import TriageKey, load_entries
 from tests.conftest import BASELINE, CANDIDATE, FIXTURES, SIZE, settle
+from tests.ui.test_app import record_notifications
 
 A, B = "oncall-baseline", "oncall-candidate"
 BROKEN_KEY = TriageKey.flip(A, B, "summarizeIncident")
@@ -92,6 +93,20 @@ class TestSummary:
                     in lines)
             assert lines[-1].startswith("0 of 2 flips reviewed")
             assert app.screen.sub_title == f"{B} vs {A} · 0 of 2 flips reviewed"
+
+    async def test_a_failing_comparison_shows_its_error(self, app: FlakeApp,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+        import flaketui.stats
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise ValueError("no common task")
+
+        monkeypatch.setattr(flaketui.stats, "compare_runs", broken)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            text = summary(app)
+            assert text == "Comparing runs failed: ValueError: no common task"
+            assert flip_table(app).empty_text == "the runs could not be compared"
 
     async def test_flips_broken_first_then_fixed(self, app: FlakeApp) -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -240,24 +255,25 @@ class TestReview:
         monkeypatch.setattr(triage_mod.tempfile, "mkstemp", denied)
         notes = tmp_path / "n.json"
         app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        shown = record_notifications(app, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l", "6")
             assert rows(app)[0]["label"] == "real-regression"
             assert "notes kept in memory only (not saved)" in summary(app)
-            shown = [n.message for n in app._notifications]
             assert any("cannot save triage notes" in m and "Permission denied" in m for m in shown)
             await press(pilot, "n", "l", "7")
             assert rows(app)[1]["label"] == "real-fix"
-            assert sum("cannot save" in n.message for n in app._notifications) == 1
+            assert sum("cannot save" in m for m in shown) == 1
         assert not notes.exists()
 
-    async def test_corrupt_file_is_reported_and_set_aside(self, notes: Path) -> None:
+    async def test_corrupt_file_is_reported_and_set_aside(self, notes: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
         notes.write_bytes(b'{"format": "flaketui-triage", "version": 1, "entries": [')
         app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
+        shown = record_notifications(app, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            shown = [n.message for n in app._notifications]
             assert any("was unusable (not valid JSON" in m and "kept it as" in m for m in shown)
             await press(pilot, "c", "space")
         aside = [p for p in notes.parent.iterdir() if ".corrupt-" in p.name]
@@ -347,13 +363,15 @@ class TestOpening:
             await press(pilot, "escape")
             assert not isinstance(app.screen, CompareScreen)
 
-    async def test_one_run_cannot_be_compared(self, notes: Path) -> None:
+    async def test_one_run_cannot_be_compared(self, notes: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
         app = make_app([str(BASELINE)], triage=str(notes))
+        shown = record_notifications(app, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await press(pilot, "c")
             assert not isinstance(app.screen, CompareScreen)
-            assert any("only one run is loaded" in n.message for n in app._notifications)
+            assert any("only one run is loaded" in m for m in shown)
 
 
 class TestTaskTableNotes:

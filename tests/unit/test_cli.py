@@ -190,3 +190,56 @@ class TestInputErrors:
         proc = subprocess.run([sys.executable, "-m", "flaketui", "report", "--format", "xml", str(BASELINE)],
                               capture_output=True, text=True)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+class TestOpeningTheApp:
+    """The app's command lines build one AppOptions from their flags (the app is not run)."""
+
+    @pytest.fixture
+    def opened(self, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+        from flaketui.app.app import FlakeApp
+
+        seen: list[object] = []
+        monkeypatch.setattr(FlakeApp, "run", lambda app: seen.append(app.options))
+        return seen
+
+    def test_open_passes_every_flag(self, opened: list[object], tmp_path: Path) -> None:
+        from flaketui.app.app import AppOptions
+
+        notes = tmp_path / "notes.json"
+        code, _, _ = run("open", BASELINE, CANDIDATE, "-k", "3", "--min-pass-hat-k", "0.7",
+                         "--max-flakiness", "0.2", "--ignore-key", "content", "--ignore-key", "seed",
+                         "--watch", "--triage", notes, "--task-field", "name")
+        assert code == 0
+        (options,) = opened
+        assert isinstance(options, AppOptions)
+        assert options.paths == (str(BASELINE), str(CANDIDATE))
+        assert (options.k, options.min_pass_hat_k, options.max_flakiness) == (3, 0.7, 0.2)
+        assert options.ignore_keys == ("content", "seed") and options.watch is True
+        assert options.triage == str(notes) and options.compare is None
+        assert options.fields.task == ("name",)
+
+    def test_compare_tui_opens_the_pane(self, opened: list[object]) -> None:
+        from flaketui.app.app import AppOptions
+
+        assert run("compare", BASELINE, CANDIDATE, "--tui")[0] == 0
+        assert run("compare", FIXTURES, "--runs", "oncall-candidate", "oncall-baseline",
+                   "--tui")[0] == 0
+        first, second = opened
+        assert isinstance(first, AppOptions) and isinstance(second, AppOptions)
+        assert first.compare == () and first.k is None and not first.watch
+        assert second.compare == ("oncall-candidate", "oncall-baseline")
+
+
+class TestUntrustedNames:
+    def test_task_and_run_names_are_printed_as_written_not_as_markup(self, tmp_path: Path) -> None:
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        for path, run_name, passed in ((a, "[bold]before[/bold]", True), (b, "[red]after", False)):
+            path.write_text("".join(
+                json.dumps({"run": run_name, "task": "[i]t[/i]", "trial": i, "passed": passed}) + "\n"
+                for i in range(3)))
+        code, out, _ = run("report", a)
+        assert code == 0 and "[i]t[/i]" in out
+        code, out, _ = run("compare", a, b)
+        assert code == 0 and "[i]t[/i]" in out
+        assert "p̂ [bold]before[/bold]" in out and "p̂ [red]after" in out

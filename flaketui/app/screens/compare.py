@@ -11,8 +11,9 @@ is saved to the triage file at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -21,28 +22,31 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from flaketui import formatting as fmt
 from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
+from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.model import RunOutcomes, TrialLog
+from flaketui.model import RunOutcomes
 from flaketui.review import BROKEN, FIXED, FlipRow
 from flaketui.stats.paired import PairedComparison
-from flaketui.triage import TriageKey
+from flaketui.triage import TriageEntry, TriageKey
 
 if TYPE_CHECKING:
     from flaketui.app.app import FlakeApp
 
-SORTABLE = ("reviewed", "change", "task", "p_hat", "n_a", "n_b", "delta", "flakiness", "label",
-            "note")
-"""Column keys of the flip list, in table order."""
-
 CHANGE_STYLES = {BROKEN: "bold red", FIXED: "bold green"}
+"""Colour of a flip's change (unchanged: dim)."""
+
+
+def flakiness_change(r: FlipRow) -> Text:
+    """``0.556 → 0.000``, amber when the flakiness changed."""
+    return Text(f"{fmt.rate(r.flakiness_a)} → {fmt.rate(r.flakiness_b)}",
+                style="yellow" if r.flakiness_a != r.flakiness_b else "dim")
 
 
 @dataclass
@@ -54,7 +58,7 @@ class ComparisonReady(Message):
     outcomes_b: RunOutcomes
 
 
-class CompareScreen(SortActions, Screen[None]):
+class CompareScreen(SortActions, FlakeScreen[None]):
     """Run B against run A: the paired summary and the list of flips to review.
 
     Args:
@@ -99,10 +103,12 @@ class CompareScreen(SortActions, Screen[None]):
     show_all: reactive[bool] = reactive(False, init=False)
     """Show every common task, not only the flips."""
     sort_key: reactive[str] = reactive("change", init=False)
-    """Column the flip list is sorted by (see :data:`SORTABLE`)."""
+    """Column the flip list is sorted by (a key of :meth:`columns`)."""
     sort_reverse: reactive[bool] = reactive(False, init=False)
     """Descending when True."""
 
+    STATUS = "#compare-summary"
+    """Says "Comparing…" until the comparison is computed; a failed one's error replaces it."""
     AUTO_FOCUS = "#flip-table"
     """The flip list has the keys from the start (the footer does not change when it loads)."""
 
@@ -117,10 +123,6 @@ class CompareScreen(SortActions, Screen[None]):
         self.outcomes: tuple[RunOutcomes, RunOutcomes] | None = None
         """Both runs' trials grouped by task (for reading traces)."""
         self._name_rank = np.empty(0, dtype=np.int64)
-
-    @property
-    def flake_app(self) -> FlakeApp:
-        return cast("FlakeApp", self.app)
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -147,12 +149,12 @@ class CompareScreen(SortActions, Screen[None]):
         cmp = compare_runs(task_stats(outcomes_a, 1), task_stats(outcomes_b, 1))
         self.post_message(ComparisonReady(cmp, outcomes_a, outcomes_b))
 
-    @on(Worker.StateChanged)
-    def worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR:
-            error = event.worker.error
-            self.notify(f"{type(error).__name__}: {error}", title=event.worker.description,
-                        severity="error", timeout=30)
+    def show_worker_error(self, worker: Worker[object]) -> None:
+        """The error replaces "Comparing…" (:attr:`STATUS`) and "comparing the runs…"."""
+        super().show_worker_error(worker)
+        if self.comparison is None:
+            self.query_one(TaskTable).empty_text = "the runs could not be compared"
+            self.query_one(TaskTable).refresh()
 
     @on(ComparisonReady)
     def comparison_ready(self, event: ComparisonReady) -> None:
@@ -163,7 +165,7 @@ class CompareScreen(SortActions, Screen[None]):
         self._name_rank = np.argsort(np.argsort(names)) if len(names) else self._name_rank
         table = self.query_one(TaskTable)
         table.empty_text = "no task flipped (f: show every common task)"
-        table.set_columns(self.columns(), self.cell)
+        table.set_columns(self.columns())
         if not self.flips:
             self.show_all = True
         self.refresh_order()
@@ -182,81 +184,71 @@ class CompareScreen(SortActions, Screen[None]):
         return TriageKey.flip(self.run_a, self.run_b, self.rows[row].task)
 
     def columns(self) -> list[Column]:
-        """The flip list's columns; the note takes the width that is left (at least 12)."""
-        name_w = min(28, max([4, *(len(r.task) for r in self.rows[:20000])]))
+        """The flip list's columns, each with its cells and sort values; the note takes the
+        width that is left (at least 12)."""
+        rows = self.rows
+        store = self.flake_app.triage_store
+
+        def entry(row: int) -> TriageEntry:
+            return store.get(self.key_of(row))
+
+        def text_ranks(texts: list[str]) -> np.ndarray:
+            """Rank of each text A→Z; an empty text sorts last (NaN)."""
+            _, inv = np.unique(np.array(texts, dtype=object).astype(str), return_inverse=True)
+            return np.where(np.array(texts, dtype=object) == "", np.nan, inv.astype(np.float64))
+
+        def values(get: Callable[[FlipRow], float]) -> Callable[[], np.ndarray]:
+            return lambda: np.array([get(r) for r in rows], dtype=np.float64)
+
+        name_w = min(28, max([4, *(len(r.task) for r in rows[:20000])]))
         cols = [
-            Column("reviewed", "✓", 1, "left", "reviewed"),
-            Column("change", "change", 9, "left", "broken (p̂ fell), fixed (p̂ rose) or unchanged"),
-            Column("task", "task", name_w, "left", "task name"),
-            Column("p_hat", "p̂ A → p̂ B", 13, "right", "pass rate in run A and in run B"),
-            Column("n_a", "n A", 4, "right", "non-errored trials in run A"),
-            Column("n_b", "n B", 4, "right", "non-errored trials in run B"),
-            Column("delta", "|Δ|", 5, "right", "size of the change of p̂"),
-            Column("flakiness", "flaky A → B", 13, "right", "flakiness 4·p̂·(1−p̂) in A and B"),
-            Column("label", "label", 20, "left", "cause label"),
+            Column("reviewed", "✓", 1, "left", "reviewed",
+                   lambda i: Text("✓", style="bold green") if entry(i).reviewed
+                   else Text("·", style="dim"),
+                   lambda: np.array([float(entry(i).reviewed) for i in range(len(rows))])),
+            Column("change", "change", 9, "left", "broken (p̂ fell), fixed (p̂ rose) or unchanged",
+                   lambda i: Text(rows[i].change, style=CHANGE_STYLES.get(rows[i].change, "dim")),
+                   lambda: np.arange(len(rows), dtype=np.float64), descending=False),
+            Column("task", "task", name_w, "left", "task name",
+                   lambda i: Text(rows[i].task, style="bold" if rows[i].is_flip else ""),
+                   lambda: self._name_rank.astype(np.float64), descending=False),
+            Column("p_hat", "p̂ A → p̂ B", 13, "right", "pass rate in run A and in run B",
+                   lambda i: Text(review.change_text(rows[i]), style="" if rows[i].is_flip else "dim"),
+                   values(lambda r: r.delta)),
+            Column("n_a", "n A", 4, "right", "non-errored trials in run A",
+                   lambda i: Text(str(rows[i].n_a)), values(lambda r: r.n_a)),
+            Column("n_b", "n B", 4, "right", "non-errored trials in run B",
+                   lambda i: Text(str(rows[i].n_b)), values(lambda r: r.n_b)),
+            Column("delta", "|Δ|", 5, "right", "size of the change of p̂",
+                   lambda i: Text(fmt.rate(rows[i].abs_delta),
+                                  style="bold" if rows[i].abs_delta >= 0.5 else ""),
+                   values(lambda r: r.abs_delta)),
+            Column("flakiness", "flaky A → B", 13, "right", "flakiness 4·p̂·(1−p̂) in A and B",
+                   lambda i: flakiness_change(rows[i]),
+                   values(lambda r: r.flakiness_b - r.flakiness_a)),
+            Column("label", "label", 20, "left", "cause label",
+                   lambda i: Text(entry(i).label or "",
+                                  style=dialogs.LABEL_STYLES.get(entry(i).label or "", "cyan")),
+                   lambda: text_ranks([entry(i).label or "" for i in range(len(rows))]),
+                   descending=False),
         ]
         used = sum(c.width + 1 for c in cols) + 1 + 1 + 2  # gaps, the note's gap, scrollbar
         note_w = max(12, self.size.width - used)
-        return [*cols, Column("note", "note", note_w, "left", "free-text note")]
+        return [*cols, Column("note", "note", note_w, "left", "free-text note",
+                              lambda i: dialogs.note_text(entry(i)),
+                              lambda: text_ranks([entry(i).note or "" for i in range(len(rows))]),
+                              descending=False)]
 
     def on_resize(self) -> None:
         if self.comparison is not None:
-            self.query_one(TaskTable).set_columns(self.columns(), self.cell)
-
-    def cell(self, row: int, key: str) -> Text:
-        """One cell of the flip list."""
-        r = self.rows[row]
-        if key in ("reviewed", "label", "note"):
-            entry = dialogs.store_for(self.app).get(self.key_of(row))
-            if key == "reviewed":
-                return Text("✓" if entry.reviewed else "·",
-                            style="bold green" if entry.reviewed else "dim")
-            if key == "label":
-                return Text(entry.label or "", style=dialogs.LABEL_STYLES.get(entry.label or "",
-                                                                             "cyan"))
-            return dialogs.note_text(entry)
-        if key == "change":
-            return Text(r.change, style=CHANGE_STYLES.get(r.change, "dim"))
-        if key == "task":
-            return Text(r.task, style="bold" if r.is_flip else "")
-        if key == "p_hat":
-            return Text(review.change_text(r), style="" if r.is_flip else "dim")
-        if key == "n_a":
-            return Text(str(r.n_a))
-        if key == "n_b":
-            return Text(str(r.n_b))
-        if key == "delta":
-            return Text(fmt.rate(r.abs_delta), style="bold" if r.abs_delta >= 0.5 else "")
-        if key == "flakiness":
-            return Text(f"{fmt.rate(r.flakiness_a)} → {fmt.rate(r.flakiness_b)}",
-                        style="yellow" if r.flakiness_a != r.flakiness_b else "dim")
-        return Text("")
+            self.query_one(TaskTable).set_columns(self.columns())
 
     def sort_values(self, key: str) -> np.ndarray:
         """Values to sort by (NaN sort last)."""
-        rows = self.rows
-        if key == "change":
-            return np.arange(len(rows), dtype=np.float64)
-        if key == "task":
-            return self._name_rank.astype(np.float64)
-        if key in ("reviewed", "label", "note"):
-            store = dialogs.store_for(self.app)
-            entries = [store.get(self.key_of(i)) for i in range(len(rows))]
-            if key == "reviewed":
-                return np.array([float(e.reviewed) for e in entries])
-            texts = [(e.label if key == "label" else e.note) or "" for e in entries]
-            _, inv = np.unique(np.array(texts, dtype=object).astype(str), return_inverse=True)
-            return np.where(np.array(texts, dtype=object) == "", np.nan, inv.astype(np.float64))
-        getters = {
-            "p_hat": lambda r: r.delta,
-            "n_a": lambda r: r.n_a,
-            "n_b": lambda r: r.n_b,
-            "delta": lambda r: r.abs_delta,
-            "flakiness": lambda r: r.flakiness_b - r.flakiness_a,
-        }
-        if key not in getters:
-            raise ValueError(f"sort key ({key!r}) must be one of {', '.join(SORTABLE)}")
-        return np.array([getters[key](r) for r in rows], dtype=np.float64)
+        return self.column_sort_values(key, len(self.rows))
+
+    def sort_table(self) -> TaskTable:
+        return self.query_one(TaskTable)
 
     def refresh_order(self, keep: int | None = None) -> None:
         """Filter (flips or all) and sort the rows, keeping the cursor on ``keep`` if shown."""
@@ -276,7 +268,7 @@ class CompareScreen(SortActions, Screen[None]):
 
     def reviewed_count(self) -> int:
         """How many flips are marked reviewed."""
-        store = dialogs.store_for(self.app)
+        store = self.flake_app.triage_store
         return sum(1 for i in self.flips if store.get(self.key_of(i)).reviewed)
 
     def progress(self) -> str:
@@ -308,7 +300,7 @@ class CompareScreen(SortActions, Screen[None]):
         done, total = self.reviewed_count(), len(self.flips)
         text.append(review.progress_line(done, total),
                     style="bold green" if total and done == total else "bold yellow")
-        store = dialogs.store_for(self.app)
+        store = self.flake_app.triage_store
         if store.path is None or not store.persistent:
             text.append("   notes kept in memory only (not saved)", style="bold red")
         else:
@@ -381,12 +373,6 @@ class CompareScreen(SortActions, Screen[None]):
         table = self.query_one(TaskTable)
         table.empty_text = "no common tasks" if self.show_all else \
             "no task flipped (f: show every common task)"
-
-    def sort_keys(self) -> list[str]:
-        return list(SORTABLE)
-
-    def descending_by_default(self, key: str) -> bool:
-        return key in ("p_hat", "delta", "n_a", "n_b", "flakiness", "reviewed")
 
     def watch_sort_key(self) -> None:
         self.refresh_order()
@@ -464,17 +450,16 @@ class CompareScreen(SortActions, Screen[None]):
         ]
 
 
-def open_compare(screen: Screen[object]) -> None:
+def open_compare(app: FlakeApp) -> None:
     """``c`` on the task table: compare the first two runs, or let the user pick A and B."""
-    app = screen.app
-    log: TrialLog | None = getattr(app, "trial_log", None)
+    log = app.trial_log
     if log is None:
-        screen.notify("the logs are still loading", timeout=3)
+        app.notify("the logs are still loading", timeout=3)
         return
     runs = list(log.runs)
     if len(runs) < 2:
-        screen.notify("only one run is loaded: give two logs, or a log with two runs, to "
-                      "compare them", severity="warning", timeout=5)
+        app.notify("only one run is loaded: give two logs, or a log with two runs, to "
+                   "compare them", severity="warning", timeout=5)
         return
     if len(runs) == 2:
         app.push_screen(CompareScreen(runs[0], runs[1]))
@@ -488,14 +473,12 @@ def open_compare(screen: Screen[object]) -> None:
 
 
 def open_compare_on_load(app: FlakeApp) -> None:
-    """Once the logs are loaded: open the triage notes (so that a bad file is reported
-    at once) and, for ``flaketui compare A B --tui``, the comparison pane."""
-    dialogs.store_for(app)
-    pair, app.compare_on_load = app.compare_on_load, None
+    """Once the logs are loaded, for ``flaketui compare A B --tui``: the comparison pane."""
+    pair, app.compare_pending = app.compare_pending, None
     if pair is None or app.trial_log is None:
         return
     if not pair:
-        open_compare(app.screen)
+        open_compare(app)
         return
     missing = [r for r in pair if r not in app.trial_log.runs]
     if missing:

@@ -14,28 +14,24 @@ and ``n`` / ``N`` move to the next / previous flip without going back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from flaketui import formatting as fmt
 from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
+from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.screens.traces import trial_label
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
 from flaketui.review import BROKEN, FIXED, FlipRow
 from flaketui.traces import Normaliser, best_pair
 from flaketui.triage import TriageKey
-
-if TYPE_CHECKING:
-    from flaketui.app.app import FlakeApp
 
 MAX_CANDIDATES = 50
 """Trials per side scored for the most informative pair (all are still reachable with a / b)."""
@@ -72,7 +68,7 @@ class FlipTrials(Message):
     """Non-errored trials of the task (both runs) that have no trace."""
 
 
-class CompareTracesScreen(Screen[int]):
+class CompareTracesScreen(FlakeScreen[int]):
     """Run A's trace beside run B's of one task; dismissed with the position shown last.
 
     Args:
@@ -91,6 +87,9 @@ class CompareTracesScreen(Screen[int]):
     }
     CompareTracesScreen #compare-trace-status { height: auto; padding: 1 2; }
     """
+
+    STATUS = "#compare-trace-status"
+    """Says "reading…" until the trials are read; a failed read's error replaces it."""
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="compare-traces-back",
@@ -134,12 +133,8 @@ class CompareTracesScreen(Screen[int]):
         """True once the shown task's trials are read."""
 
     @property
-    def flake_app(self) -> FlakeApp:
-        return cast("FlakeApp", self.app)
-
-    @property
     def normaliser(self) -> Normaliser:
-        return getattr(self.app, "normaliser", None) or Normaliser()
+        return self.flake_app.normaliser
 
     @property
     def row(self) -> FlipRow:
@@ -246,7 +241,7 @@ class CompareTracesScreen(Screen[int]):
     def update_head(self) -> None:
         """Task, change, both p̂ and n, the flip's review, and where we are in the list."""
         r = self.row
-        entry = dialogs.store_for(self.app).get(self.key)
+        entry = self.flake_app.triage_store.get(self.key)
         text = Text()
         text.append(r.task, style="bold")
         text.append(f"  {r.change}", style={BROKEN: "bold red", FIXED: "bold green"}.get(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -13,16 +15,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from flaketui import formatting as fmt
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.app.screens import triage_dialogs
+from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.columns import TASK_COLUMNS, class_style
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
@@ -32,12 +35,7 @@ WATCH_INTERVAL = 1.0
 """Seconds between looks at the logs with ``--watch``."""
 
 if TYPE_CHECKING:
-    from flaketui.app.app import FlakeApp
     from flaketui.loading.watch import LogWatcher
-
-SORTABLE = ("task", "n", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k", "flakiness", "class",
-            "group", "divergence")
-"""Column keys in table order (metric columns follow, keyed ``metric:NAME``)."""
 
 METRIC_LABELS = {"tokens": "tokens", "cost_usd": "cost $", "duration_s": "dur s"}
 """Short column labels for common metrics (others show their own name)."""
@@ -60,6 +58,17 @@ def bar(value: float, cells: int = 4) -> str:
     return ("█" * full + (BAR[part] if part else "")).ljust(cells)
 
 
+def flakiness_cell(f: float) -> Text:
+    """``0.556 ██▎`` : the flakiness and a bar, amber when the task is flaky."""
+    style = class_style(FLAKY) if not fmt.is_missing(f) and f > 0 else "dim"
+    return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
+
+
+def metric_cell(medians: np.ndarray, row: int) -> Text:
+    """A metric column's cell: the task's median, compactly."""
+    return Text(fmt.number(medians[row]))
+
+
 def rate_style(p: float) -> str:
     """Colour of a pass rate: green when always passing, red when always failing, else amber."""
     if fmt.is_missing(p):
@@ -71,7 +80,7 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
-class TasksScreen(SortActions, Screen[None]):
+class TasksScreen(SortActions, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -108,7 +117,7 @@ class TasksScreen(SortActions, Screen[None]):
     ]
 
     sort_key: reactive[str] = reactive("flakiness", init=False)
-    """Column the table is sorted by (see :data:`SORTABLE`, or ``metric:NAME``)."""
+    """Column the table is sorted by (a key of :meth:`columns`, e.g. ``flakiness`` or ``metric:NAME``)."""
     sort_reverse: reactive[bool] = reactive(True, init=False)
     """Descending when True."""
     filter_text: reactive[str] = reactive("", init=False)
@@ -133,10 +142,6 @@ class TasksScreen(SortActions, Screen[None]):
         self._watcher: LogWatcher | None = None
         """Follows the logs with ``--watch`` (set by the loading worker)."""
         self._divergence_progress = ""
-
-    @property
-    def flake_app(self) -> FlakeApp:
-        return cast("FlakeApp", self.app)
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -173,13 +178,13 @@ class TasksScreen(SortActions, Screen[None]):
                 self.post_message(LoadProgress(done, total))
 
         try:
-            if app.watch:
+            if app.options.watch:
                 from flaketui.loading.watch import LogWatcher
 
-                self._watcher = LogWatcher(app.paths, app.fields)
+                self._watcher = LogWatcher(app.options.paths, app.options.fields)
                 log = self._watcher.load()
             else:
-                log = load_logs(app.paths, app.fields, progress=progress)
+                log = load_logs(app.options.paths, app.options.fields, progress=progress)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
             return
@@ -190,7 +195,7 @@ class TasksScreen(SortActions, Screen[None]):
         bar_ = self.query_one("#load-progress", ProgressBar)
         bar_.update(total=event.total, progress=event.done)
         self.query_one("#loading-label", Label).update(
-            f"Loading {', '.join(self.flake_app.paths)}: "
+            f"Loading {', '.join(self.flake_app.options.paths)}: "
             f"{event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB")
 
     @on(LoadFailed)
@@ -201,14 +206,11 @@ class TasksScreen(SortActions, Screen[None]):
         self.sub_title = "error"
         self.notify(event.error, title="Could not load", severity="error", timeout=30)
 
-    @on(Worker.StateChanged)
-    def worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR:
-            error = event.worker.error
-            self.notify(f"{type(error).__name__}: {error}", title=event.worker.description,
-                        severity="error", timeout=30)
-            if event.worker.group == "load":
-                self.post_message(LoadFailed(str(error)))
+    def show_worker_error(self, worker: Worker[object]) -> None:
+        """A failed worker is told; a failed load also replaces "Loading logs…" with its error."""
+        super().show_worker_error(worker)
+        if worker.group == "load":
+            self.post_message(LoadFailed(str(worker.error)))
 
     @on(RunsLoaded)
     def runs_loaded(self, event: RunsLoaded) -> None:
@@ -224,7 +226,7 @@ class TasksScreen(SortActions, Screen[None]):
                         title="Skipped input", severity="warning", timeout=10)
         self.show_run(0)
         self.query_one(TaskTable).focus()
-        if app.watch:
+        if app.options.watch:
             self.set_interval(WATCH_INTERVAL, self.poll_logs)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="watch",
@@ -285,81 +287,84 @@ class TasksScreen(SortActions, Screen[None]):
         self.stats = task_stats(self.outcomes, k)
         self.summary = summarise(self.stats)
         table = self.query_one(TaskTable)
-        table.set_columns(self.columns(), self.cell)
+        table.set_columns(self.columns())
         self.refresh_order(keep)
         self.update_summary()
         self.update_curves()
 
     def columns(self) -> list[Column]:
-        """The table's columns for the shown run (labels carry the current k)."""
+        """The table's columns for the shown run, each with its cells and sort values.
+
+        The per-task statistics come from :data:`flaketui.columns.TASK_COLUMNS` (labels,
+        text, sort); this adds widths, colours and the app's own columns.
+        """
         st = self.stats
         assert st is not None
-        k = st.k
         name_w = min(32, max([4, *(len(t) for t in st.tasks[:20000])]))
+        flaky_style = class_style(FLAKY)
+
+        def stat(key: str, width: int, align: str = "right",
+                 style: Callable[[int], str] = lambda row: "", tooltip: str | None = None,
+                 render: Callable[[int], Text] | None = None) -> Column:
+            """The app's column of statistic ``key``: its text in ``style`` (or ``render``)."""
+            spec = TASK_COLUMNS[key]
+            if render is None:
+                render = lambda row: Text(spec.text(st, row), style=style(row))  # noqa: E731
+            return Column(key, spec.header(st.k), width, align,
+                          spec.tooltip if tooltip is None else tooltip, render,
+                          sort=lambda: spec.sort(st), descending=spec.descending)
+
+        label_k = max(6, len(TASK_COLUMNS["pass_at_k"].header(st.k)))
         cols = [
-            Column("task", "task", name_w, "left", "task name (bold amber when flaky)"),
-            Column("n", "n", max(3, len(str(int(st.n.max(initial=0))))), "right",
-                   "non-errored trials"),
-            Column("p_hat", "p̂", 5, "right", "pass rate c/n"),
-            Column("p_hat_ci", "95% CI", 12, "right", "Wilson 95% interval of p̂"),
-            Column("pass_at_k", f"pass@{k}", max(6, len(f"pass@{k}")), "right",
-                   "chance that at least one of k trials passes"),
-            Column("pass_hat_k", f"pass^{k}", max(6, len(f"pass^{k}")), "right",
-                   "chance that all k trials pass"),
-            Column("flakiness", "flakiness", 10, "left", "4·p̂·(1−p̂), with a bar"),
-            Column("class", "class", 5, "left",
-                   "pass (stable-pass: every trial passed), fail (stable-fail) or flaky"),
+            replace(stat("task", name_w, "left", lambda row: flaky_style
+                         if st.classes[row] == FLAKY else "", "task name (bold amber when flaky)"),
+                    sort=lambda: self._name_rank.astype(np.float64)),
+            stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
+            stat("p_hat", 5, style=lambda row: rate_style(st.p_hat[row])),
+            stat("p_hat_ci", 12, style=lambda row: "dim"),
+            stat("pass_at_k", label_k),
+            stat("pass_hat_k", label_k),
+            stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
+                 render=lambda row: flakiness_cell(st.flakiness[row])),
+            stat("class", 5, "left",
+                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
+                 render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
+                                         style=class_style(st.classes[row]))),
         ]
-        if triage_dialogs.run_has_notes(self.app, self.run):
-            cols.append(triage_dialogs.task_column())
+        if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
+            cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
         if any(g is not None for g in st.groups):
             width = min(14, max(5, *(len(g or "") for g in st.groups[:20000])))
-            cols.append(Column("group", "group", width, "left", "cluster for the standard error"))
+            cols.append(stat("group", width, "left", style=lambda row: "dim"))
         if self.has_traces.any():
             cols.append(Column("divergence", "div", 3, "right",
-                               "first divergence step of the most informative pass/fail pair"))
-        for name in self.medians:
+                               "first divergence step of the most informative pass/fail pair",
+                               self.divergence_cell, self.divergence_values))
+        for name, medians in self.medians.items():
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
-                               f"median {name} over the task's trials"))
+                               f"median {name} over the task's trials",
+                               partial(metric_cell, medians),
+                               partial(np.asarray, medians, dtype=np.float64)))
         return cols
 
     def cell(self, row: int, key: str) -> Text:
-        """One cell of the table (see :class:`~flaketui.app.widgets.task_table.TaskTable`)."""
-        st = self.stats
-        assert st is not None
-        cls = st.classes[row]
-        if key == "task":
-            return Text(st.tasks[row], style="bold yellow" if cls == FLAKY else "")
-        if key == "n":
-            return Text(str(int(st.n[row])))
-        if key == "p_hat":
-            return Text(fmt.rate(st.p_hat[row]), style=rate_style(st.p_hat[row]))
-        if key == "p_hat_ci":
-            return Text(fmt.interval(st.p_hat_ci.low[row], st.p_hat_ci.high[row]), style="dim")
-        if key == "pass_at_k":
-            return Text(fmt.rate(st.pass_at_k[row]))
-        if key == "pass_hat_k":
-            return Text(fmt.rate(st.pass_hat_k[row]))
-        if key == "flakiness":
-            f = st.flakiness[row]
-            style = "bold yellow" if not fmt.is_missing(f) and f > 0 else "dim"
-            return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
-        if key == "class":
-            style = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green"}.get(cls, "dim")
-            return Text(CLASS_LABELS.get(cls, cls), style=style)
-        if key == "group":
-            return Text(st.groups[row] or "", style="dim")
-        if key == "divergence":
-            step = self.divergence_of(row)
-            if step == PENDING:
-                return Text("…", style="dim")
-            return Text(fmt.DASH if step is None else str(step), style="" if step else "dim")
-        if key == triage_dialogs.TRIAGE_COLUMN and self.run is not None:
-            return triage_dialogs.task_cell(self.app, self.run, st.tasks[row])
-        if key.startswith("metric:"):
-            return Text(fmt.number(self.medians[key[7:]][row]))
-        return Text("")
+        """One cell of the table: column ``key``'s rendering of data row ``row``."""
+        column = self.query_one(TaskTable).column(key)
+        return Text("") if column is None else column.render(row)
+
+    def divergence_cell(self, row: int) -> Text:
+        """The divergence column's cell: the step, ``—`` for none, ``…`` while pending."""
+        step = self.divergence_of(row)
+        if step == PENDING:
+            return Text("…", style="dim")
+        return Text(fmt.DASH if step is None else str(step), style="" if step else "dim")
+
+    def divergence_values(self) -> np.ndarray:
+        """Sort values of the divergence column (no step or pending: NaN)."""
+        assert self.stats is not None
+        vals = [self.divergence_of(i) for i in range(len(self.stats))]
+        return np.array([np.nan if v is None or v == PENDING else v for v in vals], float)
 
     def divergence_of(self, row: int) -> int | None:
         """First divergence of data row ``row``: a step, None, or :data:`PENDING`."""
@@ -371,31 +376,11 @@ class TasksScreen(SortActions, Screen[None]):
 
     def sort_values(self, key: str) -> np.ndarray:
         """Values to sort by for column ``key`` (floats; NaN sort last)."""
-        st = self.stats
-        assert st is not None
-        if key == "task":
-            return self._name_rank.astype(np.float64)
-        simple = {"n": st.n, "p_hat": st.p_hat, "p_hat_ci": st.p_hat_ci.low,
-                  "pass_at_k": st.pass_at_k, "pass_hat_k": st.pass_hat_k,
-                  "flakiness": st.flakiness}
-        if key in simple:
-            return np.asarray(simple[key], dtype=np.float64)
-        if key in ("class", "group"):
-            labels = st.classes if key == "class" else [g or "" for g in st.groups]
-            _, inv = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
-            return inv.astype(np.float64)
-        if key == "divergence":
-            vals = [self.divergence_of(i) for i in range(len(st))]
-            return np.array([np.nan if v is None or v == PENDING else v for v in vals], float)
-        if key == triage_dialogs.TRIAGE_COLUMN and self.run is not None:
-            return triage_dialogs.task_sort_values(self.app, self.run, st.tasks)
-        if key.startswith("metric:"):
-            return np.asarray(self.medians[key[7:]], dtype=np.float64)
-        raise ValueError(f"sort key ({key!r}) must be one of {', '.join(self.sort_keys())}")
+        assert self.stats is not None
+        return self.column_sort_values(key, len(self.stats))
 
-    def sort_keys(self) -> list[str]:
-        """Keys of the shown columns, in table order."""
-        return [c.key for c in self.query_one(TaskTable).columns]
+    def sort_table(self) -> TaskTable:
+        return self.query_one(TaskTable)
 
     def refresh_order(self, keep: int | None = None) -> None:
         """Filter and sort the rows, keeping the cursor on ``keep`` (a data row) if shown."""
@@ -472,8 +457,9 @@ class TasksScreen(SortActions, Screen[None]):
             text.append(f" {fmt.interval(*est.ci)}   ", style="dim")
         if sm.tasks_below_k:
             text.append(f"{sm.tasks_below_k} task(s) with n < k left out   ", style="yellow")
-        if app.min_pass_hat_k is not None or app.max_flakiness is not None:
-            verdict = gate(st, sm, app.min_pass_hat_k, app.max_flakiness)
+        opts = app.options
+        if opts.min_pass_hat_k is not None or opts.max_flakiness is not None:
+            verdict = gate(st, sm, opts.min_pass_hat_k, opts.max_flakiness)
             if verdict.passed:
                 text.append(" gate PASS ", style="bold black on green")
             else:
@@ -552,10 +538,6 @@ class TasksScreen(SortActions, Screen[None]):
             self.refresh_order(self.current_row)
 
     # -- actions ----------------------------------------------------------------------------
-
-    def descending_by_default(self, key: str) -> bool:
-        # Text columns read best A→Z; numbers with the largest (most telling) first.
-        return key not in ("task", "class", "group")
 
     def watch_sort_key(self) -> None:
         self._resort()
@@ -660,7 +642,7 @@ class TasksScreen(SortActions, Screen[None]):
         """Open the comparison pane (picking runs A and B when more than two are loaded)."""
         from flaketui.app.screens.compare import open_compare
 
-        open_compare(self)
+        open_compare(self.flake_app)
 
     def action_triage(self, what: str) -> None:
         """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""

@@ -10,25 +10,21 @@ shows every trial as a tree of shared steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from flaketui import formatting as fmt
+from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
 from flaketui.stats import TaskStats
 from flaketui.traces import ForkNode, Normaliser, best_pair, build_fork_map
-
-if TYPE_CHECKING:
-    from flaketui.app.app import FlakeApp
 
 
 def trial_label(side: str, trial: Trial, position: int, total: int, kind: str) -> str:
@@ -50,7 +46,7 @@ TRACE_STEPS = 2000
 """Steps read of each trace when a task opens: a 100 MB trace opens in a moment, cut."""
 
 
-class TaskTraceScreen(Screen[None]):
+class TaskTraceScreen(FlakeScreen[None]):
     """A task's passing and failing traces, the first divergence, and the fork map.
 
     Args:
@@ -58,6 +54,9 @@ class TaskTraceScreen(Screen[None]):
         row: The task's index in ``outcomes`` (and ``stats``).
         stats: The run's statistics at the current k.
     """
+
+    STATUS = "#trace-status"
+    """Says "reading…" until the trials are read; a failed read's error replaces it."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="back",
@@ -96,10 +95,6 @@ class TaskTraceScreen(Screen[None]):
         self.pass_pos = 0
         self.fail_pos = 0
         self.loaded = False
-
-    @property
-    def flake_app(self) -> FlakeApp:
-        return cast("FlakeApp", self.app)
 
     @property
     def normaliser(self) -> Normaliser:

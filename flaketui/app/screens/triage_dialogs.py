@@ -1,8 +1,9 @@
 """Triage from the keyboard: the label picker, the note editor, the run picker, and the
 actions (reviewed mark, cause label, note) shared by the comparison pane and the task table.
 
-The notes live in one :class:`~flaketui.triage.TriageStore` per app, opened on
-first use (:func:`store_for`) at the ``--triage`` path or beside the first log.
+The notes live in one :class:`~flaketui.triage.TriageStore` per app
+(:attr:`FlakeApp.triage_store <flaketui.app.app.FlakeApp.triage_store>`), opened on
+first use at the ``--triage`` path or beside the first log.
 Every change is saved at once; when a save fails the user is told, and the note
 stays in memory.
 """
@@ -10,15 +11,15 @@ stays in memory.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -26,6 +27,8 @@ from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
 
 if TYPE_CHECKING:
+    from flaketui.app.app import AppOptions, FlakeApp
+    from flaketui.app.screens.base import FlakeScreen
     from flaketui.app.screens.tasks import TasksScreen
 
 CLEAR = ""
@@ -40,24 +43,13 @@ LABEL_STYLES = {
 """How a label is coloured in tables (others: cyan)."""
 
 
-def store_for(app: App[object]) -> TriageStore:
-    """The app's triage store, opened on first use; what opening found is shown once.
-
-    The path is ``app.triage_path`` when set (``--triage``), else beside the
-    first log (:func:`flaketui.triage.default_triage_path`).
-    """
-    store: TriageStore | None = getattr(app, "triage_store", None)
-    if store is not None:
-        return store
-    path = getattr(app, "triage_path", None)
-    paths: Sequence[str] = getattr(app, "paths", ())
-    if path is None and paths:
-        path = default_triage_path(paths)
-    store = TriageStore.open(path) if path is not None else TriageStore.in_memory()
-    app.triage_store = store  # type: ignore[attr-defined]
-    for message in store.messages:
-        app.notify(message, title="Triage notes", severity="warning", timeout=20, markup=False)
-    return store
+def open_store(options: AppOptions) -> TriageStore:
+    """The triage notes the app opens: at ``options.triage`` when set (``--triage``), else
+    beside the first log (:func:`flaketui.triage.default_triage_path`), else in memory."""
+    path = options.triage
+    if path is None and options.paths:
+        path = default_triage_path(options.paths)
+    return TriageStore.open(path) if path is not None else TriageStore.in_memory()
 
 
 def entry_text(entry: TriageEntry) -> Text:
@@ -76,29 +68,29 @@ def note_text(entry: TriageEntry) -> Text:
     return Text(entry.note.replace("\r\n", "\n").replace("\n", " ⏎ "), style="italic")
 
 
-def _report(screen: Screen[object], store: TriageStore, saved: bool) -> None:
+def _report(screen: FlakeScreen[Any], store: TriageStore, saved: bool) -> None:
     """Tell the user when a change did not reach the disk (each distinct reason once)."""
     if saved or store.save_error is None:
         return
-    app = screen.app
-    if getattr(app, "_triage_error_shown", None) != store.save_error:
-        app._triage_error_shown = store.save_error  # type: ignore[attr-defined]
+    app = screen.flake_app
+    if app.triage_error_shown != store.save_error:
+        app.triage_error_shown = store.save_error
         app.notify(store.save_error, title="Triage notes not saved", severity="warning",
                    timeout=20, markup=False)
 
 
-def toggle_reviewed(screen: Screen[object], key: TriageKey,
+def toggle_reviewed(screen: FlakeScreen[Any], key: TriageKey,
                     changed: Callable[[TriageKey], None]) -> None:
     """Flip the reviewed mark of ``key``, save, and call ``changed``."""
-    store = store_for(screen.app)
+    store = screen.flake_app.triage_store
     _report(screen, store, store.toggle_reviewed(key))
     changed(key)
 
 
-def choose_label(screen: Screen[object], key: TriageKey,
+def choose_label(screen: FlakeScreen[Any], key: TriageKey,
                  changed: Callable[[TriageKey], None]) -> None:
     """Open the label picker for ``key``; a chosen label also marks it reviewed."""
-    store = store_for(screen.app)
+    store = screen.flake_app.triage_store
 
     def chosen(label: str | None) -> None:
         if label is None:
@@ -113,10 +105,10 @@ def choose_label(screen: Screen[object], key: TriageKey,
     screen.app.push_screen(LabelPicker(key, store.get(key).label), chosen)
 
 
-def edit_note(screen: Screen[object], key: TriageKey,
+def edit_note(screen: FlakeScreen[Any], key: TriageKey,
               changed: Callable[[TriageKey], None]) -> None:
     """Open the note editor for ``key``."""
-    store = store_for(screen.app)
+    store = screen.flake_app.triage_store
 
     def done(note: str | None) -> None:
         if note is None:
@@ -270,34 +262,32 @@ TRIAGE_COLUMN = "triage"
 """Key of the task table's review column (shown once the run has a note)."""
 
 
-def run_has_notes(app: App[object], run: str | None) -> bool:
+def run_has_notes(app: FlakeApp, run: str | None) -> bool:
     """True when some task of ``run`` has a reviewed mark, label or note (not a flip's)."""
     if run is None:
         return False
-    return any(k.run == run and not k.against for k, _ in store_for(app).items())
+    return any(k.run == run and not k.against for k, _ in app.triage_store.items())
 
 
-def task_column() -> Column:
-    """The task table's review column."""
+def task_column(app: FlakeApp, run: str, tasks: Sequence[str]) -> Column:
+    """The task table's review column of ``run`` (data row ``i`` is ``tasks[i]``):
+    ``✓ sampling``, sorted by label, then reviewed; no review sorts last."""
+    store = app.triage_store
+
+    def cell(row: int) -> Text:
+        return entry_text(store.get(TriageKey(run, tasks[row])))
+
+    def sort_values() -> np.ndarray:
+        order = {label: i for i, label in enumerate(LABELS)}
+        out = np.full(len(tasks), np.nan)
+        for i, task in enumerate(tasks):
+            e = store.get(TriageKey(run, task))
+            if not e.empty:
+                out[i] = order.get(e.label or "", len(order)) * 2 + (0 if e.reviewed else 1)
+        return out
+
     return Column(TRIAGE_COLUMN, "review", 22, "left",
-                  "reviewed mark (space) and cause label (l); w writes a note")
-
-
-def task_cell(app: App[object], run: str, task: str) -> Text:
-    """The review cell of ``task`` in ``run``: ``✓ sampling``."""
-    return entry_text(store_for(app).get(TriageKey(run, task)))
-
-
-def task_sort_values(app: App[object], run: str, tasks: Sequence[str]) -> np.ndarray:
-    """Sort values of the review column: by label, then reviewed; no review sorts last."""
-    store = store_for(app)
-    order = {label: i for i, label in enumerate(LABELS)}
-    out = np.full(len(tasks), np.nan)
-    for i, task in enumerate(tasks):
-        e = store.get(TriageKey(run, task))
-        if not e.empty:
-            out[i] = order.get(e.label or "", len(order)) * 2 + (0 if e.reviewed else 1)
-    return out
+                  "reviewed mark (space) and cause label (l); w writes a note", cell, sort_values)
 
 
 def triage_task(screen: TasksScreen, what: str) -> None:
@@ -314,7 +304,7 @@ def triage_task(screen: TasksScreen, what: str) -> None:
 
     def changed(_: TriageKey) -> None:
         table = screen.query_one(TaskTable)
-        table.set_columns(screen.columns(), screen.cell)
+        table.set_columns(screen.columns())
         screen.refresh_order(screen.current_row)
 
     action = {"reviewed": toggle_reviewed, "label": choose_label, "note": edit_note}[what]

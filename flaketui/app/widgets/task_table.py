@@ -24,23 +24,29 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-CellFn = Callable[[int, str], Text]
-"""Renders one cell: (data row, column key) -> Text."""
-
 GAP = 1
 """Blank cells between two columns."""
 
 
+def _blank(row: int) -> Text:
+    return Text("")
+
+
 @dataclass(frozen=True)
 class Column:
-    """A column of the table.
+    """A column of the table, declared once by the screen that owns the table.
 
     Args:
         key: What the column shows (the sort key), e.g. ``flakiness``.
         label: Header text, e.g. ``pass^5``.
-        width: Cells wide.
+        width: Cells wide (at least the label's width).
         align: ``left`` or ``right`` (numbers).
-        tooltip: One line that explains the column (shown in the help screen).
+        tooltip: One line that explains the column (shown in the command palette).
+        render: One cell: data row -> Text (with its style).
+        sort: The values to sort the rows by, one per data row (floats; NaN sort
+            last); None: the column does not sort.
+        descending: Whether the first sort by this column puts the largest first
+            (numbers); text reads best A→Z (False).
     """
 
     key: str
@@ -48,12 +54,15 @@ class Column:
     width: int
     align: str = "right"
     tooltip: str = ""
+    render: Callable[[int], Text] = _blank
+    sort: Callable[[], np.ndarray] | None = None
+    descending: bool = True
 
 
 class TaskTable(ScrollView, can_focus=True):
     """A table of tasks with a fixed header, a cursor and sort arrows.
 
-    The owner gives the columns, a function that renders a cell and the order
+    The owner gives the columns (each renders its own cells) and the order
     of data rows to show (:meth:`show`); the table keeps its cursor on the same
     data row across re-orderings when it is still shown.
     """
@@ -131,19 +140,17 @@ class TaskTable(ScrollView, can_focus=True):
         self.sort_key: str | None = None
         self.sort_reverse = False
         self.empty_text = "no tasks"
-        self._cell: CellFn = lambda row, key: Text("")
         self._lines: dict[int, Strip] = {}
         self._width = 0
 
     # -- data -------------------------------------------------------------------------------
 
-    def set_columns(self, columns: Sequence[Column], cell: CellFn) -> None:
-        """Replace the columns and the cell renderer (clears the rendered-line cache)."""
+    def set_columns(self, columns: Sequence[Column]) -> None:
+        """Replace the columns (clears the rendered-line cache)."""
         self.columns = [
             c if c.width >= cell_len(c.label) else replace(c, width=cell_len(c.label))
             for c in columns
         ]
-        self._cell = cell
         self._width = sum(c.width for c in self.columns) + GAP * (len(self.columns) + 1)
         self.invalidate()
         # A wider table may gain a horizontal scrollbar, one row less: keep the cursor in view.
@@ -187,10 +194,14 @@ class TaskTable(ScrollView, can_focus=True):
         self.cursor_row = int(hits[0])
         return True
 
+    def column(self, key: str) -> Column | None:
+        """The shown column ``key`` (None when not shown)."""
+        return next((c for c in self.columns if c.key == key), None)
+
     def row_text(self, position: int) -> list[str]:
         """The plain text of each cell of the row shown at ``position`` (for tests and export)."""
         row = int(self.order[position])
-        return [self._cell(row, c.key).plain for c in self.columns]
+        return [c.render(row).plain for c in self.columns]
 
     # -- geometry ---------------------------------------------------------------------------
 
@@ -301,7 +312,7 @@ class TaskTable(ScrollView, can_focus=True):
     def _row(self, row: int) -> Strip:
         line = self._lines.get(row)
         if line is None:
-            cells = [self._fit(self._cell(row, col.key), col) for col in self.columns]
+            cells = [self._fit(col.render(row), col) for col in self.columns]
             line = self._join(cells, self.rich_style)
             if len(self._lines) > 4096:
                 self._lines.clear()

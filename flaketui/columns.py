@@ -1,0 +1,180 @@
+"""The per-task columns, declared once for every place that shows a run's task table.
+
+Each :class:`TaskColumn` says what a column is (its key, label and tooltip), how
+to get its values from :class:`~flaketui.stats.TaskStats` (for JSON, a whole
+column at once), how to write one cell as plain text and what to sort it by.
+The report renderers (:mod:`flaketui.report`: table, JSON, CSV, Markdown) and
+the app's task table (:mod:`flaketui.app.screens.tasks`, which adds widths and
+colours) pick columns from :data:`TASK_COLUMNS` by key.
+
+A new per-task statistic is one more entry here (and, to show it in the app,
+one line in ``TasksScreen.columns``).
+
+No Textual, no Rich: labels, values and plain strings (styles are named, not applied).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from flaketui import formatting as fmt
+from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
+from flaketui.stats.suite import TaskStats
+
+EPS = 1e-12
+"""Two rates closer than this are the same (as in :func:`flaketui.stats.paired.compare_runs`)."""
+
+CLASS_STYLES = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green"}
+"""Colour of each class (and of a flaky task's name), in the app and in ``report``'s table."""
+
+OTHER_CLASS_STYLE = "dim"
+"""Colour of a class not in :data:`CLASS_STYLES` (a task with no trials)."""
+
+
+def class_style(cls: str) -> str:
+    """The colour of class ``cls`` (:data:`CLASS_STYLES`)."""
+    return CLASS_STYLES.get(cls, OTHER_CLASS_STYLE)
+
+
+@dataclass(frozen=True)
+class TaskColumn:
+    """One per-task column: what it is, its values, its text and its sort order.
+
+    Build one with :func:`text_column`, :func:`count_column`, :func:`rate_column`
+    or :func:`interval_column` rather than by hand.
+    """
+
+    key: str
+    """Field name in JSON output, sort key in the app, e.g. ``pass_hat_k``."""
+    label: str
+    """Header; ``{k}`` stands for k, e.g. ``pass^{k}``."""
+    tooltip: str
+    """One line that says what the column is."""
+    json: Callable[[TaskStats], list[Any]]
+    """The whole column for the JSON contract (NaN as ``None``)."""
+    text: Callable[[TaskStats, int], str]
+    """One cell (task ``i``) as plain text."""
+    sort: Callable[[TaskStats], np.ndarray]
+    """Values to sort by, as floats (NaN sort last)."""
+    csv_names: tuple[str, ...] = ()
+    """CSV header names: one, or two (``_low``, ``_high``) for an interval."""
+    descending: bool = True
+    """Whether the column first sorts largest first (numbers); text reads best A→Z."""
+
+    def header(self, k: int) -> str:
+        """The label at ``k``: ``pass^5``."""
+        return self.label.replace("{k}", str(k))
+
+    def csv_cells(self, values: Sequence[Any]) -> list[list[Any]]:
+        """CSV cells of the column's JSON ``values``: one per name of :attr:`csv_names`."""
+        if len(self.csv_names) == 2:
+            pairs = [v or (None, None) for v in values]
+            return [[csv_number(p[0]) for p in pairs], [csv_number(p[1]) for p in pairs]]
+        return [[csv_number(v) if isinstance(v, float) or v is None else v for v in values]]
+
+
+def csv_number(x: Any) -> str:
+    """A float for CSV: six significant digits, empty when missing."""
+    return "" if fmt.is_missing(x) else f"{float(x):.6g}"
+
+
+def floats(values: Any) -> list[float | None]:
+    """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column)."""
+    arr = np.asarray(values, dtype=np.float64)
+    out: list[float | None] = arr.tolist()
+    for i in np.flatnonzero(np.isnan(arr)).tolist():
+        out[i] = None
+    return out
+
+
+def intervals(low: Any, high: Any) -> list[list[float | None] | None]:
+    """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval)."""
+    pairs = np.stack([np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)], axis=1)
+    out: list[list[float | None] | None] = pairs.tolist()
+    for i in np.flatnonzero(np.isnan(pairs).any(axis=1)).tolist():
+        out[i] = None
+    return out
+
+
+def label_ranks(labels: Sequence[str]) -> np.ndarray:
+    """Sort values of a text column: each label's rank among the distinct labels (A→Z)."""
+    _, inv = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
+    return inv.astype(np.float64)
+
+
+def name_ranks(names: Sequence[str]) -> np.ndarray:
+    """Each name's position in A→Z order (names are distinct)."""
+    return np.argsort(np.argsort(np.array(names, dtype=object))).astype(np.float64)
+
+
+def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | None]],
+                tooltip: str, sort: Callable[[Sequence[str]], np.ndarray] = label_ranks) -> TaskColumn:
+    """A column of strings (``None`` shown empty, ``null`` in JSON), sorted A→Z."""
+    return TaskColumn(key, label, tooltip, json=lambda st: list(get(st)),
+                      text=lambda st, i: get(st)[i] or "",
+                      sort=lambda st: sort([v or "" for v in get(st)]),
+                      csv_names=(key,), descending=False)
+
+
+def count_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
+                 tooltip: str) -> TaskColumn:
+    """A column of whole numbers."""
+    return TaskColumn(key, label, tooltip, json=lambda st: np.asarray(get(st)).tolist(),
+                      text=lambda st, i: str(int(get(st)[i])),
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
+
+
+def rate_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
+                tooltip: str) -> TaskColumn:
+    """A column of rates in [0, 1] (``0.318``; NaN shown as a dash)."""
+    return TaskColumn(key, label, tooltip, json=lambda st: floats(get(st)),
+                      text=lambda st, i: fmt.rate(get(st)[i]),
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
+
+
+def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], tooltip: str,
+                    csv_stem: str) -> TaskColumn:
+    """A column of intervals (``[0.03, 1.00]``), sorted by the lower bound."""
+    return TaskColumn(key, label, tooltip, json=lambda st: intervals(get(st).low, get(st).high),
+                      text=lambda st, i: fmt.interval(get(st).low[i], get(st).high[i]),
+                      sort=lambda st: np.asarray(get(st).low, dtype=np.float64),
+                      csv_names=(f"{csv_stem}_low", f"{csv_stem}_high"))
+
+
+def rule_of_three_text(st: TaskStats, i: int) -> str:
+    """``fail < 0.221`` for a task that always passed (its failure rate's 95% bound), ``pass < …``
+    for one that always failed, empty for a flaky task."""
+    bound = st.rule_of_three[i]
+    if fmt.is_missing(bound) or st.n[i] == 0:
+        return ""
+    return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
+
+
+TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
+    text_column("task", "task", lambda st: st.tasks, "task name", sort=name_ranks),
+    count_column("n", "n", lambda st: st.n, "non-errored trials"),
+    count_column("passes", "passes", lambda st: st.passes, "passing trials"),
+    count_column("errored", "errored", lambda st: st.errored,
+                 "errored trials (neither passes nor failures)"),
+    rate_column("p_hat", "p̂", lambda st: st.p_hat, "pass rate c/n"),
+    interval_column("p_hat_ci", "95% CI", lambda st: st.p_hat_ci, "Wilson 95% interval of p̂",
+                    csv_stem="p_hat"),
+    rate_column("pass_at_k", "pass@{k}", lambda st: st.pass_at_k,
+                "chance that at least one of k trials passes"),
+    rate_column("pass_hat_k", "pass^{k}", lambda st: st.pass_hat_k, "chance that all k trials pass"),
+    interval_column("pass_hat_k_ci", "pass^{k} CI", lambda st: st.pass_hat_k_ci,
+                    "exact bootstrap 95% interval of pass^k", csv_stem="pass_hat_k"),
+    rate_column("flakiness", "flakiness", lambda st: st.flakiness, "4·p̂·(1−p̂)"),
+    text_column("class", "class", lambda st: st.classes,
+                "stable-pass (every trial passed), stable-fail (none did) or flaky"),
+    TaskColumn("rule_of_three", "rule of 3",
+               "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
+               json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,
+               sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64)),
+    text_column("group", "group", lambda st: st.groups, "cluster for the standard error"),
+)}
+"""Every per-task column, by key, in the order of the JSON objects."""
