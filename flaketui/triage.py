@@ -86,7 +86,7 @@ SIDECAR_SUFFIX = ".triage.json"
 STALE_TEMP_SECONDS = 60.0
 """Temporary files older than this, left by a killed writer, are removed when a store opens."""
 MAX_BYTES = 64 * 1024 * 1024
-"""The largest triage file read (some 400,000 notes); a bigger one is refused unread."""
+"""The largest triage file read (some 400,000 short notes); a bigger one is refused unread."""
 BOM = b"\xef\xbb\xbf"
 """The UTF-8 byte order mark some editors put at the start of a file."""
 
@@ -223,7 +223,7 @@ def _refusal(st: os.stat_result) -> str | None:
 
 
 def _too_big() -> str:
-    return f"is larger than {MAX_BYTES // (1024 * 1024)} MB, too large for a triage file"
+    return f"is larger than {MAX_BYTES // (1024 * 1024)} MB, the most flaketui reads as a triage file"
 
 
 def read_triage_bytes(path: str | os.PathLike[str]) -> bytes | None:

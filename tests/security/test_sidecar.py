@@ -185,9 +185,9 @@ class TestNotRegularFiles:
             fh.truncate(MAX_BYTES + 1)  # sparse: costs no disk
         store = TriageStore.open(huge)
         assert store.messages == [
-            f"triage file {huge} is larger than 64 MB, too large for a triage file: it is neither "
-            "read nor changed and notes are kept in memory only — give --triage PATH to choose "
-            "another file"]
+            f"triage file {huge} is larger than 64 MB, the most flaketui reads as a triage file: it "
+            "is neither read nor changed and notes are kept in memory only — give --triage PATH to "
+            "choose another file"]
         assert store.update(HOSTILE, note="x") is False
         assert huge.stat().st_size == MAX_BYTES + 1
         assert [p.name for p in log_folder.iterdir() if ".corrupt-" in p.name] == []
