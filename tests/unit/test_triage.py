@@ -63,14 +63,23 @@ class TestRoundTrip:
         assert [k for k, _ in again.items()] == sorted([FLIP, TASK])
         assert temp_files(tmp_path) == []
 
-    def test_a_symlinked_file_stays_a_link(self, tmp_path: Path) -> None:
+    def test_a_symlinked_file_is_refused_not_followed(self, tmp_path: Path) -> None:
+        # A link to another project's notes: neither read nor rewritten (see tests/security).
         (tmp_path / "shared").mkdir()
         target = tmp_path / "shared" / "notes.json"
+        TriageStore.open(target).update(FLIP, label="real-fix")
+        before = target.read_bytes()
         link = tmp_path / "run.jsonl.triage.json"
         link.symlink_to(target)
         store = TriageStore.open(link)
-        assert store.update(TASK, label="sampling")
-        assert link.is_symlink() and load_entries(target)[TASK].label == "sampling"
+        assert len(store) == 0 and not store.persistent
+        assert store.messages == [
+            f"triage file {link} is a symbolic link (flaketui never reads or writes a triage file "
+            "through a link): it is neither read nor changed and notes are kept in memory only — "
+            "give --triage PATH to choose another file"]
+        assert store.update(TASK, label="sampling") is False
+        assert store.get(TASK).label == "sampling"
+        assert link.is_symlink() and target.read_bytes() == before
         assert temp_files(tmp_path) == [] and temp_files(tmp_path / "shared") == []
 
     def test_file_shape(self, tmp_path: Path) -> None:
@@ -137,6 +146,15 @@ class TestAtomicWrite:
         assert path.read_bytes() == b"new"
         assert stat.S_IMODE(path.stat().st_mode) == 0o640
         assert temp_files(tmp_path) == []
+
+    def test_a_link_is_replaced_never_written_through(self, tmp_path: Path) -> None:
+        target = tmp_path / "elsewhere.txt"
+        target.write_bytes(b"keep")
+        link = tmp_path / "f.json"
+        link.symlink_to(target)
+        atomic_write(link, b"new")
+        assert not link.is_symlink() and link.read_bytes() == b"new"
+        assert target.read_bytes() == b"keep"
 
     def test_failure_leaves_old_file_and_no_temp(self, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
