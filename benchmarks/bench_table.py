@@ -111,8 +111,8 @@ async def bench_datatable(rows: list[tuple[str, ...]]) -> list[tuple[str, float]
 
 def table_rows(log: Path) -> list[tuple[str, ...]]:
     """The same cells the app shows, as strings, for the DataTable comparison."""
-    from flaketui import formatting as fmt
     from flaketui.loading import load_logs
+    from flaketui.output import formatting as fmt
     from flaketui.stats import task_stats
 
     tl = load_logs([str(log)])

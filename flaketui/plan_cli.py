@@ -15,7 +15,7 @@ from typing import Any
 import click
 import orjson
 
-from flaketui import cli as base
+from flaketui.cli import common as base
 from flaketui.model import FieldMap
 from flaketui.triage import atomic_write
 
@@ -123,8 +123,8 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     if result.reason:
         click.echo(f"flaketui: {result.reason}", err=True)
     if out is None and fmt == "table":
+        from flaketui.output.report import console
         from flaketui.plan_report import plan_renderable
-        from flaketui.report import console
 
         console().print(plan_renderable(result), highlight=False, emoji=False)
     elif out is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flaketui import formatting as fmt
+from flaketui.output import formatting as fmt
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
 from flaketui.stats.planning import UNDECIDED, Plan, ProjectionRow, RunPlan, SampleSize, TaskPlan
 

@@ -11,7 +11,7 @@ from flaketui.stats.estimators import (
     rule_of_three,
     wilson_interval,
 )
-from flaketui.stats.paired import PairedComparison, compare_runs, sign_test, verdict
+from flaketui.stats.paired import PairedComparison, compare_runs, sign_test
 from flaketui.stats.suite import (
     GateResult,
     MeanEstimate,
@@ -23,6 +23,7 @@ from flaketui.stats.suite import (
     summarise,
     task_stats,
 )
+from flaketui.stats.verdict import verdict
 
 __all__ = [
     "GateResult", "Interval", "MeanEstimate", "PairedComparison", "SuiteSummary", "TaskStats",

@@ -154,14 +154,3 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
         only_b=[t for t in b.tasks if t not in common_set],
     )
 
-
-def verdict(cmp: PairedComparison, alpha: float = 0.05) -> str:
-    """One plain-language verdict from the sign test, the mean difference's CI and the permutation test.
-
-    See :func:`flaketui.stats.verdict.verdict_text`: when the pieces of
-    evidence disagree it names what each says, and it never calls a difference
-    absent when the interval excludes zero.
-    """
-    from flaketui.stats.verdict import evidence, verdict_text
-
-    return verdict_text(evidence(cmp, alpha))

@@ -141,3 +141,13 @@ def verdict_text(ev: Evidence) -> str:
         return f"{ev.better(d)} is better at {level} by the directions of the changes: {parts}"
     return (f"the evidence conflicts at {level}: {parts} (many small changes one way, fewer larger ones "
             "the other)")
+
+
+def verdict(cmp: PairedComparison, alpha: float = 0.05) -> str:
+    """One plain-language verdict from the sign test, the mean difference's CI and the permutation test.
+
+    See :func:`flaketui.stats.verdict.verdict_text`: when the pieces of
+    evidence disagree it names what each says, and it never calls a difference
+    absent when the interval excludes zero.
+    """
+    return verdict_text(evidence(cmp, alpha))

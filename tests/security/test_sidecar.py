@@ -23,7 +23,6 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from flaketui import triage as triage_mod
 from flaketui.app.app import make_app
 from flaketui.cli import main
 from flaketui.triage import (
@@ -38,6 +37,7 @@ from flaketui.triage import (
     load_entries,
     parse_triage,
 )
+from flaketui.triage import store as triage_mod
 from tests.conftest import BASELINE, ROOT, SIZE, settle
 
 RUN = "oncall-baseline"

@@ -247,7 +247,7 @@ class TestReview:
 
     async def test_read_only_keeps_working_in_memory(self, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-        import flaketui.triage as triage_mod
+        import flaketui.triage.store as triage_mod
 
         def denied(*args: object, **kwargs: object) -> None:
             raise PermissionError(13, "Permission denied")

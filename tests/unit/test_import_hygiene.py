@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-CORE = ["flaketui.model", "flaketui.loading", "flaketui.stats", "flaketui.formatting"]
+ROOT = Path(__file__).resolve().parents[2]
+
+CORE = ["flaketui.model", "flaketui.loading", "flaketui.stats", "flaketui.traces", "flaketui.triage",
+        "flaketui.sanitize", "flaketui.sidecar", "flaketui.output.formatting", "flaketui.output.columns",
+        "flaketui.output.quarantine"]
 
 
 def test_core_imports_no_textual_or_rich() -> None:
     code = (
         "import sys, importlib, pkgutil, flaketui\n"
         f"mods = {CORE!r}\n"
-        "for name in ('flaketui.traces', 'flaketui.triage', 'flaketui.review',\n"
-        "             'flaketui.stats.planning'):\n"
-        "    if importlib.util.find_spec(name) is not None: mods.append(name)\n"
         "for m in mods:\n"
         "    pkg = importlib.import_module(m)\n"
         "    for info in pkgutil.walk_packages(getattr(pkg, '__path__', []), m + '.'):\n"
@@ -25,3 +27,59 @@ def test_core_imports_no_textual_or_rich() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_import_contracts_hold() -> None:
+    """The layers and the Textual/Rich ban declared under [tool.importlinter] in pyproject.toml."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "0 broken" in proc.stdout
+
+
+def test_no_import_cycles() -> None:
+    """No module of flaketui imports, directly or through others, a module that imports it
+    (function-level imports count: a cycle is a cycle even when it is deferred)."""
+    import grimp
+
+    graph = grimp.build_graph("flaketui", exclude_type_checking_imports=True)
+    modules = sorted(graph.modules)
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m) & graph.modules) for m in modules}
+    # Tarjan's strongly connected components, iteratively
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in modules:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                nxt = edges[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    comp.append(m)
+                    if m == node:
+                        break
+                if len(comp) > 1:
+                    cycles.append(sorted(comp))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    assert not cycles, cycles

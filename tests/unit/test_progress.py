@@ -10,7 +10,8 @@ import click
 import orjson
 import pytest
 
-from flaketui import cli
+from flaketui.cli import common as cli
+from flaketui.cli.report import report as report_command
 from flaketui.loading import load_logs
 
 
@@ -42,7 +43,7 @@ def test_not_for_piped_machine_output(monkeypatch: pytest.MonkeyPatch, fmt: str,
     import sys
 
     monkeypatch.setattr(cli, "_stream_is_tty", lambda s: s is sys.stderr or stdout_tty)
-    with click.Context(cli.report) as ctx:
+    with click.Context(report_command) as ctx:
         ctx.params["fmt"] = fmt
         assert cli.LoadProgress().enabled is enabled
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from flaketui.model import RunOutcomes
-from flaketui.quarantine import junit_xml, quarantine_ids, quarantine_json, quarantine_list
+from flaketui.output.quarantine import junit_xml, quarantine_ids, quarantine_json, quarantine_list
 from flaketui.stats import task_stats
 
 HOSTILE = 'bad <task> & "quotes"\x1b[31m\x00\nline2'
@@ -102,7 +102,7 @@ class TestListsAndIds:
 
 
 def test_no_textual_or_rich() -> None:
-    code = ("import sys, flaketui.quarantine\n"
+    code = ("import sys, flaketui.output.quarantine\n"
             "assert not [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'scipy')]")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

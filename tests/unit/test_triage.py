@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from flaketui import triage as triage_mod
 from flaketui.loading import expand_paths
 from flaketui.triage import (
     LABELS,
@@ -32,6 +31,7 @@ from flaketui.triage import (
     load_entries,
     parse_triage,
 )
+from flaketui.triage import store as triage_mod
 from tests.conftest import BASELINE, CANDIDATE, ROOT
 
 FLIP = TriageKey.flip("oncall-baseline", "oncall-candidate", "summarizeIncident")

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import binomtest
 
-from flaketui import review
 from flaketui.cli import main
 from flaketui.loading import load_logs
+from flaketui.output import review
 from flaketui.stats import compare_runs, task_stats
 from flaketui.triage import TriageKey, TriageStore, default_triage_path
 from tests.conftest import BASELINE, CANDIDATE

@@ -12,8 +12,7 @@ from scipy.stats import binomtest
 
 from flaketui.model import RunOutcomes
 from flaketui.stats import compare_runs, task_stats
-from flaketui.stats.paired import verdict
-from flaketui.stats.verdict import Evidence, evidence, verdict_text
+from flaketui.stats.verdict import Evidence, evidence, verdict, verdict_text
 
 
 def run(name: str, counts: list[tuple[int, int]]) -> RunOutcomes:

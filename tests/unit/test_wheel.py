@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flaketui.cli import FIXTURES as PACKAGED
+from flaketui.cli.tui import FIXTURES as PACKAGED
 from tests.conftest import FIXTURES, ROOT
 
 
@@ -54,7 +54,7 @@ def test_wheel_installed_in_a_fresh_venv_reports_the_demo_logs(tmp_path: Path) -
     (target / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    where = subprocess.run([py, "-c", "import flaketui.cli as c; print(c.__file__, c.FIXTURES)"],
+    where = subprocess.run([py, "-c", "import flaketui.cli.tui as c; print(c.__file__, c.FIXTURES)"],
                            cwd=elsewhere, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(target)), where
     proc = subprocess.run(

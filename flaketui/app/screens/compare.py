@@ -25,14 +25,14 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker
 
-from flaketui import formatting as fmt
-from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import RunOutcomes
-from flaketui.review import BROKEN, FIXED, FlipRow
+from flaketui.output import formatting as fmt
+from flaketui.output import review
+from flaketui.output.review import BROKEN, FIXED, FlipRow
 from flaketui.stats.paired import PairedComparison
 from flaketui.triage import TriageEntry, TriageKey
 

@@ -22,14 +22,14 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Header, Static
 
-from flaketui import formatting as fmt
-from flaketui import review
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.screens.traces import trial_label
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
-from flaketui.review import BROKEN, FIXED, FlipRow
+from flaketui.output import formatting as fmt
+from flaketui.output import review
+from flaketui.output.review import BROKEN, FIXED, FlipRow
 from flaketui.traces import Normaliser, best_pair
 from flaketui.triage import TriageKey
 

@@ -25,8 +25,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
-from flaketui import formatting as fmt
 from flaketui import plan_report
+from flaketui.output import formatting as fmt
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 from flaketui.stats.planning import UNDECIDED, Plan, PlanOptions, RunPlan, TaskExtras, TaskPlan
 

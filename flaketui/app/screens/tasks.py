@@ -18,15 +18,15 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
-from flaketui import formatting as fmt
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.columns import TASK_COLUMNS, class_style
 from flaketui.model import ERRORED, InputError, RunOutcomes
+from flaketui.output import formatting as fmt
+from flaketui.output.columns import TASK_COLUMNS, class_style
 from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS

@@ -18,11 +18,11 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from flaketui import formatting as fmt
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
+from flaketui.output import formatting as fmt
 from flaketui.stats import TaskStats
 from flaketui.traces import ForkNode, Normaliser, best_pair, build_fork_map
 

@@ -13,7 +13,7 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
-from flaketui import formatting as fmt
+from flaketui.output import formatting as fmt
 from flaketui.stats.curves import KCurve
 
 LEVELS = " ▁▂▃▄▅▆▇█"

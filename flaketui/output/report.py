@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flaketui import formatting as fmt
-from flaketui.columns import TASK_COLUMNS, class_style, csv_number
+from flaketui.output import formatting as fmt
+from flaketui.output.columns import TASK_COLUMNS, class_style, csv_number
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -94,7 +94,7 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[
 
 def compare_json(c: PairedComparison) -> dict[str, Any]:
     """The ``compare --format json`` document."""
-    from flaketui.stats.paired import verdict
+    from flaketui.stats.verdict import verdict
     return {
         "run_a": c.run_a,
         "run_b": c.run_b,
@@ -206,7 +206,7 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> s
 
 
 def compare_markdown(c: PairedComparison) -> str:
-    from flaketui.review import compare_lines
+    from flaketui.output.review import compare_lines
 
     lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
     lines += [f"- {x}" for x in compare_lines(c)]
@@ -264,7 +264,7 @@ def compare_table(c: PairedComparison) -> Group:
     from rich.table import Table
     from rich.text import Text
 
-    from flaketui.review import compare_lines
+    from flaketui.output.review import compare_lines
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     # Task and run names come from the logs: Text, never parsed as markup.

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from flaketui import formatting as fmt
+from flaketui.output import formatting as fmt
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
 from flaketui.stats.suite import TaskStats
 

@@ -57,6 +57,8 @@ from typing import Any
 
 import orjson
 
+from flaketui.sidecar import SIDECAR_SUFFIX
+
 try:
     import fcntl
 except ImportError:  # Windows: saves are not serialised between programs
@@ -81,8 +83,6 @@ LABELS: dict[str, str] = {
 
 DIRECTORY_SIDECAR = "flaketui.triage.json"
 """The sidecar's name when the first log argument is a directory."""
-SIDECAR_SUFFIX = ".triage.json"
-"""Appended to the first log file's name for its sidecar; the loader skips such files."""
 STALE_TEMP_SECONDS = 60.0
 """Temporary files older than this, left by a killed writer, are removed when a store opens."""
 MAX_BYTES = 64 * 1024 * 1024
@@ -176,12 +176,6 @@ def default_triage_path(paths: Sequence[str | os.PathLike[str]]) -> Path:
     if p.is_dir():
         return p / DIRECTORY_SIDECAR
     return p.with_name(p.name + SIDECAR_SUFFIX)
-
-
-def is_triage_file(path: str | os.PathLike[str]) -> bool:
-    """True for a triage sidecar (the loader must not read it as a log when given a folder)."""
-    name = os.path.basename(os.fspath(path)).lower()
-    return name.endswith(SIDECAR_SUFFIX)
 
 
 # --- Reading and writing --------------------------------------------------------

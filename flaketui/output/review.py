@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from flaketui import formatting as fmt
-from flaketui.columns import EPS
-from flaketui.stats.paired import PairedComparison, verdict
+from flaketui.output import formatting as fmt
+from flaketui.output.columns import EPS
+from flaketui.stats.paired import PairedComparison
 from flaketui.stats.suite import TaskStats
+from flaketui.stats.verdict import verdict
 from flaketui.triage import TriageEntry, TriageKey
 
 BROKEN, FIXED, UNCHANGED = "broken", "fixed", "unchanged"

@@ -1,0 +1,267 @@
+"""What every command shares: the command group, log options, loading with progress, errors.
+
+Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are
+one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import orjson
+
+from flaketui import __version__
+from flaketui.model import FieldMap, InputError, TrialLog
+
+if TYPE_CHECKING:
+    from flaketui.stats.suite import TaskStats
+
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
+MAX_PROBLEMS_SHOWN = 20
+"""Bad lines named one by one on stderr; the rest are summarised."""
+
+class DefaultGroup(click.Group):
+    """A group that runs ``open`` when the first argument is not a subcommand.
+
+    Commands in :attr:`LAZY` are imported only when run (or listed by --help), so
+    that ``report`` does not wait for their imports.
+    """
+
+    LAZY = {"plan": "flaketui.plan_cli:plan"}
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if (args and args[0] not in self.commands and args[0] not in self.LAZY
+                and args[0] not in ("--help", "-h", "--version")):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            import importlib
+
+            module, attr = self.LAZY[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+def fail(message: str) -> None:
+    """Print one line on stderr and exit with the input-error code."""
+    click.echo(f"flaketui: error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def report_problems(log: TrialLog, start: int = 0) -> None:
+    """Name each skipped line on stderr (file:line: reason), the first 20 one by one
+    (from ``log.problems[start]``: --watch names only the new ones)."""
+    problems = log.problems[start:]
+    for p in problems[:MAX_PROBLEMS_SHOWN]:
+        click.echo(f"flaketui: skipped {p}", err=True)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        more = len(problems) - MAX_PROBLEMS_SHOWN
+        by_reason: dict[str, int] = {}
+        for p in problems[MAX_PROBLEMS_SHOWN:]:
+            key = p.reason.split(" (")[0].split(":")[0]
+            by_reason[key] = by_reason.get(key, 0) + 1
+        summary = "; ".join(f"{n} × {r}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]))
+        click.echo(f"flaketui: … and {more} more problems ({summary})", err=True)
+
+
+def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every command that reads logs takes: field names and the pass threshold."""
+
+    @click.option("--threshold", type=FiniteFloat(), default=1 - 1e-6, show_default=True,
+                  help="A score or reward passes when it is >= this.")
+    @click.option("--run-field", multiple=True, help="Field holding the run name.")
+    @click.option("--task-field", multiple=True, help="Field holding the task id.")
+    @click.option("--trial-field", multiple=True, help="Field holding the trial number.")
+    @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
+    @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
+    @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
+    @click.option("--no-cache", is_flag=True, default=False,
+                  help="Parse the logs again instead of reading the index cache.")
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.pop("no_cache"):
+            from flaketui.loading import cache
+
+            cache.ENABLED = False
+        base = FieldMap()
+        kwargs["fields"] = FieldMap(
+            run=tuple(kwargs.pop("run_field")) or base.run,
+            task=tuple(kwargs.pop("task_field")) or base.task,
+            trial=tuple(kwargs.pop("trial_field")) or base.trial,
+            passed=tuple(kwargs.pop("pass_field")) or base.passed,
+            score=tuple(kwargs.pop("score_field")) or base.score,
+            trace=tuple(kwargs.pop("trace_field")) or base.trace,
+            threshold=kwargs.pop("threshold"),
+        )
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def load(paths: Sequence[str], fields: FieldMap) -> TrialLog:
+    """Load logs for a command: problems to stderr, input errors to exit 2, and a
+    progress bar on stderr when loading takes over a second (see :class:`LoadProgress`)."""
+    from flaketui.loading import load_logs
+
+    bar = LoadProgress()
+    try:
+        log = load_logs(paths, fields, progress=bar.update)
+    except InputError as exc:
+        bar.close()
+        fail(str(exc))
+    bar.close()
+    report_problems(log)
+    return log
+
+
+class LoadProgress:
+    """A Rich progress bar on stderr for a load that has run for over :attr:`DELAY` seconds.
+
+    Shown only when stderr is a terminal, and not when stdout is piped JSON or CSV
+    (``--format json`` / ``csv``), whose readers want a quiet stderr.
+    """
+
+    DELAY = 1.0
+    """Seconds before the bar appears: quick loads print nothing."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._bar: Any = None
+        self._task: Any = None
+        self.enabled = _stream_is_tty(sys.stderr) and not self._machine_output()
+
+    @staticmethod
+    def _machine_output() -> bool:
+        ctx = click.get_current_context(silent=True)
+        fmt = ctx.params.get("fmt") if ctx is not None else None
+        return fmt in ("json", "csv") and not _stream_is_tty(sys.stdout)
+
+    def update(self, done: int, total: int) -> None:
+        """Called by the loader with bytes done and total."""
+        if not self.enabled or (self._bar is None and self._clock() - self._start < self.DELAY):
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+            self._bar = Progress("Loading", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("load", total=total)
+        self._bar.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _stream_is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def write_json(doc: Any) -> None:
+    """Write ``doc`` to stdout as indented JSON (the scripts' contract)."""
+    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()
+
+
+def run_stats(log: TrialLog, run: Sequence[str], k: int | None) -> tuple[int, list[TaskStats]]:
+    """K (given, or the smallest trial count of any task) and the task statistics of each run."""
+    from flaketui.stats import default_k, task_stats
+
+    outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]
+    kk = k or default_k(outcomes)
+    return kk, [task_stats(o, kk) for o in outcomes]
+
+
+def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
+    for name in run:
+        if name not in log.runs:
+            fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+    return list(run) or list(log.runs)
+
+
+K_MAX = 2**31 - 1
+"""The largest k accepted: far beyond any task's trials, small enough for every output."""
+
+
+def check_k(k: int | None) -> None:
+    if k is not None and k < 1:
+        raise click.BadParameter(f"k ({k}) must be >= 1", param_hint="-k")
+    if k is not None and k > K_MAX:
+        raise click.BadParameter(f"k ({k}) must be at most {K_MAX}", param_hint="-k")
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is a number (``nan`` and ``inf`` are refused: ``--max-flakiness nan``
+    would let every task pass the gate), optionally within [low, high]."""
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
+            self.fail(f"{x:g} is not between {self.low:g} and {self.high:g}", param, ctx)
+        return x
+
+
+FRACTION = FiniteFloat(0.0, 1.0)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="flaketui")
+def main() -> None:
+    """Find, understand and gate flaky AI-agent evaluation tasks.
+
+    flaketui LOG... opens the app on trial logs (JSONL, .jsonl.gz, .json arrays,
+    directories, globs). The subcommands print reports for scripts and CI.
+    """
+
+
+def triage_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--triage PATH``: where the app keeps triage notes."""
+    return click.option(
+        "--triage", "triage", default=None, metavar="PATH",
+        help="Triage notes file (default: LOG.triage.json beside the first log, or "
+             "DIR/flaketui.triage.json when it is a folder).")(func)
+
+
+def check_triage(path: str | None) -> None:
+    """A --triage PATH must be a file in a folder that exists."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        fail(f"--triage {path}: is a folder; give a file name, e.g. {p / 'notes.triage.json'}")
+    if not p.parent.is_dir():
+        fail(f"--triage {path}: folder {p.parent} does not exist")
+
+

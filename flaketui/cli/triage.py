@@ -1,0 +1,65 @@
+"""``flaketui triage export``: the review of flips and flaky tasks as a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flaketui.cli.common import (
+    check_k,
+    fail,
+    load,
+    log_options,
+    main,
+    run_stats,
+    write_json,
+)
+from flaketui.model import FieldMap
+
+
+@main.group()
+def triage() -> None:
+    """Triage notes (cause labels, notes, reviewed marks) made in the app."""
+
+
+@triage.command("export")
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)
+@click.option("--triage", "triage_path", default=None, metavar="PATH",
+              help="The triage file (default: next to the first log, as the app uses).")
+@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
+              help="The comparison to report (default: the first two runs, and every pair "
+                   "with notes).")
+@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: smallest n).")
+@log_options
+def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
+                  runs: tuple[str, str] | None, k: int | None, fields: FieldMap) -> None:
+    """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note."""
+    from flaketui.output import review
+    from flaketui.stats import compare_runs
+    from flaketui.triage import TriageFileError, default_triage_path, load_entries
+
+    check_k(k)
+    log = load(logs, fields)
+    path = Path(triage_path) if triage_path else default_triage_path(logs)
+    try:
+        entries = load_entries(path)
+    except TriageFileError as exc:
+        fail(f"triage file {exc}")
+    for name in runs or ():
+        if name not in log.runs:
+            fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+    if not path.exists():
+        click.echo(f"flaketui: no triage notes at {path} yet", err=True)
+    kk, all_stats = run_stats(log, (), k)
+    stats = {st.run: st for st in all_stats}
+    pairs = review.comparison_pairs(log.runs, entries, runs)
+    comparisons = [compare_runs(stats[a], stats[b]) for a, b in pairs]
+    doc = review.triage_export(str(path), kk, comparisons, list(stats.values()), entries)
+    if fmt == "json":
+        write_json(doc)
+    else:
+        click.echo(review.triage_markdown(doc, comparisons), nl=False)
+
