@@ -18,6 +18,7 @@ import orjson
 
 from flaketui import __version__
 from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
     from flaketui.stats.suite import TaskStats
@@ -56,7 +57,7 @@ class DefaultGroup(click.Group):
 
 def fail(message: str) -> None:
     """Print one line on stderr and exit with the input-error code."""
-    click.echo(f"flaketui: error: {message}", err=True)
+    click.echo(f"flaketui: error: {visible(message)}", err=True)
     sys.exit(EXIT_INPUT)
 
 
@@ -65,7 +66,7 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
     (from ``log.problems[start]``: --watch names only the new ones)."""
     problems = log.problems[start:]
     for p in problems[:MAX_PROBLEMS_SHOWN]:
-        click.echo(f"flaketui: skipped {p}", err=True)
+        click.echo(f"flaketui: skipped {visible(p)}", err=True)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         more = len(problems) - MAX_PROBLEMS_SHOWN
         by_reason: dict[str, int] = {}
@@ -73,7 +74,7 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
             key = p.reason.split(" (")[0].split(":")[0]
             by_reason[key] = by_reason.get(key, 0) + 1
         summary = "; ".join(f"{n} × {r}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]))
-        click.echo(f"flaketui: … and {more} more problems ({summary})", err=True)
+        click.echo(f"flaketui: … and {more} more problems ({visible(summary)})", err=True)
 
 
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:

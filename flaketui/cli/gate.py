@@ -18,6 +18,7 @@ from flaketui.cli.common import (
     write_json,
 )
 from flaketui.model import FieldMap
+from flaketui.sanitize import visible
 
 
 @main.command()
@@ -45,11 +46,11 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     else:
         for r in results:
             verdict = "PASS" if r.passed else "FAIL"
-            click.echo(f"{verdict} {r.run}: pass^{r.k} = {r.pass_hat_k:.3f}"
+            click.echo(f"{verdict} {visible(r.run)}: pass^{r.k} = {r.pass_hat_k:.3f}"
                        + (f" (floor {r.min_pass_hat_k:g})" if r.min_pass_hat_k is not None else "")
                        + (f", flakiness cap {r.max_flakiness:g}" if r.max_flakiness is not None else ""))
             for reason in r.reasons:
-                click.echo(f"  - {reason}")
+                click.echo(f"  - {visible(reason)}")
     sys.exit(EXIT_OK if all(r.passed for r in results) else EXIT_GATE_FAILED)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.output import formatting as fmt
+from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
 from flaketui.stats.suite import TaskStats
 
@@ -74,7 +75,8 @@ class TaskColumn:
         if len(self.csv_names) == 2:
             pairs = [v or (None, None) for v in values]
             return [[csv_number(p[0]) for p in pairs], [csv_number(p[1]) for p in pairs]]
-        return [[csv_number(v) if isinstance(v, float) or v is None else v for v in values]]
+        return [[csv_number(v) if isinstance(v, float) or v is None
+                 else csv_cell(v) if isinstance(v, str) else v for v in values]]
 
 
 def csv_number(x: Any) -> str:
@@ -115,7 +117,7 @@ def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | 
                 tooltip: str, sort: Callable[[Sequence[str]], np.ndarray] = label_ranks) -> TaskColumn:
     """A column of strings (``None`` shown empty, ``null`` in JSON), sorted A→Z."""
     return TaskColumn(key, label, tooltip, json=lambda st: list(get(st)),
-                      text=lambda st, i: get(st)[i] or "",
+                      text=lambda st, i: visible(get(st)[i] or ""),
                       sort=lambda st: sort([v or "" for v in get(st)]),
                       csv_names=(key,), descending=False)
 

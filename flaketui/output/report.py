@@ -14,6 +14,7 @@ import numpy as np
 
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style, csv_number
+from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -154,7 +155,7 @@ def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
         cells = [cell for key in CSV_KEYS
                  for cell in TASK_COLUMNS[key].csv_cells(TASK_COLUMNS[key].json(st))]
         for row in zip(*cells, strict=True):
-            w.writerow([st.run, k, *row])
+            w.writerow([csv_cell(st.run), k, *row])
     return out.getvalue()
 
 
@@ -171,14 +172,15 @@ def compare_csv(c: PairedComparison) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A log string in a Markdown cell or heading: control characters spelled out, ``|`` escaped."""
+    return visible(text).replace("|", "\\|")
 
 
 def summary_lines(s: SuiteSummary) -> list[str]:
     """The suite summary as plain lines (shared by table and Markdown output)."""
     k = s.k
     lines = [
-        f"run {s.run}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
+        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
         f"{s.flaky_tasks} flaky, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
         f"pass@1 = {fmt.rate(s.pass_at_1.value)} {fmt.interval(*s.pass_at_1.ci)}   "
@@ -233,7 +235,7 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
 
     k = st.k
     head = Text("\n".join(summary_lines(sm)), style="bold")
-    warnings = [Text(f"warning: {w}", style="yellow") for w in sm.warnings]
+    warnings = [Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings]
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
@@ -253,7 +255,7 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
             table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None)
     for i in display_order(st):
         cells: list[str | Text] = [c.text(st, i) for c in columns]
-        cells[REPORT_KEYS.index("task")] = Text(st.tasks[i])  # a name from the log: not markup
+        cells[REPORT_KEYS.index("task")] = Text(visible(st.tasks[i]))  # a name from the log: not markup
         cells[REPORT_KEYS.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     return Group(head, *warnings, table, Text(""))

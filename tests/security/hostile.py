@@ -1,0 +1,41 @@
+"""Hostile strings and a log built from them, for the security tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HOSTILE_NAMES = [
+    "\x1b]52;c;ZXZpbA==\x07clip",  # OSC 52: writes the clipboard
+    "\x1b]0;title\x07t",  # OSC 0: sets the window title
+    "\x1b]8;;https://evil\x1b\\link\x1b]8;;\x1b\\",  # OSC 8: a hidden hyperlink
+    "\x1b[2J\x1b[Hclear",  # CSI: clears the screen
+    "[/]",  # closes a Rich tag that was never opened: MarkupError
+    "[link=https://evil]x[/link]",  # a Rich hyperlink
+    "a\u202eb\u200b",  # right-to-left override, zero-width space
+    '=HYPERLINK("http://evil")',  # a spreadsheet formula
+    "[mobile_data_issue]data_saver_mode_on|x",  # a real τ² id that looks like markup
+]
+HOSTILE_RUNS = ["run\x1b]0;R\x07", "[/]base"]
+RAW_CONTROL = [chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n"]
+"""Bytes that must never reach a terminal from a log (newline is the writers' own)."""
+
+
+def write_hostile_log(path: Path) -> Path:
+    """Two runs whose every task and run name is hostile; half the tasks flaky, with traces
+    whose content is hostile too, and one bad line whose value is hostile."""
+    with path.open("w", encoding="utf-8") as fh:
+        for run in HOSTILE_RUNS:
+            for t, task in enumerate(HOSTILE_NAMES):
+                for trial in range(4):
+                    passed = trial % 2 == 0 if t % 2 else True
+                    step = {"role": "assistant", "content": "\x1b]52;c;AAAA\x07 [bold]x[/] \x1b[2J"}
+                    fh.write(json.dumps({"run": run, "task": task, "trial": trial, "passed": passed,
+                                         "trace": [step]}) + "\n")
+        fh.write(json.dumps({"run": "x", "task": "\x1b]0;bad\x07", "passed": "\x1b]0;maybe\x07"}) + "\n")
+    return path
+
+
+def raw_controls(text: str) -> list[str]:
+    """The raw control characters in ``text`` (tabs aside, which tables may use)."""
+    return sorted({repr(ch) for ch in text if ch in RAW_CONTROL and ch != "\t"})
