@@ -46,9 +46,15 @@ from flaketui.loading.formats.base import LogFormat, Record, Tick
 from flaketui.loading.formats.inspect_log import InspectLog
 from flaketui.loading.formats.json_array import JsonArray
 from flaketui.loading.formats.json_lines import JsonLines
+from flaketui.loading.formats.parquet_trials import ParquetTrials
 from flaketui.model import InputError
 
-FORMATS: list[LogFormat] = [InspectLog(), JsonArray(), JsonLines()]
+FORMATS: list[LogFormat] = [
+    InspectLog(),
+    ParquetTrials(lambda kind: format_of_kind(kind)),
+    JsonArray(),
+    JsonLines(),
+]
 """Every format, in the order they are asked whether they read a file."""
 
 HEAD_BYTES = 256

@@ -1,0 +1,48 @@
+"""``flaketui export``: every trial as one row of a Parquet or CSV table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flaketui.cli.common import fail, load, log_options, main, report_problems
+from flaketui.model import FieldMap, InputError
+
+
+@main.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
+@click.option("--out", "out", required=True, metavar="PATH",
+              help="The file to write (replaced whole when complete; - for CSV on stdout).")
+@click.option("--raw", is_flag=True, default=False,
+              help="CSV: write text cells as they are (no quote before =, +, -, @).")
+@log_options
+def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMap) -> None:
+    """Write one row per trial of LOGS (run, task, trial, outcome, score, group, metrics and
+    where its line lives: source, offset, length) for DuckDB, Spark or a warehouse. flaketui
+    reads a Parquet table back as a log, traces included."""
+    from flaketui.output import trials
+
+    if out == "-" and fmt == "parquet":
+        fail("--out -: Parquet is written to a file; give a path")
+    path = Path(out)
+    if out != "-" and not path.parent.is_dir():
+        fail(f"--out {out}: folder {path.parent} does not exist")
+    log = load(logs, fields)
+    report_problems(log)
+    try:
+        if fmt == "parquet":
+            trials.write_parquet(log, path)
+        elif out == "-":
+            click.echo(trials.trials_csv(log, raw), nl=False)
+        else:
+            from flaketui.triage import atomic_write
+
+            atomic_write(path, trials.trials_csv(log, raw).encode("utf-8"))
+    except InputError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"--out {out}: {exc.strerror or exc}")
+    if out != "-":
+        click.echo(f"flaketui: wrote {len(log)} trials to {out}", err=True)
