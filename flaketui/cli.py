@@ -91,6 +91,15 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
     @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
+    @click.option("--records-field", default=None, metavar="PATH",
+                  help="Dotted field of a JSON object whose array holds the trials.")
+    @click.option("--errored-as", type=click.Choice(["apart", "fail"]), default="apart", show_default=True,
+                  help="Errored trials: left out of n (apart) or counted as failures (fail).")
+    @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
+                  show_default=True, help="Name a run without a run field by its file, its folder, "
+                  "or the harness's own run id.")
+    @click.option("--runs-as-trials", is_flag=True, default=False,
+                  help="Read the runs given (one agent's repeated runs) as trials of one run.")
     @click.option("--no-cache", is_flag=True, default=False,
                   help="Parse the logs again instead of reading the index cache.")
     @functools.wraps(func)
@@ -108,6 +117,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             score=tuple(kwargs.pop("score_field")) or base.score,
             trace=tuple(kwargs.pop("trace_field")) or base.trace,
             threshold=kwargs.pop("threshold"),
+            records_field=kwargs.pop("records_field"),
+            errored_as=kwargs.pop("errored_as"),
+            run_name_from=kwargs.pop("run_name_from"),
+            runs_as_trials=kwargs.pop("runs_as_trials"),
         )
         return func(*args, **kwargs)
 
@@ -473,6 +486,8 @@ def resolve_pair(
         for name in runs:
             if name not in log.runs:
                 fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+        if runs[0] == runs[1]:
+            fail(f"cannot compare run {runs[0]!r} with itself: give two different runs")
         return (log, runs[0]), (log, runs[1])
     if len(logs) != 2:
         raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
@@ -483,6 +498,8 @@ def resolve_pair(
             fail(f"{path} holds {len(log.runs)} runs ({', '.join(log.runs)}); "
                  "choose two with --runs NAME_A NAME_B")
         pair.append((log, log.runs[0]))
+    if pair[0][0].sources == pair[1][0].sources and pair[0][1] == pair[1][1]:
+        fail(f"cannot compare run {pair[0][1]!r} with itself: A and B are the same logs")
     return pair[0], pair[1]
 
 
