@@ -47,11 +47,13 @@ from flaketui.loading.formats.inspect_log import InspectLog
 from flaketui.loading.formats.json_array import JsonArray
 from flaketui.loading.formats.json_lines import JsonLines
 from flaketui.loading.formats.lm_eval import LmEvalSamples
+from flaketui.loading.formats.otel import OtelTraces
 from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
 from flaketui.model import InputError
 
-FORMATS: list[LogFormat] = [InspectLog(), Tau2Results(), TerminalBench(), LmEvalSamples(), JsonArray(),
+FORMATS: list[LogFormat] = [InspectLog(), Tau2Results(), TerminalBench(), LmEvalSamples(), OtelTraces(),
+                             JsonArray(),
                              JsonLines()]
 """Every format, in the order they are asked whether they read a file."""
 
