@@ -2,9 +2,8 @@
 
 The rules are the log format's (README, "The trial log"): ``task`` (or
 ``task_id``) is required; the outcome is ``passed`` (bool or 0/1) or a number in
-``score`` / ``reward`` compared with a threshold; a truthy ``error``, or an outcome
-field that is present but null (the harness could not decide), marks a trial that
-errored in the harness, counted apart.
+``score`` / ``reward`` compared with a threshold; a truthy ``error`` marks a
+trial that errored in the harness, counted apart.
 """
 
 from __future__ import annotations
@@ -73,22 +72,6 @@ def _label(value: Any, what: str) -> str:
                 return str(int(value))
         return str(value)
     raise ValueError(f"{what} must be a string or number, got {_type_name(value)}")
-
-
-def is_null(obj: dict[str, Any], name: str) -> bool:
-    """Whether field ``name`` is present and null (for a dotted name, whether the walk meets a
-    present null: ``reward_info.reward`` of ``{"reward_info": null}``)."""
-    if name in obj:
-        return obj[name] is None
-    if "." not in name:
-        return False
-    for part in name.split("."):
-        if not isinstance(obj, dict) or part not in obj:
-            return False
-        obj = obj[part]
-        if obj is None:
-            return True
-    return False
 
 
 def is_error(value: Any) -> bool:
@@ -169,8 +152,7 @@ class RecordSink:
                 return f"{pkey} must be a bool or 0/1, got {passed!r}"
         elif skey is not None:
             ok = score_v >= f.threshold
-        elif errored or any(is_null(obj, name) for name in f.passed + f.score):
-            errored = True  # a harness that could not decide writes a null outcome: errored, kept
+        elif errored:
             ok = False
         else:
             names = f.passed + f.score

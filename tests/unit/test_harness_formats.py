@@ -189,8 +189,10 @@ class TestWrappedJson:
         assert code == 0, err
         (r,) = orjson.loads(out)["runs"]
         tasks = {t["task"]: (t["n"], t["passes"], t["errored"]) for t in r["tasks"]}
-        # reward_info null (the infrastructure error) is a null outcome: errored, kept
-        assert tasks == {"7": (0, 0, 1), "40": (1, 1, 0), "46": (1, 1, 0)}
+        # the generic reader knows no τ² rules: the infrastructure error (reward_info null)
+        # has no outcome and is named (the τ² format keeps it as errored)
+        assert tasks == {"40": (1, 1, 0), "46": (1, 1, 0)}
+        assert f"{WRAPPER}:1: item 1: no outcome (passed, reward_info.reward)" in err
         assert r["summary"]["pass_at_1"] == 1.0  # τ²'s rule (README): pass^1 = 1.0
 
     def test_dotted_records_field_and_its_faults(self, tmp_path: Path) -> None:
