@@ -498,8 +498,17 @@ def resolve_pair(
             fail(f"{path} holds {len(log.runs)} runs ({', '.join(log.runs)}); "
                  "choose two with --runs NAME_A NAME_B")
         pair.append((log, log.runs[0]))
-    if pair[0][0].sources == pair[1][0].sources and pair[0][1] == pair[1][1]:
-        fail(f"cannot compare run {pair[0][1]!r} with itself: A and B are the same logs")
+    if pair[0][1] == pair[1][1]:
+        if pair[0][0].sources == pair[1][0].sources:
+            fail(f"cannot compare run {pair[0][1]!r} with itself: A and B are the same logs")
+        from flaketui.loading.runnames import distinct_names
+
+        names = distinct_names(logs, pair[0][1])
+        click.echo(f"flaketui: both runs are named {pair[0][1]!r}: compared as {names[0]!r} "
+                   f"and {names[1]!r}", err=True)
+        for (log, old), new in zip(pair, names, strict=True):
+            log.runs[log.runs.index(old)] = new
+        pair = [(pair[0][0], names[0]), (pair[1][0], names[1])]
     return pair[0], pair[1]
 
 

@@ -303,7 +303,7 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     for i in display_order(st):
         cls = st.classes[i]
         table.add_row(
-            st.tasks[i],
+            Text(st.tasks[i]),  # τ²'s "[mobile_data_issue]…" ids are text, not Rich markup
             str(int(st.n[i])),
             str(int(st.passes[i])),
             fmt.rate(st.p_hat[i]),
@@ -333,7 +333,7 @@ def compare_table(c: PairedComparison) -> Group:
     for change, names, style in (("broken", c.broken, "red"), ("fixed", c.fixed, "green")):
         for t in names:
             i = idx[t]
-            table.add_row(t, Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
+            table.add_row(Text(t), Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
                           str(int(c.n_a[i])), str(int(c.n_b[i])))
     head = Text(f"{c.run_b} vs {c.run_a}\n" + "\n".join(compare_lines(c)), style="bold")
     return Group(head, table)

@@ -114,3 +114,14 @@ def attach_run_meta(log: TrialLog) -> None:
             continue
         for r in np.unique(log.run[log.source == i]).tolist():
             log.run_meta.setdefault(log.runs[r], dict(meta))
+
+
+def distinct_names(paths: Sequence[str], name: str) -> list[str]:
+    """Names for runs that are all called ``name`` but come from ``paths`` (files or folders,
+    e.g. ``compare dirA dirB``): the shortest path suffix that tells them apart."""
+    anchors = [(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) / name for p in paths]
+    if len(set(anchors)) < len(anchors):  # the same folder: the files' own names differ
+        return [Path(p).name for p in paths]
+    depth = max(len(a.parts) for a in anchors)
+    parts = next((k for k in range(2, depth + 1) if len({_suffix(a, k) for a in anchors}) == len(anchors)), depth)
+    return [_suffix(a, parts) for a in anchors]

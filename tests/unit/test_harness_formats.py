@@ -302,6 +302,22 @@ class TestRunNames:
         log = load_logs([tmp_path], FieldMap(run_name_from="folder"))
         assert log.runs == ["a", "b"]
 
+    def test_compare_of_two_folders_names_the_runs_apart(self, tmp_path: Path) -> None:
+        for agent, passed in (("a", True), ("b", False)):
+            (tmp_path / agent).mkdir()
+            (tmp_path / agent / "results.jsonl").write_text(json.dumps({"task": "t", "passed": passed}) + "\n")
+        code, out, err = run("compare", tmp_path / "a", tmp_path / "b", "--format", "json")
+        assert code == 0
+        doc = orjson.loads(out)
+        assert (doc["run_a"], doc["run_b"], doc["broken"]) == ("a/results", "b/results", ["t"])
+        assert "both runs are named 'results'" in err
+
+    def test_bracketed_task_ids_print_whole(self, tmp_path: Path) -> None:
+        path = tmp_path / "telecom.jsonl"
+        path.write_text(json.dumps({"task": "[mobile_data_issue]data_saver_mode_on|x", "passed": True}) + "\n")
+        code, out, _ = run("report", path)
+        assert code == 0 and "[mobile_data_issue]data_saver_mode_on|x" in out
+
     def test_compare_refuses_a_run_compared_with_itself(self) -> None:
         code, _, err = run("compare", CONTEXT, "--runs", CONTEXT.stem, CONTEXT.stem)
         assert code == 2 and "with itself" in err
