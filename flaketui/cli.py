@@ -69,7 +69,7 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
     (from ``log.problems[start]``: --watch names only the new ones)."""
     problems = log.problems[start:]
     for p in problems[:MAX_PROBLEMS_SHOWN]:
-        click.echo(f"flaketui: skipped {p}", err=True)
+        click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {p}", err=True)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         more = len(problems) - MAX_PROBLEMS_SHOWN
         by_reason: dict[str, int] = {}

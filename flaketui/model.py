@@ -35,6 +35,9 @@ class Problem:
     path: str
     line: int | None
     reason: str
+    notice: bool = False
+    """Not a fault: something the reader did that the user should know (runs named apart,
+    runs read as trials, outcomes not found); the trials were kept."""
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"

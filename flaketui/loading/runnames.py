@@ -73,7 +73,7 @@ def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap) -
             str(files[wanted.index(name)]), None,
             f"files in {len(group)} folders would all be run {name!r}: named "
             + ", ".join(repr(final[a]) for a in group)
-            + " instead (--run-name-from file|folder|field to choose)"))
+            + " instead (--run-name-from file|folder|field to choose)", notice=True))
     for i, (piece, old, anchor) in enumerate(zip(pieces, read_as, anchors, strict=True)):
         new = final[anchor]
         if new != old and old in piece.runs:
@@ -98,7 +98,7 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
     if len(before) <= 1:
         return []
     return [Problem(str(files[0]), None,
-                    f"--runs-as-trials: {len(before)} runs read as trials of one run {name!r}")]
+                    f"--runs-as-trials: {len(before)} runs read as trials of one run {name!r}", notice=True)]
 
 
 def attach_run_meta(log: TrialLog) -> None:

@@ -135,7 +135,7 @@ class LmEvalSamples(LogFormat):
             problems.append(Problem(spath, None, (
                 f"lm-eval repeats: each document has up to {repeats} generations, graded once after "
                 "the filter reduced them (first, majority vote): read as one trial per document; "
-                "the per-repeat outcomes are not in this file")))
+                "the per-repeat outcomes are not in this file"), notice=True))
         return finish(spath, sink, problems)
 
     @staticmethod

@@ -332,7 +332,7 @@ class OtelTraces(LogFormat):
             problems.append(Problem(spath, None, (
                 f"no outcome attribute in {missing} of {len(groups)} traces (looked for {looked} and "
                 f"{EVAL_EVENT} events): kept as errored; name the attribute with --pass-field NAME "
-                "(bool or 0/1) or --score-field NAME (a number, with --threshold)")))
+                "(bool or 0/1) or --score-field NAME (a number, with --threshold)"), notice=True))
         return finish(spath, sink, problems)
 
     def read_record(self, source: Source, offset: int, length: int,
