@@ -68,9 +68,6 @@ class FieldMap:
     """``--runs-as-trials``: the runs of one folder are read as trials of one run."""
 
 
-ERRORED_POLICIES = ("apart", "fail")
-"""The values of :attr:`FieldMap.errored_as`."""
-
 _DIGITS = re.compile(r"(\d+)")
 
 

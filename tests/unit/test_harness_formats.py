@@ -52,6 +52,17 @@ def reasons(log) -> list[str]:  # type: ignore[no-untyped-def]
     return [str(p) for p in log.problems]
 
 
+def assert_first_item_named(src: Path, field: str, edit, reason: str, path: Path, kept: int) -> None:  # type: ignore[no-untyped-def]
+    """``src`` with the first item of its ``field`` array spoiled by ``edit`` is read with that
+    item named as ``path:1: reason`` and every other item kept."""
+    doc = json.loads(src.read_text())
+    edit(doc[field][0])
+    path.write_text(json.dumps(doc))
+    log = load_logs([path])
+    assert reasons(log) == [f"{path}:1: {reason}"]
+    assert len(log) == kept
+
+
 def tau2_pass_hat_k(path: Path) -> dict[int, float]:
     """τ²'s own formula (``get_tasks_pass_hat_k``, as tests/data/tau2/README.md quotes it)."""
     sims = [s for s in json.loads(path.read_text())["simulations"]
@@ -151,13 +162,7 @@ class TestTau2:
         (lambda s: s.update(trial=-2), "item 1: trial must be a non-negative integer, got -2"),
     ])
     def test_bad_simulations_are_named_by_item(self, tmp_path: Path, edit, reason) -> None:  # type: ignore[no-untyped-def]
-        doc = json.loads(CONTEXT.read_text())
-        edit(doc["simulations"][0])
-        path = tmp_path / "bad.json"
-        path.write_text(json.dumps(doc))
-        log = load_logs([path])
-        assert reasons(log) == [f"{path}:1: {reason}"]
-        assert len(log) == 7
+        assert_first_item_named(CONTEXT, "simulations", edit, reason, tmp_path / "bad.json", 7)
 
     def test_truncated_and_empty_files(self, tmp_path: Path) -> None:
         cut = tmp_path / "cut.json"
@@ -282,13 +287,7 @@ class TestTerminalBench:
         (lambda r: r.update(task_id=[1]), "item 1: task must be a string or number, got a list"),
     ])
     def test_bad_records_are_named_by_item(self, tmp_path: Path, edit, reason) -> None:  # type: ignore[no-untyped-def]
-        doc = json.loads((OPUS / "results.json").read_text())
-        edit(doc["results"][0])
-        path = tmp_path / "results.json"
-        path.write_text(json.dumps(doc))
-        log = load_logs([path])
-        assert reasons(log) == [f"{path}:1: {reason}"]
-        assert len(log) == 54
+        assert_first_item_named(OPUS / "results.json", "results", edit, reason, tmp_path / "results.json", 54)
 
 
 class TestRunNames:

@@ -143,7 +143,7 @@ class LmEvalSamples(LogFormat):
              default_run: str) -> tuple[str | None, int]:
         try:
             obj = loads(raw)
-        except Exception as exc:  # orjson's JSONDecodeError
+        except ValueError as exc:  # orjson.JSONDecodeError, and bad UTF-8
             return f"not valid JSON ({exc})", 0
         if not isinstance(obj, dict):
             return "not a JSON object", 0

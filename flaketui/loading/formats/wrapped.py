@@ -42,7 +42,7 @@ def top_fields(data: bytes) -> dict[str, Any]:
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         try:
             loads(body)
-        except Exception as inner:  # orjson says best what is wrong
+        except (ValueError, RecursionError) as inner:  # orjson says best what is wrong
             raise Unreadable(f"not valid JSON ({inner})") from None
         raise Unreadable(f"not a JSON object ({exc})") from None
 
@@ -156,7 +156,7 @@ class HarnessJson(LogFormat):
     def _add(self, sink: RecordSink, raw: bytes, offset: int, line: int, fields: FieldMap) -> str | None:
         try:
             obj = loads(raw)
-        except Exception as exc:  # orjson's JSONDecodeError (a ValueError)
+        except ValueError as exc:  # orjson.JSONDecodeError, and bad UTF-8
             return f"not valid JSON ({exc})"
         if not isinstance(obj, dict):
             return "not a JSON object"
