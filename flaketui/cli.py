@@ -449,7 +449,7 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     result = compare_runs(stats_a, stats_b)
     if fmt == "json":
-        write_json(out.compare_json(result))
+        write_json({**out.compare_json(result), "errored_as": fields.errored_as})
     elif fmt == "csv":
         click.echo(out.compare_csv(result), nl=False)
     elif fmt == "markdown":
@@ -533,7 +533,7 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     _, stats = run_stats(load(logs, fields), run, k)
     results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness) for st in stats]
     if fmt == "json":
-        write_json(out.gate_json(results))
+        write_json({**out.gate_json(results), "errored_as": fields.errored_as})
     else:
         for r in results:
             verdict = "PASS" if r.passed else "FAIL"

@@ -427,6 +427,17 @@ class TestErroredPolicy:
                 "pass@1 = 0.291 / 0.600") in out
         _, out, _ = run("report", OPUS / "results.json", "--format", "json")
         assert orjson.loads(out)["runs"][0]["summary"]["errored_as"] == "apart"
+        _, out, _ = run("gate", OPUS / "results.json", "--errored-as", "fail", "--max-flakiness", "1",
+                        "--format", "json")
+        assert orjson.loads(out)["errored_as"] == "fail"
+        _, out, _ = run("compare", CONTEXT, GPT_OSS, "--format", "json")
+        assert orjson.loads(out)["errored_as"] == "apart"
+
+    def test_a_simulation_file_alone(self, tmp_path: Path) -> None:
+        sim = next((TAU2 / "dir_format_voice_retail" / "simulations").glob("*.json"))
+        shutil.copy(sim, tmp_path / "one.json")
+        log = load_logs([tmp_path / "one.json"])
+        assert (log.runs, log.tasks, log.outcome.tolist()) == (["one"], ["40"], [ERRORED])
 
 
 def test_natural_key_orders_numbers_by_value() -> None:

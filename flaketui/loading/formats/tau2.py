@@ -54,7 +54,8 @@ class Tau2Results(HarnessJson):
         flat = head.replace(b" ", b"").replace(b"\n", b"")
         if flat.startswith(b'{"timestamp":') and b'"info":{' in flat:
             return True
-        return _is_simulation_file(path) and b'"task_id"' in head
+        # a SimulationRun file: in a simulations/ folder beside results.json, or by its first keys
+        return b'"task_id"' in head and (_is_simulation_file(path) or b'"termination_reason"' in head)
 
     def single(self, top: dict[str, Any]) -> bool:
         return "task_id" in top and "simulations" not in top
