@@ -440,8 +440,13 @@ class TestErroredPolicy:
         assert (log.runs, log.tasks, log.outcome.tolist()) == (["one"], ["40"], [ERRORED])
 
 
-def test_natural_key_orders_numbers_by_value() -> None:
+def test_natural_key_orders_numbers_by_value(tmp_path: Path) -> None:
     assert sorted(["task-10", "task-9", "10", "2", "1"], key=natural_key) == ["1", "2", "10", "task-9", "task-10"]
+    path = tmp_path / "ties.jsonl"
+    path.write_text("".join(json.dumps({"task": t, "passed": True}) + "\n" for t in ("task-10", "10", "task-9", "2")))
+    code, out, _ = run("report", path, "--format", "markdown")  # equal figures: ordered by name
+    assert [line.split(" | ")[0].removeprefix("| ") for line in out.splitlines()[-4:]] == \
+        ["2", "10", "task-9", "task-10"]
 
 
 def test_folder_of_mixed_harnesses(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
-from flaketui.loading.jsonl import BOM, loads, read_line_at
+from flaketui.loading.formats.wrapped import flat_head, top_fields
+from flaketui.loading.jsonl import loads, read_line_at
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
 from flaketui.model import FieldMap, Problem, Source
@@ -84,7 +85,7 @@ class LmEvalSamples(LogFormat):
     kinds: ClassVar[tuple[str, ...]] = ("lm-eval",)
 
     def matches(self, path: Path, head: bytes) -> bool:
-        flat = head.replace(b" ", b"").replace(b"\n", b"").lstrip(BOM)
+        flat = flat_head(head)
         if RESULTS.match(path.name):
             return flat.startswith(b'{"results":{') and b'"alias"' in flat
         return NAME.match(path.name) is not None and flat.startswith(b'{"doc_id"')
@@ -95,8 +96,6 @@ class LmEvalSamples(LogFormat):
             return {}
         results = path.with_name(f"results_{found['stamp']}.json")
         try:
-            from flaketui.loading.formats.wrapped import top_fields
-
             top = {k: loads(bytes(memoryview(v))) for k, v in top_fields(results.read_bytes()).items()
                    if k in ("model_name", "model_source", "git_hash", "config")}
         except (OSError, ValueError):

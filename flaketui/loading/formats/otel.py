@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
+from flaketui.loading.formats.wrapped import flat_head
 from flaketui.loading.jsonl import BOM, loads
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
@@ -303,7 +304,7 @@ class OtelTraces(LogFormat):
     kinds: ClassVar[tuple[str, ...]] = ("otel",)
 
     def matches(self, path: Path, head: bytes) -> bool:
-        flat = head.replace(b" ", b"").replace(b"\n", b"").lstrip(BOM)
+        flat = flat_head(head)
         return flat.startswith(b'{"resourceSpans":') or (
             flat.startswith(b'{"name":') and b'"context":{"trace_id":' in flat)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import Tick
-from flaketui.loading.formats.wrapped import HarnessJson, error_text, top_fields
+from flaketui.loading.formats.wrapped import HarnessJson, error_text, flat_head, top_fields
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import _is_number, _type_name
 from flaketui.model import FieldMap
@@ -51,7 +51,7 @@ class Tau2Results(HarnessJson):
     def matches(self, path: Path, head: bytes) -> bool:
         if not path.name.lower().endswith(".json"):
             return False
-        flat = head.replace(b" ", b"").replace(b"\n", b"")
+        flat = flat_head(head)
         if flat.startswith(b'{"timestamp":') and b'"info":{' in flat:
             return True
         # a SimulationRun file: in a simulations/ folder beside results.json, or by its first keys

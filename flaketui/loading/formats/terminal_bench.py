@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import Tick
-from flaketui.loading.formats.wrapped import HarnessJson, top_fields
+from flaketui.loading.formats.wrapped import HarnessJson, flat_head, top_fields
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import _is_number, _type_name
 from flaketui.model import FieldMap
@@ -46,7 +46,7 @@ class TerminalBench(HarnessJson):
             return False
         if name == METADATA:
             return b'"run_id"' in head
-        flat = head.replace(b" ", b"").replace(b"\n", b"")
+        flat = flat_head(head)
         return b'"trial_name":' in flat or b'"is_resolved":' in flat
 
     def read(self, path: Path, size: int, fields: FieldMap, default_run: str,

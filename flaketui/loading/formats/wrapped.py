@@ -20,6 +20,12 @@ Item = tuple[int, bytes]
 """One array item: its byte offset in the file, and its bytes."""
 
 
+def flat_head(head: bytes) -> bytes:
+    """A file's first bytes without whitespace or a byte-order mark, to match key sequences
+    (``{"resourceSpans":``) however the file is indented."""
+    return b"".join(head.removeprefix(BOM).split())
+
+
 class Unreadable(ValueError):
     """The file (not one record) can't be read: the message says why."""
 
