@@ -86,11 +86,8 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
     """``--runs-as-trials``: every piece's trials in one run named by the folder that holds
     the runs; trial numbers dropped, so each task's trials number in file order."""
     folders = {fmt.run_folder(f).absolute() for fmt, f in zip(fmts, files, strict=True)}
-    common = Path(os.path.commonpath([str(f) for f in folders]))
-    if len(folders) > 1 or common.name == "":
-        name = common.name or str(common)
-    else:  # one folder: the run files sit in it side by side
-        name = common.name
+    common = Path(os.path.commonpath([str(f) for f in folders]))  # one folder: the run files sit in it
+    name = common.name or str(common)
     before = {r for p in pieces for r in p.runs}
     for i, piece in enumerate(pieces):
         pieces[i] = replace(piece, runs=[name] if len(piece) else [], run=np.zeros_like(piece.run),
