@@ -7,8 +7,9 @@ trial's line so that a trace is read from disk only when it is looked at.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -34,6 +35,9 @@ class Problem:
     path: str
     line: int | None
     reason: str
+    notice: bool = False
+    """Not a fault: something the reader did that the user should know (runs named apart,
+    runs read as trials, outcomes not found); the trials were kept."""
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
@@ -53,6 +57,29 @@ class FieldMap:
     group: tuple[str, ...] = ("group",)
     threshold: float = 1 - 1e-6
     """A score or reward passes when it is >= this (τ-bench counts a reward of 1 as success)."""
+    records_field: str | None = None
+    """``--records-field``: the (dotted) field of a JSON object whose array holds the trials."""
+    errored_as: Literal["apart", "fail"] = "apart"
+    """``--errored-as``: errored trials are left out of n (``apart``) or count as failures."""
+    run_name_from: Literal["file", "folder", "field"] = "file"
+    """``--run-name-from``: a run without a run field is named by its file, its folder, or
+    the harness's own run id (where the file has one; else by its file)."""
+    runs_as_trials: bool = False
+    """``--runs-as-trials``: the runs of one folder are read as trials of one run."""
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders the numbers inside task ids by value: ``2`` before ``10``,
+    ``task-9`` before ``task-10`` (each run of digits compares as a number, the rest as text).
+
+    >>> sorted(["task-10", "task-9", "10", "2"], key=natural_key)
+    ['2', '10', 'task-9', 'task-10']
+    """
+    return tuple((0, int(part)) if i % 2 else (1, part)
+                 for i, part in enumerate(_DIGITS.split(name)) if part or i == 0)
 
 
 @dataclass(frozen=True)
@@ -96,6 +123,9 @@ class TrialLog:
     problems: list[Problem] = field(default_factory=list)
     fields: FieldMap = field(default_factory=FieldMap)
     """The field names the log was read with (used again to read traces back)."""
+    run_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What the harness wrote about each run (τ²'s ``info``: models, domain, git commit,
+    seed; Terminal-Bench's ``run_metadata.json``), by run name; runs without any are absent."""
 
     def __len__(self) -> int:
         return int(self.run.shape[0])
@@ -131,7 +161,8 @@ class TrialLog:
         seg = np.repeat(np.arange(uniq.shape[0]), counts)
         passes = np.bincount(seg, weights=(outcome == PASS), minlength=uniq.shape[0])
         errored = np.bincount(seg, weights=(outcome == ERRORED), minlength=uniq.shape[0])
-        n = counts - errored
+        # --errored-as fail counts errored trials as failures (n includes them; passes do not)
+        n = counts if self.fields.errored_as == "fail" else counts - errored
         group_idx = self.group[rows[starts]] if rows.shape[0] else np.empty(0, np.int32)
         names = [self.tasks[i] for i in uniq]
         groups = [self.groups[g] if g >= 0 else None for g in group_idx]
@@ -144,6 +175,7 @@ class TrialLog:
             groups=groups,
             rows=rows,
             bounds=bounds,
+            errored_as=self.fields.errored_as,
         )
 
     def metric_medians(self, outcomes: RunOutcomes) -> dict[str, np.ndarray]:
@@ -174,7 +206,8 @@ class TrialLog:
 
 @dataclass
 class RunOutcomes:
-    """One run's trials grouped by task: per task, n non-errored trials and c passes.
+    """One run's trials grouped by task: per task, n non-errored trials and c passes
+    (with ``--errored-as fail``, n counts the errored trials too, as failures).
 
     ``rows[bounds[i]:bounds[i+1]]`` are the :class:`TrialLog` rows of task ``i``,
     in trial order.
@@ -188,6 +221,8 @@ class RunOutcomes:
     groups: list[str | None]
     rows: np.ndarray
     bounds: np.ndarray
+    errored_as: str = "apart"
+    """How ``n`` treats errored trials (:attr:`FieldMap.errored_as`)."""
 
     def task_rows(self, i: int) -> np.ndarray:
         """The :class:`TrialLog` rows of task ``i``."""

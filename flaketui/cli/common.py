@@ -66,7 +66,7 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
     (from ``log.problems[start]``: --watch names only the new ones)."""
     problems = log.problems[start:]
     for p in problems[:MAX_PROBLEMS_SHOWN]:
-        click.echo(f"flaketui: skipped {visible(p)}", err=True)
+        click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {visible(p)}", err=True)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         more = len(problems) - MAX_PROBLEMS_SHOWN
         by_reason: dict[str, int] = {}
@@ -88,6 +88,15 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
     @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
+    @click.option("--records-field", default=None, metavar="PATH",
+                  help="Dotted field of a JSON object whose array holds the trials.")
+    @click.option("--errored-as", type=click.Choice(["apart", "fail"]), default="apart", show_default=True,
+                  help="Errored trials: left out of n (apart) or counted as failures (fail).")
+    @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
+                  show_default=True, help="Name a run without a run field by its file, its folder, "
+                  "or the harness's own run id.")
+    @click.option("--runs-as-trials", is_flag=True, default=False,
+                  help="Read the runs given (one agent's repeated runs) as trials of one run.")
     @click.option("--no-cache", is_flag=True, default=False,
                   help="Parse the logs again instead of reading the index cache.")
     @functools.wraps(func)
@@ -105,6 +114,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             score=tuple(kwargs.pop("score_field")) or base.score,
             trace=tuple(kwargs.pop("trace_field")) or base.trace,
             threshold=kwargs.pop("threshold"),
+            records_field=kwargs.pop("records_field"),
+            errored_as=kwargs.pop("errored_as"),
+            run_name_from=kwargs.pop("run_name_from"),
+            runs_as_trials=kwargs.pop("runs_as_trials"),
         )
         return func(*args, **kwargs)
 

@@ -17,6 +17,7 @@ from flaketui.cli.common import (
     write_json,
 )
 from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.sanitize import visible
 
 
 @main.command()
@@ -43,7 +44,7 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     result = compare_runs(stats_a, stats_b)
     if fmt == "json":
-        write_json(out.compare_json(result))
+        write_json({**out.compare_json(result), "errored_as": fields.errored_as})
     elif fmt == "csv":
         click.echo(out.compare_csv(result), nl=False)
     elif fmt == "markdown":
@@ -80,6 +81,8 @@ def resolve_pair(
         for name in runs:
             if name not in log.runs:
                 fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+        if runs[0] == runs[1]:
+            fail(f"cannot compare run {runs[0]!r} with itself: give two different runs")
         return (log, runs[0]), (log, runs[1])
     if len(logs) != 2:
         raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
@@ -90,6 +93,17 @@ def resolve_pair(
             fail(f"{path} holds {len(log.runs)} runs ({', '.join(log.runs)}); "
                  "choose two with --runs NAME_A NAME_B")
         pair.append((log, log.runs[0]))
+    if pair[0][1] == pair[1][1]:
+        if pair[0][0].sources == pair[1][0].sources:
+            fail(f"cannot compare run {pair[0][1]!r} with itself: A and B are the same logs")
+        from flaketui.loading.runnames import distinct_names
+
+        names = distinct_names(logs, pair[0][1])
+        click.echo(f"flaketui: both runs are named {visible(pair[0][1])!r}: compared as "
+                   f"{visible(names[0])!r} and {visible(names[1])!r}", err=True)
+        for (log, old), new in zip(pair, names, strict=True):
+            log.runs[log.runs.index(old)] = new
+        pair = [(pair[0][0], names[0]), (pair[1][0], names[1])]
     return pair[0], pair[1]
 
 

@@ -42,7 +42,7 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     _, stats = run_stats(load(logs, fields), run, k)
     results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness) for st in stats]
     if fmt == "json":
-        write_json(out.gate_json(results))
+        write_json({**out.gate_json(results), "errored_as": fields.errored_as})
     else:
         for r in results:
             verdict = "PASS" if r.passed else "FAIL"

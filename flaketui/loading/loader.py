@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flaketui.loading import cache, formats
+from flaketui.loading import cache, formats, runnames
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
@@ -223,8 +223,11 @@ def load_logs(
                 cache.store(path, st, fields, kind, piece)
         sources.append(Source(str(path), kind))
         pieces.append(piece)
+    notices = runnames.rename_runs(files, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
+    log.problems[:0] = notices
+    runnames.attach_run_meta(log)
     if len(log) == 0:
         names = ", ".join(str(f) for f in files)
         first = f" (first problem: {log.problems[0]})" if log.problems else ""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style, csv_number
 from flaketui.sanitize import csv_cell, visible
@@ -31,7 +32,8 @@ def display_order(stats: TaskStats) -> list[int]:
     """Most dangerous first: flakiness descending, then p̂ ascending, then name."""
     flak = np.nan_to_num(stats.flakiness, nan=-1.0)
     phat = np.nan_to_num(stats.p_hat, nan=2.0)
-    return sorted(range(len(stats)), key=lambda i: (-flak[i], phat[i], stats.tasks[i]))
+    names = [natural_key(t) for t in stats.tasks]
+    return sorted(range(len(stats)), key=lambda i: (-flak[i], phat[i], names[i]))
 
 
 # --- JSON -------------------------------------------------------------------
@@ -59,6 +61,8 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "tasks_below_k": s.tasks_below_k,
         "warnings": list(s.warnings),
         "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
+        "errored_as": s.errored_as,
+        "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
     }
 
 
@@ -87,6 +91,7 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[
     """The ``report --format json`` document."""
     return {
         "k": k,
+        "errored_as": runs[0][1].errored_as if runs else "apart",
         "runs": [
             {"run": st.run, "summary": summary_json(sm), "tasks": tasks_json(st)} for st, sm in runs
         ],
@@ -189,6 +194,11 @@ def summary_lines(s: SuiteSummary) -> list[str]:
     ]
     if 1 < k <= CURVE_IN_TEXT:
         lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+    if s.errored or s.errored_as != "apart":
+        low, high = s.pass_at_1_errored_range
+        how = "left out of n" if s.errored_as == "apart" else "counted as failures"
+        lines.append(f"errored trials {how} (--errored-as {s.errored_as}); had they all failed / all "
+                     f"passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
     return lines
 
 

@@ -52,6 +52,8 @@ class TaskStats:
     classes: list[str]
     rule_of_three: NDArray[np.float64]
     """Upper bound on the failure rate (all passed) or pass rate (all failed); NaN if flaky."""
+    errored_as: str = "apart"
+    """Whether ``n`` leaves errored trials out (``apart``) or counts them as failures (``fail``)."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -86,6 +88,11 @@ class SuiteSummary:
     warnings: list[str] = field(default_factory=list)
     pass_hat_k_curve: tuple[float, ...] = ()
     """Suite pass^j for j = 1..k, each over the tasks with at least j trials (τ-bench's row)."""
+    errored_as: str = "apart"
+    """The errored-trial policy the figures were computed under (``apart`` or ``fail``)."""
+    pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
+    """pass@1 if every errored trial had failed, and if every one had passed
+    (:func:`errored_range`)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
@@ -110,6 +117,7 @@ def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
         flakiness=flakiness(n, c),
         classes=classes,
         rule_of_three=np.where((c == n) | (c == 0), r3, np.nan),
+        errored_as=outcomes.errored_as,
     )
 
 
@@ -221,7 +229,30 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         tasks_below_k=below_k,
         warnings=warnings,
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
+        errored_as=stats.errored_as,
+        pass_at_1_errored_range=errored_range(stats),
     )
+
+
+def errored_range(stats: TaskStats) -> tuple[float, float]:
+    """The suite pass@1 if every errored trial had failed, and if every one had passed.
+
+    Notes
+    -----
+    Honest bounds, not an estimate (Manski's worst-case bounds for missing outcomes:
+    C. F. Manski, *Partial Identification of Probability Distributions*, 2003, ch. 1):
+    per task with m = n + e trials in all (n non-errored, e errored, c passes) the pass
+    rate lies in [c/m, (c + e)/m]; the suite bounds are their means over every task with
+    a trial, so a task whose trials all errored counts too (at 0 and at 1). Under
+    ``--errored-as fail`` the low end is the pass@1 reported. NaN when no task has a trial.
+    """
+    e = stats.errored.astype(np.float64)
+    m = stats.n + (e if stats.errored_as == "apart" else 0)
+    ok = m > 0
+    if not ok.any():
+        return (float("nan"), float("nan"))
+    c = stats.passes[ok].astype(np.float64)
+    return (float(np.mean(c / m[ok])), float(np.mean((c + e[ok]) / m[ok])))
 
 
 def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> NDArray[np.float64]:

@@ -46,12 +46,20 @@ from flaketui.loading.formats.base import LogFormat, Record, Tick
 from flaketui.loading.formats.inspect_log import InspectLog
 from flaketui.loading.formats.json_array import JsonArray
 from flaketui.loading.formats.json_lines import JsonLines
+from flaketui.loading.formats.lm_eval import LmEvalSamples
+from flaketui.loading.formats.otel import OtelTraces
 from flaketui.loading.formats.parquet_trials import ParquetTrials
+from flaketui.loading.formats.tau2 import Tau2Results
+from flaketui.loading.formats.terminal_bench import TerminalBench
 from flaketui.model import InputError
 
 FORMATS: list[LogFormat] = [
     InspectLog(),
     ParquetTrials(lambda kind: format_of_kind(kind)),
+    Tau2Results(),
+    TerminalBench(),
+    LmEvalSamples(),
+    OtelTraces(),
     JsonArray(),
     JsonLines(),
 ]

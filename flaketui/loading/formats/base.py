@@ -90,6 +90,16 @@ class LogFormat(ABC):
                 name = name[: -len(suffix)]
         return name or path.name
 
+    def run_folder(self, path: Path) -> Path:
+        """The folder that names the run of ``path`` under ``--run-name-from folder``
+        (its own folder; a per-trial file's run folder for layouts of one folder per trial)."""
+        return path.parent
+
+    def run_meta(self, path: Path, fields: FieldMap) -> dict[str, Any]:
+        """What the harness wrote about the run of ``path`` (models, commit, seed, ...), as
+        plain values; empty when it wrote nothing."""
+        return {}
+
     def appendable(self, path: Path) -> bool:
         """Whether ``path`` grows by whole lines that :meth:`read_lines` can read alone
         (``--watch`` then reads only the new ones; otherwise it reads the file again)."""
