@@ -3,8 +3,8 @@
 At every split point of the fork map (:func:`~flaketui.traces.forkmap.split_points`)
 each branch is tested against the rest of the node's trials with Fisher's exact
 test, two-sided, on the 2×2 table (branch, rest) × (passes, failures); errored
-trials are in neither column. A two-way split is one test; a split with more
-ways is one test per branch. The p-values of all a task's tests are adjusted
+trials are in neither column. A two-way split is one test (told from its smaller
+branch); a split with more ways is one test per branch. The p-values of all a task's tests are adjusted
 with Holm's step-down method, valid under any dependence between the tests.
 
 The fork map is built in both divergence modes: ``actions`` for the agent's own
@@ -46,9 +46,9 @@ class Branch:
 
     ``step`` is the 1-based step (in the trace of the branch's first trial) that
     starts the branch; ``label`` is that step on one line (a tool result's
-    content), or ``(trace ends)``
-    for the trials whose trace ends at the split. ``n`` counts passes and
-    failures (errored trials are neither).
+    content). For the trials whose trace (in ``actions`` mode: whose actions)
+    end at the split, ``label`` is ``(trace ends)`` and ``step`` the split's step.
+    ``n`` counts passes and failures (errored trials are neither).
     """
 
     step: int
@@ -90,7 +90,8 @@ class ForkTest:
         """``when step 3 returns `[1] Restart…`: 0 of 2 pass; otherwise 10 of 10 (p = 0.015)``."""
         b = self.branch
         if b.label == ENDS:
-            when = f"when the trace ends after step {b.step - 1}"
+            what = "the agent does nothing more" if self.mode == ACTIONS else "the trace ends"
+            when = f"when {what} after step {b.step}"
         else:
             when = f"when step {b.step} {'returns' if b.result else 'is'} `{b.label}`"
         holm = f", Holm-adjusted over {self.tests} tests: {self.p_adjusted:.2g}" if self.tests > 1 else ""
@@ -152,6 +153,10 @@ def is_tool_result(step: Any) -> bool:
     return not is_agent(step) and role(step) not in USER_ROLES
 
 
+def _share(b: Branch) -> float:
+    return b.passes / b.n if b.n else 0.0
+
+
 def _branches(node: ForkNode) -> list[tuple[Branch, frozenset[int]]]:
     """Each way on from ``node`` with the trial numbers that took it."""
     out = []
@@ -167,7 +172,7 @@ def _branches(node: ForkNode) -> list[tuple[Branch, frozenset[int]]]:
     if node.ended:
         ended = frozenset(node.trials) - seen
         n_pass, n_fail = node.passes - passes, node.fails - fails
-        out.append((Branch(node.number + 1, ENDS, n_pass, n_pass + n_fail), ended))
+        out.append((Branch(node.number, ENDS, n_pass, n_pass + n_fail), ended))
     return out
 
 
@@ -195,7 +200,10 @@ def fork_tests(
             everyone = frozenset(node.trials)
             total_pass = sum(b.passes for b, _ in branches)
             total_n = sum(b.n for b, _ in branches)
-            ways = range(1) if len(branches) == 2 else range(len(branches))
+            if len(branches) == 2:  # one test: it reads best from the smaller (then the worse) branch
+                ways: Sequence[int] = [min((0, 1), key=lambda k: (branches[k][0].n, _share(branches[k][0])))]
+            else:
+                ways = range(len(branches))
             for k in ways:
                 b, members = branches[k]
                 key = (everyone, members)
