@@ -203,6 +203,45 @@ class CauseSuggestion:
         }
 
 
+class _Memo(Normaliser):
+    """A normaliser that remembers every step it normalised, for one task's pairs and forks.
+
+    Each trial is in many pairs; normalising its steps once per task instead of
+    once per pair is most of the time saved. Steps are remembered by identity
+    (and kept alive, so an identity is never reused while remembered).
+    """
+
+    _inner: Normaliser
+    _seen: dict[int, tuple[Any, Any]]
+    _sigs: dict[int, tuple[Any, str]]
+
+    @classmethod
+    def of(cls, inner: Normaliser) -> _Memo:
+        memo = cls(inner.extra_keys, inner.noise_keys)
+        object.__setattr__(memo, "_inner", inner)
+        object.__setattr__(memo, "_seen", {})
+        object.__setattr__(memo, "_sigs", {})
+        return memo
+
+    def step(self, step: Any) -> Any:
+        if not isinstance(step, dict):
+            return self._inner.step(step)
+        hit = self._seen.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, self._inner.step(step))
+            self._seen[id(step)] = hit
+        return hit[1]
+
+    def signature(self, step: Any) -> str:
+        if not isinstance(step, dict):
+            return self._inner.signature(step)
+        hit = self._sigs.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, super().signature(step))
+            self._sigs[id(step)] = hit
+        return hit[1]
+
+
 @dataclass(frozen=True)
 class _Side:
     """One trial prepared once for every pair it is in."""
@@ -345,7 +384,7 @@ def suggest_task(
         max_pairs: Pairs classified at most (more: a fixed sample).
         fork: Also test the forks (:func:`~flaketui.traces.forktest.decisive_fork`).
     """
-    norm = normaliser or Normaliser()
+    norm = _Memo.of(normaliser or Normaliser())
     passing = [t for t in trials if t.outcome == PASS]
     failing = [t for t in trials if t.outcome == FAIL]
     if not passing or not failing:
