@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flaketui.model import ERRORED, FAIL, PASS, Trial
@@ -354,6 +354,22 @@ def _context_change(a: _Side, b: _Side, ia: int | None, ib: int | None, pa: int,
     return Evidence(TOOL, "result", a.trial, b.trial, **values)
 
 
+def _classify_all(pairs: Sequence[tuple[_Side, _Side]], norm: Normaliser) -> list[Evidence]:
+    """:func:`classify_pair` of each pair; pairs with the same two traces (after normalisation) are classified once."""
+    done: dict[tuple[tuple[str, ...], tuple[str, ...]], Evidence] = {}
+    out = []
+    for a, b in pairs:
+        if b.errored or a.trace is None or b.trace is None:
+            out.append(classify_pair(a, b, norm))
+            continue
+        key = (tuple(a.signatures), tuple(b.signatures))
+        seen = done.get(key)
+        if seen is None:
+            seen = done[key] = classify_pair(a, b, norm)
+        out.append(replace(seen, trial_a=a.trial, trial_b=b.trial))
+    return out
+
+
 def pair_indexes(passing: int, failing: int, max_pairs: int = MAX_PAIRS) -> list[tuple[int, int]]:
     """Every (passing, failing) index pair, or ``max_pairs`` of them drawn without replacement (seed 0), in order."""
     total = passing * failing
@@ -393,7 +409,7 @@ def suggest_task(
     sides_a = [_prepare(t, norm) for t in passing]
     sides_b = [_prepare(t, norm) for t in failing]
     picks = pair_indexes(len(sides_a), len(sides_b), max_pairs)
-    evidence = [classify_pair(sides_a[i], sides_b[j], norm) for i, j in picks]
+    evidence = _classify_all([(sides_a[i], sides_b[j]) for i, j in picks], norm)
     votes = Counter(e.cause for e in evidence)
     ranked = votes.most_common()
     top, agree = ranked[0]
