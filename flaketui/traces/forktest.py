@@ -148,9 +148,13 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return out.tolist()
 
 
+SETUP_ROLES = frozenset({"system", "developer"})
+"""Roles of the instructions a trial starts from (not a tool's doing)."""
+
+
 def is_tool_result(step: Any) -> bool:
-    """A step that is neither the agent's nor the user's: a tool result (or a system message)."""
-    return not is_agent(step) and role(step) not in USER_ROLES
+    """A step that is not the agent's, the user's or the instructions': a tool result (or a plain string step)."""
+    return not is_agent(step) and role(step) not in USER_ROLES | SETUP_ROLES
 
 
 def _share(b: Branch) -> float:

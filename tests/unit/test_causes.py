@@ -166,6 +166,11 @@ class TestPairs:
         assert s.votes == {"sampling": 1, "tool-nondeterminism": 1}
         assert (s.cause, s.agree, s.pairs) == ("unknown", 1, 2)
 
+    def test_other_instructions_are_not_a_tool_result(self, shape: Shape) -> None:
+        a = [{"role": "system", "content": "It is 10:00."}, *story(shape)]
+        b = [{"role": "system", "content": "It is 10:05."}, *story(shape, action="restart")]
+        assert suggest([a], [b]).cause == "sampling"
+
     def test_missing_trace_is_unknown(self, shape: Shape) -> None:
         assert suggest([story(shape)], [None]).cause == "unknown"
 
