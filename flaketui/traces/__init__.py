@@ -22,8 +22,10 @@ from flaketui.traces.causes import (
     CauseSuggestion,
     Evidence,
     breakdown,
+    breakdown_line,
     classify_pair,
     error_text,
+    flaky_rows,
     suggest_causes,
     suggest_task,
 )
@@ -37,9 +39,9 @@ from flaketui.traces.structdiff import MISSING, FieldChange, structural_diff
 __all__ = [
     "ACTIONS", "ALL", "CAUSES", "MISSING", "MODES", "NOISE_KEYS", "AlignedRow", "Alignment", "Branch",
     "CauseSuggestion", "ContextRow", "Evidence", "FieldChange", "ForkNode", "ForkTest", "Normaliser", "StepChange",
-    "TraceDiff", "WordDiff", "action_keys", "align", "align_traces",
-    "best_pair", "breakdown", "build_fork_map", "chain", "change_text", "classify_pair", "common_prefix",
+    "TraceDiff", "WordDiff", "action_keys", "align", "align_traces", "best_pair", "breakdown", "breakdown_line",
+    "build_fork_map", "chain", "change_text", "classify_pair", "common_prefix",
     "decisive_fork", "default_mode", "describe", "diff_traces", "error_text", "first_divergence", "fisher_p",
-    "fork_tests", "holm", "pair_keys", "split_points", "step_changes", "step_line",
+    "flaky_rows", "fork_tests", "holm", "pair_keys", "split_points", "step_changes", "step_line",
     "structural_diff", "suggest_causes", "suggest_task", "task_divergence", "tool_calls", "word_diff",
 ]

@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from flaketui.model import ERRORED, FAIL, PASS, Trial
+import numpy as np
+
+from flaketui.model import ERRORED, FAIL, PASS, RunOutcomes, Trial
 from flaketui.traces.align import EQUAL, align_traces
 from flaketui.traces.forktest import ForkTest, decisive_fork, is_tool_result
 from flaketui.traces.normalise import Normaliser, compact, one_line, parse_json_string
@@ -375,8 +377,6 @@ def pair_indexes(passing: int, failing: int, max_pairs: int = MAX_PAIRS) -> list
     total = passing * failing
     if total <= max_pairs:
         return [(i, j) for i in range(passing) for j in range(failing)]
-    import numpy as np
-
     picks = np.sort(np.random.default_rng(0).choice(total, size=max_pairs, replace=False))
     return [(int(x) // failing, int(x) % failing) for x in picks]
 
@@ -489,7 +489,23 @@ def suggest_causes(
     return {task: out[task] for task, *_ in jobs if task in out}
 
 
+def flaky_rows(outcomes: RunOutcomes) -> dict[str, np.ndarray]:
+    """Task name → :class:`~flaketui.model.TrialLog` rows, for the tasks of ``outcomes`` with a pass and a failure."""
+    flaky = np.flatnonzero((outcomes.passes > 0) & (outcomes.passes < outcomes.n))
+    return {outcomes.tasks[i]: outcomes.task_rows(int(i)) for i in flaky}
+
+
 def breakdown(suggestions: Iterable[CauseSuggestion]) -> list[tuple[str, int]]:
     """Flaky tasks per suspected cause, most first (ties in :data:`CAUSES` order), causes with none left out."""
     counts = Counter(s.cause for s in suggestions)
     return sorted(((c, counts[c]) for c in CAUSES if counts[c]), key=lambda x: -x[1])
+
+
+SHORT_NAMES = {ORDERING: "ordering", HARNESS: "harness"}
+"""How the suite summary's breakdown line names the causes with long names."""
+
+
+def breakdown_line(suggestions: Iterable[CauseSuggestion]) -> str:
+    """``flaky tasks by suspected source: tool-nondeterminism 9, sampling 5, ordering 2, harness 1``."""
+    parts = [f"{SHORT_NAMES.get(c, c)} {n}" for c, n in breakdown(suggestions)]
+    return "flaky tasks by suspected source: " + (", ".join(parts) if parts else "none")

@@ -12,7 +12,15 @@ import pytest
 
 from flaketui.loading import load_logs, read_trial
 from flaketui.model import ERRORED, FAIL, PASS, Trial
-from flaketui.traces import CAUSES, breakdown, error_text, suggest_causes, suggest_task
+from flaketui.traces import (
+    CAUSES,
+    breakdown,
+    breakdown_line,
+    error_text,
+    flaky_rows,
+    suggest_causes,
+    suggest_task,
+)
 from flaketui.traces.causes import MAX_PAIRS, pair_indexes
 from tests.conftest import BASELINE, SHARED
 from tests.unit.test_traces import openai_call
@@ -222,6 +230,17 @@ class TestSuggestCauses:
         parallel = suggest_causes(log, rows, workers=2)
         assert {t: s.to_json() for t, s in parallel.items()} == {t: s.to_json() for t, s in serial.items()}
         assert breakdown(serial.values()) == [("tool-nondeterminism", 1)]
+        assert list(flaky_rows(o)) == ["searchRunbook"]
+        assert breakdown_line(serial.values()) == "flaky tasks by suspected source: tool-nondeterminism 1"
+
+    def test_breakdown_line_most_first_with_short_names(self) -> None:
+        shape = STYLES["flat"]
+        made = [suggest([story(shape)], [story(shape, action="restart")]),
+                suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
+                suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
+                suggest([story(shape)], [story(shape)])]
+        assert breakdown_line(made) == "flaky tasks by suspected source: ordering 2, sampling 1, harness 1"
+        assert breakdown_line([]) == "flaky tasks by suspected source: none"
 
 
 needs_shared = pytest.mark.skipif(not GENERATOR.is_file(), reason="../shared/bench/gen_trials.py is not here")
@@ -238,7 +257,7 @@ def test_generated_suites_get_the_true_cause(tmp_path: Path, seed: int, style: s
     truth = json.loads(truth_path.read_text())
     log = load_logs([out])
     o = log.run_outcomes(log.runs[0])
-    got = suggest_causes(log, {t: o.task_rows(i) for i, t in enumerate(o.tasks)})
+    got = suggest_causes(log, flaky_rows(o))
     flaky = [t for t, v in truth.items() if v["cause"]]
     assert len(flaky) >= 40 and {truth[t]["cause"] for t in flaky} == set(CAUSES) - {"unknown"}
     right = sum(1 for t in flaky if t in got and got[t].cause == truth[t]["cause"])
