@@ -61,23 +61,24 @@ ORDER_WINDOW = 64
 _STATUS = r"(?:429|5\d\d)"
 _ERROR_SHAPES = re.compile(
     "|".join((
-        rf"\b(?:HTTP|status|status[ _]code|code|error)\W{{0,3}}{_STATUS}\b",  # HTTP 503, status: 429
+        rf"\b(?:HTTP|status|status[ _]code|error)\W{{0,3}}{_STATUS}\b",  # HTTP 503, status: 429
         rf"\b{_STATUS}\W{{0,3}}(?:too many requests|internal server error|bad gateway|service unavailable"
         r"|gateway time-?out|server error)",
         r"\(\s*" + _STATUS + r"\s*\)",  # Gateway Timeout (504)
-        r"\b\w*(?:Timeout|Connection|Connect|RateLimit|Network|Socket|Unavailable|Overloaded|Server|HTTP)"
-        r"\w*(?:Error|Exception)\b",  # TimeoutError, ConnectionResetError, RateLimitError
+        r"(?-i:\b\w*(?:Timeout|Connection|Connect|RateLimit|Network|Socket|Unavailable|Overloaded|Server|HTTP)"
+        r"\w*(?:Error|Exception)\b)",  # TimeoutError, ConnectionResetError, RateLimitError
         r"\btimed?[ -]?out\b|\btimeout\b|\bdeadline exceeded\b",
         r"\brate[ -]?limit|\btoo many requests\b|\bquota exceeded\b|\bthrottl",
-        r"\bconnection (?:reset|refused|aborted|closed|error)|\bECONN[A-Z]+\b|\bbroken pipe\b|\bEPIPE\b"
+        r"\bconnection (?:reset|refused|aborted|closed|error)|(?-i:\bECONN[A-Z]+\b|\bEPIPE\b)|\bbroken pipe\b"
         r"|\bnetwork is unreachable\b",
         r"\b(?:service|server) (?:unavailable|overloaded)\b|\binternal server error\b",
-        r"^\W{0,3}(?:error|exception|traceback|fatal)\s*[:(\[]|^\W{0,3}\w+(?:Error|Exception)\b",  # "Error: …"
+        r"^\W{0,3}(?:error|exception|traceback|fatal)\s*[:(\[]",  # "Error: …", "Traceback (most recent…"
+        r"^\W{0,3}(?-i:[A-Z]\w*(?:Error|Exception))\b",  # "KeyError: …" (exception names are case-sensitive)
     )),
     re.IGNORECASE,
 )
 """What a failed call looks like, by shape: status codes, exception names, wording."""
-_STATUS_KEYS = ("status", "status_code", "code", "http_status")
+_STATUS_KEYS = ("status", "status_code", "http_status")
 
 
 def error_text(step: Any) -> str | None:
@@ -121,7 +122,8 @@ class Evidence:
     mark: ``action`` (the agent's steps differ), ``result`` (the same call, other
     results), ``order`` (the same steps in another order; ``a``/``b`` are the
     ``steps`` swapped steps joined by `` | ``), ``error`` (a call failed; ``error``
-    is its text), ``errored-trial``, ``same-trace`` or ``no-trace``. ``call`` is
+    is its text), ``errored-trial``, ``same-trace``, ``same-actions`` (only
+    wording the ``actions`` mode does not count differs) or ``no-trace``. ``call`` is
     the tool call whose results differ, when there is one.
     """
 

@@ -100,6 +100,7 @@ class TestErrorShapes:
         {"role": "tool", "content": {"status_code": 500, "body": "oops"}},
         {"role": "tool", "status": 429, "content": "slow down"},
         "asyncio.exceptions.TimeoutError",
+        {"role": "tool", "content": "KeyError: 'reservation'"},
     ])
     def test_failures_by_their_shape(self, step: object) -> None:
         assert error_text(step)
@@ -112,6 +113,8 @@ class TestErrorShapes:
         {"role": "tool", "content": "ok", "error": None},
         {"role": "tool", "content": '{"status": 200, "error": ""}'},
         {"role": "tool", "content": None},
+        {"role": "tool", "content": "Terror alert level raised; economy seats left"},
+        {"role": "tool", "content": {"code": 503, "seats": 2}},
     ])
     def test_not_failures(self, step: object) -> None:
         assert error_text(step) is None
