@@ -302,8 +302,13 @@ def _line(trace: Sequence[Any], i: int | None, norm: Normaliser) -> str:
     return step_line(step, VALUE_WIDTH, norm)
 
 
-def classify_pair(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
-    """The mark that passing trial ``a`` and failing (or errored) trial ``b`` leave where they part."""
+def classify_pair(passing: Trial, failing: Trial, normaliser: Normaliser | None = None) -> Evidence:
+    """The mark that a passing and a failing (or errored) trial leave where they part (see the module)."""
+    norm = _Memo.of(normaliser or Normaliser())
+    return _classify(_prepare(passing, norm), _prepare(failing, norm), norm)
+
+
+def _classify(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
     ev = {"trial_a": a.trial, "trial_b": b.trial}
     if b.errored:
         return Evidence(ENVIRONMENT, "errored-trial", **ev, error=one_line(compact(b.error), VALUE_WIDTH))
@@ -364,12 +369,12 @@ def _classify_all(pairs: Sequence[tuple[_Side, _Side]], norm: Normaliser) -> lis
     out = []
     for a, b in pairs:
         if b.errored or a.trace is None or b.trace is None:
-            out.append(classify_pair(a, b, norm))
+            out.append(_classify(a, b, norm))
             continue
         key = (tuple(a.signatures), tuple(b.signatures))
         seen = done.get(key)
         if seen is None:
-            seen = done[key] = classify_pair(a, b, norm)
+            seen = done[key] = _classify(a, b, norm)
         out.append(replace(seen, trial_a=a.trial, trial_b=b.trial))
     return out
 

@@ -191,6 +191,15 @@ class TestPairs:
         assert suggest([story(shape)], [], errored=[story(shape)]) is None
 
 
+class TestClassifyPair:
+    def test_two_trials(self, shape: Shape) -> None:
+        from flaketui.traces import classify_pair
+
+        ev = classify_pair(trial(3, PASS, story(shape)), trial(8, FAIL, story(shape, chunks="[1] b")))
+        assert (ev.cause, ev.kind, ev.trial_a, ev.trial_b, ev.step_a) == ("tool-nondeterminism", "result", 3, 8, 3)
+        assert ev.text().startswith('step 3: search(query="checkout") returned [1] a [2] b vs [1] b')
+
+
 class TestSampledPairs:
     def test_at_most_max_pairs_distinct_and_deterministic(self) -> None:
         picks = pair_indexes(40, 30)
