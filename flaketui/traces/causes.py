@@ -429,7 +429,9 @@ def suggest_task(
                            shown, test, len(picks) < len(sides_a) * len(sides_b))
 
 
+_Job = tuple[str, list[int], Normaliser, int, bool]
 _WORKER_LOG: Any = None
+"""The log a pool worker reads from (sent once per worker process, not once per task)."""
 
 
 def _init_worker(log: Any) -> None:
@@ -437,12 +439,15 @@ def _init_worker(log: Any) -> None:
     _WORKER_LOG = log
 
 
-def _suggest_rows(job: tuple[str, list[int], Normaliser, int, bool]) -> CauseSuggestion | None:
+def _suggest_rows(log: Any, job: _Job) -> CauseSuggestion | None:
     from flaketui.loading import read_trial
 
     task, rows, norm, max_pairs, fork = job
-    trials = [read_trial(_WORKER_LOG, r) for r in rows]
-    return suggest_task(task, trials, norm, max_pairs, fork)
+    return suggest_task(task, [read_trial(log, r) for r in rows], norm, max_pairs, fork)
+
+
+def _pool_job(job: _Job) -> CauseSuggestion | None:
+    return _suggest_rows(_WORKER_LOG, job)
 
 
 def suggest_causes(
@@ -481,17 +486,13 @@ def suggest_causes(
             progress(done, len(jobs))
 
     if workers <= 1 or len(jobs) < 2:
-        _init_worker(log)
-        try:
-            for n, job in enumerate(jobs, 1):
-                take(n, _suggest_rows(job))
-        finally:
-            _init_worker(None)
+        for n, job in enumerate(jobs, 1):
+            take(n, _suggest_rows(log, job))
         return out
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(log,)) as pool:
-        for n, result in enumerate(pool.map(_suggest_rows, jobs, chunksize=max(1, len(jobs) // (workers * 8))), 1):
+        for n, result in enumerate(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))), 1):
             take(n, result)
     return {task: out[task] for task, *_ in jobs if task in out}
 
