@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's flaketui, not whichever is inst
 
 
 def run_one(tmp: Path, seed: int, style: str, args: argparse.Namespace) -> tuple[list[str], Counter]:
-    from flaketui.loading import load_logs
+    from flaketui.loading import load_logs, read_trial
     from flaketui.traces import suggest_causes
 
     out, truth_path = tmp / f"c{seed}{style}.jsonl", tmp / f"t{seed}{style}.json"
@@ -43,7 +44,7 @@ def run_one(tmp: Path, seed: int, style: str, args: argparse.Namespace) -> tuple
     o = log.run_outcomes(log.runs[0])
     flaky_rows = {t: o.task_rows(i) for i, t in enumerate(o.tasks) if 0 < o.passes[i] < o.n[i]}
     start = time.perf_counter()
-    got = suggest_causes(log, flaky_rows, workers=args.workers)
+    got = suggest_causes(partial(read_trial, log), flaky_rows, workers=args.workers)
     took = time.perf_counter() - start
     flaky = [t for t, v in truth.items() if v["cause"]]
     right = sum(1 for t in flaky if t in got and got[t].cause == truth[t]["cause"])

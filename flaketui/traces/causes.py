@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -430,42 +430,44 @@ def suggest_task(
 
 
 _Job = tuple[str, list[int], Normaliser, int, bool]
-_WORKER_LOG: Any = None
-"""The log a pool worker reads from (sent once per worker process, not once per task)."""
+_WORKER_READ: Callable[[int], Trial] | None = None
+"""The trial reader of a pool worker (sent once per worker process, not once per task)."""
 
 
-def _init_worker(log: Any) -> None:
-    global _WORKER_LOG
-    _WORKER_LOG = log
+def _init_worker(read: Callable[[int], Trial]) -> None:
+    global _WORKER_READ
+    _WORKER_READ = read
 
 
-def _suggest_rows(log: Any, job: _Job) -> CauseSuggestion | None:
-    from flaketui.loading import read_trial
-
+def _suggest_rows(read: Callable[[int], Trial], job: _Job) -> CauseSuggestion | None:
     task, rows, norm, max_pairs, fork = job
-    return suggest_task(task, [read_trial(log, r) for r in rows], norm, max_pairs, fork)
+    return suggest_task(task, [read(r) for r in rows], norm, max_pairs, fork)
 
 
 def _pool_job(job: _Job) -> CauseSuggestion | None:
-    return _suggest_rows(_WORKER_LOG, job)
+    assert _WORKER_READ is not None
+    return _suggest_rows(_WORKER_READ, job)
 
 
 def suggest_causes(
-    log: Any,
-    rows_by_task: dict[str, Iterable[int]],
+    read: Callable[[int], Trial],
+    rows_by_task: Mapping[str, Iterable[int]],
     normaliser: Normaliser | None = None,
     max_pairs: int = MAX_PAIRS,
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     fork: bool = True,
 ) -> dict[str, CauseSuggestion]:
-    """Read the given tasks' trials from ``log`` and suggest each flaky one's source of flakiness.
+    """Read the given tasks' trials and suggest each flaky one's source of flakiness.
 
     Args:
-        log: The :class:`~flaketui.model.TrialLog` the rows index.
-        rows_by_task: Task name → its :class:`~flaketui.model.TrialLog` rows
-            (:meth:`~flaketui.model.RunOutcomes.task_rows`); pass only the flaky
-            tasks — a task without both a pass and a failure gets no suggestion.
+        read: Reads one trial, with its trace, from its row:
+            ``functools.partial(flaketui.loading.read_trial, log)`` (the core's
+            parts stand apart, so the caller hands the reader in). With
+            ``workers > 1`` it must pickle; it is sent once to each worker.
+        rows_by_task: Task name → its :class:`~flaketui.model.TrialLog` rows, of one
+            run (:func:`flaky_rows`); a task without both a pass and a failure
+            gets no suggestion.
         normaliser: Which keys to ignore.
         max_pairs: Pairs classified per task at most.
         workers: Processes to spread the tasks over (1: in this process).
@@ -487,14 +489,14 @@ def suggest_causes(
 
     if workers <= 1 or len(jobs) < 2:
         for n, job in enumerate(jobs, 1):
-            take(n, _suggest_rows(log, job))
+            take(n, _suggest_rows(read, job))
         return out
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(log,)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(read,)) as pool:
         for n, result in enumerate(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))), 1):
             take(n, result)
-    return {task: out[task] for task, *_ in jobs if task in out}
+    return out
 
 
 def flaky_rows(outcomes: RunOutcomes) -> dict[str, np.ndarray]:

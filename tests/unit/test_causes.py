@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -218,7 +219,7 @@ class TestJson:
     def test_report_keys(self) -> None:
         log = load_logs([BASELINE])
         o = log.run_outcomes(log.runs[0])
-        got = suggest_causes(log, {"searchRunbook": o.task_rows(o.index("searchRunbook"))})
+        got = suggest_causes(partial(read_trial, log), {"searchRunbook": o.task_rows(o.index("searchRunbook"))})
         out = got["searchRunbook"].to_json()
         assert {"suspected_cause", "cause_share", "cause_evidence", "decisive_fork"} <= set(out)
         assert out["suspected_cause"] in CAUSES and out["suspected_cause"] == "tool-nondeterminism"
@@ -236,10 +237,10 @@ class TestSuggestCauses:
         o = log.run_outcomes(log.runs[0])
         rows = {t: o.task_rows(i) for i, t in enumerate(o.tasks)}
         seen: list[tuple[int, int]] = []
-        serial = suggest_causes(log, rows, progress=lambda done, total: seen.append((done, total)))
+        serial = suggest_causes(partial(read_trial, log), rows, progress=lambda done, total: seen.append((done, total)))
         assert list(serial) == ["searchRunbook"]
         assert seen[-1] == (len(rows), len(rows))
-        parallel = suggest_causes(log, rows, workers=2)
+        parallel = suggest_causes(partial(read_trial, log), rows, workers=2)
         assert {t: s.to_json() for t, s in parallel.items()} == {t: s.to_json() for t, s in serial.items()}
         assert breakdown(serial.values()) == [("tool-nondeterminism", 1)]
         assert list(flaky_rows(o)) == ["searchRunbook"]
@@ -269,7 +270,7 @@ def test_generated_suites_get_the_true_cause(tmp_path: Path, seed: int, style: s
     truth = json.loads(truth_path.read_text())
     log = load_logs([out])
     o = log.run_outcomes(log.runs[0])
-    got = suggest_causes(log, flaky_rows(o))
+    got = suggest_causes(partial(read_trial, log), flaky_rows(o))
     flaky = [t for t, v in truth.items() if v["cause"]]
     assert len(flaky) >= 40 and {truth[t]["cause"] for t in flaky} == set(CAUSES) - {"unknown"}
     right = sum(1 for t in flaky if t in got and got[t].cause == truth[t]["cause"])
@@ -283,7 +284,7 @@ def test_tau_bench_every_flaky_task_gets_a_suggestion_with_evidence() -> None:
     log = load_logs([TAU])
     o = log.run_outcomes(log.runs[0])
     flaky = {t: o.task_rows(i) for i, t in enumerate(o.tasks) if 0 < o.passes[i] < o.n[i]}
-    got = suggest_causes(log, flaky)
+    got = suggest_causes(partial(read_trial, log), flaky)
     assert list(got) == list(flaky) and len(flaky) == 26
     for task, s in got.items():
         ev = s.evidence
