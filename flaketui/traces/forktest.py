@@ -26,7 +26,7 @@ Pure Python: no Textual, no Rich.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -38,6 +38,8 @@ from flaketui.traces.steps import ACTIONS, ALL, USER_ROLES, is_agent, role, step
 
 LABEL_WIDTH = 60
 """Longest branch label (one line; ``…`` marks a cut)."""
+ENDS = "(trace ends)"
+"""The label of the branch of trials that end at the split."""
 
 
 @dataclass(frozen=True)
@@ -112,9 +114,6 @@ class ForkTest:
             "tests": self.tests,
             "text": self.text(),
         }
-
-
-ENDS = "(trace ends)"
 
 
 @lru_cache(maxsize=4096)
@@ -194,9 +193,9 @@ def fork_tests(
         modes: The divergence modes whose fork maps are tested; a test that
             splits the same trials the same way in two maps is counted once.
     """
-    raw: list[tuple[float, int, int, ForkTest]] = []
+    raw: list[ForkTest] = []
     seen: dict[tuple[frozenset[int], frozenset[int]], int] = {}
-    for m, mode in enumerate(modes):
+    for mode in modes:
         for node in split_points(build_fork_map(trials, normaliser, mode)):
             if mode == ALL and not all(is_tool_result(c.step) for c in node.children):
                 continue  # the agent's forks are tested in actions mode; a user's rewording is no fork
@@ -216,15 +215,14 @@ def fork_tests(
                 test = ForkTest(b.step, mode, tuple(x for x, _ in branches), k, total_pass - b.passes,
                                 total_n - b.n, p, p, 0)
                 earlier = seen.get(key, seen.get(twin))
-                if earlier is not None:
-                    if raw[earlier][3].step > b.step:
-                        raw[earlier] = (p, b.step, m, test)
+                if earlier is not None:  # the same partition in the other map: keep the earlier step
+                    if raw[earlier].step > b.step:
+                        raw[earlier] = test
                     continue
                 seen[key] = len(raw)
-                raw.append((p, b.step, m, test))
-    adjusted = holm([r[0] for r in raw])
-    out = [ForkTest(t.step, t.mode, t.branches, t.tested, t.rest_passes, t.rest_n, t.p_value, a, len(raw))
-           for (_, _, _, t), a in zip(raw, adjusted, strict=True)]
+                raw.append(test)
+    adjusted = holm([t.p_value for t in raw])
+    out = [replace(t, p_adjusted=a, tests=len(raw)) for t, a in zip(raw, adjusted, strict=True)]
     out.sort(key=lambda t: (t.p_value, t.step))
     return out
 
