@@ -1,4 +1,4 @@
-"""Trace comparison: normalise steps, align two traces, first divergence, fork map, diff.
+"""Trace comparison: normalise steps, align two traces, first divergence, fork map, diff; why a task flakes.
 
 Pure Python (difflib): no Textual, no Rich.
 """
@@ -17,16 +17,31 @@ from flaketui.traces.align import (
     task_divergence,
     word_diff,
 )
+from flaketui.traces.causes import (
+    CAUSES,
+    CauseSuggestion,
+    Evidence,
+    breakdown,
+    breakdown_line,
+    classify_pair,
+    error_text,
+    flaky_rows,
+    suggest_causes,
+    suggest_task,
+)
 from flaketui.traces.diff import ContextRow, StepChange, TraceDiff, change_text, diff_traces
 from flaketui.traces.forkmap import ForkNode, build_fork_map, chain, split_points
+from flaketui.traces.forktest import Branch, ForkTest, decisive_fork, fisher_p, fork_tests, holm
 from flaketui.traces.normalise import NOISE_KEYS, Normaliser, describe
 from flaketui.traces.steps import ACTIONS, ALL, MODES, action_keys, default_mode, step_line, tool_calls
 from flaketui.traces.structdiff import MISSING, FieldChange, structural_diff
 
 __all__ = [
-    "ACTIONS", "ALL", "MISSING", "MODES", "NOISE_KEYS", "AlignedRow", "Alignment", "ContextRow", "FieldChange",
-    "ForkNode", "Normaliser", "StepChange", "TraceDiff", "WordDiff", "action_keys", "align", "align_traces",
-    "best_pair", "build_fork_map", "chain", "change_text", "common_prefix", "default_mode", "describe",
-    "diff_traces", "first_divergence", "pair_keys", "split_points", "step_changes", "step_line",
-    "structural_diff", "task_divergence", "tool_calls", "word_diff",
+    "ACTIONS", "ALL", "CAUSES", "MISSING", "MODES", "NOISE_KEYS", "AlignedRow", "Alignment", "Branch",
+    "CauseSuggestion", "ContextRow", "Evidence", "FieldChange", "ForkNode", "ForkTest", "Normaliser", "StepChange",
+    "TraceDiff", "WordDiff", "action_keys", "align", "align_traces", "best_pair", "breakdown", "breakdown_line",
+    "build_fork_map", "chain", "change_text", "classify_pair", "common_prefix",
+    "decisive_fork", "default_mode", "describe", "diff_traces", "error_text", "first_divergence", "fisher_p",
+    "flaky_rows", "fork_tests", "holm", "pair_keys", "split_points", "step_changes", "step_line",
+    "structural_diff", "suggest_causes", "suggest_task", "task_divergence", "tool_calls", "word_diff",
 ]

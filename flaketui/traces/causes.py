@@ -1,0 +1,521 @@
+"""Why a task flakes: suggest its source of flakiness from the marks its traces leave.
+
+Every (passing, failing) pair of a flaky task's trials — or, for a task with
+more, a fixed pseudo-random sample of :data:`MAX_PAIRS` — is classified by what
+happens where the two traces part ways in the ``actions`` divergence mode (the
+agent's tool calls and final answer count; see :mod:`flaketui.traces.steps`):
+
+- **environment** — the failing trial errored, or a step before the divergence
+  differs and one side of it has the shape of a failure (:func:`error_text`:
+  an ``error`` field, an HTTP status 429 or 5xx, an exception name such as
+  ``TimeoutError``, timeout, rate-limit or connection wording);
+- **ordering-concurrency** — from the first difference on, a run of steps is the
+  same multiset in another order (parallel results arriving the other way);
+- **tool-nondeterminism** — the agent made the same calls but a tool result
+  before the divergence differs (the same call returned other content);
+- **sampling** — everything before the divergence is the same and the agent's
+  action differs (a reworded user turn does not count, as in ``actions`` mode);
+- **harness-bug** — the agent's actions and the tool results are the same, yet
+  one passed and one failed.
+
+A pair without both traces is ``unknown``. The task's suggestion is the cause
+most pairs agree on when that is at least half of them and more than any other
+cause, else ``unknown``; with it come the share of pairs that agree, one
+pair's evidence a person can check on screen, and the decisive fork
+(:mod:`flaketui.traces.forktest`). A suggestion only pre-fills a label: it is
+never a label. Pure Python: no Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from flaketui.model import ERRORED, FAIL, PASS, RunOutcomes, Trial
+from flaketui.traces.align import EQUAL, align_traces
+from flaketui.traces.forktest import ForkTest, decisive_fork, is_tool_result
+from flaketui.traces.normalise import Normaliser, compact, one_line, parse_json_string
+from flaketui.traces.steps import ACTIONS, is_agent, step_line, tool_calls
+
+SAMPLING = "sampling"
+TOOL = "tool-nondeterminism"
+ORDERING = "ordering-concurrency"
+ENVIRONMENT = "environment"
+HARNESS = "harness-bug"
+UNKNOWN = "unknown"
+CAUSES = (SAMPLING, TOOL, ORDERING, ENVIRONMENT, HARNESS, UNKNOWN)
+"""Every suggested source of flakiness, as ``report --causes`` spells them."""
+
+MAX_PAIRS = 100
+"""Pairs classified per task at most; a task with more is sampled (fixed seed)."""
+VALUE_WIDTH = 300
+"""Longest evidence value (one line; ``…`` marks a cut)."""
+ORDER_WINDOW = 64
+"""Longest run of steps looked at for the same steps in another order."""
+
+_STATUS = r"(?:429|5\d\d)"
+_ERROR_SHAPES = re.compile(
+    "|".join((
+        rf"\b(?:HTTP|status|status[ _]code|error)\W{{0,3}}{_STATUS}\b",  # HTTP 503, status: 429
+        rf"\b{_STATUS}\W{{0,3}}(?:too many requests|internal server error|bad gateway|service unavailable"
+        r"|gateway time-?out|server error)",
+        r"\(\s*" + _STATUS + r"\s*\)",  # Gateway Timeout (504)
+        r"(?-i:\b\w*(?:Timeout|Connection|Connect|RateLimit|Network|Socket|Unavailable|Overloaded|Server|HTTP)"
+        r"\w*(?:Error|Exception)\b)",  # TimeoutError, ConnectionResetError, RateLimitError
+        r"\btimed?[ -]?out\b|\btimeout\b|\bdeadline exceeded\b",
+        r"\brate[ -]?limit|\btoo many requests\b|\bquota exceeded\b|\bthrottl",
+        r"\bconnection (?:reset|refused|aborted|closed|error)|(?-i:\bECONN[A-Z]+\b|\bEPIPE\b)|\bbroken pipe\b"
+        r"|\bnetwork is unreachable\b",
+        r"\b(?:service|server) (?:unavailable|overloaded)\b|\binternal server error\b",
+        r"^\W{0,3}(?:error|exception|traceback|fatal)\s*[:(\[]",  # "Error: …", "Traceback (most recent…"
+        r"^\W{0,3}(?-i:[A-Z]\w*(?:Error|Exception))\b",  # "KeyError: …" (exception names are case-sensitive)
+    )),
+    re.IGNORECASE,
+)
+"""What a failed call looks like, by shape: status codes, exception names, wording."""
+_STATUS_KEYS = ("status", "status_code", "http_status")
+
+
+def error_text(step: Any) -> str | None:
+    """The failure a tool result reports, on one line, or None.
+
+    A step is a failure when it has a true ``error`` or ``is_error`` field (or its
+    content is a JSON object that has), a ``status``/``status_code`` of 429 or
+    5xx, or when its content matches one of the shapes of a failed call
+    (HTTP 429/5xx, an exception name like ``ConnectionResetError``, timeout,
+    rate-limit or connection wording, text starting ``Error:`` or with an exception name).
+    """
+    if isinstance(step, dict):
+        for obj in (step, parse_json_string(step.get("content"))):
+            if not isinstance(obj, dict):
+                continue
+            for key in ("error", "is_error"):
+                if obj.get(key):
+                    value = obj[key]
+                    return one_line(compact(value if key == "error" and value is not True else obj), VALUE_WIDTH)
+            for key in _STATUS_KEYS:
+                code = obj.get(key)
+                if isinstance(code, int) and not isinstance(code, bool) and (code == 429 or 500 <= code <= 599):
+                    return one_line(compact(obj), VALUE_WIDTH)
+        content = step.get("content", step.get("output"))
+    else:
+        content = step
+    if content is None:
+        return None
+    text = content if isinstance(content, str) else compact(content)
+    if _ERROR_SHAPES.search(text):
+        return one_line(text, VALUE_WIDTH)
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one (passing, failing) pair shows, to be checked on screen.
+
+    ``trial_a`` passed, ``trial_b`` did not; ``step_a``/``step_b`` are the 1-based
+    steps where the mark is (None: the traces are the same). ``kind`` names the
+    mark: ``action`` (the agent's steps differ), ``result`` (the same call, other
+    results), ``order`` (the same steps in another order; ``a``/``b`` are the
+    ``steps`` swapped steps joined by `` | ``), ``error`` (a call failed; ``error``
+    is its text), ``errored-trial``, ``same-trace``, ``same-actions`` (only
+    wording the ``actions`` mode does not count differs) or ``no-trace``. ``call`` is
+    the tool call whose results differ, when there is one.
+    """
+
+    cause: str
+    kind: str
+    trial_a: int
+    trial_b: int
+    step_a: int | None = None
+    step_b: int | None = None
+    call: str | None = None
+    a: str | None = None
+    b: str | None = None
+    error: str | None = None
+    steps: int = 1
+
+    def text(self) -> str:
+        """The evidence on one line, e.g. ``step 3: searchRunbook(…) returned "[1] Open…" vs "[1] Restart…"``."""
+        where = f"step {self.step_a}" if self.step_a == self.step_b else f"step {self.step_a} / {self.step_b}"
+        pair = f"trial {self.trial_a} (pass) vs trial {self.trial_b}"
+        if self.kind == "errored-trial":
+            return f"{pair} errored: {self.error}"
+        if self.kind in ("same-trace", "same-actions"):
+            return f"{pair}: {self.a}"
+        if self.kind == "no-trace":
+            return f"{pair}: a trace is missing"
+        if self.kind == "order":
+            return f"{where}, {self.steps} steps in another order: {self.a} vs {self.b}"
+        if self.kind == "error":
+            return f"{where}: {self.call or 'the call'} failed: {self.error}"
+        if self.kind == "result":
+            return f"{where}: {self.call or 'the call'} returned {self.a} vs {self.b}"
+        return f"{where}: {self.a} vs {self.b}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, plus ``text``."""
+        return {
+            "cause": self.cause, "kind": self.kind, "trial_a": self.trial_a, "trial_b": self.trial_b,
+            "step_a": self.step_a, "step_b": self.step_b, "call": self.call, "a": self.a, "b": self.b,
+            "error": self.error, "steps": self.steps, "text": self.text(),
+        }
+
+
+@dataclass(frozen=True)
+class CauseSuggestion:
+    """A flaky task's suggested source of flakiness.
+
+    ``cause`` is one of :data:`CAUSES`; ``agree`` of ``pairs`` classified pairs
+    gave the most common cause (``votes`` has them all); ``evidence`` is the first
+    such pair's; ``decisive_fork`` the split whose outcome depends most on the
+    branch (None: nothing splits).
+    """
+
+    task: str
+    cause: str
+    agree: int
+    pairs: int
+    votes: dict[str, int] = field(default_factory=dict)
+    evidence: Evidence | None = None
+    decisive_fork: ForkTest | None = None
+    sampled: bool = False
+
+    @property
+    def share(self) -> float:
+        """Fraction of the classified pairs that agree on the most common cause."""
+        return self.agree / self.pairs if self.pairs else 0.0
+
+    def text(self) -> str:
+        """``tool-nondeterminism, 9 of 10 pairs``."""
+        return f"{self.cause}, {self.agree} of {self.pairs} pairs"
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys ``report --causes`` adds to a flaky task: ``suspected_cause``, ``cause_share``,
+        ``cause_pairs``, ``cause_votes``, ``cause_evidence``, ``decisive_fork``."""
+        return {
+            "suspected_cause": self.cause,
+            "cause_share": self.share,
+            "cause_pairs": {"agree": self.agree, "pairs": self.pairs, "sampled": self.sampled},
+            "cause_votes": dict(self.votes),
+            "cause_evidence": None if self.evidence is None else self.evidence.to_json(),
+            "decisive_fork": None if self.decisive_fork is None else self.decisive_fork.to_json(),
+        }
+
+
+class _Memo(Normaliser):
+    """A normaliser that remembers every step it normalised, for one task's pairs and forks.
+
+    Each trial is in many pairs; normalising its steps once per task instead of
+    once per pair is most of the time saved. Steps are remembered by identity
+    (and kept alive, so an identity is never reused while remembered).
+    """
+
+    _inner: Normaliser
+    _seen: dict[int, tuple[Any, Any]]
+    _sigs: dict[int, tuple[Any, str]]
+
+    @classmethod
+    def of(cls, inner: Normaliser) -> _Memo:
+        memo = cls(inner.extra_keys, inner.noise_keys)
+        object.__setattr__(memo, "_inner", inner)
+        object.__setattr__(memo, "_seen", {})
+        object.__setattr__(memo, "_sigs", {})
+        return memo
+
+    def step(self, step: Any) -> Any:
+        if not isinstance(step, dict):
+            return self._inner.step(step)
+        hit = self._seen.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, self._inner.step(step))
+            self._seen[id(step)] = hit
+        return hit[1]
+
+    def signature(self, step: Any) -> str:
+        if not isinstance(step, dict):
+            return self._inner.signature(step)
+        hit = self._sigs.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, super().signature(step))
+            self._sigs[id(step)] = hit
+        return hit[1]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One trial prepared once for every pair it is in."""
+
+    trial: int
+    trace: list[Any] | None
+    signatures: list[str]
+    error: Any = None
+    errored: bool = False
+
+
+def _prepare(trial: Trial, norm: Normaliser) -> _Side:
+    return _Side(trial.trial, trial.trace, norm.signatures(trial.trace) if trial.trace is not None else [],
+                 trial.error, trial.outcome == ERRORED)
+
+
+def _swapped(sa: Sequence[str], sb: Sequence[str], pa: int, pb: int) -> int:
+    """Length k ≥ 2 of the shortest run from ``pa``/``pb`` that holds the same steps in another order (0: none)."""
+    diff: Counter[str] = Counter()
+    for k in range(1, min(ORDER_WINDOW, len(sa) - pa, len(sb) - pb) + 1):
+        x, y = sa[pa + k - 1], sb[pb + k - 1]
+        if x != y:
+            diff[x] += 1
+            diff[y] -= 1
+            if diff[x] == 0:
+                del diff[x]
+            if diff[y] == 0:
+                del diff[y]
+        if k >= 2 and not diff and sa[pa:pa + k] != sb[pb:pb + k]:
+            return k
+    return 0
+
+
+def _call_before(trace: Sequence[Any], index: int, result: Any, norm: Normaliser) -> str | None:
+    """The tool call a result at ``index`` answers: the nearest earlier agent call (of the result's name)."""
+    name = result.get("name") if isinstance(result, dict) else None
+    fallback = None
+    for i in range(min(index, len(trace)) - 1, -1, -1):
+        calls = tool_calls(norm.step(trace[i])) if is_agent(trace[i]) else []
+        for call in calls:
+            if name is None or call.get("name") == name:
+                return step_line({"tool_calls": [call]}, VALUE_WIDTH, norm)
+        if calls and fallback is None:
+            fallback = step_line(trace[i], VALUE_WIDTH, norm)
+    return fallback
+
+
+def _line(trace: Sequence[Any], i: int | None, norm: Normaliser) -> str:
+    if i is None or i >= len(trace):
+        return "(none)"
+    step = norm.step(trace[i])
+    if is_tool_result(step) and isinstance(step, dict) and "content" in step:
+        return one_line(compact(step["content"]), VALUE_WIDTH)
+    return step_line(step, VALUE_WIDTH, norm)
+
+
+def classify_pair(passing: Trial, failing: Trial, normaliser: Normaliser | None = None) -> Evidence:
+    """The mark that a passing and a failing (or errored) trial leave where they part (see the module)."""
+    norm = _Memo.of(normaliser or Normaliser())
+    return _classify(_prepare(passing, norm), _prepare(failing, norm), norm)
+
+
+def _classify(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
+    ev = {"trial_a": a.trial, "trial_b": b.trial}
+    if b.errored:
+        return Evidence(ENVIRONMENT, "errored-trial", **ev, error=one_line(compact(b.error), VALUE_WIDTH))
+    if a.trace is None or b.trace is None:
+        return Evidence(UNKNOWN, "no-trace", **ev)
+    ta, tb = a.trace, b.trace
+    if a.signatures == b.signatures:
+        return Evidence(HARNESS, "same-trace", **ev, a=f"the same {len(ta)} steps after normalisation",
+                        b="scored differently")
+    al = align_traces(ta, tb, norm, ACTIONS)
+    end = al.divergence_row if al.divergence_row is not None else len(al.rows)
+    pa = pb = 0
+    for row in al.rows[:end]:
+        if row.tag != EQUAL and any(i is not None and is_tool_result(t[i]) for i, t in ((row.a, ta), (row.b, tb))):
+            return _context_change(a, b, row.a, row.b, pa, pb, norm)
+        pa += row.a is not None
+        pb += row.b is not None
+    if al.divergence_row is None:
+        return Evidence(HARNESS, "same-actions", **ev,
+                        a="the same actions and tool results (only other wording differs)", b="scored differently")
+    da, db = (al.divergence_a or 1) - 1, (al.divergence_b or 1) - 1
+    k = _swapped(a.signatures, b.signatures, da, db)
+    if k:
+        return _order(a, b, da, db, k, norm)
+    return Evidence(SAMPLING, "action", **ev, step_a=da + 1, step_b=db + 1,
+                    a=_line(ta, da, norm), b=_line(tb, db, norm))
+
+
+def _order(a: _Side, b: _Side, pa: int, pb: int, k: int, norm: Normaliser) -> Evidence:
+    assert a.trace is not None and b.trace is not None
+    return Evidence(ORDERING, "order", a.trial, b.trial, pa + 1, pb + 1,
+                    a=" | ".join(_line(a.trace, pa + i, norm) for i in range(k)),
+                    b=" | ".join(_line(b.trace, pb + i, norm) for i in range(k)), steps=k)
+
+
+def _context_change(a: _Side, b: _Side, ia: int | None, ib: int | None, pa: int, pb: int,
+                    norm: Normaliser) -> Evidence:
+    """Classify a tool result that differs before the agent's actions do (``pa``/``pb``: its place)."""
+    assert a.trace is not None and b.trace is not None
+    k = _swapped(a.signatures, b.signatures, pa, pb)
+    if k:
+        return _order(a, b, pa, pb, k, norm)
+    sa = norm.step(a.trace[ia]) if ia is not None else None
+    sb = norm.step(b.trace[ib]) if ib is not None else None
+    call = _call_before(b.trace, pb, sb, norm) if sb is not None else _call_before(a.trace, pa, sa, norm)
+    err_b = error_text(sb) if sb is not None else None
+    err_a = error_text(sa) if sa is not None else None
+    values = {"step_a": pa + 1, "step_b": pb + 1, "call": call,
+              "a": _line(a.trace, ia, norm), "b": _line(b.trace, ib, norm)}
+    if bool(err_a) != bool(err_b):
+        return Evidence(ENVIRONMENT, "error", a.trial, b.trial, **values, error=err_b or err_a)
+    return Evidence(TOOL, "result", a.trial, b.trial, **values)
+
+
+def _classify_all(pairs: Sequence[tuple[_Side, _Side]], norm: Normaliser) -> list[Evidence]:
+    """:func:`classify_pair` of each pair; pairs with the same two traces (after normalisation) are classified once."""
+    done: dict[tuple[tuple[str, ...], tuple[str, ...]], Evidence] = {}
+    out = []
+    for a, b in pairs:
+        if b.errored or a.trace is None or b.trace is None:
+            out.append(_classify(a, b, norm))
+            continue
+        key = (tuple(a.signatures), tuple(b.signatures))
+        seen = done.get(key)
+        if seen is None:
+            seen = done[key] = _classify(a, b, norm)
+        out.append(replace(seen, trial_a=a.trial, trial_b=b.trial))
+    return out
+
+
+def pair_indexes(passing: int, failing: int, max_pairs: int = MAX_PAIRS) -> list[tuple[int, int]]:
+    """Every (passing, failing) index pair, or ``max_pairs`` of them drawn without replacement (seed 0), in order."""
+    total = passing * failing
+    if total <= max_pairs:
+        return [(i, j) for i in range(passing) for j in range(failing)]
+    picks = np.sort(np.random.default_rng(0).choice(total, size=max_pairs, replace=False))
+    return [(int(x) // failing, int(x) % failing) for x in picks]
+
+
+def suggest_task(
+    task: str,
+    trials: Sequence[Trial],
+    normaliser: Normaliser | None = None,
+    max_pairs: int = MAX_PAIRS,
+    fork: bool = True,
+) -> CauseSuggestion | None:
+    """The suggested source of flakiness of one task from its trials (None: the task is not flaky).
+
+    A task is flaky when it has a passing and a failing trial; its errored trials
+    are paired with the passing ones too (each is environment evidence).
+
+    Args:
+        task: The task's name.
+        trials: Its trials, with traces (:func:`~flaketui.loading.read_trial`).
+        normaliser: Which keys to ignore.
+        max_pairs: Pairs classified at most (more: a fixed sample).
+        fork: Also test the forks (:func:`~flaketui.traces.forktest.decisive_fork`).
+    """
+    norm = _Memo.of(normaliser or Normaliser())
+    passing = [t for t in trials if t.outcome == PASS]
+    failing = [t for t in trials if t.outcome == FAIL]
+    if not passing or not failing:
+        return None
+    failing += [t for t in trials if t.outcome == ERRORED]
+    sides_a = [_prepare(t, norm) for t in passing]
+    sides_b = [_prepare(t, norm) for t in failing]
+    picks = pair_indexes(len(sides_a), len(sides_b), max_pairs)
+    evidence = _classify_all([(sides_a[i], sides_b[j]) for i, j in picks], norm)
+    votes = Counter(e.cause for e in evidence)
+    ranked = votes.most_common()
+    top, agree = ranked[0]
+    cause = top
+    if agree * 2 < len(evidence) or len(ranked) > 1 and ranked[1][1] == agree:
+        cause = UNKNOWN
+    shown = next(e for e in evidence if e.cause == top)
+    test = decisive_fork([(t.trial, t.outcome, t.trace) for t in trials], norm) if fork else None
+    return CauseSuggestion(task, cause, agree, len(evidence), {c: votes[c] for c in CAUSES if votes[c]},
+                           shown, test, len(picks) < len(sides_a) * len(sides_b))
+
+
+_Job = tuple[str, list[int], Normaliser, int, bool]
+_WORKER_READ: Callable[[int], Trial] | None = None
+"""The trial reader of a pool worker (sent once per worker process, not once per task)."""
+
+
+def _init_worker(read: Callable[[int], Trial]) -> None:
+    global _WORKER_READ
+    _WORKER_READ = read
+
+
+def _suggest_rows(read: Callable[[int], Trial], job: _Job) -> CauseSuggestion | None:
+    task, rows, norm, max_pairs, fork = job
+    return suggest_task(task, [read(r) for r in rows], norm, max_pairs, fork)
+
+
+def _pool_job(job: _Job) -> CauseSuggestion | None:
+    assert _WORKER_READ is not None
+    return _suggest_rows(_WORKER_READ, job)
+
+
+def suggest_causes(
+    read: Callable[[int], Trial],
+    rows_by_task: Mapping[str, Iterable[int]],
+    normaliser: Normaliser | None = None,
+    max_pairs: int = MAX_PAIRS,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    fork: bool = True,
+) -> dict[str, CauseSuggestion]:
+    """Read the given tasks' trials and suggest each flaky one's source of flakiness.
+
+    Args:
+        read: Reads one trial, with its trace, from its row:
+            ``functools.partial(flaketui.loading.read_trial, log)`` (the core's
+            parts stand apart, so the caller hands the reader in). With
+            ``workers > 1`` it must pickle; it is sent once to each worker.
+        rows_by_task: Task name → its :class:`~flaketui.model.TrialLog` rows, of one
+            run (:func:`flaky_rows`); a task without both a pass and a failure
+            gets no suggestion.
+        normaliser: Which keys to ignore.
+        max_pairs: Pairs classified per task at most.
+        workers: Processes to spread the tasks over (1: in this process).
+        progress: Called with (tasks done, tasks) after each task.
+        fork: Also find each task's decisive fork.
+
+    Returns:
+        Task name → suggestion, in the order of ``rows_by_task``, flaky tasks only.
+    """
+    norm = normaliser or Normaliser()
+    jobs = [(task, [int(r) for r in rows], norm, max_pairs, fork) for task, rows in rows_by_task.items()]
+    out: dict[str, CauseSuggestion] = {}
+
+    def take(done: int, result: CauseSuggestion | None) -> None:
+        if result is not None:
+            out[result.task] = result
+        if progress is not None:
+            progress(done, len(jobs))
+
+    if workers <= 1 or len(jobs) < 2:
+        for n, job in enumerate(jobs, 1):
+            take(n, _suggest_rows(read, job))
+        return out
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(read,)) as pool:
+        for n, result in enumerate(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))), 1):
+            take(n, result)
+    return out
+
+
+def flaky_rows(outcomes: RunOutcomes) -> dict[str, np.ndarray]:
+    """Task name → :class:`~flaketui.model.TrialLog` rows, for the tasks of ``outcomes`` with a pass and a failure."""
+    flaky = np.flatnonzero((outcomes.passes > 0) & (outcomes.passes < outcomes.n))
+    return {outcomes.tasks[i]: outcomes.task_rows(int(i)) for i in flaky}
+
+
+def breakdown(suggestions: Iterable[CauseSuggestion]) -> list[tuple[str, int]]:
+    """Flaky tasks per suspected cause, most first (ties in :data:`CAUSES` order), causes with none left out."""
+    counts = Counter(s.cause for s in suggestions)
+    return sorted(((c, counts[c]) for c in CAUSES if counts[c]), key=lambda x: -x[1])
+
+
+SHORT_NAMES = {ORDERING: "ordering", HARNESS: "harness"}
+"""How the suite summary's breakdown line names the causes with long names."""
+
+
+def breakdown_line(suggestions: Iterable[CauseSuggestion]) -> str:
+    """``flaky tasks by suspected source: tool-nondeterminism 9, sampling 5, ordering 2, harness 1``."""
+    parts = [f"{SHORT_NAMES.get(c, c)} {n}" for c, n in breakdown(suggestions)]
+    return "flaky tasks by suspected source: " + (", ".join(parts) if parts else "none")

@@ -1,0 +1,294 @@
+"""Why a task flakes (issue 12): the mark each pass/fail pair leaves, the task's suggestion, validation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from flaketui.loading import load_logs, read_trial
+from flaketui.model import ERRORED, FAIL, PASS, Trial
+from flaketui.traces import (
+    CAUSES,
+    breakdown,
+    breakdown_line,
+    error_text,
+    flaky_rows,
+    suggest_causes,
+    suggest_task,
+)
+from flaketui.traces.causes import MAX_PAIRS, pair_indexes
+from tests.conftest import BASELINE, SHARED
+from tests.unit.test_traces import openai_call
+
+GENERATOR = SHARED / "bench" / "gen_trials.py"
+TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
+
+
+def trial(number: int, outcome: int, trace: list | None, error: object = None) -> Trial:
+    return Trial("run", "task", number, outcome, None, None, {}, error, trace, {}, f"log.jsonl:{number + 1}")
+
+
+# Two trace shapes: flaketui's flat steps, and OpenAI messages (JSON-string arguments, tool_call_id).
+def flat_call(name: str, **args: object) -> dict:
+    return {"role": "assistant", "type": "tool_call", "name": name, "args": args, "id": f"s{name}"}
+
+
+def flat_result(name: str, content: str) -> dict:
+    return {"role": "tool", "type": "tool_result", "name": name, "content": content, "id": "r"}
+
+
+def oa_call(name: str, **args: object) -> dict:
+    return openai_call(name, json.dumps(args), f"call_{name}_{len(args)}")
+
+
+def oa_result(name: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": f"call_{name}", "name": name, "content": content}
+
+
+STYLES = {"flat": (flat_call, flat_result), "openai": (oa_call, oa_result)}
+Shape = tuple[Callable[..., dict], Callable[[str, str], dict]]
+
+
+def story(shape: Shape, *, chunks: str = "[1] a [2] b", second: str = "ok", order: tuple[str, str] = ("x", "y"),
+          action: str = "scale", user: str = "checkout is slow") -> list[dict]:
+    """A user asks; the agent searches, reads metrics, calls two tools in parallel, then acts."""
+    call, result = shape
+    return [
+        {"role": "user", "content": user},
+        call("search", query="checkout"), result("search", chunks),
+        call("metrics", service="checkout"), result("metrics", second),
+        call("logs", service="checkout"), call("queue", service="checkout"),
+        result(*(("logs", "logs fine") if order[0] == "x" else ("queue", "queue 18k"))),
+        result(*(("queue", "queue 18k") if order[1] == "y" else ("logs", "logs fine"))),
+        call(action, service="checkout"), result(action, "done"),
+        {"role": "assistant", "content": f"I did {action}."},
+    ]
+
+
+@pytest.fixture(params=sorted(STYLES))
+def shape(request: pytest.FixtureRequest) -> Shape:
+    return STYLES[request.param]
+
+
+def suggest(passing: list, failing: list, errored: list | None = None):
+    trials = [trial(i, PASS, t) for i, t in enumerate(passing)]
+    trials += [trial(len(trials) + i, FAIL, t) for i, t in enumerate(failing)]
+    trials += [trial(len(trials) + i, ERRORED, t, "worker crashed: TimeoutError") for i, t in enumerate(errored or [])]
+    return suggest_task("task", trials)
+
+
+class TestErrorShapes:
+    @pytest.mark.parametrize("step", [
+        {"role": "tool", "content": "HTTP 503 Service Unavailable"},
+        {"role": "tool", "content": "RateLimitError: 429 Too Many Requests"},
+        {"role": "tool", "content": "ConnectionResetError: [Errno 104] Connection reset by peer"},
+        {"role": "tool", "content": "error: request timed out after 30s"},
+        {"role": "tool", "content": "upstream connect error: ECONNREFUSED"},
+        {"role": "tool", "content": "Gateway Timeout (504)"},
+        {"role": "tool", "content": "status 502 from upstream"},
+        {"role": "tool", "content": "Error: reservation not found"},
+        {"role": "tool", "content": "Traceback (most recent call last): ..."},
+        {"role": "tool", "content": "the request was throttled, try again later"},
+        {"role": "tool", "content": "ok", "error": "socket closed"},
+        {"role": "tool", "content": "partial", "is_error": True},
+        {"role": "tool", "content": '{"error": {"message": "backend down"}}'},
+        {"role": "tool", "content": {"status_code": 500, "body": "oops"}},
+        {"role": "tool", "status": 429, "content": "slow down"},
+        "asyncio.exceptions.TimeoutError",
+        {"role": "tool", "content": "KeyError: 'reservation'"},
+    ])
+    def test_failures_by_their_shape(self, step: object) -> None:
+        assert error_text(step)
+
+    @pytest.mark.parametrize("step", [
+        {"role": "tool", "content": "error_rate=0.2% (normal); queue_depth=18k (high)"},
+        {"role": "tool", "content": "[1] Open the dashboard and compare p99 latency with the error rate."},
+        {"role": "tool", "content": "error alert payments config latency"},
+        {"role": "tool", "content": "Flight HAT503 departs at 5:00; total $503, 429 miles"},
+        {"role": "tool", "content": "ok", "error": None},
+        {"role": "tool", "content": '{"status": 200, "error": ""}'},
+        {"role": "tool", "content": None},
+        {"role": "tool", "content": "Terror alert level raised; economy seats left"},
+        {"role": "tool", "content": {"code": 503, "seats": 2}},
+    ])
+    def test_not_failures(self, step: object) -> None:
+        assert error_text(step) is None
+
+
+class TestPairs:
+    def test_sampling_the_agent_acts_otherwise_after_the_same_context(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 2, [story(shape, action="restart")] * 2)
+        assert (s.cause, s.agree, s.pairs) == ("sampling", 4, 4)
+        ev = s.evidence
+        assert ev.kind == "action" and ev.step_a == ev.step_b == 10
+        assert "scale" in ev.a and "restart" in ev.b
+
+    def test_a_reworded_user_turn_is_still_sampling(self, shape: Shape) -> None:
+        s = suggest([story(shape)], [story(shape, action="restart", user="checkout is sloooow")])
+        assert s.cause == "sampling"
+
+    def test_tool_nondeterminism_the_same_call_returns_other_content(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 3, [story(shape, chunks="[1] b [2] a", action="restart")])
+        assert (s.cause, s.share) == ("tool-nondeterminism", 1.0)
+        ev = s.evidence
+        assert ev.kind == "result" and ev.step_a == ev.step_b == 3
+        assert ev.call.startswith("search(query=") and (ev.a, ev.b) == ("[1] a [2] b", "[1] b [2] a")
+
+    def test_ordering_parallel_results_in_the_other_order(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 2, [story(shape, order=("y", "x"), action="restart")] * 2)
+        assert s.cause == "ordering-concurrency"
+        ev = s.evidence
+        assert ev.kind == "order" and ev.step_a == 8 and ev.steps == 2
+        assert ev.a == "logs fine | queue 18k" and ev.b == "queue 18k | logs fine"
+
+    def test_ordering_the_agent_calls_the_same_tools_in_another_order(self) -> None:
+        a = [flat_call("logs"), flat_result("logs", "l"), flat_call("queue"), flat_result("queue", "q")]
+        b = [flat_call("queue"), flat_result("queue", "q"), flat_call("logs"), flat_result("logs", "l")]
+        assert suggest([a], [b]).cause == "ordering-concurrency"
+
+    def test_environment_the_same_call_fails(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 2, [story(shape, second="HTTP 503 Service Unavailable", action="restart")])
+        assert s.cause == "environment"
+        ev = s.evidence
+        assert ev.kind == "error" and ev.step_a == 5 and ev.error == "HTTP 503 Service Unavailable"
+        assert ev.call.startswith("metrics(service=")
+
+    def test_environment_an_errored_trial(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 2, [story(shape, action="restart")], errored=[story(shape)] * 3)
+        assert s.votes == {"sampling": 2, "environment": 6}
+        assert s.cause == "environment" and s.evidence.kind == "errored-trial"
+        assert "TimeoutError" in s.evidence.error
+
+    def test_harness_the_same_trace_scored_otherwise(self, shape: Shape) -> None:
+        s = suggest([story(shape)] * 2, [story(shape)])
+        assert (s.cause, s.evidence.kind, s.evidence.step_a) == ("harness-bug", "same-trace", None)
+
+    def test_harness_the_same_actions_and_results(self, shape: Shape) -> None:
+        s = suggest([story(shape)], [story(shape, user="checkout is slow!!")])
+        assert (s.cause, s.evidence.kind) == ("harness-bug", "same-actions")
+
+    def test_disagreeing_pairs_are_unknown(self, shape: Shape) -> None:
+        s = suggest([story(shape)], [story(shape, action="restart"), story(shape, chunks="other", action="restart")])
+        assert s.votes == {"sampling": 1, "tool-nondeterminism": 1}
+        assert (s.cause, s.agree, s.pairs) == ("unknown", 1, 2)
+
+    def test_other_instructions_are_not_a_tool_result(self, shape: Shape) -> None:
+        a = [{"role": "system", "content": "It is 10:00."}, *story(shape)]
+        b = [{"role": "system", "content": "It is 10:05."}, *story(shape, action="restart")]
+        assert suggest([a], [b]).cause == "sampling"
+
+    def test_missing_trace_is_unknown(self, shape: Shape) -> None:
+        assert suggest([story(shape)], [None]).cause == "unknown"
+
+    def test_stable_tasks_get_none(self, shape: Shape) -> None:
+        assert suggest([story(shape)] * 3, []) is None
+        assert suggest([], [story(shape)] * 3) is None
+        assert suggest([story(shape)], [], errored=[story(shape)]) is None
+
+
+class TestClassifyPair:
+    def test_two_trials(self, shape: Shape) -> None:
+        from flaketui.traces import classify_pair
+
+        ev = classify_pair(trial(3, PASS, story(shape)), trial(8, FAIL, story(shape, chunks="[1] b")))
+        assert (ev.cause, ev.kind, ev.trial_a, ev.trial_b, ev.step_a) == ("tool-nondeterminism", "result", 3, 8, 3)
+        assert ev.text().startswith('step 3: search(query="checkout") returned [1] a [2] b vs [1] b')
+
+
+class TestSampledPairs:
+    def test_at_most_max_pairs_distinct_and_deterministic(self) -> None:
+        picks = pair_indexes(40, 30)
+        assert len(picks) == MAX_PAIRS == len(set(picks))
+        assert picks == pair_indexes(40, 30) == sorted(picks)
+        assert all(0 <= i < 40 and 0 <= j < 30 for i, j in picks)
+        assert pair_indexes(3, 4) == [(i, j) for i in range(3) for j in range(4)]
+
+    def test_a_huge_task_is_sampled(self) -> None:
+        shape = STYLES["flat"]
+        s = suggest([story(shape)] * 30, [story(shape, action="restart")] * 30)
+        assert (s.cause, s.pairs, s.sampled) == ("sampling", MAX_PAIRS, True)
+
+
+class TestJson:
+    def test_report_keys(self) -> None:
+        log = load_logs([BASELINE])
+        o = log.run_outcomes(log.runs[0])
+        got = suggest_causes(partial(read_trial, log), {"searchRunbook": o.task_rows(o.index("searchRunbook"))})
+        out = got["searchRunbook"].to_json()
+        assert {"suspected_cause", "cause_share", "cause_evidence", "decisive_fork"} <= set(out)
+        assert out["suspected_cause"] in CAUSES and out["suspected_cause"] == "tool-nondeterminism"
+        assert out["cause_share"] == 1.0 and out["cause_pairs"] == {"agree": 20, "pairs": 20, "sampled": False}
+        ev = out["cause_evidence"]
+        assert ev["step_a"] == 3 and ev["kind"] == "result" and ev["a"] != ev["b"]
+        assert ev["call"] == 'searchRunbook(query="checkout p99 latency", top_k=3)'
+        assert out["decisive_fork"]["step"] == 3
+        json.dumps(out)  # plain JSON
+
+
+class TestSuggestCauses:
+    def test_only_flaky_tasks_parallel_equals_serial(self) -> None:
+        log = load_logs([BASELINE])
+        o = log.run_outcomes(log.runs[0])
+        rows = {t: o.task_rows(i) for i, t in enumerate(o.tasks)}
+        seen: list[tuple[int, int]] = []
+        serial = suggest_causes(partial(read_trial, log), rows, progress=lambda done, total: seen.append((done, total)))
+        assert list(serial) == ["searchRunbook"]
+        assert seen[-1] == (len(rows), len(rows))
+        parallel = suggest_causes(partial(read_trial, log), rows, workers=2)
+        assert {t: s.to_json() for t, s in parallel.items()} == {t: s.to_json() for t, s in serial.items()}
+        assert breakdown(serial.values()) == [("tool-nondeterminism", 1)]
+        assert list(flaky_rows(o)) == ["searchRunbook"]
+        assert breakdown_line(serial.values()) == "flaky tasks by suspected source: tool-nondeterminism 1"
+
+    def test_breakdown_line_most_first_with_short_names(self) -> None:
+        shape = STYLES["flat"]
+        made = [suggest([story(shape)], [story(shape, action="restart")]),
+                suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
+                suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
+                suggest([story(shape)], [story(shape)])]
+        assert breakdown_line(made) == "flaky tasks by suspected source: ordering 2, sampling 1, harness 1"
+        assert breakdown_line([]) == "flaky tasks by suspected source: none"
+
+
+needs_shared = pytest.mark.skipif(not GENERATOR.is_file(), reason="../shared/bench/gen_trials.py is not here")
+
+
+@needs_shared
+@pytest.mark.parametrize("style", ["steps", "openai"])
+@pytest.mark.parametrize("seed", [11, 12])
+def test_generated_suites_get_the_true_cause(tmp_path: Path, seed: int, style: str) -> None:
+    """≥ 90% of flaky tasks get their true source; no stable task gets a suggestion."""
+    out, truth_path = tmp_path / "c.jsonl", tmp_path / "truth.json"
+    subprocess.run([sys.executable, str(GENERATOR), "--tasks", "200", "--trials", "8", "--causes", "--style", style,
+                    "--seed", str(seed), "--truth", str(truth_path), "--out", str(out)], check=True)
+    truth = json.loads(truth_path.read_text())
+    log = load_logs([out])
+    o = log.run_outcomes(log.runs[0])
+    got = suggest_causes(partial(read_trial, log), flaky_rows(o))
+    flaky = [t for t, v in truth.items() if v["cause"]]
+    assert len(flaky) >= 40 and {truth[t]["cause"] for t in flaky} == set(CAUSES) - {"unknown"}
+    right = sum(1 for t in flaky if t in got and got[t].cause == truth[t]["cause"])
+    assert right >= 0.9 * len(flaky)
+    assert not [t for t, v in truth.items() if not v["cause"] and t in got]
+    assert all(got[t].evidence is not None for t in got)
+
+
+@pytest.mark.skipif(not TAU.is_file(), reason="../shared/realdata/tau-bench is not here")
+def test_tau_bench_every_flaky_task_gets_a_suggestion_with_evidence() -> None:
+    log = load_logs([TAU])
+    o = log.run_outcomes(log.runs[0])
+    flaky = {t: o.task_rows(i) for i, t in enumerate(o.tasks) if 0 < o.passes[i] < o.n[i]}
+    got = suggest_causes(partial(read_trial, log), flaky)
+    assert list(got) == list(flaky) and len(flaky) == 26
+    for task, s in got.items():
+        ev = s.evidence
+        assert s.cause in CAUSES and ev is not None and ev.text()
+        assert ev.step_a is not None and ev.a and ev.b and ev.a != ev.b
+        trials = {t.trial: t for t in (read_trial(log, int(r)) for r in flaky[task])}
+        assert trials[ev.trial_a].passed and not trials[ev.trial_b].passed  # real trials, a pass and a fail
