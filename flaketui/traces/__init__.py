@@ -31,7 +31,7 @@ from flaketui.traces.causes import (
 )
 from flaketui.traces.diff import ContextRow, StepChange, TraceDiff, change_text, diff_traces
 from flaketui.traces.forkmap import ForkNode, build_fork_map, chain, split_points
-from flaketui.traces.forktest import Branch, ForkTest, decisive_fork, fisher_p, fork_tests, holm
+from flaketui.traces.forktest import Branch, ForkTest, decisive_fork, fork_tests
 from flaketui.traces.normalise import NOISE_KEYS, Normaliser, describe
 from flaketui.traces.steps import ACTIONS, ALL, MODES, action_keys, default_mode, step_line, tool_calls
 from flaketui.traces.structdiff import MISSING, FieldChange, structural_diff
@@ -41,7 +41,7 @@ __all__ = [
     "CauseSuggestion", "ContextRow", "Evidence", "FieldChange", "ForkNode", "ForkTest", "Normaliser", "StepChange",
     "TraceDiff", "WordDiff", "action_keys", "align", "align_traces", "best_pair", "breakdown", "breakdown_line",
     "build_fork_map", "chain", "change_text", "classify_pair", "common_prefix",
-    "decisive_fork", "default_mode", "describe", "diff_traces", "error_text", "first_divergence", "fisher_p",
-    "flaky_rows", "fork_tests", "holm", "pair_keys", "split_points", "step_changes", "step_line",
+    "decisive_fork", "default_mode", "describe", "diff_traces", "error_text", "first_divergence", 
+    "flaky_rows", "fork_tests", "pair_keys", "split_points", "step_changes", "step_line",
     "structural_diff", "suggest_causes", "suggest_task", "task_divergence", "tool_calls", "word_diff",
 ]

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from flaketui.stats.exact import fisher_pvalue
+from flaketui.stats.pertask import holm
 from flaketui.traces.forkmap import ForkNode, build_fork_map, split_points
 from flaketui.traces.normalise import Normaliser, compact, one_line
 from flaketui.traces.steps import ACTIONS, ALL, USER_ROLES, is_agent, role, step_line
@@ -116,37 +117,6 @@ class ForkTest:
         }
 
 
-@lru_cache(maxsize=4096)
-def fisher_p(passes: int, n: int, rest_passes: int, rest_n: int) -> float:
-    """Two-sided p-value of Fisher's exact test on ``[[passes, n - passes], [rest_passes, rest_n - rest_passes]]``.
-
-    Computed by :func:`scipy.stats.fisher_exact` (imported on first use); tables repeat
-    across tasks, so the values are cached.
-    """
-    from scipy.stats import fisher_exact
-
-    table = [[passes, n - passes], [rest_passes, rest_n - rest_passes]]
-    return float(fisher_exact(table, alternative="two-sided").pvalue)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values, in the order given.
-
-    Holm (1979): with the m p-values sorted, p₍ᵢ₎ becomes max over j ≤ i of
-    (m − j + 1)·p₍ⱼ₎, capped at 1. The same values as statsmodels'
-    ``multipletests(p, method="holm")[1]`` (the tests pin them), without its
-    ``gc.collect()`` on every call, which costs tens of milliseconds per task.
-    """
-    p = np.asarray(p_values, dtype=float)
-    if p.size == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    stepped = np.minimum(np.maximum.accumulate(p[order] * np.arange(p.size, 0, -1)), 1.0)
-    out = np.empty_like(p)
-    out[order] = stepped
-    return out.tolist()
-
-
 SETUP_ROLES = frozenset({"system", "developer"})
 """Roles of the instructions a trial starts from (not a tool's doing)."""
 
@@ -211,7 +181,7 @@ def fork_tests(
                 b, members = branches[k]
                 key = (everyone, members)
                 twin = (everyone, everyone - members)
-                p = fisher_p(b.passes, b.n, total_pass - b.passes, total_n - b.n)
+                p = fisher_pvalue(b.passes, b.n, total_pass - b.passes, total_n - b.n)
                 test = ForkTest(b.step, mode, tuple(x for x, _ in branches), k, total_pass - b.passes,
                                 total_n - b.n, p, p, 0)
                 earlier = seen.get(key, seen.get(twin))
@@ -221,7 +191,7 @@ def fork_tests(
                     continue
                 seen[key] = len(raw)
                 raw.append(test)
-    adjusted = holm([t.p_value for t in raw])
+    adjusted = holm(np.array([t.p_value for t in raw], dtype=float)).tolist()
     out = [replace(t, p_adjusted=a, tests=len(raw)) for t, a in zip(raw, adjusted, strict=True)]
     out.sort(key=lambda t: (t.p_value, t.step))
     return out

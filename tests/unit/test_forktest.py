@@ -10,7 +10,9 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.multitest import multipletests
 
 from flaketui.model import ERRORED, FAIL, PASS
-from flaketui.traces import ACTIONS, ALL, decisive_fork, fisher_p, fork_tests, holm
+from flaketui.stats.exact import fisher_pvalue as fisher_p
+from flaketui.stats.pertask import holm
+from flaketui.traces import ACTIONS, ALL, decisive_fork, fork_tests
 from tests.unit.test_traces import task_trials
 
 
@@ -41,12 +43,13 @@ class TestHolm:
         rng = np.random.default_rng(seed)
         p = rng.uniform(0, 0.4, 1 + seed * 3)
         p[-1] = p[0]  # a tie
-        assert holm(p) == pytest.approx(multipletests(p, method="holm")[1].tolist(), rel=1e-12)
+        expected = multipletests(p, method="holm")[1].tolist()
+        assert holm(np.array(p, dtype=float)).tolist() == pytest.approx(expected, rel=1e-12)
 
     def test_edges(self) -> None:
-        assert holm([]) == []
-        assert holm([0.3]) == [0.3]
-        assert holm([0.6, 0.7]) == [1.0, 1.0]
+        assert holm(np.array([], dtype=float)).tolist() == []
+        assert holm(np.array([0.3])).tolist() == [0.3]
+        assert holm(np.array([0.6, 0.7])).tolist() == [1.0, 1.0]
 
 
 class TestFixture:
