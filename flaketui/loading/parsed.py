@@ -112,7 +112,7 @@ class Merger:
         line = piece.line + line_base if line_base else piece.line
         self.pieces.append(replace(piece, line=line, **ids))
         for p in piece.problems:
-            self.problems.append(Problem(p.path, None if p.line is None else p.line + line_base, p.reason))
+            self.problems.append(p if p.line is None or not line_base else replace(p, line=p.line + line_base))
 
     def parsed(self) -> Parsed:
         """The pieces added so far as one :class:`Parsed` (a single piece's columns as they are)."""
