@@ -10,7 +10,10 @@ from typing import Any
 
 from flaketui import formatting as fmt
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
-from flaketui.stats.planning import UNDECIDED, Plan, ProjectionRow, RunPlan, SampleSize, TaskPlan
+from flaketui.stats.plan import Plan, RunPlan, TaskPlan
+from flaketui.stats.power import SampleSize
+from flaketui.stats.precision import UNDECIDED, trials_to_bound
+from flaketui.stats.projection import ProjectionRow
 
 DECISIONS = (STABLE_PASS, STABLE_FAIL, FLAKY, UNDECIDED, NO_TRIALS)
 """Decisions in the order they are counted."""
@@ -158,8 +161,6 @@ def projection_rows(run: RunPlan) -> list[list[str]]:
 
 def rule_of_three_lines(plan: Plan) -> list[str]:
     """The rule of three and the one-in-a-million statement."""
-    from flaketui.stats.planning import trials_to_bound
-
     conf = plan.options.confidence
     alpha = 1 - conf
     return [
@@ -253,7 +254,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         },
         "one_in_a_million_trials": plan.million,
         "notes": plan.notes,
-        "plan": plan.lines(),
+        "plan": [line.to_json() for line in plan.lines()],
     }
 
 

@@ -123,7 +123,7 @@ class TestPlanTable:
     def test_80_columns_show_the_planned_trials(self) -> None:
         from flaketui.loading import load_logs
         from flaketui.plan_cli import render
-        from flaketui.stats.planning import PlanOptions, make_plan
+        from flaketui.stats.plan import PlanOptions, make_plan
 
         log = load_logs([BASELINE])
         plan = make_plan([log.run_outcomes(r) for r in log.runs], PlanOptions(budget=300))

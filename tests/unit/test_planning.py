@@ -20,29 +20,21 @@ from scipy.special import gammaln
 from scipy.stats import beta, binom
 
 from flaketui.loading import load_logs
+from flaketui.loading.extras import TaskExtras, read_task_extras, tags_of
+from flaketui.stats.allocation import allocate, pass_hat_k_variance_coef, shrunk_rate
 from flaketui.stats.estimators import pass_at_k, pass_hat_k, rule_of_three, wilson_interval
-from flaketui.stats.planning import (
-    HIGH,
-    LOW,
+from flaketui.stats.plan import PlanOptions, make_plan
+from flaketui.stats.power import discordance, tasks_independent, tasks_paired
+from flaketui.stats.precision import (
     UNDECIDED,
-    PlanOptions,
-    TaskExtras,
-    allocate,
     decide,
-    discordance,
-    make_plan,
     more_clean_trials,
-    pass_hat_k_variance_coef,
-    projection,
-    read_task_extras,
-    shrunk_rate,
-    tags_of,
-    tasks_independent,
-    tasks_paired,
     trials_for_width,
     trials_to_bound,
     wilson_width,
 )
+from flaketui.stats.projection import projection
+from flaketui.stats.risk import HIGH, LOW
 from tests.conftest import BASELINE, CANDIDATE, FIXTURES
 
 Z95 = 1.959963984540054
@@ -497,7 +489,7 @@ class TestMakePlan:
         outcomes = [log.run_outcomes(r) for r in log.runs]
         plan = make_plan(outcomes, PlanOptions(budget=budget))
         assert plan.spent == budget == sum(t.extra for r in plan.runs for t in r.tasks)
-        assert sum(line["extra_trials"] for line in plan.lines()) == budget
+        assert sum(line.extra_trials for line in plan.lines()) == budget
         for r in plan.runs:
             for t in r.tasks:
                 if t.decision not in (UNDECIDED, "no-trials"):
