@@ -41,7 +41,7 @@ from flaketui.stats.precision import (
     trials_to_bound,
 )
 from flaketui.stats.projection import INDEPENDENCE_CAVEAT, LOW_TEMPERATURE, ProjectionRow, projection
-from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, TaskTraits, Tier, tier_of
+from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, READ_ONLY, TaskTraits, Tier, tier_of
 from flaketui.stats.suite import MeanEstimate, default_k, summarise, task_stats
 
 
@@ -257,12 +257,10 @@ def make_plan(
                                   options.target_width, conf)
         r3 = rule_of_three(n, conf)
         clean = more_clean_trials(n, c, options.bound_target, conf)
-        tiers = [tier_of(_tags(extras.get((o.run, t))), flaky_in.get(t, []), options.risk_tags)
-                 for t in o.tasks]
-        minimum = np.array(
-            [max(options.min_trials if tier.name == HIGH else options.low_min_trials, 1)
-             for tier in tiers], dtype=np.int64)
-        eligible = np.array([d in (UNDECIDED, NO_TRIALS) for d in decisions])
+        tiers = _tiers(o, extras, flaky_in, options.risk_tags)
+        high = np.fromiter((tier.name == HIGH for tier in tiers), dtype=bool, count=len(tiers))
+        minimum = np.where(high, max(options.min_trials, 1), max(options.low_min_trials, 1)).astype(np.int64)
+        eligible = np.isin(np.asarray(decisions, dtype=object), [UNDECIDED, NO_TRIALS])
         # allocate() caps the trials beyond the risk minimum, so count from max(n, minimum).
         cap = np.maximum(0, need_w - np.maximum(n, minimum))
         unit_n.append(n)
@@ -292,27 +290,23 @@ def make_plan(
         topup = alloc.topup[start : start + size]
         a_run = a_all[start : start + size]
         start += size
+        # Whole columns become Python numbers at once (one .tolist() each, not one int() per cell).
         rows: list[TaskPlan] = []
-        for i, task in enumerate(o.tasks):
-            n_i, c_i = int(o.n[i]), int(o.passes[i])
-            tier = info.tiers[i]
-            decision = info.decisions[i]
+        for task, n_i, c_i, p, low, high, w, decision, r3, clean, need, tier, m, x, up in zip(
+            o.tasks, o.n.astype(np.int64).tolist(), o.passes.astype(np.int64).tolist(),
+            info.phat.tolist(), info.ci.low.tolist(), info.ci.high.tolist(), info.width.tolist(),
+            info.decisions, info.r3.tolist(), info.clean.tolist(), info.need_w.tolist(),
+            info.tiers, info.minimum.tolist(), extra.tolist(), topup.tolist(), strict=True,
+        ):
             one_sided = n_i > 0 and (c_i == 0 or c_i == n_i)
             rows.append(TaskPlan(
-                run=o.run, task=task, n=n_i, passes=c_i,
-                p_hat=float(info.phat[i]),
-                ci=(float(info.ci.low[i]), float(info.ci.high[i])),
-                width=float(info.width[i]),
+                run=o.run, task=task, n=n_i, passes=c_i, p_hat=p, ci=(low, high), width=w,
                 decision=decision,
-                rule_of_three=float(info.r3[i]) if one_sided else None,
-                more_clean=int(info.clean[i]) if one_sided else None,
-                trials_for_width=int(info.need_w[i]),
-                tier=tier.name, tier_reason=tier.reason, minimum=int(info.minimum[i]),
-                extra=int(extra[i]),
-                why=_why(decision, int(extra[i]), int(topup[i]), tier.reason,
-                         int(info.minimum[i]), float(info.phat[i]),
-                         info.ci.low[i], info.ci.high[i], k,
-                         options.budget, n_i >= int(info.need_w[i])),
+                rule_of_three=r3 if one_sided else None,
+                more_clean=int(clean) if one_sided else None,
+                trials_for_width=need, tier=tier.name, tier_reason=tier.reason, minimum=m,
+                extra=x,
+                why=_why(decision, x, up, tier.reason, m, p, low, high, k, options.budget, n_i >= need),
             ))
         stats = task_stats(o, k)
         summary = summarise(stats)
@@ -362,8 +356,16 @@ def make_plan(
                 million=million, notes=notes)
 
 
-def _tags(traits: TaskTraits | None) -> frozenset[str]:
-    return frozenset() if traits is None else traits.tags
+def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],
+           flaky_in: Mapping[str, list[str]], risk_tags: Sequence[str]) -> list[Tier]:
+    """The tier of each task of a run; untagged tasks never flaky share one :data:`READ_ONLY`."""
+    out = []
+    for t in o.tasks:
+        traits = extras.get((o.run, t))
+        tags = frozenset() if traits is None else traits.tags
+        before = flaky_in.get(t, [])
+        out.append(tier_of(tags, before, risk_tags) if tags or before else READ_ONLY)
+    return out
 
 
 def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, p: float,

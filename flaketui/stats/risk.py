@@ -42,6 +42,10 @@ class Tier:
     reason: str
 
 
+READ_ONLY = Tier(LOW, "read-only, stable")
+"""The tier of a task neither tagged nor flaky before."""
+
+
 def tier_of(tags: frozenset[str], flaky_before: Sequence[str], risk_tags: Sequence[str]) -> Tier:
     """The tier of a task with ``tags`` that was flaky in the runs ``flaky_before``.
 
@@ -57,4 +61,4 @@ def tier_of(tags: frozenset[str], flaky_before: Sequence[str], risk_tags: Sequen
         return Tier(HIGH, "tagged " + ", ".join(hit))
     if flaky_before:
         return Tier(HIGH, "flaky before in " + ", ".join(flaky_before))
-    return Tier(LOW, "read-only, stable")
+    return READ_ONLY
