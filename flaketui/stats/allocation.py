@@ -173,14 +173,7 @@ def allocate(
     short = np.maximum(0, min_arr - n_arr)
     left = int(budget)
     if int(short.sum()) > left:
-        topup = np.zeros(units, np.int64)
-        heap = [(-int(s), i) for i, s in enumerate(short.tolist()) if s > 0]
-        heapq.heapify(heap)
-        for _ in range(left):
-            s, i = heapq.heappop(heap)
-            topup[i] += 1
-            if s + 1 < 0:
-                heapq.heappush(heap, (s + 1, i))
+        topup = _level_shortfalls(short, left)
         return Allocation(topup, topup.copy(), int(budget), int(budget), "")
     topup = short.astype(np.int64)
     left -= int(short.sum())
@@ -201,6 +194,26 @@ def allocate(
             "has no uncertainty left to reduce, or reaches the target width with the planned trials"
         )
     return Allocation(total, topup, int(budget), spent, reason)
+
+
+def _level_shortfalls(short: NDArray[np.int64], left: int) -> NDArray[np.int64]:
+    """``left`` trials, one at a time to the largest shortfall (ties: earlier unit), ``left`` < Σ short.
+
+    The trials taken one by one are the ``left`` largest (shortfall, −unit) steps, so the
+    result is a level L: every shortfall above L is cut to L, and the trials still left go
+    one each to the first units whose shortfall is at least L.
+    """
+    lo, hi = 0, int(short.max())  # above(hi) = 0 <= left < above(0) = Σ short
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if int(np.maximum(0, short - mid).sum()) <= left:
+            hi = mid
+        else:
+            lo = mid
+    topup = np.maximum(0, short - hi)
+    at_level = np.flatnonzero(short >= hi)
+    topup[at_level[: left - int(topup.sum())]] += 1
+    return topup.astype(np.int64)
 
 
 def _greedy(a: NDArray[np.float64], m0: NDArray[np.float64], room: NDArray[np.float64],
@@ -226,8 +239,14 @@ def _greedy(a: NDArray[np.float64], m0: NDArray[np.float64], room: NDArray[np.fl
                     lo = mid
             extra = _steps_at_least(a, m0, room, hi).astype(np.int64)
     rest = left - int(extra.sum())
-    heap = [(-float(g), i) for i, g in enumerate(_gain(a, m0 + extra).tolist())
-            if room[i] > extra[i]]
+    # The heap needs only the units whose next gain is among the ``rest`` largest: the rest
+    # are the ``rest`` largest steps, and a unit's next step is its largest one.
+    gain = _gain(a, m0 + extra)
+    units = np.flatnonzero(room > extra)
+    if 0 < rest < units.size and not np.isnan(gain[units]).any():
+        kth = np.partition(gain[units], units.size - rest)[units.size - rest]
+        units = units[gain[units] >= kth]
+    heap = list(zip((-gain[units]).tolist(), units.tolist(), strict=True))
     heapq.heapify(heap)
     for _ in range(rest):
         _, i = heapq.heappop(heap)

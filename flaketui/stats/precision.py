@@ -252,18 +252,10 @@ def decide(
     n_arr = np.asarray(n, dtype=np.float64)
     ci = wilson_interval(n_arr, c, confidence)
     lo, hi = np.atleast_1d(ci.low), np.atleast_1d(ci.high)
-    out: list[str] = []
     # A tiny tolerance so that a bound computed as 0.8999999 counts as 0.9.
     eps = 1e-12
-    for nn, a, b in zip(np.atleast_1d(n_arr).tolist(), lo.tolist(), hi.tolist(), strict=True):
-        if nn == 0:
-            out.append(NO_TRIALS)
-        elif a >= 1 - margin - eps:
-            out.append(STABLE_PASS)
-        elif b <= margin + eps:
-            out.append(STABLE_FAIL)
-        elif a >= margin - eps and b <= 1 - margin + eps:
-            out.append(FLAKY)
-        else:
-            out.append(UNDECIDED)
+    with np.errstate(invalid="ignore"):
+        zones = [np.atleast_1d(n_arr) == 0, lo >= 1 - margin - eps, hi <= margin + eps,
+                 (lo >= margin - eps) & (hi <= 1 - margin + eps)]
+    out: list[str] = np.select(zones, [NO_TRIALS, STABLE_PASS, STABLE_FAIL, FLAKY], UNDECIDED).tolist()
     return out
