@@ -6,6 +6,7 @@ harnesses (README, "Planning the next run").
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flaketui import formatting as fmt
@@ -260,6 +261,99 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 
 # --- Rich -------------------------------------------------------------------------
 
+_MARKUP_LIKE = re.compile(r"\[[a-zA-Z#/@]|\\|:\S*:")
+"""Text that Rich might read as markup or an emoji code in a cell given as a string."""
+
+
+class TaskTable:
+    """A run's task table: Rich lays it out; on a console without styles, rows are plain text.
+
+    Rich renders a cell in about 0.1 ms, which is minutes for a suite of a million tasks.
+    The column widths depend only on the header and on each column's widest cell, so Rich
+    lays out the header and those few rows, and every row is then padded to those widths
+    as Rich would pad it. Rows Rich could render differently (markup or emoji-like text,
+    control or zero-width characters, a name cut with …) make the whole table Rich's.
+    """
+
+    def __init__(self, names: list[str], cells: list[list[str]], tasks: list[TaskPlan],
+                 longest: int) -> None:
+        self.names = names
+        self.cells = cells
+        self.tasks = tasks
+        self.longest = longest
+        self.styles = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
+
+    def justify(self, name: str) -> str:
+        return "left" if name in ("task", "decision", "tier") else "right"
+
+    def table(self, rows: list[int]) -> Any:
+        """A Rich table of the rows at these positions (every row: the table as printed)."""
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        # In a narrow terminal the task names give way (cut with …); figures never do.
+        table.add_column("task", no_wrap=True, min_width=min(12, self.longest), max_width=40,
+                         overflow="ellipsis")
+        for j, name in enumerate(self.names):
+            table.add_column(name, justify="left" if name in ("decision", "tier") else "right",
+                             no_wrap=True,
+                             min_width=max([len(name)] + [len(r[j + 1]) for r in self.cells]))
+        for i in rows:
+            t, cells = self.tasks[i], list(self.cells[i])
+            cells[5] = Text(cells[5], style=self.styles.get(t.decision, ""))
+            cells[6] = Text(cells[6], style="bold" if t.extra else "dim")
+            table.add_row(*cells)
+        return table
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        every = range(len(self.cells))
+        if console.color_system is not None or not all(map(_plain, self.cells)):
+            yield self.table(list(every))
+            return
+        from rich.cells import cell_len
+        from rich.segment import Segment
+
+        columns = list(zip(*self.cells, strict=True)) if self.cells else []
+        widest = {max(every, key=lambda i, c=c: cell_len(c[i])) for c in columns}
+        widest |= {max(every, key=lambda i, c=c: max(map(cell_len, c[i].split()), default=0))
+                   for c in columns}
+        lines = console.render_lines(self.table(sorted(widest)), options, pad=False)
+        rule = "".join(s.text for s in lines[1]) if len(lines) > 1 else ""
+        parts = rule.split("╇")
+        if set(rule) - {"━", "╇"} or len(parts) != len(self.names) + 1:
+            yield self.table(list(every))  # a header of more than one line: Rich lays it all out
+            return
+        widths = [len(parts[0]) - 1, *(len(x) - 2 for x in parts[1:-1]), len(parts[-1]) - 1]
+        if any(cell_len(c) > w for cells in self.cells for c, w in zip(cells, widths, strict=True)):
+            yield self.table(list(every))  # a name cut with …
+            return
+        for line in lines[:2]:
+            yield from line
+            yield Segment.line()
+        left = [self.justify(n) == "left" for n in ["task", *self.names]]
+        for cells in self.cells:
+            padded = [c + " " * (w - cell_len(c)) if lft else " " * (w - cell_len(c)) + c
+                      for c, w, lft in zip(cells, widths, left, strict=True)]
+            yield Segment(" │ ".join(padded))
+            yield Segment.line()
+
+
+def _plain(cells: list[str]) -> bool:
+    """Whether Rich renders every one of these cells as its own text, on one line."""
+    return all(c.isprintable() and (not _MARKUP_LIKE.search(c) or _markup_free(c)) for c in cells)
+
+
+def _markup_free(cell: str) -> bool:
+    """Whether markup and emoji codes leave this cell's text as it is."""
+    from rich.errors import MarkupError
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(cell, emoji=True).plain == cell
+    except MarkupError:
+        return False
+
 
 def plan_renderable(plan: Plan) -> Any:
     """Every section of the plan as one Rich renderable."""
@@ -269,33 +363,22 @@ def plan_renderable(plan: Plan) -> Any:
 
     parts: list[Any] = [Text("\n".join(header_lines(plan)), style="bold"), Text("")]
     o = plan.options
-    styles = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
     for run in plan.runs:
         parts.append(Text("\n".join(run_lines(run)), style="bold"))
-        table = Table(show_edge=False, pad_edge=False, header_style="bold")
         # The planned trials come right after the decision, so an 80-column terminal shows them.
         names = ["n", "pass", "p̂", f"{percent(o.confidence)} CI", "decision", "extra", "tier",
                  "bound", "+clean", f"n→{o.target_width:g}"]
+        order = display_order(run)
         rows = [
-            [str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci), t.decision,
+            [t.task, str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci), t.decision,
              f"{t.extra:,}", f"{t.tier} ≥{t.minimum}",
              fmt.DASH if t.rule_of_three is None else f"{t.rule_of_three:.3g}",
              count(t.more_clean), f"{t.trials_for_width:,}"]
-            for t in display_order(run)
+            for t in order
         ]
-        # In a narrow terminal the task names give way (cut with …); figures never do.
         longest = max((len(t.task) for t in run.tasks), default=4)
-        table.add_column("task", no_wrap=True, min_width=min(12, longest), max_width=40,
-                         overflow="ellipsis")
-        for j, name in enumerate(names):
-            table.add_column(name, justify="left" if name in ("decision", "tier") else "right",
-                             no_wrap=True, min_width=max([len(name)] + [len(r[j]) for r in rows]))
-        for t, cells in zip(display_order(run), rows, strict=True):
-            cells[4] = Text(cells[4], style=styles.get(t.decision, ""))
-            cells[5] = Text(cells[5], style="bold" if t.extra else "dim")
-            table.add_row(t.task, *cells)
-        parts += [table, Text(legend(plan), style="dim"), Text("")]
-        given = [t for t in display_order(run) if t.extra]
+        parts += [TaskTable(names, rows, order, longest), Text(legend(plan), style="dim"), Text("")]
+        given = [t for t in order if t.extra]
         if given:
             parts.append(Text(f"{run.run}: where the trials go", style="bold"))
             parts.append(Text("\n".join(f"  +{t.extra} {t.task}: {t.why}" for t in given)))
