@@ -7,7 +7,7 @@ harnesses (README, "Planning the next run").
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from flaketui import formatting as fmt
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
@@ -275,15 +275,22 @@ class TaskTable:
     control or zero-width characters, a name cut with …) make the whole table Rich's.
     """
 
+    STYLES = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
+    """Style of each decision (seen only on a terminal)."""
+
     def __init__(self, names: list[str], cells: list[list[str]], tasks: list[TaskPlan],
                  longest: int) -> None:
         self.names = names
+        """Column names after ``task``."""
         self.cells = cells
+        """One row of cells per task, its name first, in the order of ``tasks``."""
         self.tasks = tasks
         self.longest = longest
-        self.styles = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
+        """Length of the longest task name of the run."""
 
-    def justify(self, name: str) -> str:
+    @staticmethod
+    def justify(name: str) -> Literal["left", "right"]:
+        """How a column's cells are aligned."""
         return "left" if name in ("task", "decision", "tier") else "right"
 
     def table(self, rows: list[int]) -> Any:
@@ -296,12 +303,11 @@ class TaskTable:
         table.add_column("task", no_wrap=True, min_width=min(12, self.longest), max_width=40,
                          overflow="ellipsis")
         for j, name in enumerate(self.names):
-            table.add_column(name, justify="left" if name in ("decision", "tier") else "right",
-                             no_wrap=True,
+            table.add_column(name, justify=self.justify(name), no_wrap=True,
                              min_width=max([len(name)] + [len(r[j + 1]) for r in self.cells]))
         for i in rows:
             t, cells = self.tasks[i], list(self.cells[i])
-            cells[5] = Text(cells[5], style=self.styles.get(t.decision, ""))
+            cells[5] = Text(cells[5], style=self.STYLES.get(t.decision, ""))
             cells[6] = Text(cells[6], style="bold" if t.extra else "dim")
             table.add_row(*cells)
         return table
