@@ -34,7 +34,11 @@ class SampleSize:
 
 
 def z_sum(power: float, alpha: float) -> float:
-    """z_{α/2} + z_β of the sample-size formulas; ``ValueError`` if power or alpha is not in (0, 1)."""
+    """z_{α/2} + z_β of the sample-size formulas; ``ValueError`` if power or alpha is not in (0, 1).
+
+    Two-sided level α and power 1 − β (Chow, Shao & Wang 2008, §4.2; see
+    :func:`tasks_independent`).
+    """
     if not 0 < power < 1:
         raise ValueError(f"power ({power}) must be between 0 and 1")
     if not 0 < alpha < 1:
