@@ -41,7 +41,7 @@ from flaketui.stats.precision import (
     trials_to_bound,
 )
 from flaketui.stats.projection import INDEPENDENCE_CAVEAT, LOW_TEMPERATURE, ProjectionRow, projection
-from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, READ_ONLY, TaskTraits, Tier, tier_of
+from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, TaskTraits, Tier, tier_of
 from flaketui.stats.suite import MeanEstimate, default_k, summarise, task_stats
 
 
@@ -357,15 +357,11 @@ def make_plan(
 
 
 def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],
-           flaky_in: Mapping[str, list[str]], risk_tags: Sequence[str]) -> list[Tier]:
-    """The tier of each task of a run; untagged tasks never flaky share one :data:`READ_ONLY`."""
-    out = []
-    for t in o.tasks:
-        traits = extras.get((o.run, t))
-        tags = frozenset() if traits is None else traits.tags
-        before = flaky_in.get(t, [])
-        out.append(tier_of(tags, before, risk_tags) if tags or before else READ_ONLY)
-    return out
+           flaky_in: Mapping[str, Sequence[str]], risk_tags: Sequence[str]) -> list[Tier]:
+    """The tier of each task of a run (:func:`~flaketui.stats.risk.tier_of`)."""
+    none: frozenset[str] = frozenset()
+    return [tier_of(traits.tags if (traits := extras.get((o.run, t))) is not None else none,
+                    flaky_in.get(t, ()), risk_tags) for t in o.tasks]
 
 
 def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, p: float,

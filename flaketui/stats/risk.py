@@ -56,6 +56,8 @@ def tier_of(tags: frozenset[str], flaky_before: Sequence[str], risk_tags: Sequen
     >>> tier_of(frozenset(), [], DEFAULT_RISK_TAGS).name
     'low'
     """
+    if not tags and not flaky_before:
+        return READ_ONLY
     hit = sorted(tags & {t.lower() for t in risk_tags})
     if hit:
         return Tier(HIGH, "tagged " + ", ".join(hit))
