@@ -6,6 +6,7 @@ harnesses (README, "Planning the next run").
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
@@ -317,13 +318,15 @@ class TaskTable:
         if console.color_system is not None or not all(map(_plain, self.cells)):
             yield self.table(list(every))
             return
-        from rich.cells import cell_len
         from rich.segment import Segment
 
-        columns = list(zip(*self.cells, strict=True)) if self.cells else []
-        widest = {max(every, key=lambda i, c=c: cell_len(c[i])) for c in columns}
-        widest |= {max(every, key=lambda i, c=c: max(map(cell_len, c[i].split()), default=0))
-                   for c in columns}
+        widest: set[int] = set()
+        for column in zip(*self.cells, strict=True):
+            widths = [_width(c) for c in column]
+            widest.add(max(every, key=widths.__getitem__))
+            words = [max(map(_width, c.split()), default=0) if " " in c else w
+                     for c, w in zip(column, widths, strict=True)]
+            widest.add(max(every, key=words.__getitem__))
         lines = console.render_lines(self.table(sorted(widest)), options, pad=False)
         rule = "".join(s.text for s in lines[1]) if len(lines) > 1 else ""
         parts = rule.split("╇")
@@ -331,7 +334,7 @@ class TaskTable:
             yield self.table(list(every))  # a header of more than one line: Rich lays it all out
             return
         widths = [len(parts[0]) - 1, *(len(x) - 2 for x in parts[1:-1]), len(parts[-1]) - 1]
-        if any(cell_len(c) > w for cells in self.cells for c, w in zip(cells, widths, strict=True)):
+        if any(_width(c) > w for cells in self.cells for c, w in zip(cells, widths, strict=True)):
             yield self.table(list(every))  # a name cut with …
             return
         for line in lines[:2]:
@@ -339,10 +342,22 @@ class TaskTable:
             yield Segment.line()
         left = [self.justify(n) == "left" for n in ["task", *self.names]]
         for cells in self.cells:
-            padded = [c + " " * (w - cell_len(c)) if lft else " " * (w - cell_len(c)) + c
+            padded = [c + " " * (w - _width(c)) if lft else " " * (w - _width(c)) + c
                       for c, w, lft in zip(cells, widths, left, strict=True)]
             yield Segment(" │ ".join(padded))
             yield Segment.line()
+
+
+def _width(cell: str) -> int:
+    """Terminal cells a cell's text takes (Rich's ``cell_len``; ``len`` for ASCII)."""
+    return len(cell) if cell.isascii() else _cell_len(cell)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_len(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(text)
 
 
 def _plain(cells: list[str]) -> bool:
