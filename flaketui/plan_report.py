@@ -324,6 +324,7 @@ class TaskTable:
         for column in zip(*self.cells, strict=True):
             widths = [_width(c) for c in column]
             widest.add(max(every, key=widths.__getitem__))
+            # Rich's narrowest width is the longest word (plain cells have no space but " ").
             words = [max(map(_width, c.split()), default=0) if " " in c else w
                      for c, w in zip(column, widths, strict=True)]
             widest.add(max(every, key=words.__getitem__))

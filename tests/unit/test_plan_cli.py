@@ -152,7 +152,7 @@ class TestPlanTable:
         rng = random.Random(seed)
         pieces = ["a", "Z", "7", " ", "_", "-", "é", "e\u0301", "表", "🙂", "[1]", "…", "→"]
         if hostile:
-            pieces += ["[b]", ":x:", ":", "\\", "\u200b"]
+            pieces += ["[b]", ":x:", ":", "\\", "\u200b", "\u00a0"]
         names = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(150)}
         tasks = {n: (k, rng.randint(0, k), {}) for n in names if n.strip() for k in [rng.randint(0, 12)]}
         log = load_logs([write_log(tmp_path / "r.jsonl", tasks)])
