@@ -35,7 +35,7 @@ class DefaultGroup(click.Group):
     that ``report`` does not wait for their imports.
     """
 
-    LAZY = {"plan": "flaketui.plan_cli:plan"}
+    LAZY = {"plan": "flaketui.cli.plan:plan"}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if (args and args[0] not in self.commands and args[0] not in self.LAZY

@@ -17,6 +17,7 @@ async def plan_open(pilot: Pilot) -> None:
 
 
 async def plan_with_budget(pilot: Pilot) -> None:
+    """Open the plan view, type a budget of 200 and press enter."""
     await plan_open(pilot)
     await pilot.press(*"200", "enter")
     await settle(pilot)
@@ -29,11 +30,14 @@ def app() -> FlakeApp:
 
 class TestPlanView:
     def test_opens_on_the_highlighted_task(self, snap_compare, app: FlakeApp) -> None:
+        """Plan of oncall-baseline without budget: searchRunbook's figures, paired sizes, "no budget given"."""
         assert snap_compare(app, run_before=plan_open, terminal_size=SIZE)
 
     def test_budget_of_200(self, snap_compare, app: FlakeApp) -> None:
+        """200 trials planned on 20 tasks: SE now and after, +trials and why per task, paired sizes."""
         assert snap_compare(app, run_before=plan_with_budget, terminal_size=SIZE)
 
     def test_one_run(self, snap_compare) -> None:
+        """One run loaded: independent size only, "load a second run of the same tasks" for paired."""
         assert snap_compare(make_app([str(BASELINE)], k=5), run_before=plan_with_budget,
                             terminal_size=SIZE)

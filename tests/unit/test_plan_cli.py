@@ -121,9 +121,9 @@ class TestPlanTable:
             str(extra["lookupOwner"]), "low ≥3", "0.221", "287", "35"]
 
     def test_80_columns_show_the_planned_trials(self) -> None:
+        from flaketui.cli.plan import render
         from flaketui.loading import load_logs
-        from flaketui.plan_cli import render
-        from flaketui.stats.planning import PlanOptions, make_plan
+        from flaketui.stats.plan import PlanOptions, make_plan
 
         log = load_logs([BASELINE])
         plan = make_plan([log.run_outcomes(r) for r in log.runs], PlanOptions(budget=300))
@@ -135,6 +135,38 @@ class TestPlanTable:
         cells = [c.strip() for c in row.split("│")]
         assert cells[1:3] == [str(given.n), str(given.passes)]
         assert cells[6] == str(given.extra)
+
+    @pytest.mark.parametrize("seed", range(4))
+    @pytest.mark.parametrize("hostile", [False, True])
+    def test_plain_rows_are_what_rich_prints(self, tmp_path: Path, seed: int, hostile: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        # Rows written as plain text must be byte for byte Rich's table, at any width and with
+        # names Rich treats specially (wide, combining, markup-like, emoji-like, over-long).
+        import random
+
+        from flaketui.cli.plan import render
+        from flaketui.loading import load_logs
+        from flaketui.output import plan as plan_report
+        from flaketui.stats.plan import PlanOptions, make_plan
+
+        rng = random.Random(seed)
+        pieces = ["a", "Z", "7", " ", "_", "-", "é", "e\u0301", "表", "🙂", "[1]", "…", "→"]
+        if hostile:
+            pieces += ["[b]", ":x:", ":", "\\", "\u200b", "\u00a0"]
+        names = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(150)}
+        tasks = {n: (k, rng.randint(0, k), {}) for n in names if n.strip() for k in [rng.randint(0, 12)]}
+        log = load_logs([write_log(tmp_path / "r.jsonl", tasks)])
+        plan = make_plan([log.run_outcomes("r")], PlanOptions(budget=100))
+        laid_out: list[int] = []
+        table = plan_report.TaskTable.table
+        monkeypatch.setattr(plan_report.TaskTable, "table",
+                            lambda self, rows: laid_out.append(len(rows)) or table(self, rows))
+        fast = {w: render(plan, "table", width=w) for w in (40, 80, 200)}
+        if not hostile:  # at 200 columns no name is cut: the rows were written as plain text
+            assert laid_out[-1] < len(plan.runs[0].tasks)
+        monkeypatch.setattr(plan_report, "_plain", lambda cells: False)
+        for w, got in fast.items():
+            assert got == render(plan, "table", width=w), w
 
     def test_measured_only_where_every_task_has_k_trials(self, tmp_path: Path) -> None:
         # "short" has 3 trials: at k = 5 only "long" (10 of 10) is measured. A suite figure of

@@ -20,29 +20,21 @@ from scipy.special import gammaln
 from scipy.stats import beta, binom
 
 from flaketui.loading import load_logs
+from flaketui.loading.extras import TaskExtras, read_task_extras, tags_of
+from flaketui.stats.allocation import allocate, pass_hat_k_variance_coef, shrunk_rate
 from flaketui.stats.estimators import pass_at_k, pass_hat_k, rule_of_three, wilson_interval
-from flaketui.stats.planning import (
-    HIGH,
-    LOW,
+from flaketui.stats.plan import PlanOptions, make_plan
+from flaketui.stats.power import discordance, tasks_independent, tasks_paired
+from flaketui.stats.precision import (
     UNDECIDED,
-    PlanOptions,
-    TaskExtras,
-    allocate,
     decide,
-    discordance,
-    make_plan,
     more_clean_trials,
-    pass_hat_k_variance_coef,
-    projection,
-    read_task_extras,
-    shrunk_rate,
-    tags_of,
-    tasks_independent,
-    tasks_paired,
     trials_for_width,
     trials_to_bound,
     wilson_width,
 )
+from flaketui.stats.projection import projection
+from flaketui.stats.risk import HIGH, LOW
 from tests.conftest import BASELINE, CANDIDATE, FIXTURES
 
 Z95 = 1.959963984540054
@@ -405,6 +397,26 @@ class TestAllocate:
         assert got.topup.tolist() == [7, 1, 0]
         assert got.spent == 8
 
+    @pytest.mark.parametrize("seed", range(8))
+    def test_minimums_short_of_budget_match_one_at_a_time(self, seed: int) -> None:
+        # The top-up is found as a level, not trial by trial: it must give the same trials.
+        rng = np.random.default_rng(200 + seed)
+        units = int(rng.integers(1, 60))
+        n = rng.integers(0, 6, units).tolist()
+        minimum = rng.choice([0, 3, 10, 10, 20], units).tolist()  # repeated values make ties
+        short = sum(max(0, m - x) for m, x in zip(minimum, n, strict=True))
+        budget = int(rng.integers(0, short)) if short else 0
+        got = allocate(n, [1.0] * units, budget, [True] * units, None, minimum)
+        want = greedy_reference(n, [1.0] * units, budget, [True] * units, [10**6] * units, minimum)
+        assert got.extra.tolist() == got.topup.tolist() == want
+
+    def test_many_tied_units_match_trial_by_trial(self) -> None:
+        # Identical units tie on every gain: the trials left after the bulk go to the earliest.
+        n, a = [5] * 300 + [7] * 300, [0.25] * 600
+        for budget in (1, 299, 301, 1234):
+            got = allocate(n, a, budget, [True] * 600, [50] * 600)
+            assert got.extra.tolist() == greedy_reference(n, a, budget, [True] * 600, [50] * 600, [0] * 600)
+
     def test_units_without_trials_come_first(self) -> None:
         got = allocate([0, 30], [0.5, 100.0], 1, [True, True])
         assert got.extra.tolist() == [1, 0]
@@ -497,7 +509,7 @@ class TestMakePlan:
         outcomes = [log.run_outcomes(r) for r in log.runs]
         plan = make_plan(outcomes, PlanOptions(budget=budget))
         assert plan.spent == budget == sum(t.extra for r in plan.runs for t in r.tasks)
-        assert sum(line["extra_trials"] for line in plan.lines()) == budget
+        assert sum(line.extra_trials for line in plan.lines()) == budget
         for r in plan.runs:
             for t in r.tasks:
                 if t.decision not in (UNDECIDED, "no-trials"):

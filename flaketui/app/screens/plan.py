@@ -25,10 +25,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
-from flaketui import plan_report
+from flaketui.loading.extras import TaskExtras
 from flaketui.output import formatting as fmt
+from flaketui.output import plan as plan_report
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
-from flaketui.stats.planning import UNDECIDED, Plan, PlanOptions, RunPlan, TaskExtras, TaskPlan
+from flaketui.stats.plan import Plan, PlanOptions, RunPlan, TaskPlan
+from flaketui.stats.precision import UNDECIDED
 
 if TYPE_CHECKING:
     from flaketui.app.app import FlakeApp
@@ -127,7 +129,8 @@ class PlanScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan", description="Planning")
     def compute(self, budget: int) -> None:
         """Plan the run with ``budget`` further trials (in a thread)."""
-        from flaketui.stats.planning import make_plan, read_task_extras
+        from flaketui.loading.extras import read_task_extras
+        from flaketui.stats.plan import make_plan
 
         app = self.flake_app
         log = app.trial_log

@@ -6,11 +6,17 @@ harnesses (README, "Planning the next run").
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import re
+from typing import Any, Literal
 
 from flaketui.output import formatting as fmt
+from flaketui.sanitize import visible
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
-from flaketui.stats.planning import UNDECIDED, Plan, ProjectionRow, RunPlan, SampleSize, TaskPlan
+from flaketui.stats.plan import Plan, RunPlan, TaskPlan
+from flaketui.stats.power import SampleSize
+from flaketui.stats.precision import UNDECIDED, trials_to_bound
+from flaketui.stats.projection import ProjectionRow
 
 DECISIONS = (STABLE_PASS, STABLE_FAIL, FLAKY, UNDECIDED, NO_TRIALS)
 """Decisions in the order they are counted."""
@@ -54,7 +60,7 @@ def run_lines(run: RunPlan) -> list[str]:
     given = sum(1 for t in run.tasks if t.extra)
     k = run.k
     return [
-        f"run {run.run}: {len(run.tasks)} tasks: {counts}",
+        f"run {visible(run.run)}: {len(run.tasks)} tasks: {counts}",
         f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.interval(*run.pass_hat_k.ci)}; "
         f"SE from finite trials {fmt.rate(run.se_now)} now"
         + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks"
@@ -66,7 +72,7 @@ def task_lines(t: TaskPlan, plan: Plan) -> list[str]:
     """Every figure of one task, as short sentences (the app's plan view)."""
     o = plan.options
     lines = [
-        f"{t.task}: {t.passes}/{t.n} passed, p̂ {fmt.rate(t.p_hat)} {fmt.interval(*t.ci)}",
+        f"{visible(t.task)}: {t.passes}/{t.n} passed, p̂ {fmt.rate(t.p_hat)} {fmt.interval(*t.ci)}",
         f"decision: {t.decision} (interval width {fmt.rate(t.width, 2)})",
     ]
     if t.rule_of_three is not None and t.more_clean is not None:
@@ -158,8 +164,6 @@ def projection_rows(run: RunPlan) -> list[list[str]]:
 
 def rule_of_three_lines(plan: Plan) -> list[str]:
     """The rule of three and the one-in-a-million statement."""
-    from flaketui.stats.planning import trials_to_bound
-
     conf = plan.options.confidence
     alpha = 1 - conf
     return [
@@ -253,11 +257,126 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         },
         "one_in_a_million_trials": plan.million,
         "notes": plan.notes,
-        "plan": plan.lines(),
+        "plan": [line.to_json() for line in plan.lines()],
     }
 
 
 # --- Rich -------------------------------------------------------------------------
+
+_MARKUP_LIKE = re.compile(r"\[[a-zA-Z#/@]|\\|:\S*:")
+"""Text that Rich might read as markup or an emoji code in a cell given as a string."""
+
+
+class TaskTable:
+    """A run's task table: Rich lays it out; on a console without styles, rows are plain text.
+
+    Rich renders a cell in about 0.1 ms, which is minutes for a suite of a million tasks.
+    The column widths depend only on the header and on each column's widest cell, so Rich
+    lays out the header and those few rows, and every row is then padded to those widths
+    as Rich would pad it. Rows Rich could render differently (markup or emoji-like text,
+    control or zero-width characters, a name cut with …) make the whole table Rich's.
+    """
+
+    STYLES = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
+    """Style of each decision (seen only on a terminal)."""
+
+    def __init__(self, names: list[str], cells: list[list[str]], tasks: list[TaskPlan],
+                 longest: int) -> None:
+        self.names = names
+        """Column names after ``task``."""
+        self.cells = cells
+        """One row of cells per task, its name first, in the order of ``tasks``."""
+        self.tasks = tasks
+        self.longest = longest
+        """Length of the longest task name of the run."""
+
+    @staticmethod
+    def justify(name: str) -> Literal["left", "right"]:
+        """How a column's cells are aligned."""
+        return "left" if name in ("task", "decision", "tier") else "right"
+
+    def table(self, rows: list[int]) -> Any:
+        """A Rich table of the rows at these positions (every row: the table as printed)."""
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        # In a narrow terminal the task names give way (cut with …); figures never do.
+        table.add_column("task", no_wrap=True, min_width=min(12, self.longest), max_width=40,
+                         overflow="ellipsis")
+        for j, name in enumerate(self.names):
+            table.add_column(name, justify=self.justify(name), no_wrap=True,
+                             min_width=max([len(name)] + [len(r[j + 1]) for r in self.cells]))
+        for i in rows:
+            t, cells = self.tasks[i], list(self.cells[i])
+            cells[0] = Text(cells[0])  # a name from the log: never markup
+            cells[5] = Text(cells[5], style=self.STYLES.get(t.decision, ""))
+            cells[6] = Text(cells[6], style="bold" if t.extra else "dim")
+            table.add_row(*cells)
+        return table
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        every = range(len(self.cells))
+        if console.color_system is not None or not all(map(_plain, self.cells)):
+            yield self.table(list(every))
+            return
+        from rich.segment import Segment
+
+        widest: set[int] = set()
+        for column in zip(*self.cells, strict=True):
+            widths = [_width(c) for c in column]
+            widest.add(max(every, key=widths.__getitem__))
+            # Rich's narrowest width is the longest word (plain cells have no space but " ").
+            words = [max(map(_width, c.split()), default=0) if " " in c else w
+                     for c, w in zip(column, widths, strict=True)]
+            widest.add(max(every, key=words.__getitem__))
+        lines = console.render_lines(self.table(sorted(widest)), options, pad=False)
+        rule = "".join(s.text for s in lines[1]) if len(lines) > 1 else ""
+        parts = rule.split("╇")
+        if set(rule) - {"━", "╇"} or len(parts) != len(self.names) + 1:
+            yield self.table(list(every))  # a header of more than one line: Rich lays it all out
+            return
+        widths = [len(parts[0]) - 1, *(len(x) - 2 for x in parts[1:-1]), len(parts[-1]) - 1]
+        if any(_width(c) > w for cells in self.cells for c, w in zip(cells, widths, strict=True)):
+            yield self.table(list(every))  # a name cut with …
+            return
+        for line in lines[:2]:
+            yield from line
+            yield Segment.line()
+        left = [self.justify(n) == "left" for n in ["task", *self.names]]
+        for cells in self.cells:
+            padded = [c + " " * (w - _width(c)) if lft else " " * (w - _width(c)) + c
+                      for c, w, lft in zip(cells, widths, left, strict=True)]
+            yield Segment(" │ ".join(padded))
+            yield Segment.line()
+
+
+def _width(cell: str) -> int:
+    """Terminal cells a cell's text takes (Rich's ``cell_len``; ``len`` for ASCII)."""
+    return len(cell) if cell.isascii() else _cell_len(cell)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_len(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _plain(cells: list[str]) -> bool:
+    """Whether Rich renders every one of these cells as its own text, on one line."""
+    return all(c.isprintable() and (not _MARKUP_LIKE.search(c) or _markup_free(c)) for c in cells)
+
+
+def _markup_free(cell: str) -> bool:
+    """Whether markup and emoji codes leave this cell's text as it is."""
+    from rich.errors import MarkupError
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(cell, emoji=True).plain == cell
+    except MarkupError:
+        return False
 
 
 def plan_renderable(plan: Plan) -> Any:
@@ -268,38 +387,27 @@ def plan_renderable(plan: Plan) -> Any:
 
     parts: list[Any] = [Text("\n".join(header_lines(plan)), style="bold"), Text("")]
     o = plan.options
-    styles = {FLAKY: "bold red", STABLE_FAIL: "dim", STABLE_PASS: "green", UNDECIDED: "yellow"}
     for run in plan.runs:
         parts.append(Text("\n".join(run_lines(run)), style="bold"))
-        table = Table(show_edge=False, pad_edge=False, header_style="bold")
         # The planned trials come right after the decision, so an 80-column terminal shows them.
         names = ["n", "pass", "p̂", f"{percent(o.confidence)} CI", "decision", "extra", "tier",
                  "bound", "+clean", f"n→{o.target_width:g}"]
+        order = display_order(run)
         rows = [
-            [str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci), t.decision,
+            [visible(t.task), str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci), t.decision,
              f"{t.extra:,}", f"{t.tier} ≥{t.minimum}",
              fmt.DASH if t.rule_of_three is None else f"{t.rule_of_three:.3g}",
              count(t.more_clean), f"{t.trials_for_width:,}"]
-            for t in display_order(run)
+            for t in order
         ]
-        # In a narrow terminal the task names give way (cut with …); figures never do.
         longest = max((len(t.task) for t in run.tasks), default=4)
-        table.add_column("task", no_wrap=True, min_width=min(12, longest), max_width=40,
-                         overflow="ellipsis")
-        for j, name in enumerate(names):
-            table.add_column(name, justify="left" if name in ("decision", "tier") else "right",
-                             no_wrap=True, min_width=max([len(name)] + [len(r[j]) for r in rows]))
-        for t, cells in zip(display_order(run), rows, strict=True):
-            cells[4] = Text(cells[4], style=styles.get(t.decision, ""))
-            cells[5] = Text(cells[5], style="bold" if t.extra else "dim")
-            table.add_row(t.task, *cells)
-        parts += [table, Text(legend(plan), style="dim"), Text("")]
-        given = [t for t in display_order(run) if t.extra]
+        parts += [TaskTable(names, rows, order, longest), Text(legend(plan), style="dim"), Text("")]
+        given = [t for t in order if t.extra]
         if given:
-            parts.append(Text(f"{run.run}: where the trials go", style="bold"))
-            parts.append(Text("\n".join(f"  +{t.extra} {t.task}: {t.why}" for t in given)))
+            parts.append(Text(f"{visible(run.run)}: where the trials go", style="bold"))
+            parts.append(Text("\n".join(f"  +{t.extra} {visible(t.task)}: {t.why}" for t in given)))
             parts.append(Text(""))
-        proj = Table(title=f"{run.run}: pass@k and pass^k beyond the trials measured",
+        proj = Table(title=Text(f"{visible(run.run)}: pass@k and pass^k beyond the trials measured"),
                      title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
         for name in projection_header():
             proj.add_column(name, justify="right")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -18,6 +18,9 @@ import orjson
 from flaketui.cli import common as base
 from flaketui.model import FieldMap
 from flaketui.triage import atomic_write
+
+if TYPE_CHECKING:
+    from flaketui.stats.plan import Plan
 
 MAX_BUDGET = 10**12
 """Largest --budget: far beyond any eval, and within the 64-bit integers of the JSON output."""
@@ -34,14 +37,14 @@ class OneLineErrors(click.Command):
             raise  # unreachable: fail() exits
 
 
-def render(plan: Any, fmt: str, width: int | None = None) -> bytes:
+def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
     """The plan in ``fmt`` (table, json or jsonl) as bytes."""
-    from flaketui import plan_report
+    from flaketui.output import plan as plan_report
 
     if fmt == "json":
         return orjson.dumps(plan_report.plan_json(plan), option=orjson.OPT_INDENT_2) + b"\n"
     if fmt == "jsonl":
-        return b"".join(orjson.dumps(line) + b"\n" for line in plan.lines())
+        return b"".join(orjson.dumps(line.to_json()) + b"\n" for line in plan.lines())
     from rich.console import Console
 
     buf = io.StringIO()
@@ -98,7 +101,8 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     pass@k / pass^k projected beyond the trials measured. With --budget N: N further
     trials allocated where they shrink the uncertainty of the suite pass^k most.
     """
-    from flaketui.stats.planning import PlanOptions, TaskExtras, make_plan, read_task_extras
+    from flaketui.loading.extras import TaskExtras, read_task_extras
+    from flaketui.stats.plan import PlanOptions, make_plan
 
     if out is not None and not (out.parent if str(out.parent) else Path(".")).is_dir():
         base.fail(f"--out {out}: folder {out.parent} does not exist")
@@ -123,8 +127,8 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     if result.reason:
         click.echo(f"flaketui: {result.reason}", err=True)
     if out is None and fmt == "table":
+        from flaketui.output.plan import plan_renderable
         from flaketui.output.report import console
-        from flaketui.plan_report import plan_renderable
 
         console().print(plan_renderable(result), highlight=False, emoji=False)
     elif out is None:
