@@ -385,10 +385,10 @@ def plan_renderable(plan: Plan) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    parts: list[Any] = [Text("\n".join(header_lines(plan)), style="bold"), Text("")]
+    parts: list[Any] = [Text(_shown(header_lines(plan)), style="bold"), Text("")]
     o = plan.options
     for run in plan.runs:
-        parts.append(Text("\n".join(run_lines(run)), style="bold"))
+        parts.append(Text(_shown(run_lines(run)), style="bold"))
         # The planned trials come right after the decision, so an 80-column terminal shows them.
         names = ["n", "pass", "p̂", f"{percent(o.confidence)} CI", "decision", "extra", "tier",
                  "bound", "+clean", f"n→{o.target_width:g}"]
@@ -405,7 +405,7 @@ def plan_renderable(plan: Plan) -> Any:
         given = [t for t in order if t.extra]
         if given:
             parts.append(Text(f"{visible(run.run)}: where the trials go", style="bold"))
-            parts.append(Text("\n".join(f"  +{t.extra} {visible(t.task)}: {t.why}" for t in given)))
+            parts.append(Text(_shown(f"  +{t.extra} {t.task}: {t.why}" for t in given)))
             parts.append(Text(""))
         proj = Table(title=Text(f"{visible(run.run)}: pass@k and pass^k beyond the trials measured"),
                      title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
@@ -414,7 +414,12 @@ def plan_renderable(plan: Plan) -> Any:
         for row in projection_rows(run):
             proj.add_row(*row)
         parts += [proj, Text("")]
-    parts.append(Text("\n".join(sample_size_lines(plan))))
-    parts.append(Text("\n".join(rule_of_three_lines(plan))))
-    parts.append(Text("\n".join(footer_lines(plan)), style="yellow"))
+    parts.append(Text(_shown(sample_size_lines(plan))))
+    parts.append(Text(_shown(rule_of_three_lines(plan))))
+    parts.append(Text(_shown(footer_lines(plan)), style="yellow"))
     return Group(*parts)
+
+
+def _shown(lines: Any) -> str:
+    """Lines that may quote names from the logs (runs, tasks), their control characters spelled out."""
+    return visible("\n".join(lines), multiline=True)
