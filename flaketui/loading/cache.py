@@ -135,7 +135,7 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed]
             return None
         kind, parsed, content = found
         if content is not None:  # stored before the source's times could vouch for it
-            if content != _content_digest(path, st.st_size):
+            if content != content_digest(path, st.st_size):
                 return None
             if settled(st):  # they can now: keep an entry that needs no more reading
                 store(path, st, fields, kind, parsed)
@@ -144,7 +144,7 @@ def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed]
         return None
 
 
-def _content_digest(path: Path, size: int) -> str:
+def content_digest(path: Path, size: int) -> str:
     """The XXH3-128 of the first ``size`` bytes of ``path`` (hex)."""
     import xxhash
 
@@ -257,7 +257,7 @@ def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str, parsed: P
             "metrics": metric_names,
             "problems": [(p.line, p.reason) for p in parsed.problems],
             # times that can't tell a rewrite in the same tick: the content vouches instead
-            "content": None if settled(st) else _content_digest(path, st.st_size),
+            "content": None if settled(st) else content_digest(path, st.st_size),
         }
         # The header holds the offsets of the arrays after it, so its length is fixed
         # first with wide placeholders, then the offsets are filled in.

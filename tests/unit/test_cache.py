@@ -187,8 +187,9 @@ def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> Non
 def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gone = tmp_path / "gone.jsonl"  # listed, then removed before it was read
-    monkeypatch.setattr(loader_mod, "expand_paths", lambda paths: [gone])
-    with pytest.raises(InputError, match=f"^{gone}: cannot read it .No such file or directory.$"):
+    monkeypatch.setattr(loader_mod, "expand_paths", lambda paths, skipped=None: [gone])
+    with pytest.raises(InputError, match=f"^no usable trials in {gone} .first problem: {gone}: "
+                       "cannot read it .No such file or directory.; skipped.$"):
         load_logs([gone])
     monkeypatch.undo()
     p = write_log(tmp_path / "run.jsonl")
@@ -197,5 +198,6 @@ def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
         raise PermissionError(13, "Permission denied", str(p))
 
     monkeypatch.setattr(loader_mod, "read_file", denied)
-    with pytest.raises(InputError, match=f"^{p}: cannot read it .Permission denied.$"):
+    with pytest.raises(InputError, match=f"^no usable trials in {p} .first problem: {p}: "
+                       "cannot read it .Permission denied.; skipped.$"):
         load_logs([p], use_cache=False)
