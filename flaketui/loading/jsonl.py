@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,17 @@ if TYPE_CHECKING:  # imported when parsing starts: a warm open from the cache ne
 BLOCK = 8 << 20
 """Bytes read at a time from a plain JSONL file."""
 BOM = b"\xef\xbb\xbf"
+MAX_NAMED = 1000
+"""Problems a :class:`LineParser` names one by one (``file:line: reason``); the lines
+after them are counted by reason and named in one summary problem, so that a file of
+garbage costs about what a file of trials costs."""
+GZIP_MAX_BYTES = 16 << 30
+"""The most bytes a gzip file may expand to."""
+GZIP_MAX_RATIO = 200
+"""The most a gzip file may expand, as decompressed bytes per compressed byte, once it has
+expanded past :data:`GZIP_RATIO_FLOOR` (JSON logs compress 5 to 30 times; deflate's
+limit is about 1032)."""
+GZIP_RATIO_FLOOR = 64 << 20
 
 Progress = Callable[[int], None]
 """Called with the number of bytes just consumed."""
@@ -58,6 +71,34 @@ def loads(data: bytes | memoryview) -> Any:
         return json.loads(text, parse_constant=_refuse_constant, parse_int=_int_as_orjson)
 
 
+_LONG_DIGITS = re.compile(rb"\d{20}")
+"""Twenty digits in a row: maybe an integer orjson reads as a float (beyond 64 bits)."""
+
+
+def loads_exact(data: bytes | memoryview) -> Any:
+    """As :func:`loads`, but integers beyond 64 bits (and within the double range) are
+    kept exact: a task id 10**29 + 1 stays that number, not the double next to 10**29.
+
+    orjson reads such integers as floats, so two ids that differ in their last digits
+    would become one task. Only a line holding twenty digits in a row pays for the
+    second, exact parse (Python's ``json``).
+    """
+    obj = loads(data)
+    if _LONG_DIGITS.search(data) is None:
+        return obj
+    return json.loads(bytes(data).decode("utf-8"), parse_constant=_refuse_constant,
+                      parse_int=_int_exact)
+
+
+def _int_exact(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= _DOUBLE_MAX else float(text)
+
+
+_DOUBLE_MAX = int(sys.float_info.max)
+"""Integers beyond this are beyond the double range: read as ±inf, as :func:`loads` does."""
+
+
 def _refuse_constant(name: str) -> Any:
     raise orjson.JSONDecodeError(f"{name} is not JSON", name, 0)
 
@@ -79,7 +120,10 @@ class LineParser:
     def __init__(self, path: str, sink: RecordSink) -> None:
         self.path = path
         self.sink = sink
-        self.problems: list[Problem] = []
+        self.named: list[Problem] = []
+        """The first :data:`MAX_NAMED` problems, and every file-level one."""
+        self.unnamed: dict[str, int] = {}
+        """Lines skipped after those, counted by the start of their reason."""
         from flaketui.loading.fastpath import FastDecoder, typed_adder
 
         self.fast: FastDecoder = FastDecoder(sink.fields)
@@ -97,24 +141,52 @@ class LineParser:
             raw = raw[3:]
             offset = 3
         obj: Any = None
-        if is_ascii or _utf8(raw):
+        text = is_ascii or _utf8(raw)
+        if text:
             fast = self.fast
             rec = fast.typed(raw)
             if rec is not None and self._add_typed is not None and self._add_typed(
                     rec, offset, len(raw), line):
                 return
-            obj = fast.loose(raw)
+            if not fast.malformed:
+                obj = fast.loose(raw)
+            elif len(self.named) >= MAX_NAMED:  # not JSON, and past the lines named: count it
+                if bytes(raw).strip():
+                    self._count("not valid JSON")
+                return
+        elif len(self.named) >= MAX_NAMED:  # orjson reads UTF-8 only: past the lines named, count it
+            self._count("not valid UTF-8")
+            return
         if obj is None:
             try:
-                obj = loads(raw)
+                obj = loads_exact(raw)
             except orjson.JSONDecodeError as exc:
                 if not bytes(raw).strip():
                     return  # blank line: nothing to say
-                self.problems.append(Problem(self.path, line, what + _json_error(exc, raw)))
+                if len(self.named) < MAX_NAMED:
+                    self.named.append(Problem(self.path, line, what + _json_error(exc, raw)))
+                else:
+                    self._count("not valid JSON" if text else "not valid UTF-8")
                 return
         reason = self.sink.add(obj, offset, len(raw), line)
         if reason is not None:
-            self.problems.append(Problem(self.path, line, what + reason))
+            if len(self.named) < MAX_NAMED:
+                self.named.append(Problem(self.path, line, what + reason))
+            else:
+                self._count(reason.split(" (")[0].split(",")[0])
+
+    def _count(self, reason: str) -> None:
+        self.unnamed[reason] = self.unnamed.get(reason, 0) + 1
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The problems named, then (if more lines were skipped) one that counts the rest."""
+        if not self.unnamed:
+            return self.named
+        more = sum(self.unnamed.values())
+        summary = "; ".join(f"{n} × {r}" for r, n in sorted(self.unnamed.items(), key=lambda x: -x[1]))
+        return [*self.named, Problem(self.path, None, f"{more} more lines skipped after the first "
+                                     f"{MAX_NAMED} named ({summary})")]
 
 
 def _utf8(raw: bytes | memoryview) -> bool:
@@ -239,11 +311,11 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
                         progress(at - reported)
                         reported = at
         except EOFError:
-            parser.problems.append(
+            parser.named.append(
                 Problem(path, line, "gzip stream is truncated; lines before this one were kept")
             )
         except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            parser.problems.append(Problem(path, line, f"not a readable gzip file ({exc})"))
+            parser.named.append(Problem(path, line, f"not a readable gzip file ({exc})"))
         if progress:
             progress(os.fstat(packed.fileno()).st_size - reported)
 
@@ -258,9 +330,9 @@ def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:
         with gzip.open(path, "rb") as fh:
             return fh.read()
     except EOFError:
-        parser.problems.append(Problem(path, None, "gzip stream is truncated"))
+        parser.named.append(Problem(path, None, "gzip stream is truncated"))
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-        parser.problems.append(Problem(path, None, f"not a readable gzip file ({exc})"))
+        parser.named.append(Problem(path, None, f"not a readable gzip file ({exc})"))
     return None
 
 
@@ -284,7 +356,7 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
             raise ValueError("not UTF-8")
         items = msgspec.json.decode(body, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
     except RecursionError:
-        parser.problems.append(Problem(path, None, "nested too deeply to split into items"))
+        parser.named.append(Problem(path, None, "nested too deeply to split into items"))
         return
     except (msgspec.DecodeError, ValueError):
         if _holds_lines(data, start):
@@ -301,7 +373,7 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
             reason = "a .json log must hold an array of trial objects"
         except orjson.JSONDecodeError as exc:
             reason = _json_error(exc, body)
-        parser.problems.append(Problem(path, None, reason))
+        parser.named.append(Problem(path, None, reason))
         return
     if isinstance(items, dict):
         spans = [(start + (len(body) - len(bytes(body).lstrip())), bytes(body).strip())]
