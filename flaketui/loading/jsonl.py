@@ -32,11 +32,12 @@ after them are counted by reason and named in one summary problem, so that a fil
 garbage costs about what a file of trials costs."""
 GZIP_MAX_BYTES = 16 << 30
 """The most bytes a gzip file may expand to."""
-GZIP_MAX_RATIO = 200
+GZIP_MAX_RATIO = 400
 """The most a gzip file may expand, as decompressed bytes per compressed byte, once it has
-expanded past :data:`GZIP_RATIO_FLOOR` (JSON logs compress 5 to 30 times; deflate's
+expanded past :data:`GZIP_RATIO_FLOOR` (JSON logs compress 5 to 80 times; deflate's
 limit is about 1032)."""
-GZIP_RATIO_FLOOR = 64 << 20
+GZIP_RATIO_FLOOR = 8 << 20
+"""Decompressed bytes a gzip file may reach before its ratio is checked."""
 
 Progress = Callable[[int], None]
 """Called with the number of bytes just consumed."""
@@ -289,27 +290,54 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
     """Parse a gzip-compressed JSONL file; offsets are in the decompressed stream.
 
     A truncated or corrupt stream keeps every complete line read before the
-    damage and names the damage as a problem. ``progress`` is given the
+    damage and names the damage as a problem; so does a stream that expands beyond
+    :data:`GZIP_MAX_BYTES` or :data:`GZIP_MAX_RATIO` (a decompression bomb is refused
+    after a few megabytes, not read to its end). ``progress`` is given the
     compressed bytes consumed, the whole file's size in all.
     """
     import gzip
     import zlib
 
-    offset = 0
+    offset = 0  # of the first byte of buf, in the decompressed stream
     line = 1
     reported = 0
+    buf = bytearray()
     with open(path, "rb") as packed:
         try:
             with gzip.open(packed, "rb") as fh:
-                for raw in fh:
-                    body = raw[:-1] if raw.endswith(b"\n") else raw
-                    parser.feed(body, offset, line, body.isascii())
-                    offset += len(raw)
-                    line += 1
-                    if progress and line % 4096 == 0:
+                total = 0
+                while True:
+                    block = fh.read1(GZIP_BLOCK)  # what one read inflates: a cut stream keeps it
+                    if not block:
+                        break
+                    total += len(block)
+                    refused = _inflated_too_much(total, packed.tell())
+                    if refused:
+                        parser.named.append(Problem(path, line, f"{refused}; lines before this one were kept"))
+                        buf.clear()
+                        break
+                    scan = len(buf)
+                    buf += block
+                    start = 0
+                    find = buf.find
+                    while True:
+                        j = find(b"\n", scan)
+                        if j < 0:
+                            break
+                        if j > start:
+                            body = bytes(buf[start:j])
+                            parser.feed(body, offset + start, line, body.isascii())
+                        line += 1
+                        start = scan = j + 1
+                    del buf[:start]
+                    offset += start
+                    if progress:
                         at = packed.tell()
                         progress(at - reported)
                         reported = at
+            if buf:  # a last line without a newline
+                body = bytes(buf)
+                parser.feed(body, offset, line, body.isascii())
         except EOFError:
             parser.named.append(
                 Problem(path, line, "gzip stream is truncated; lines before this one were kept")
@@ -320,15 +348,39 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
             progress(os.fstat(packed.fileno()).st_size - reported)
 
 
+GZIP_BLOCK = 1 << 20
+"""Decompressed bytes read at a time from a gzip file (the bomb check runs per block)."""
+
+
+def _inflated_too_much(total: int, consumed: int) -> str | None:
+    """Why ``total`` decompressed bytes from ``consumed`` compressed ones are refused, if they are."""
+    if total > GZIP_MAX_BYTES:
+        return (f"gzip stream expands beyond {GZIP_MAX_BYTES >> 30} GB; refused as a likely "
+                "decompression bomb")
+    if total > GZIP_RATIO_FLOOR and total > GZIP_MAX_RATIO * max(consumed, 1):
+        return (f"gzip stream expands more than {GZIP_MAX_RATIO} times ({total} bytes from "
+                f"{consumed}); refused as a likely decompression bomb")
+    return None
+
+
 def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:
     """The decompressed bytes of a gzip file (a ``.json.gz`` array), or ``None`` with the
-    damage named as a problem."""
+    damage (or a decompression bomb, see :func:`read_gzip`) named as a problem."""
     import gzip
     import zlib
 
+    chunks = []
+    total = 0
     try:
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
+        with open(path, "rb") as packed, gzip.open(packed, "rb") as fh:
+            while block := fh.read(GZIP_BLOCK):
+                total += len(block)
+                refused = _inflated_too_much(total, packed.tell())
+                if refused:
+                    parser.named.append(Problem(path, None, refused))
+                    return None
+                chunks.append(block)
+        return b"".join(chunks)
     except EOFError:
         parser.named.append(Problem(path, None, "gzip stream is truncated"))
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
