@@ -105,27 +105,12 @@ class Tail:
         if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != seen or settled(st):
             return False
         digest = _hasher()
-        fh.seek(0)
-        left = self.pos
-        while left > 0:
-            block = fh.read(min(left, SCAN << 7))
-            if not block:
-                return True
-            digest.update(block)
-            left -= len(block)
-        return digest.digest() != self._digest.digest()
+        return _hash_range(fh, digest, 0, self.pos) < self.pos or digest.digest() != self._digest.digest()
 
     def advance(self, end: int, lines: int) -> None:
         """Record that the complete lines up to ``end`` (``lines`` of them) were read."""
         with open(self.path, "rb", buffering=0) as fh:
-            fh.seek(self.pos)
-            left = end - self.pos
-            while left > 0:
-                block = fh.read(min(left, SCAN << 7))
-                if not block:
-                    break
-                self._digest.update(block)
-                left -= len(block)
+            _hash_range(fh, self._digest, self.pos, end - self.pos)
             self._probe = self._read(fh, max(0, end - PROBE), min(PROBE, end))
         self.pos = end
         self.lines += lines
@@ -153,6 +138,19 @@ def _hasher() -> Any:
     import xxhash
 
     return xxhash.xxh3_128()
+
+
+def _hash_range(fh: Any, digest: Any, start: int, size: int) -> int:
+    """Feed ``size`` bytes of ``fh`` from ``start`` to ``digest``; the number there were."""
+    fh.seek(start)
+    done = 0
+    while done < size:
+        block = fh.read(min(size - done, SCAN << 7))
+        if not block:
+            break
+        digest.update(block)
+        done += len(block)
+    return done
 
 
 class LogWatcher:

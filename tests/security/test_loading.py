@@ -399,7 +399,8 @@ def test_garbage_first_lines_named_exactly_and_the_rest_counted(tmp_path: Path) 
     p.write_bytes(b"{oops\n" * 1500 + b'{"task": 1}\n' * 10 + b"\xff\n" * 5 + line("a", True))
     log = load_logs([p], use_cache=False)
     assert len(log) == 1
-    assert str(log.problems[0]) == f"{p}:1: not valid JSON (unexpected character, expected a string key: line 1 column 2 (char 1))"
+    assert str(log.problems[0]) == (f"{p}:1: not valid JSON (unexpected character, expected a string key: "
+                                    "line 1 column 2 (char 1))")
     assert [q.line for q in log.problems[:1000]] == list(range(1, 1001))
     assert str(log.problems[-1]) == (f"{p}: 515 more lines skipped after the first 1000 named "
                                      "(500 × not valid JSON; 10 × no outcome; 5 × not valid UTF-8)")
