@@ -20,8 +20,9 @@ again, silently. A timestamp says nothing about a rewrite within its own tick
 source modified less than :data:`SETTLE_NS` (or twice its filesystem's apparent
 granularity) before it was read, the entry also holds a digest of the source's
 whole content, checked on every use until the times can vouch (then the entry
-is rewritten without it). Settled sources are never read whole on a warm open. The cache is kept under :data:`MAX_BYTES`
-by evicting the least recently used entries (a hit marks its entry used).
+is rewritten without it). Settled sources are never read whole on a warm open.
+The cache is kept under :data:`MAX_BYTES` by evicting the least recently used
+entries (a hit marks its entry used).
 
 Entries live under the user's cache directory (``platformdirs.user_cache_dir``,
 e.g. ``~/.cache/flaketui/index`` on Linux), one ``.idx`` file each: a JSON
@@ -122,8 +123,9 @@ ALIGN = 64
 def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed] | None:
     """The cached (source kind, what it holds) of ``path`` as it is now, or ``None``:
     no entry, an entry for another state of the file, one that fails its checksum or
-    does not hold a well-formed index, or a source too recently modified to vouch for
-    (also when no format in :data:`~flaketui.loading.formats.FORMATS` gives that kind)."""
+    does not hold a well-formed index, or one stored before the source's times could
+    vouch for it whose content digest no longer matches; also when no format in
+    :data:`~flaketui.loading.formats.FORMATS` gives that kind."""
     name, who = _identity(path, fields)
     entry = cache_dir() / name
     try:
