@@ -11,6 +11,19 @@ modification time back (``touch -r``, ``rsync -t``, a copy that keeps times):
 no user can set it. Traces are never
 cached: they stay in the log and are read back by offset.
 
+Nothing in an entry is trusted unchecked. Every entry carries an xxHash
+(XXH3-128) of all its bytes after the digest: the header, which holds the
+source's identity (the key above), and every column. A mismatch, a truncated
+entry or a header that does not describe its arrays, and the file is parsed
+again, silently. A timestamp says nothing about a rewrite within its own tick
+(a filesystem with 1-second or 2-second times, or Linux's coarse clock): for a
+source modified less than :data:`SETTLE_NS` (or twice its filesystem's apparent
+granularity) before it was read, the entry also holds a digest of the source's
+whole content, checked on every use until the times can vouch (then the entry
+is rewritten without it). Settled sources are never read whole on a warm open.
+The cache is kept under :data:`MAX_BYTES` by evicting the least recently used
+entries (a hit marks its entry used).
+
 Entries live under the user's cache directory (``platformdirs.user_cache_dir``,
 e.g. ``~/.cache/flaketui/index`` on Linux), one ``.idx`` file each: a JSON
 header, then the raw arrays, mapped into memory and used in place (numpy's
@@ -23,6 +36,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -37,10 +51,15 @@ from flaketui.model import FieldMap, Problem
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
 turns it off for the whole process, the app included)."""
-FORMAT = 4
+FORMAT = 5
 """Bumped whenever parsing could give other columns for the same file."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""
+MAX_BYTES = 2 << 30
+"""The cache's size cap: beyond it, the least recently used entries are removed."""
+SETTLE_NS = 2_000_000_000
+"""A source modified less than this long before it is read (or twice its timestamps'
+granularity) is unsettled: a rewrite in the same tick would keep its times."""
 
 
 def cache_dir() -> Path:
@@ -74,49 +93,151 @@ def _key(who: str, st: os.stat_result) -> str:
     return orjson.dumps([who, _stamp(st)]).decode()
 
 
-MAGIC = b"flaketui-index\x00\x01"
+def granularity_ns(mtime_ns: int, ctime_ns: int) -> int:
+    """The apparent granularity of a file's timestamps: the largest power of ten
+    (up to a second, then 2 s for FAT's even seconds) that divides both times."""
+    g = 1
+    while g < 1_000_000_000 and mtime_ns % (g * 10) == 0 and ctime_ns % (g * 10) == 0:
+        g *= 10
+    if g == 1_000_000_000 and mtime_ns % (2 * g) == 0 and ctime_ns % (2 * g) == 0:
+        g *= 2
+    return g
+
+
+def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
+    """Whether ``st``'s times can vouch for its content: its last change (or status change)
+    lies more than :data:`SETTLE_NS` and its timestamps' granularity in the past (a time in
+    the future, from a skewed clock, is not settled)."""
+    stamp = _stamp(st)
+    mtime, ctime = stamp[3], stamp[4]
+    now = time.time_ns() if now_ns is None else now_ns
+    return now - max(mtime, ctime) >= max(SETTLE_NS, 2 * granularity_ns(mtime, ctime))
+
+
+MAGIC = b"flaketui-index\x00\x02"
+DIGEST = 16
+"""Bytes of the XXH3-128 digest that follows :data:`MAGIC`; it covers every byte after it."""
 ALIGN = 64
 
 
 def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed] | None:
-    """The cached (source kind, what it holds) of ``path`` as it is now, or ``None``
-    (also when no format in :data:`~flaketui.loading.formats.FORMATS` gives that kind)."""
+    """The cached (source kind, what it holds) of ``path`` as it is now, or ``None``:
+    no entry, an entry for another state of the file, one that fails its checksum or
+    does not hold a well-formed index, or one stored before the source's times could
+    vouch for it whose content digest no longer matches; also when no format in
+    :data:`~flaketui.loading.formats.FORMATS` gives that kind."""
     name, who = _identity(path, fields)
     entry = cache_dir() / name
     try:
         with open(entry, "rb", buffering=0) as fh:
-            # A private copy-on-write map: the arrays are writable (they become the log's),
-            # and pages no one reads (offsets, metrics) are never read from disk.
+            # A private copy-on-write map: the arrays are writable (they become the log's).
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-        if data[: len(MAGIC)] != MAGIC:
+        found = _read_entry(data, _key(who, st), str(path), entry)
+        if found is None:
             return None
-        start = len(MAGIC) + 8
-        size = int.from_bytes(data[len(MAGIC) : start], "little")
-        meta = orjson.loads(bytes(data[start : start + size]))
-        if meta.get("key") != _key(who, st):
-            return None
-        formats.format_of_kind(meta["kind"])  # a kind no format reads back is no use
-        arrays = {
-            a: np.frombuffer(data, dtype=np.dtype(dt), count=count, offset=offset)
-            for a, dt, count, offset in meta["arrays"]
-        }
-        columns = {c: arrays["c_" + c] for c in COLUMNS}
-        metrics = {m: arrays[f"m{i}"] for i, m in enumerate(meta["metrics"])}
-    except (OSError, KeyError, ValueError, TypeError, orjson.JSONDecodeError):
+        kind, parsed, content = found
+        if content is not None:  # stored before the source's times could vouch for it
+            if content != content_digest(path, st.st_size):
+                return None
+            if settled(st):  # they can now: keep an entry that needs no more reading
+                store(path, st, fields, kind, parsed)
+        return kind, parsed
+    except (OSError, KeyError, IndexError, ValueError, TypeError, OverflowError, orjson.JSONDecodeError):
         return None
-    spath = str(path)
-    problems = [Problem(spath, line, reason) for line, reason in meta["problems"]]
-    parsed = Parsed(runs=meta["runs"], tasks=meta["tasks"], groups=meta["groups"],
-                    metrics=metrics, problems=problems, **columns)
-    return meta["kind"], parsed
+
+
+def content_digest(path: Path, size: int) -> str:
+    """The XXH3-128 of the first ``size`` bytes of ``path`` (hex)."""
+    import xxhash
+
+    digest = xxhash.xxh3_128()
+    with open(path, "rb", buffering=0) as fh:
+        left = size
+        while left > 0:
+            block = fh.read(min(left, 8 << 20))
+            if not block:
+                break
+            digest.update(block)
+            left -= len(block)
+    return digest.hexdigest()
+
+
+def _read_entry(data: mmap.mmap, key: str, spath: str, entry: Path) -> tuple[str, Parsed, str | None] | None:
+    """The entry held in ``data`` if its checksum, key and arrays are right, else ``None``:
+    (source kind, what it holds, the source's content digest when it was stored unsettled)."""
+    import xxhash
+
+    body = len(MAGIC) + DIGEST
+    if data[: len(MAGIC)] != MAGIC:
+        return None
+    with memoryview(data) as view:
+        if xxhash.xxh3_128_digest(view[body:]) != data[len(MAGIC) : body]:
+            return None
+    start = body + 8
+    size = int.from_bytes(data[body:start], "little")
+    meta = orjson.loads(data[start : start + size])
+    if meta.get("key") != key:
+        return None
+    kind = meta["kind"]
+    formats.format_of_kind(kind)  # a kind no format reads back is no use
+    arrays = {
+        a: np.frombuffer(data, dtype=np.dtype(dt), count=count, offset=offset)
+        for a, dt, count, offset in meta["arrays"]
+    }
+    columns = {c: arrays["c_" + c] for c in COLUMNS}
+    metrics = {m: arrays[f"m{i}"] for i, m in enumerate(meta["metrics"])}
+    parsed = Parsed(runs=_names(meta["runs"]), tasks=_names(meta["tasks"]), groups=_names(meta["groups"]),
+                    metrics=metrics, problems=[Problem(spath, line, str(reason)) for line, reason in meta["problems"]],
+                    **columns)
+    if not _well_formed(parsed):
+        return None
+    try:
+        os.utime(entry)  # used now: the last to be evicted
+    except OSError:
+        pass
+    content = meta.get("content")
+    return kind, parsed, None if content is None else str(content)
+
+
+def _names(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(type(v) is str for v in value):
+        raise ValueError("a name table must be a list of strings")
+    return value
+
+
+_DTYPES = {"run": "i", "task": "i", "group": "i", "trial": "q", "outcome": "b", "score": "d",
+           "offset": "q", "length": "q", "line": "q", "has_trace": "b"}
+
+
+def _well_formed(p: Parsed) -> bool:
+    """Whether the columns agree with each other and with the name tables (a checksum
+    guards the bytes; this guards against an entry that was written wrong)."""
+    n = len(p)
+    for name, code in _DTYPES.items():
+        col = getattr(p, name)
+        if col.dtype != np.dtype(code) or col.shape != (n,):
+            return False
+    if any(m.dtype != np.float64 or m.shape != (n,) for m in p.metrics.values()):
+        return False
+    if n == 0:
+        return True
+    return bool(
+        0 <= p.run.min() and p.run.max() < len(p.runs) and 0 <= p.task.min() and p.task.max() < len(p.tasks)
+        and -1 <= p.group.min() and p.group.max() < len(p.groups)
+        and p.outcome.min() >= -1 and p.outcome.max() <= 1 and p.trial.min() >= -1
+    )
 
 
 def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str, parsed: Parsed) -> None:
-    """Keep what ``path`` held (as it was at ``st``); failures are ignored.
+    """Keep what ``path`` held (as it was at ``st``); failures are ignored. For a source
+    not :func:`settled` (its times can't tell a later rewrite in the same tick), the entry
+    also keeps a digest of its whole content, which every use checks until the times can
+    vouch. An entry that alone would exceed :data:`MAX_BYTES` is not kept.
 
-    Layout: :data:`MAGIC`, the length of the header (8 bytes, little-endian), the
-    header (JSON: key, names, problems and where each array lies), then the
-    arrays' bytes, each aligned to :data:`ALIGN`, read back without copying.
+    Layout: :data:`MAGIC`, the XXH3-128 digest of everything after it (16 bytes), the
+    length of the header (8 bytes, little-endian), the header (JSON: key, names,
+    problems and where each array lies), then the arrays' bytes, each aligned to
+    :data:`ALIGN`, read back without copying.
     """
     try:
         now = path.stat()
@@ -137,33 +258,76 @@ def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str, parsed: P
             "groups": parsed.groups,
             "metrics": metric_names,
             "problems": [(p.line, p.reason) for p in parsed.problems],
+            # times that can't tell a rewrite in the same tick: the content vouches instead
+            "content": None if settled(st) else content_digest(path, st.st_size),
         }
         # The header holds the offsets of the arrays after it, so its length is fixed
         # first with wide placeholders, then the offsets are filled in.
         table = [[a, v.dtype.str, int(v.size), 0] for a, v in arrays.items()]
         meta["arrays"] = [[a, dt, n, 1 << 62] for a, dt, n, _ in table]
         head_len = len(orjson.dumps(meta))
-        pos = _aligned(len(MAGIC) + 8 + head_len)
+        body = len(MAGIC) + DIGEST
+        pos = _aligned(body + 8 + head_len)
         for row, v in zip(table, arrays.values(), strict=True):
             row[3] = pos
             pos = _aligned(pos + v.nbytes)
+        if pos > MAX_BYTES:
+            return
         meta["arrays"] = table
         head = orjson.dumps(meta).ljust(head_len)
         import tempfile
 
+        import xxhash
+
+        digest = xxhash.xxh3_128()
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".idx")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + head_len.to_bytes(8, "little") + head)
-                for (_, _, _, offset), v in zip(table, arrays.values(), strict=True):
-                    fh.seek(offset)
-                    fh.write(v.tobytes())
-            os.replace(tmp, folder / name)  # no fsync: a torn entry reads as bad and is replaced
+                fh.write(MAGIC + bytes(DIGEST))
+                at = body
+                for offset, chunk in [(body, head_len.to_bytes(8, "little") + head)] + [
+                        (row[3], memoryview(v.reshape(-1)).cast("B")) for row, v in zip(table, arrays.values(),
+                                                                                        strict=True)]:
+                    for piece in (bytes(offset - at), chunk):
+                        digest.update(piece)
+                        fh.write(piece)
+                    at = offset + len(chunk)
+                tail = bytes(pos - at)  # the last array's padding: the file is exactly pos bytes
+                digest.update(tail)
+                fh.write(tail)
+                fh.seek(len(MAGIC))
+                fh.write(digest.digest())
+            os.replace(tmp, folder / name)  # no fsync: a torn entry fails its checksum and is replaced
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        evict(folder, keep=folder / name)
     except (OSError, ValueError, TypeError):
         return
+
+
+def evict(folder: Path, keep: Path | None = None, limit: int | None = None) -> None:
+    """Remove the least recently used entries (oldest modification time: a hit touches
+    its entry) until the folder's entries total at most ``limit`` (:data:`MAX_BYTES`)."""
+    limit = MAX_BYTES if limit is None else limit
+    found = []
+    for entry in folder.glob("*.idx"):
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        found.append((st.st_mtime_ns, st.st_size, entry))
+    total = sum(size for _, size, _ in found)
+    for _, size, entry in sorted(found, key=lambda f: f[0]):
+        if total <= limit:
+            break
+        if entry == keep:
+            continue
+        try:
+            entry.unlink()
+        except OSError:
+            continue
+        total -= size
 
 
 def _aligned(pos: int) -> int:

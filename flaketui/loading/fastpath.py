@@ -47,6 +47,8 @@ _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
 """orjson reads integers in this range exactly and larger ones as floats."""
 
 _ROLES = ("run", "task", "trial", "passed", "score", "group")
+_MALFORMED = ("JSON is malformed", "Input data was truncated")
+"""How msgspec starts the message of a syntax error (the line is not JSON at all)."""
 
 
 def _trace_stand_in(raw: msgspec.Raw) -> list[Any] | None | bool:
@@ -92,6 +94,8 @@ class FastDecoder:
         rename.update({f"r{i}": n for i, n in enumerate(self.raw_names)})
         self._loose = msgspec.json.Decoder(msgspec.defstruct("LooseTrial", spec, rename=rename))
         self._names = self.loose_names + self.raw_names
+        self.malformed = False
+        """Whether the last :meth:`typed` found a syntax error (not a field of another type)."""
         self._typed, self.typed_roles = self._typed_decoder(fields)
 
     def _typed_decoder(
@@ -132,12 +136,17 @@ class FastDecoder:
         return msgspec.json.Decoder(struct), where
 
     def typed(self, line: bytes | memoryview) -> Any:
-        """The typed struct of ``line``, or ``None`` when a field has another type."""
+        """The typed struct of ``line``, or ``None`` when a field has another type, or the
+        line is not JSON: then :attr:`malformed` is true."""
+        self.malformed = False
         if self._typed is None:
             return None
         try:
             return self._typed.decode(line)
-        except (msgspec.DecodeError, RecursionError):  # nested deeper than msgspec goes
+        except msgspec.DecodeError as exc:
+            self.malformed = str(exc).startswith(_MALFORMED)
+            return None
+        except RecursionError:  # nested deeper than msgspec goes
             return None
 
     def loose(self, line: bytes | memoryview) -> dict[str, Any] | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,18 @@ if TYPE_CHECKING:  # imported when parsing starts: a warm open from the cache ne
 BLOCK = 8 << 20
 """Bytes read at a time from a plain JSONL file."""
 BOM = b"\xef\xbb\xbf"
+MAX_NAMED = 1000
+"""Problems a :class:`LineParser` names one by one (``file:line: reason``); the lines
+after them are counted by reason and named in one summary problem, so that a file of
+garbage costs about what a file of trials costs."""
+GZIP_MAX_BYTES = 16 << 30
+"""The most bytes a gzip file may expand to."""
+GZIP_MAX_RATIO = 400
+"""The most a gzip file may expand, as decompressed bytes per compressed byte, once it has
+expanded past :data:`GZIP_RATIO_FLOOR` (JSON logs compress 5 to 80 times; deflate's
+limit is about 1032)."""
+GZIP_RATIO_FLOOR = 8 << 20
+"""Decompressed bytes a gzip file may reach before its ratio is checked."""
 
 Progress = Callable[[int], None]
 """Called with the number of bytes just consumed."""
@@ -58,6 +72,34 @@ def loads(data: bytes | memoryview) -> Any:
         return json.loads(text, parse_constant=_refuse_constant, parse_int=_int_as_orjson)
 
 
+_LONG_DIGITS = re.compile(rb"\d{20}")
+"""Twenty digits in a row: maybe an integer orjson reads as a float (beyond 64 bits)."""
+
+
+def loads_exact(data: bytes | memoryview) -> Any:
+    """As :func:`loads`, but integers beyond 64 bits (and within the double range) are
+    kept exact: a task id 10**29 + 1 stays that number, not the double next to 10**29.
+
+    orjson reads such integers as floats, so two ids that differ in their last digits
+    would become one task. Only a line holding twenty digits in a row pays for the
+    second, exact parse (Python's ``json``).
+    """
+    obj = loads(data)
+    if _LONG_DIGITS.search(data) is None:
+        return obj
+    return json.loads(bytes(data).decode("utf-8"), parse_constant=_refuse_constant,
+                      parse_int=_int_exact)
+
+
+def _int_exact(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= _DOUBLE_MAX else float(text)
+
+
+_DOUBLE_MAX = int(sys.float_info.max)
+"""Integers beyond this are beyond the double range: read as ±inf, as :func:`loads` does."""
+
+
 def _refuse_constant(name: str) -> Any:
     raise orjson.JSONDecodeError(f"{name} is not JSON", name, 0)
 
@@ -79,7 +121,10 @@ class LineParser:
     def __init__(self, path: str, sink: RecordSink) -> None:
         self.path = path
         self.sink = sink
-        self.problems: list[Problem] = []
+        self.named: list[Problem] = []
+        """The first :data:`MAX_NAMED` problems, and every file-level one."""
+        self.unnamed: dict[str, int] = {}
+        """Lines skipped after those, counted by the start of their reason."""
         from flaketui.loading.fastpath import FastDecoder, typed_adder
 
         self.fast: FastDecoder = FastDecoder(sink.fields)
@@ -97,24 +142,52 @@ class LineParser:
             raw = raw[3:]
             offset = 3
         obj: Any = None
-        if is_ascii or _utf8(raw):
+        text = is_ascii or _utf8(raw)
+        if text:
             fast = self.fast
             rec = fast.typed(raw)
             if rec is not None and self._add_typed is not None and self._add_typed(
                     rec, offset, len(raw), line):
                 return
-            obj = fast.loose(raw)
+            if not fast.malformed:
+                obj = fast.loose(raw)
+            elif len(self.named) >= MAX_NAMED:  # not JSON, and past the lines named: count it
+                if bytes(raw).strip():
+                    self._count("not valid JSON")
+                return
+        elif len(self.named) >= MAX_NAMED:  # orjson reads UTF-8 only: past the lines named, count it
+            self._count("not valid UTF-8")
+            return
         if obj is None:
             try:
-                obj = loads(raw)
+                obj = loads_exact(raw)
             except orjson.JSONDecodeError as exc:
                 if not bytes(raw).strip():
                     return  # blank line: nothing to say
-                self.problems.append(Problem(self.path, line, what + _json_error(exc, raw)))
+                if len(self.named) < MAX_NAMED:
+                    self.named.append(Problem(self.path, line, what + _json_error(exc, raw)))
+                else:
+                    self._count("not valid JSON" if text else "not valid UTF-8")
                 return
         reason = self.sink.add(obj, offset, len(raw), line)
         if reason is not None:
-            self.problems.append(Problem(self.path, line, what + reason))
+            if len(self.named) < MAX_NAMED:
+                self.named.append(Problem(self.path, line, what + reason))
+            else:
+                self._count(reason.split(" (")[0].split(",")[0])
+
+    def _count(self, reason: str) -> None:
+        self.unnamed[reason] = self.unnamed.get(reason, 0) + 1
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The problems named, then (if more lines were skipped) one that counts the rest."""
+        if not self.unnamed:
+            return self.named
+        more = sum(self.unnamed.values())
+        summary = "; ".join(f"{n} × {r}" for r, n in sorted(self.unnamed.items(), key=lambda x: -x[1]))
+        return [*self.named, Problem(self.path, None, f"{more} more lines skipped after the first "
+                                     f"{MAX_NAMED} named ({summary})")]
 
 
 def _utf8(raw: bytes | memoryview) -> bool:
@@ -217,50 +290,101 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
     """Parse a gzip-compressed JSONL file; offsets are in the decompressed stream.
 
     A truncated or corrupt stream keeps every complete line read before the
-    damage and names the damage as a problem. ``progress`` is given the
+    damage and names the damage as a problem; so does a stream that expands beyond
+    :data:`GZIP_MAX_BYTES` or :data:`GZIP_MAX_RATIO` (a decompression bomb is refused
+    after a few megabytes, not read to its end). ``progress`` is given the
     compressed bytes consumed, the whole file's size in all.
     """
     import gzip
     import zlib
 
-    offset = 0
+    offset = 0  # of the first byte of buf, in the decompressed stream
     line = 1
     reported = 0
+    buf = bytearray()
     with open(path, "rb") as packed:
         try:
             with gzip.open(packed, "rb") as fh:
-                for raw in fh:
-                    body = raw[:-1] if raw.endswith(b"\n") else raw
-                    parser.feed(body, offset, line, body.isascii())
-                    offset += len(raw)
-                    line += 1
-                    if progress and line % 4096 == 0:
+                total = 0
+                while True:
+                    block = fh.read1(GZIP_BLOCK)  # what one read inflates: a cut stream keeps it
+                    if not block:
+                        break
+                    total += len(block)
+                    refused = _inflated_too_much(total, packed.tell())
+                    if refused:
+                        parser.named.append(Problem(path, line, f"{refused}; lines before this one were kept"))
+                        buf.clear()
+                        break
+                    scan = len(buf)
+                    buf += block
+                    start = 0
+                    find = buf.find
+                    while True:
+                        j = find(b"\n", scan)
+                        if j < 0:
+                            break
+                        if j > start:
+                            body = bytes(buf[start:j])
+                            parser.feed(body, offset + start, line, body.isascii())
+                        line += 1
+                        start = scan = j + 1
+                    del buf[:start]
+                    offset += start
+                    if progress:
                         at = packed.tell()
                         progress(at - reported)
                         reported = at
+            if buf:  # a last line without a newline
+                body = bytes(buf)
+                parser.feed(body, offset, line, body.isascii())
         except EOFError:
-            parser.problems.append(
+            parser.named.append(
                 Problem(path, line, "gzip stream is truncated; lines before this one were kept")
             )
         except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            parser.problems.append(Problem(path, line, f"not a readable gzip file ({exc})"))
+            parser.named.append(Problem(path, line, f"not a readable gzip file ({exc})"))
         if progress:
             progress(os.fstat(packed.fileno()).st_size - reported)
 
 
+GZIP_BLOCK = 1 << 20
+"""Decompressed bytes read at a time from a gzip file (the bomb check runs per block)."""
+
+
+def _inflated_too_much(total: int, consumed: int) -> str | None:
+    """Why ``total`` decompressed bytes from ``consumed`` compressed ones are refused, if they are."""
+    if total > GZIP_MAX_BYTES:
+        return (f"gzip stream expands beyond {GZIP_MAX_BYTES >> 30} GB; refused as a likely "
+                "decompression bomb")
+    if total > GZIP_RATIO_FLOOR and total > GZIP_MAX_RATIO * max(consumed, 1):
+        return (f"gzip stream expands more than {GZIP_MAX_RATIO} times ({total} bytes from "
+                f"{consumed}); refused as a likely decompression bomb")
+    return None
+
+
 def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:
     """The decompressed bytes of a gzip file (a ``.json.gz`` array), or ``None`` with the
-    damage named as a problem."""
+    damage (or a decompression bomb, see :func:`read_gzip`) named as a problem."""
     import gzip
     import zlib
 
+    chunks = []
+    total = 0
     try:
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
+        with open(path, "rb") as packed, gzip.open(packed, "rb") as fh:
+            while block := fh.read(GZIP_BLOCK):
+                total += len(block)
+                refused = _inflated_too_much(total, packed.tell())
+                if refused:
+                    parser.named.append(Problem(path, None, refused))
+                    return None
+                chunks.append(block)
+        return b"".join(chunks)
     except EOFError:
-        parser.problems.append(Problem(path, None, "gzip stream is truncated"))
+        parser.named.append(Problem(path, None, "gzip stream is truncated"))
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-        parser.problems.append(Problem(path, None, f"not a readable gzip file ({exc})"))
+        parser.named.append(Problem(path, None, f"not a readable gzip file ({exc})"))
     return None
 
 
@@ -284,7 +408,7 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
             raise ValueError("not UTF-8")
         items = msgspec.json.decode(body, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
     except RecursionError:
-        parser.problems.append(Problem(path, None, "nested too deeply to split into items"))
+        parser.named.append(Problem(path, None, "nested too deeply to split into items"))
         return
     except (msgspec.DecodeError, ValueError):
         if _holds_lines(data, start):
@@ -301,7 +425,7 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
             reason = "a .json log must hold an array of trial objects"
         except orjson.JSONDecodeError as exc:
             reason = _json_error(exc, body)
-        parser.problems.append(Problem(path, None, reason))
+        parser.named.append(Problem(path, None, reason))
         return
     if isinstance(items, dict):
         spans = [(start + (len(body) - len(bytes(body).lstrip())), bytes(body).strip())]

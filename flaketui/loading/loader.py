@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -25,16 +26,23 @@ ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
 
 
-def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None = None) -> list[Path]:
     """Expand files, directories (every log file inside, recursively) and globs.
+
+    Inside a directory (or among a glob's matches), what can't be a log is passed
+    over and, when ``skipped`` is given, named there as a :class:`Problem`: a folder
+    that can't be listed, a link to nothing, a FIFO, socket or device with a log's
+    name (never opened: a FIFO would block the read for good).
 
     Raises
     ------
     InputError
-        If a path does not exist, a glob matches nothing, or a directory holds no log.
+        If a path does not exist, is given by name but is not a regular file, a glob
+        matches nothing, or a directory holds no log and nothing was skipped in it.
     """
     out: list[Path] = []
     suffixes = formats.log_suffixes()
+    passed: list[Problem] = [] if skipped is None else skipped
     for raw in paths:
         text = os.fspath(raw)
         if any(ch in text for ch in "*?[") and not os.path.exists(text):
@@ -43,18 +51,19 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             matches = sorted(glob.glob(text, recursive=True))
             if not matches:
                 raise InputError(f"{text}: no file matches this pattern")
-            out.extend(Path(m) for m in matches if os.path.isfile(m) and not is_triage_file(m))
+            for m in matches:
+                if not is_triage_file(m) and _usable(Path(m), passed, dirs_too=False):
+                    out.append(Path(m))
             continue
         path = Path(text)
         if path.is_dir():
             from flaketui.sidecar import is_triage_file
 
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and p.name.lower().endswith(suffixes)
-                and not is_triage_file(p.name)
-            )
-            if not found:
+            before = len(passed)
+            found = sorted(p for p in _walk(path, passed)
+                           if p.name.lower().endswith(suffixes) and not is_triage_file(p.name)
+                           and _usable(p, passed, dirs_too=True))
+            if not found and len(passed) == before:
                 raise InputError(f"{path}: directory holds no .jsonl, .jsonl.gz, .json or .eval log")
             out.extend(found)
         elif path.is_file():
@@ -71,6 +80,54 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             seen.add(key)
             unique.append(p)
     return unique
+
+
+def _walk(top: Path, skipped: list[Problem]) -> Iterable[Path]:
+    """Every entry below ``top`` that is not a directory (links to folders followed,
+    each folder once); a folder that can't be listed is named in ``skipped``."""
+    seen: set[tuple[int, int]] = set()
+
+    def unreadable(exc: OSError) -> None:
+        skipped.append(Problem(str(exc.filename or top), None,
+                               f"cannot list this folder ({exc.strerror or exc}); skipped"))
+
+    for folder, dirs, files in os.walk(top, onerror=unreadable, followlinks=True):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []  # a link loop, or a folder reached twice
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        base = Path(folder)
+        yield from (base / name for name in files)
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def _usable(path: Path, skipped: list[Problem], dirs_too: bool) -> bool:
+    """Whether ``path`` is a regular file (after links); if not, say why in ``skipped``
+    (a directory among a glob's matches is passed over without a word)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        skipped.append(Problem(str(path), None, "a link to a missing file; skipped"))
+        return False
+    except OSError as exc:
+        skipped.append(Problem(str(path), None, f"cannot read it ({exc.strerror or exc}); skipped"))
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    if stat.S_ISDIR(mode):
+        if dirs_too:
+            skipped.append(Problem(str(path), None, "a folder with a log's name; skipped"))
+        return False
+    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    skipped.append(Problem(str(path), None, f"{what}, not a regular file: not opened; skipped"))
+    return False
 
 
 def build_log(sources: Sequence[Source], pieces: Sequence[Parsed]) -> TrialLog:
@@ -193,8 +250,15 @@ def load_logs(
     fields = fields or FieldMap()
     if use_cache is None:
         use_cache = cache.ENABLED
-    files = expand_paths(paths)
-    total = sum(_stat(f).st_size for f in files) or 1
+    skipped: list[Problem] = []
+    files = expand_paths(paths, skipped)
+    stats = {}
+    for f in files:
+        try:
+            stats[f] = f.stat()
+        except OSError as exc:  # removed since it was listed
+            skipped.append(_unreadable(f, exc))
+    total = sum(st.st_size for st in stats.values()) or 1
     done = 0
 
     def tick(nbytes: int) -> None:
@@ -206,7 +270,15 @@ def load_logs(
     sources: list[Source] = []
     pieces: list[Parsed] = []
     for path in files:
-        st = _stat(path)  # now: a file that grew since is read (and cached) as it is now
+        try:
+            st = path.stat()  # now: a file that grew since is read (and cached) as it is now
+        except OSError as exc:
+            if path in stats:
+                skipped.append(_unreadable(path, exc))
+            continue
+        if not stat.S_ISREG(st.st_mode):  # replaced by a FIFO or device since it was listed
+            skipped.append(Problem(str(path), None, "not a regular file: not opened; skipped"))
+            continue
         size = st.st_size
         cached = None
         if use_cache and size >= cache.MIN_BYTES:
@@ -217,30 +289,29 @@ def load_logs(
         else:
             try:
                 kind, piece = read_file(path, size, fields, workers, tick)
-            except OSError as exc:
-                raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+            except OSError as exc:  # one unreadable file: named, and the others read
+                skipped.append(_unreadable(path, exc))
+                continue
             if use_cache and size >= cache.MIN_BYTES:
                 cache.store(path, st, fields, kind, piece)
         sources.append(Source(str(path), kind))
         pieces.append(piece)
-    notices = runnames.rename_runs(files, pieces, fields)  # runs of different folders never merge
+    read = [Path(s.path) for s in sources]  # the files that gave a piece (skipped ones gave none)
+    notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
-    log.problems[:0] = notices
+    log.problems[:0] = [*skipped, *notices]
     runnames.attach_run_meta(log)
     if len(log) == 0:
-        names = ", ".join(str(f) for f in files)
+        names = ", ".join(str(f) for f in files) or ", ".join(os.fspath(p) for p in paths)
         first = f" (first problem: {log.problems[0]})" if log.problems else ""
         more = f", and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
         raise InputError(f"no usable trials in {names}{first[:-1] + more + ')' if first else ''}")
     return log
 
 
-def _stat(path: Path) -> os.stat_result:
-    try:
-        return path.stat()
-    except OSError as exc:  # removed since it was listed, or not allowed
-        raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+def _unreadable(path: Path, exc: OSError) -> Problem:
+    return Problem(str(path), None, f"cannot read it ({exc.strerror or exc}); skipped")
 
 
 def read_file(

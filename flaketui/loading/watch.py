@@ -4,13 +4,19 @@
 have been read and says what changed since: nothing, new complete lines (a
 half-written last line waits for its newline), or a reset (the file was
 truncated, replaced by another file, or rewritten in place: it is read again).
+An in-place rewrite is seen by any of: the bytes just before the read position
+changed, the size stayed while the modification or status-change time moved, or,
+while those times are too recent to vouch for the content (a rewrite within the
+same timestamp tick keeps them; see :func:`flaketui.loading.cache.settled`), a
+digest of every byte read no longer matches.
 
 :class:`LogWatcher` keeps one parsed state per file and rebuilds the
 :class:`~flaketui.model.TrialLog` when a poll finds a change: new lines of a file
 whose format is ``appendable`` (plain JSONL) are parsed alone and appended; any
 other change reloads that file (gzip, JSON arrays and Inspect logs are rewritten
 whole by the tools that write them). New files matching the given directories or
-globs are picked up. No Textual, no Rich.
+globs are picked up, and a file no longer there (removed from a watched folder)
+drops its trials. No Textual, no Rich.
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from flaketui.loading import formats
+from flaketui.loading.cache import content_digest, settled
 from flaketui.loading.loader import build_log, expand_paths, read_file
 from flaketui.loading.parsed import Merger, Parsed
-from flaketui.model import FieldMap, InputError, Source, TrialLog
+from flaketui.model import FieldMap, InputError, Problem, Source, TrialLog
 
 PROBE = 64
 """Bytes before the read position that must be unchanged for a file to count as grown."""
@@ -57,6 +64,10 @@ class Tail:
         """Complete lines read (blank ones included), to number the next ones."""
         self._ident: tuple[int, int] | None = None
         self._probe = b""
+        self._seen: tuple[int, int, int] | None = None
+        """(size, mtime_ns, ctime_ns) at the last check."""
+        self._digest = _hasher()
+        """XXH3-128 of the bytes ``[0, pos)`` as they were read."""
 
     def check(self) -> Change:
         """Compare the file with what was read; does not move :attr:`pos` (see :meth:`advance`)."""
@@ -65,10 +76,13 @@ class Tail:
             with open(self.path, "rb", buffering=0) as fh:
                 ident = (st.st_dev, st.st_ino)
                 fresh = self._ident is None
+                seen, self._seen = self._seen, (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 if not fresh and (ident != self._ident or st.st_size < self.pos
                                   or self._read(fh, self.pos - len(self._probe), len(self._probe))
-                                  != self._probe):
+                                  != self._probe
+                                  or self._rewritten(fh, st, seen)):
                     self._ident, self.pos, self.lines, self._probe = ident, 0, 0, b""
+                    self._digest = _hasher()
                     return Change("reset", 0, self._last_newline(fh, 0, st.st_size))
                 self._ident = ident
                 end = self._last_newline(fh, self.pos, st.st_size)
@@ -80,12 +94,26 @@ class Tail:
             return Change("none")
         return Change("grew", self.pos, end)
 
+    def _rewritten(self, fh: Any, st: os.stat_result, seen: tuple[int, int, int] | None) -> bool:
+        """Whether the bytes read were rewritten in place although the size did not shrink:
+        the size is the same but the times moved, or the times can't vouch for the content
+        (too recent) and the bytes read hash otherwise."""
+        if seen is None:
+            return False
+        if st.st_size == seen[0] and (st.st_mtime_ns, st.st_ctime_ns) != seen[1:]:
+            return True
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != seen or settled(st):
+            return False
+        digest = _hasher()
+        return _hash_range(fh, digest, 0, self.pos) < self.pos or digest.digest() != self._digest.digest()
+
     def advance(self, end: int, lines: int) -> None:
         """Record that the complete lines up to ``end`` (``lines`` of them) were read."""
+        with open(self.path, "rb", buffering=0) as fh:
+            _hash_range(fh, self._digest, self.pos, end - self.pos)
+            self._probe = self._read(fh, max(0, end - PROBE), min(PROBE, end))
         self.pos = end
         self.lines += lines
-        with open(self.path, "rb", buffering=0) as fh:
-            self._probe = self._read(fh, max(0, end - PROBE), min(PROBE, end))
 
     @staticmethod
     def _read(fh: Any, at: int, n: int) -> bytes:
@@ -106,6 +134,25 @@ class Tail:
         return floor
 
 
+def _hasher() -> Any:
+    import xxhash
+
+    return xxhash.xxh3_128()
+
+
+def _hash_range(fh: Any, digest: Any, start: int, size: int) -> int:
+    """Feed ``size`` bytes of ``fh`` from ``start`` to ``digest``; the number there were."""
+    fh.seek(start)
+    done = 0
+    while done < size:
+        block = fh.read(min(size - done, SCAN << 7))
+        if not block:
+            break
+        digest.update(block)
+        done += len(block)
+    return done
+
+
 class LogWatcher:
     """The trials of ``paths``, kept up to date by :meth:`poll`."""
 
@@ -113,6 +160,7 @@ class LogWatcher:
         self.paths = list(paths)
         self.fields = fields or FieldMap()
         self._files: dict[Path, _Followed] = {}
+        self._skipped: list[Problem] = []
 
     def load(self) -> TrialLog:
         """Read every file as it is now (complete lines only).
@@ -128,12 +176,18 @@ class LogWatcher:
     def poll(self) -> bool:
         """Read what changed since the last poll; ``True`` if anything did."""
         changed = False
+        skipped: list[Problem] = []
         try:
-            paths = expand_paths(self.paths)
+            paths = expand_paths(self.paths, skipped)
         except InputError:
             if not self._files:
                 raise
             return False  # a file is being replaced: look again at the next poll
+        if skipped != self._skipped:
+            self._skipped, changed = skipped, True
+        for gone in set(self._files) - set(paths):  # removed from a watched folder
+            del self._files[gone]
+            changed = True
         for path in paths:
             followed = self._files.get(path)
             if followed is None:
@@ -149,6 +203,7 @@ class LogWatcher:
         sources = [Source(str(path), followed.kind) for path, followed in self._files.items()]
         log = build_log(sources, [followed.parsed() for followed in self._files.values()])
         log.fields = self.fields
+        log.problems[:0] = self._skipped
         if len(log) == 0:
             names = ", ".join(str(p) for p in self._files) or ", ".join(map(str, self.paths))
             raise InputError(f"no usable trials in {names} yet")
@@ -167,6 +222,7 @@ class _Followed:
         self.tail = Tail(path)
         self.pieces: list[Parsed] = []  # line numbers are the file's
         self._stamp: tuple[int, ...] | None = None
+        self._content: str | None = None  # the digest of what was read, while its times can't vouch
 
     def update(self) -> bool:
         if not self.plain:
@@ -189,8 +245,14 @@ class _Followed:
             return False
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         if stamp == self._stamp:
-            return False
+            if self._content is None:
+                return False
+            if content_digest(self.path, st.st_size) == self._content:
+                if settled(st):
+                    self._content = None  # the times vouch from now on
+                return False
         self._stamp = stamp
+        self._content = None if settled(st) else content_digest(self.path, st.st_size)
         self.kind, piece = read_file(self.path, st.st_size, self.fields, None, lambda n: None)
         self.pieces = [piece]
         return True

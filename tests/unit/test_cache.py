@@ -187,8 +187,9 @@ def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> Non
 def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gone = tmp_path / "gone.jsonl"  # listed, then removed before it was read
-    monkeypatch.setattr(loader_mod, "expand_paths", lambda paths: [gone])
-    with pytest.raises(InputError, match=f"^{gone}: cannot read it .No such file or directory.$"):
+    monkeypatch.setattr(loader_mod, "expand_paths", lambda paths, skipped=None: [gone])
+    with pytest.raises(InputError, match=f"^no usable trials in {gone} .first problem: {gone}: "
+                       "cannot read it .No such file or directory.; skipped.$"):
         load_logs([gone])
     monkeypatch.undo()
     p = write_log(tmp_path / "run.jsonl")
@@ -197,5 +198,38 @@ def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
         raise PermissionError(13, "Permission denied", str(p))
 
     monkeypatch.setattr(loader_mod, "read_file", denied)
-    with pytest.raises(InputError, match=f"^{p}: cannot read it .Permission denied.$"):
+    with pytest.raises(InputError, match=f"^no usable trials in {p} .first problem: {p}: "
+                       "cannot read it .Permission denied.; skipped.$"):
         load_logs([p], use_cache=False)
+
+
+def test_timestamp_granularity_and_settling() -> None:
+    second = 1_000_000_000
+    assert cache.granularity_ns(1_700_000_000_123_456_789, 1_700_000_000_123_456_789) == 1
+    assert cache.granularity_ns(1_700_000_001 * second, 1_700_000_001 * second) == second  # ext3, HFS+
+    assert cache.granularity_ns(1_700_000_002 * second, 1_700_000_002 * second) == 2 * second  # FAT
+    assert cache.granularity_ns(1_700_000_000_120_000_000, 1_700_000_000_123_000_000) == 1_000_000
+
+    class Stat:
+        st_dev = st_ino = st_size = 0
+
+        def __init__(self, mtime: int, ctime: int) -> None:
+            self.st_mtime_ns, self.st_ctime_ns = mtime, ctime
+
+    now = 1_700_000_100 * second
+    assert cache.settled(Stat(now - 3 * second + 7, now - 3 * second + 7), now)  # type: ignore[arg-type]
+    assert not cache.settled(Stat(now - second + 7, now - second + 7), now)  # type: ignore[arg-type]
+    # 1-second times: a change 3 s ago settles; the status change 1 s ago does not
+    assert not cache.settled(Stat(now - 3 * second, now - second), now)  # type: ignore[arg-type]
+    assert not cache.settled(Stat(now + 5 * second, now + 5 * second), now)  # type: ignore[arg-type]  # skew
+
+
+def test_evict_keeps_the_newest_entries_under_the_cap(tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    for i in range(5):
+        entry = folder / f"{i}.idx"
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, ns=(i * 10**9, i * 10**9))
+    cache.evict(folder, keep=folder / "0.idx", limit=250)
+    assert sorted(p.name for p in folder.glob("*.idx")) == ["0.idx", "4.idx"]

@@ -246,3 +246,34 @@ def test_whole_file_rewrite_keeping_size_and_mtime_is_seen(tmp_path: Path) -> No
     os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert watcher.poll() is True
     assert watcher.log().tasks == ["b"]
+
+
+def test_same_tick_rewrite_is_found_by_the_digest_of_what_was_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A same-size rewrite that keeps size, mtime and ctime (one timestamp tick) and the last
+    64 bytes: while the times are too recent to vouch, the bytes read are hashed again."""
+    import time
+    from types import SimpleNamespace
+
+    p = tmp_path / "live.jsonl"
+    pad = b"".join(orjson.dumps({"task": f"pad{i}", "passed": 1}) + b"\n" for i in range(4))
+    p.write_bytes(orjson.dumps({"task": "a", "passed": 1}) + b"\n" + pad)
+    tick = time.time_ns()
+    real = os.stat
+
+    def one_tick(path: object, *args: object, **kwargs: object) -> object:
+        st = real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if os.fspath(path) != str(p):  # type: ignore[arg-type]
+            return st
+        return SimpleNamespace(st_dev=st.st_dev, st_ino=st.st_ino, st_size=st.st_size, st_mode=st.st_mode,
+                               st_mtime_ns=tick, st_ctime_ns=tick)
+
+    monkeypatch.setattr(os, "stat", one_tick)
+    watcher = LogWatcher([p])
+    assert watcher.load().outcome.tolist()[0] == 1
+    with open(p, "r+b") as fh:
+        fh.write(orjson.dumps({"task": "a", "passed": 0}))
+    assert watcher.poll() is True
+    log = watcher.log()
+    monkeypatch.undo()
+    assert_same(log, load_logs([p], use_cache=False))

@@ -94,7 +94,11 @@ class InspectLog(LogFormat):
 
     def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
              workers: int | None, tick: Tick) -> Parsed:
-        parsed = read_inspect(path, fields, default_run)
+        refused = zip_bomb(path) if path.name.lower().endswith(".eval") else None
+        if refused is not None:
+            parsed = Parsed.empty([Problem(str(path), None, f"not a readable Inspect AI log ({refused})")])
+        else:
+            parsed = read_inspect(path, fields, default_run)
         tick(size)
         return parsed
 
@@ -108,6 +112,37 @@ class InspectLog(LogFormat):
         sample_id, epoch = ids[offset]
         sample = log.read_eval_log_sample(source.path, id=sample_id, epoch=epoch)
         return Record(sample.model_dump(mode="json", exclude_none=True), None)
+
+
+ZIP_MAX_BYTES = 16 << 30
+"""The most bytes an ``.eval`` archive's members may declare in all."""
+ZIP_MAX_RATIO = 400
+"""The most a member may expand (declared size per compressed byte) once it declares more
+than :data:`ZIP_RATIO_FLOOR` (JSON compresses 5 to 80 times; deflate's limit is about 1032)."""
+ZIP_RATIO_FLOOR = 8 << 20
+
+
+def zip_bomb(path: Path) -> str | None:
+    """Why the ``.eval`` zip at ``path`` is refused before ``inspect_ai`` reads it, if it is:
+    its members declare more than :data:`ZIP_MAX_BYTES`, or one expands more than
+    :data:`ZIP_MAX_RATIO` times. Only the central directory is read; Python's ``zipfile``
+    (which ``inspect_ai`` reads with) never inflates a member beyond its declared size."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None  # not a zip at all: inspect_ai names the damage
+    total = 0
+    for info in members:
+        total += info.file_size
+        if info.file_size > ZIP_RATIO_FLOOR and info.file_size > ZIP_MAX_RATIO * max(info.compress_size, 1):
+            return (f"member {info.filename!r} expands {info.file_size // max(info.compress_size, 1)} times "
+                    f"to {info.file_size} bytes; refused as a likely decompression bomb")
+    if total > ZIP_MAX_BYTES:
+        return f"members expand to {total} bytes in all; refused as a likely decompression bomb"
+    return None
 
 
 def read_inspect(path: Path, fields: FieldMap, default_run: str) -> Parsed:
