@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -61,6 +62,9 @@ def fail(message: str) -> None:
     sys.exit(EXIT_INPUT)
 
 
+_COUNTED = re.compile(r"(\d+) more (lines skipped after the first \d+ named)")
+
+
 def report_problems(log: TrialLog, start: int = 0) -> None:
     """Name each skipped line on stderr (file:line: reason), the first 20 one by one
     (from ``log.problems[start]``: --watch names only the new ones)."""
@@ -68,11 +72,13 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {visible(p)}", err=True)
     if len(problems) > MAX_PROBLEMS_SHOWN:
-        more = len(problems) - MAX_PROBLEMS_SHOWN
+        more = 0
         by_reason: dict[str, int] = {}
         for p in problems[MAX_PROBLEMS_SHOWN:]:
-            key = p.reason.split(" (")[0].split(":")[0]
-            by_reason[key] = by_reason.get(key, 0) + 1
+            counted = _COUNTED.match(p.reason)  # a file's summary of the lines it did not name
+            n, key = (int(counted[1]), counted[2]) if counted else (1, p.reason.split(" (")[0].split(":")[0])
+            by_reason[key] = by_reason.get(key, 0) + n
+            more += n
         summary = "; ".join(f"{n} × {r}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]))
         click.echo(f"flaketui: … and {more} more problems ({visible(summary)})", err=True)
 

@@ -40,7 +40,7 @@ def parse_one(path: str, fields: FieldMap) -> tuple[str, Parsed]:
         size = p.stat().st_size
         return read_file(p, size, fields, 1, lambda _n: None)
     except OSError as exc:
-        return "jsonl", Parsed.empty([Problem(path, None, f"cannot read it ({exc.strerror or exc})")])
+        return "jsonl", Parsed.empty([Problem(path, None, f"cannot read it ({exc.strerror or exc}); skipped")])
 
 
 def parse_on_cluster(files: Sequence[Path], fields: FieldMap, scheduler: str,

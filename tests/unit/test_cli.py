@@ -243,3 +243,14 @@ class TestUntrustedNames:
         code, out, _ = run("compare", a, b)
         assert code == 0 and "[i]t[/i]" in out
         assert "p̂ [bold]before[/bold]" in out and "p̂ [red]after" in out
+
+
+def test_problem_summary_counts_the_lines_a_file_only_counted(tmp_path: Path) -> None:
+    """Past a file's first 1000 named bad lines the rest are one counted problem: stderr's
+    '… and N more problems' still counts every line."""
+    log = tmp_path / "garbage.jsonl"
+    log.write_text('{"task": "a", "passed": true}\n' + "".join(f"garbage {i}\n" for i in range(1500)))
+    result = CliRunner().invoke(main, ["report", str(log), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0
+    assert "… and 1480 more problems (980 × not valid JSON; 500 × lines skipped after the first 1000 named)" \
+        in result.stderr

@@ -94,7 +94,7 @@ def test_an_unreadable_file_is_named(cluster, tmp_path: Path) -> None:  # type: 
     files = write_folder(tmp_path, files=2)
     gone = tmp_path / "gone.jsonl"
     pieces = parse_on_cluster([*files, gone], FieldMap(), cluster.scheduler_address, lambda n: None)
-    assert "gone.jsonl: cannot read it (No such file or directory)" in str(pieces[-1][1].problems[0])
+    assert "gone.jsonl: cannot read it (No such file or directory); skipped" in str(pieces[-1][1].problems[0])
 
 
 def test_no_scheduler_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

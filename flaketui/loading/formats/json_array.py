@@ -72,14 +72,14 @@ def _read_wrapped(path: str, parser: LineParser, data: bytes) -> bool:
         arrays = trial_arrays(top)
         if len(arrays) != 1:
             return False
-        parser.problems.append(Problem(
+        parser.named.append(Problem(
             path, None, f'no task field ({" or ".join(fields.task)}) in this JSON object; the trials '
             f'look like they are in "{arrays[0]}": add --records-field {arrays[0]}'))
         return True
     try:
         items = array_items(data, top, fields.records_field)
     except Unreadable as exc:
-        parser.problems.append(Problem(path, None, f"--records-field {fields.records_field}: {exc}"))
+        parser.named.append(Problem(path, None, f"--records-field {fields.records_field}: {exc}"))
         return True
     for i, (offset, item) in enumerate(items, start=1):
         parser.feed(item, offset, i, what=f"item {i}: ")
