@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flaketui.loading import formats
+from flaketui.loading import formats, runnames
 from flaketui.loading.cache import content_digest, settled
 from flaketui.loading.loader import build_log, expand_paths, read_file
 from flaketui.loading.parsed import Merger, Parsed
@@ -201,9 +201,13 @@ class LogWatcher:
     def log(self) -> TrialLog:
         """The :class:`TrialLog` of everything read so far."""
         sources = [Source(str(path), followed.kind) for path, followed in self._files.items()]
-        log = build_log(sources, [followed.parsed() for followed in self._files.values()])
+        pieces = [followed.parsed() for followed in self._files.values()]
+        # as load_logs does: runs of different folders never merge, run metadata attached
+        notices = runnames.rename_runs(list(self._files), pieces, self.fields)
+        log = build_log(sources, pieces)
         log.fields = self.fields
-        log.problems[:0] = self._skipped
+        log.problems[:0] = [*self._skipped, *notices]
+        runnames.attach_run_meta(log)
         if len(log) == 0:
             names = ", ".join(str(p) for p in self._files) or ", ".join(map(str, self.paths))
             raise InputError(f"no usable trials in {names} yet")

@@ -11,7 +11,7 @@ import pytest
 
 from flaketui.loading import load_logs
 from flaketui.loading.watch import Change, LogWatcher, Tail
-from flaketui.model import InputError
+from flaketui.model import FieldMap, InputError
 from tests.unit.test_formats import assert_same
 
 
@@ -277,3 +277,14 @@ def test_same_tick_rewrite_is_found_by_the_digest_of_what_was_read(
     log = watcher.log()
     monkeypatch.undo()
     assert_same(log, load_logs([p], use_cache=False))
+
+
+def test_watch_names_runs_as_a_load_does(tmp_path: Path) -> None:
+    """Two folders' results.json files are two runs under --watch too (not one merged 'results')."""
+    for agent in ("a", "b"):
+        (tmp_path / agent).mkdir()
+        (tmp_path / agent / "results.jsonl").write_text('{"task": "t", "passed": true}\n')
+    watcher = LogWatcher([str(tmp_path)], FieldMap())
+    watcher.poll()
+    assert sorted(watcher.log().runs) == sorted(load_logs([tmp_path], use_cache=False).runs) \
+        == ["a/results", "b/results"]
