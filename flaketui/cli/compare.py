@@ -100,12 +100,14 @@ def baseline_comparisons(log: TrialLog, baseline: str, alpha: float) -> Baseline
 
 
 def read_config(side: tuple[TrialLog, str], names: Sequence[str]) -> dict[str, str]:
-    """The ``--config-field`` values of a run's first trial (a file that cannot be read again: exit 2)."""
+    """The ``--config-field`` values of a run's first trial (none named: the usual ones,
+    :data:`~flaketui.stats.confounds.DEFAULT_CONFIG_FIELDS`, those present); a file that cannot be
+    read again: exit 2."""
     from flaketui.loading import read_trial
-    from flaketui.stats.confounds import run_config
+    from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, run_config
 
     try:
-        return run_config(side[0], side[1], names, read_trial)
+        return run_config(side[0], side[1], names or DEFAULT_CONFIG_FIELDS, read_trial)
     except (OSError, InputError) as exc:
         fail(f"reading the configuration of run {visible(side[1])}: {visible(exc)}")
         raise  # unreachable: fail exits

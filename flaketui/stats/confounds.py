@@ -20,6 +20,10 @@ import orjson
 
 from flaketui.model import Trial, TrialLog
 
+DEFAULT_CONFIG_FIELDS = ("model", "model_name", "agent", "temperature", "seed", "commit", "agent_commit",
+                         "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed")
+"""Fields the comparison pane reads when no ``--config-field`` is named (absent ones are left out)."""
+
 MISSING = "(absent)"
 """The value shown for a field a run's first trial does not have."""
 
@@ -64,8 +68,9 @@ def run_config(log: TrialLog, run: str, fields: Sequence[str],
     ``read_trial`` is :func:`flaketui.loading.read_trial`, passed in by the
     caller: the core's parts stand apart (stats never imports loading; see the
     import-linter layers in pyproject.toml). Values are kept as text (a number
-    or object as its JSON); a field the trial lacks is :data:`MISSING`. An
-    empty ``fields`` reads nothing (no file is opened).
+    or object as its JSON); a field the trial lacks is left out (and
+    counts as :data:`MISSING` in :func:`confounds`). An empty ``fields`` reads
+    nothing (no file is opened).
     """
     if not fields or run not in log.runs:
         return {}
@@ -74,7 +79,8 @@ def run_config(log: TrialLog, run: str, fields: Sequence[str],
         return {}
     trial = read_trial(log, int(rows[0]), max_steps=0)
     record: dict[str, Any] = {**trial.extra, "metrics": trial.metrics}
-    return {name: _text(field_value(record, name)) for name in fields}
+    values = {name: field_value(record, name) for name in fields}
+    return {name: _text(v) for name, v in values.items() if v is not None}
 
 
 def confounds(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> list[str]:
