@@ -397,3 +397,28 @@ class TestTaskTableNotes:
             # A task's note is not a flip's: the comparison pane's rows stay unreviewed.
             await press(pilot, "c")
             assert all(r["reviewed"] == "·" for r in rows(app))
+
+
+class TestFilters:
+    async def test_slash_filters_by_name_and_label(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l", "6")  # summarizeIncident: real-regression
+            await press(pilot, "slash", *"search")
+            assert [r["task"] for r in rows(app)] == ["searchRunbook"]
+            await press(pilot, "enter")
+            assert isinstance(app.screen, CompareScreen) and flip_table(app).has_focus
+            await press(pilot, "escape")  # clears the filter, stays on the pane
+            assert isinstance(app.screen, CompareScreen) and len(rows(app)) == 2
+            await press(pilot, "slash", *"regression", "enter")
+            assert [r["task"] for r in rows(app)] == ["summarizeIncident"]
+
+    async def test_u_shows_only_unreviewed(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "space", "u")
+            assert [r["task"] for r in rows(app)] == ["searchRunbook"]
+            await press(pilot, "space")  # reviewing it hides it too
+            assert rows(app) == []
+            await press(pilot, "u")
+            assert len(rows(app)) == 2

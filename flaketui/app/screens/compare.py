@@ -443,12 +443,6 @@ class CompareScreen(SortActions, FlakeScreen[None]):
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value.strip()
 
-    @on(Input.Submitted, "#compare-filter-box")
-    def filter_submitted(self, event: Input.Submitted) -> None:
-        if not event.value.strip():
-            event.input.display = False
-        self.query_one(TaskTable).focus()
-
     def watch_filter_text(self) -> None:
         self.refresh_order()
 
@@ -479,6 +473,12 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         ``n`` / ``N`` on the trace screen step through the rows shown here (the
         flips, or every task with ``f``), and the cursor follows on return.
         """
+        box = self.query_one("#compare-filter-box", Input)
+        if box.has_focus:  # enter in the filter box keeps the filter (the binding has priority)
+            if not box.value.strip():
+                box.display = False
+            self.query_one(TaskTable).focus()
+            return
         row = self.current_row
         if row is None or self.outcomes is None:
             return
