@@ -77,14 +77,22 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     view = out.compare_view(compare_runs(stats_a, stats_b), alpha,
                             read_config(a, config_field), read_config(b, config_field))
+    emit(fmt, view, out.compare_json, out.compare_csv, out.compare_markdown, out.compare_table)
+
+
+def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],
+         as_markdown: Callable[[Any], str], as_table: Callable[[Any], Any]) -> None:
+    """Print ``value`` in ``fmt`` with the renderer of that format."""
+    from flaketui.output import report as out
+
     if fmt == "json":
-        write_json(out.compare_json(view))
+        write_json(as_json(value))
     elif fmt == "csv":
-        click.echo(out.compare_csv(view), nl=False)
+        click.echo(as_csv(value), nl=False)
     elif fmt == "markdown":
-        click.echo(out.compare_markdown(view), nl=False)
+        click.echo(as_markdown(value), nl=False)
     else:
-        out.print_renderable(out.compare_table(view))
+        out.print_renderable(as_table(value))
 
 
 def baseline_comparisons(log: TrialLog, baseline: str, alpha: float) -> BaselineComparisons:
@@ -117,15 +125,8 @@ def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None
     """``--baseline RUN``: every other run of ``log`` against RUN, Holm across the comparisons."""
     from flaketui.output import report as out
 
-    result = baseline_comparisons(log, baseline, alpha)
-    if fmt == "json":
-        write_json(out.baseline_json(result))
-    elif fmt == "csv":
-        click.echo(out.baseline_csv(result), nl=False)
-    elif fmt == "markdown":
-        click.echo(out.baseline_markdown(result), nl=False)
-    else:
-        out.print_renderable(out.baseline_table(result))
+    emit(fmt, baseline_comparisons(log, baseline, alpha), out.baseline_json, out.baseline_csv,
+         out.baseline_markdown, out.baseline_table)
 
 
 def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,
