@@ -117,3 +117,28 @@ def test_variance_matches_report_json(log: Path) -> None:
     for task, values in by_task.items():
         assert m.variance[m.tasks.index(task)] == pytest.approx(float(np.var(values)))
     assert json.dumps(sorted(by_task)) == json.dumps(sorted(m.tasks))
+
+
+METR = Path("/work/shared/realdata/metr-eval-analysis/all_runs.jsonl")
+
+
+@pytest.mark.skipif(not METR.exists(), reason="METR's all_runs.jsonl is not on this machine")
+async def test_metr_eleven_agents(tmp_path: Path) -> None:
+    """METR's 11 agents open as an 11-run matrix; the top row moves most between agents."""
+    from flaketui.model import FieldMap
+
+    fields = FieldMap(run=("alias",), task=("task_id",), passed=("score_binarized",))
+    app = make_app([str(METR)], fields=fields, triage=str(tmp_path / "n.json"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen) and screen.matrix is not None
+        m = screen.matrix
+        assert len(m.runs) == 11
+        top = int(screen.query_one(TaskTable).order[0])
+        assert m.variance[top] == pytest.approx(float(np.nanmax(m.variance)))
+        assert m.variance[top] == pytest.approx(float(np.nanvar(m.p_hat[top])))
