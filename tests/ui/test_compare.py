@@ -422,3 +422,17 @@ class TestFilters:
             assert rows(app) == []
             await press(pilot, "u")
             assert len(rows(app)) == 2
+
+
+async def test_one_trial_per_task_says_nothing_is_tested(tmp_path: Path) -> None:
+    from tests.unit.test_compare_cli import write_runs
+
+    log = write_runs(tmp_path / "one.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (1, 1)}})
+    app = make_app([str(log)], triage=str(tmp_path / "n.json"), compare=("a", "b"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        text = summary(app)
+        assert "flipped 2 (fixed 1, broken 1): one trial per task in both runs, so nothing can be tested" in text
+        assert "0 of 2 flips reviewed" in text
+        assert [r["flip"] for r in rows(app)] == ["flipped", "flipped"]
