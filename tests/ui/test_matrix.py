@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from textual.pilot import Pilot
 
 from flaketui.app.app import make_app
 from flaketui.app.screens.compare import CompareScreen
@@ -27,6 +28,14 @@ from tests.unit.test_compare_cli import write_runs
 
 # Three runs, five tasks, 4 trials each: (passes per run r1, r2, r3).
 PASSES = {"steady": (4, 4, 4), "newflaky": (4, 4, 2), "newfail": (4, 0, 0), "wobbly": (0, 4, 0), "gone": (2, 2, None)}
+
+
+async def press_m(pilot: Pilot) -> None:
+    """m on the task table, then wait for the matrix to be computed."""
+    await pilot.press("m")
+    await settle(pilot)
+    await pilot.pause(0.2)
+    await settle(pilot)
 
 
 @pytest.fixture
@@ -61,10 +70,7 @@ async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> No
     app = make_app([str(log)], triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("m")
-        await settle(pilot)
-        await pilot.pause(0.2)
-        await settle(pilot)
+        await press_m(pilot)
         screen = app.screen
         assert isinstance(screen, MatrixScreen)
         table = screen.query_one(TaskTable)
@@ -131,10 +137,7 @@ async def test_metr_eleven_agents(tmp_path: Path) -> None:
     app = make_app([str(METR)], fields=fields, triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("m")
-        await settle(pilot)
-        await pilot.pause(0.2)
-        await settle(pilot)
+        await press_m(pilot)
         screen = app.screen
         assert isinstance(screen, MatrixScreen) and screen.matrix is not None
         m = screen.matrix
