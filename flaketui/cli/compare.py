@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flaketui.cli.common import (
+    FiniteFloat,
     check_triage,
     fail,
     load,
@@ -19,6 +21,30 @@ from flaketui.cli.common import (
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
+if TYPE_CHECKING:
+    from flaketui.stats.baseline import BaselineComparisons
+
+
+def alpha_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--alpha``: the level of the per-task tests (after Holm), the verdict and ``--baseline``."""
+    return click.option("--alpha", type=FiniteFloat(1e-9, 0.5), default=0.05, show_default=True,
+                        help="Significance level: a task is flipped when its Holm-adjusted p is below it.")(func)
+
+
+def baseline_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--baseline RUN``: every other run against RUN, Holm across the comparisons."""
+    return click.option("--baseline", default=None, metavar="RUN",
+                        help="Compare every other run in LOGS against RUN (sign test p-values "
+                             "Holm-adjusted across the comparisons).")(func)
+
+
+def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config-field NAME`` (repeatable): configuration fields read from each run's first trial."""
+    return click.option("--config-field", "config_field", multiple=True, metavar="NAME",
+                        help="A configuration field of the trials (model, temperature, seed, commit…; "
+                             "dotted names reach inside objects). Repeatable. Runs differing in more "
+                             "than one are flagged as confounded.")(func)
+
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
@@ -27,30 +53,81 @@ from flaketui.sanitize import visible
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
               default="table", show_default=True)
 @click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
+@alpha_option
+@baseline_option
+@config_field_option
 @triage_option
 @log_options
-def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool,
-            triage: str | None, fields: FieldMap) -> None:
-    """Paired comparison of run B against run A: flips, sign test, mean difference."""
+def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
+            baseline: str | None, config_field: tuple[str, ...], triage: str | None, fields: FieldMap) -> None:
+    """Paired comparison of run B against run A: flipped and moved tasks, sign test, mean difference,
+    permutation test and one verdict from them all."""
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 
     if tui:
         open_comparison(logs, runs, triage, fields)
         return
+    if baseline is not None:
+        print_baseline(load(logs, fields), baseline, alpha, fmt)
+        return
 
     a, b = resolve_pair(logs, runs, fields)
     stats_a = task_stats(a[0].run_outcomes(a[1]), 1)
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
-    result = compare_runs(stats_a, stats_b)
+    view = out.compare_view(compare_runs(stats_a, stats_b), alpha,
+                            read_config(a, config_field), read_config(b, config_field))
+    emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": fields.errored_as}, out.compare_csv,
+         out.compare_markdown, out.compare_table)
+
+
+def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],
+         as_markdown: Callable[[Any], str], as_table: Callable[[Any], Any]) -> None:
+    """Print ``value`` in ``fmt`` with the renderer of that format."""
+    from flaketui.output import report as out
+
     if fmt == "json":
-        write_json({**out.compare_json(result), "errored_as": fields.errored_as})
+        write_json(as_json(value))
     elif fmt == "csv":
-        click.echo(out.compare_csv(result), nl=False)
+        click.echo(as_csv(value), nl=False)
     elif fmt == "markdown":
-        click.echo(out.compare_markdown(result), nl=False)
+        click.echo(as_markdown(value), nl=False)
     else:
-        out.print_renderable(out.compare_table(result))
+        out.print_renderable(as_table(value))
+
+
+def baseline_comparisons(log: TrialLog, baseline: str, alpha: float) -> BaselineComparisons:
+    """Every other run of ``log`` against ``baseline`` (an unknown run, or a single one: exit 2)."""
+    from flaketui.stats import task_stats
+    from flaketui.stats.baseline import against_baseline
+
+    if baseline not in log.runs:
+        fail(f"no run named {visible(baseline)!r}; runs: {', '.join(visible(r) for r in log.runs)}")
+    if len(log.runs) < 2:
+        fail(f"--baseline needs at least two runs; the logs hold one ({visible(log.runs[0])})")
+    return against_baseline([task_stats(log.run_outcomes(r), 1) for r in log.runs], baseline, alpha)
+
+
+def read_config(side: tuple[TrialLog, str], names: Sequence[str]) -> dict[str, str]:
+    """The ``--config-field`` values of a run's first trial (none named: the usual ones,
+    :data:`~flaketui.stats.confounds.DEFAULT_CONFIG_FIELDS`, those present); a file that cannot be
+    read again: exit 2."""
+    from flaketui.loading import read_trial
+    from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, run_config
+
+    try:
+        return run_config(side[0], side[1], names or DEFAULT_CONFIG_FIELDS, read_trial)
+    except (OSError, InputError) as exc:
+        fail(f"reading the configuration of run {visible(side[1])}: {visible(exc)}")
+        raise  # unreachable: fail exits
+
+
+def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None:
+    """``--baseline RUN``: every other run of ``log`` against RUN, Holm across the comparisons."""
+    from flaketui.output import report as out
+
+    emit(fmt, baseline_comparisons(log, baseline, alpha), out.baseline_json, out.baseline_csv,
+         out.baseline_markdown, out.baseline_table)
 
 
 def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,

@@ -18,6 +18,7 @@ from flaketui.cli.common import (
     run_stats,
     write_json,
 )
+from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
 from flaketui.model import FieldMap, InputError, TrialLog
 
 
@@ -33,11 +34,29 @@ from flaketui.model import FieldMap, InputError, TrialLog
                    "(Ctrl-C stops).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
+@baseline_option
+@alpha_option
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
-           interval: float, fields: FieldMap) -> None:
+           interval: float, baseline: str | None, alpha: float, fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     check_k(k)
+    if baseline is not None:
+        if watch:
+            raise click.UsageError("--baseline and --watch cannot be combined")
+        log = load(logs, fields)
+        if fmt == "json":  # one document: the report with a "baseline" object
+            from flaketui.output import report as out
+            from flaketui.stats import summarise
+
+            kk, stats = run_stats(log, run, k)
+            doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
+            doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
+            write_json(doc)
+            return
+        print_report(log, k, run, fmt)
+        print_baseline(log, baseline, alpha, fmt)
+        return
     if watch:
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,10 @@ from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskSta
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
     from rich.console import Console, Group
 
+    from flaketui.output.review import FlipRow
+    from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
+    from flaketui.stats.pertask import PerTaskTests
 
 FORMATS = ("table", "json", "csv", "markdown")
 CURVE_IN_TEXT = 12
@@ -98,9 +102,61 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[
     }
 
 
-def compare_json(c: PairedComparison) -> dict[str, Any]:
-    """The ``compare --format json`` document."""
+@dataclass(frozen=True)
+class CompareView:
+    """Everything ``compare`` prints about run B against run A."""
+
+    cmp: PairedComparison
+    tests: PerTaskTests
+    """Fisher per task, Holm over Tarone's family, BH q (flipped vs moved)."""
+    alpha: float
+    config_a: dict[str, str] = field(default_factory=dict)
+    config_b: dict[str, str] = field(default_factory=dict)
+    """The ``--config-field`` values of each run's first trial."""
+
+    @property
+    def confounds(self) -> list[str]:
+        from flaketui.stats.confounds import confounds
+
+        return confounds(self.config_a, self.config_b)
+
+    @property
+    def confound(self) -> str | None:
+        """The warning when more than one configuration field differs."""
+        from flaketui.stats.confounds import confound_warning
+
+        return confound_warning(self.config_a, self.config_b)
+
+    def lines(self) -> list[str]:
+        from flaketui.output.review import compare_lines
+
+        return compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+
+    def rows(self) -> list[FlipRow]:
+        """The changed tasks: flipped first, then moved."""
+        from flaketui.output.review import paired_rows
+
+        return paired_rows(self.cmp, tests=self.tests)
+
+
+def compare_view(c: PairedComparison, alpha: float = 0.05, config_a: dict[str, str] | None = None,
+                 config_b: dict[str, str] | None = None) -> CompareView:
+    from flaketui.stats.pertask import per_task_tests
+
+    return CompareView(c, per_task_tests(c, alpha), alpha, config_a or {}, config_b or {})
+
+
+def compare_json(v: CompareView) -> dict[str, Any]:
+    """The ``compare --format json`` document.
+
+    ``fixed`` / ``broken`` (and ``flips``) list every task whose p̂ moved;
+    ``flipped_fixed`` / ``flipped_broken`` and ``per_task`` those whose change is
+    significant after Holm (over Tarone's family) at ``alpha``.
+    """
     from flaketui.stats.verdict import verdict
+
+    c = v.cmp
+    changed = set(c.fixed) | set(c.broken)
     return {
         "run_a": c.run_a,
         "run_b": c.run_b,
@@ -111,9 +167,15 @@ def compare_json(c: PairedComparison) -> dict[str, Any]:
         "sign_test_p": c.test.pvalue,
         "mean_diff": fmt.json_float(c.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+        "permutation_p": fmt.json_float(c.permutation.pvalue),
         "only_a": c.only_a,
         "only_b": c.only_b,
-        "verdict": verdict(c),
+        "verdict": verdict(c, v.alpha),
+        "config_a": v.config_a,
+        "config_b": v.config_b,
+        "confounds": v.confounds,
+        "confound_warning": v.confound,
+        **v.tests.to_json(),
         "flips": [
             {
                 "task": t,
@@ -123,9 +185,85 @@ def compare_json(c: PairedComparison) -> dict[str, Any]:
                 "n_b": int(c.n_b[i]),
             }
             for i, t in enumerate(c.tasks)
-            if t in set(c.fixed) | set(c.broken)
+            if t in changed
         ],
     }
+
+
+def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
+    """``--baseline RUN``: every other run against the baseline, sign tests Holm-adjusted across them."""
+    from flaketui.stats.verdict import verdict
+
+    return {
+        "baseline": b.baseline,
+        "alpha": b.alpha,
+        "adjustment": "holm across the comparisons (sign test p-values)",
+        "comparisons": [
+            {
+                "run": c.run_b,
+                "tasks": len(c.tasks),
+                "fixed": len(c.fixed),
+                "broken": len(c.broken),
+                "sign_test_p": c.test.pvalue,
+                "p_adjusted": b.p_adjusted[i],
+                "significant": b.significant(i),
+                "mean_diff": fmt.json_float(c.mean_diff.value),
+                "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+                "permutation_p": fmt.json_float(c.permutation.pvalue),
+                "verdict": verdict(c, b.alpha),
+            }
+            for i, c in enumerate(b.comparisons)
+        ],
+    }
+
+
+BASELINE_HEADERS = ("run", "tasks", "fixed", "broken", "sign test p", "Holm p", "mean diff (B - A)", "verdict")
+
+
+def baseline_cells(b: BaselineComparisons) -> list[list[str]]:
+    """One row of text cells per comparison (run names made visible)."""
+    from flaketui.output.review import signed
+    from flaketui.stats.verdict import verdict
+
+    return [[visible(c.run_b), str(len(c.tasks)), str(len(c.fixed)), str(len(c.broken)),
+             fmt.pvalue(c.test.pvalue), fmt.pvalue(b.p_adjusted[i]) + (" *" if b.significant(i) else ""),
+             f"{signed(c.mean_diff.value)} {fmt.interval(*c.mean_diff.ci, digits=3)}",
+             visible(verdict(c, b.alpha))]
+            for i, c in enumerate(b.comparisons)]
+
+
+def baseline_title(b: BaselineComparisons) -> str:
+    return (f"every run against baseline {visible(b.baseline)}: sign test p-values Holm-adjusted across "
+            f"the {len(b.comparisons)} comparisons (* below {b.alpha:g})")
+
+
+def baseline_markdown(b: BaselineComparisons) -> str:
+    rows = ["| " + " | ".join(BASELINE_HEADERS) + " |", "|" + "---|" * len(BASELINE_HEADERS)]
+    rows += ["| " + " | ".join(_md_escape(x) for x in cells) + " |" for cells in baseline_cells(b)]
+    return f"## {_md_escape(baseline_title(b))}\n\n" + "\n".join(rows) + "\n"
+
+
+def baseline_csv(b: BaselineComparisons) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["baseline", "run", "tasks", "fixed", "broken", "sign_test_p", "p_adjusted", "mean_diff"])
+    for i, c in enumerate(b.comparisons):
+        w.writerow([csv_cell(b.baseline), csv_cell(c.run_b), len(c.tasks), len(c.fixed), len(c.broken),
+                    csv_number(c.test.pvalue), csv_number(b.p_adjusted[i]), csv_number(c.mean_diff.value)])
+    return out.getvalue()
+
+
+def baseline_table(b: BaselineComparisons) -> Group:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name in BASELINE_HEADERS:
+        table.add_column(name, justify="left" if name in ("run", "verdict") else "right")
+    for cells in baseline_cells(b):
+        table.add_row(*(Text(x) for x in cells))
+    return Group(Text(baseline_title(b), style="bold"), table, Text(""))
 
 
 def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
@@ -164,15 +302,19 @@ def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
     return out.getvalue()
 
 
-def compare_csv(c: PairedComparison) -> str:
+def compare_csv(v: CompareView) -> str:
+    """One row per common task: its change of p̂, whether it flipped, and its per-task test."""
+    c, tests = v.cmp, v.tests
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["task", "change", "p_hat_a", "p_hat_b", "n_a", "n_b", "delta"])
+    w.writerow(["task", "change", "flipped", "p_hat_a", "p_hat_b", "n_a", "n_b", "delta",
+                "p_value", "p_adjusted", "q_value"])
     fixed, broken = set(c.fixed), set(c.broken)
     for i, t in enumerate(c.tasks):
         change = "fixed" if t in fixed else "broken" if t in broken else "unchanged"
-        w.writerow([t, change, csv_number(c.p_a[i]), csv_number(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]),
-                    csv_number(c.p_b[i] - c.p_a[i])])
+        w.writerow([csv_cell(t), change, "yes" if tests.flipped[i] else "", csv_number(c.p_a[i]),
+                    csv_number(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]), csv_number(c.p_b[i] - c.p_a[i]),
+                    csv_number(tests.p_value[i]), csv_number(tests.p_adjusted[i]), csv_number(tests.q_value[i])])
     return out.getvalue()
 
 
@@ -217,20 +359,16 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> s
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
 
 
-def compare_markdown(c: PairedComparison) -> str:
-    from flaketui.output.review import compare_lines
-
-    lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
-    lines += [f"- {x}" for x in compare_lines(c)]
-    lines += ["", "| task | change | p̂ A | p̂ B | n A | n B |", "|---|---|---|---|---|---|"]
-    idx = {t: i for i, t in enumerate(c.tasks)}
-    for change, names in (("broken", c.broken), ("fixed", c.fixed)):
-        for t in names:
-            i = idx[t]
-            lines.append(
-                f"| {_md_escape(t)} | {change} | {fmt.rate(c.p_a[i])} | {fmt.rate(c.p_b[i])} | "
-                f"{int(c.n_a[i])} | {int(c.n_b[i])} |"
-            )
+def compare_markdown(v: CompareView) -> str:
+    c = v.cmp
+    lines = [f"# {_md_escape(visible(c.run_b))} vs {_md_escape(visible(c.run_a))}", ""]
+    lines += [f"- {_md_escape(x)}" for x in v.lines()]
+    lines += ["", "| task | change | flip | p̂ A | p̂ B | n A | n B | p adj. |", "|---|---|---|---|---|---|---|---|"]
+    for r in v.rows():
+        lines.append(
+            f"| {_md_escape(visible(r.task))} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
+            f"{r.n_a} | {r.n_b} | {fmt.pvalue(r.p_adjusted)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -271,25 +409,26 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
     return Group(head, *warnings, table, Text(""))
 
 
-def compare_table(c: PairedComparison) -> Group:
+def compare_table(v: CompareView) -> Group:
+    """The summary, then the changed tasks: flipped first (bold), then moved (dim, marked)."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from flaketui.output.review import compare_lines
-
+    c = v.cmp
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    # Task and run names come from the logs: Text, never parsed as markup.
-    for name, justify in (("task", "left"), ("change", "left"), (f"p̂ {c.run_a}", "right"),
-                          (f"p̂ {c.run_b}", "right"), ("n A", "right"), ("n B", "right")):
+    # Task and run names come from the logs: Text, never parsed as markup, and made visible.
+    for name, justify in (("task", "left"), ("change", "left"), ("flip", "left"),
+                          (f"p̂ {visible(c.run_a)}", "right"), (f"p̂ {visible(c.run_b)}", "right"),
+                          ("n A", "right"), ("n B", "right"), ("p adj.", "right")):
         table.add_column(Text(name), justify=justify)  # type: ignore[arg-type]
-    idx = {t: i for i, t in enumerate(c.tasks)}
-    for change, names, style in (("broken", c.broken, "red"), ("fixed", c.fixed, "green")):
-        for t in names:
-            i = idx[t]
-            table.add_row(Text(t), Text(change, style=style), fmt.rate(c.p_a[i]), fmt.rate(c.p_b[i]),
-                          str(int(c.n_a[i])), str(int(c.n_b[i])))
-    head = Text(f"{c.run_b} vs {c.run_a}\n" + "\n".join(compare_lines(c)), style="bold")
+    for r in v.rows():
+        colour = "red" if r.change == "broken" else "green"
+        table.add_row(Text(visible(r.task), style="bold" if r.flipped else ""),
+                      Text(r.change, style=colour if r.flipped else "dim " + colour),
+                      Text(r.kind, style="bold" if r.flipped else "dim"),
+                      fmt.rate(r.p_a), fmt.rate(r.p_b), str(r.n_a), str(r.n_b), fmt.pvalue(r.p_adjusted))
+    head = Text(f"{visible(c.run_b)} vs {visible(c.run_a)}\n" + "\n".join(v.lines()), style="bold")
     return Group(head, table)
 
 

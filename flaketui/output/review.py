@@ -16,7 +16,9 @@ import numpy as np
 
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
+from flaketui.sanitize import visible
 from flaketui.stats.paired import PairedComparison
+from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
 from flaketui.stats.verdict import verdict
 from flaketui.triage import TriageEntry, TriageKey
@@ -38,6 +40,13 @@ class FlipRow:
     n_b: int
     flakiness_a: float
     flakiness_b: float
+    flipped: bool = False
+    """The change is significant after Holm's adjustment (over Tarone's family); with one
+    trial per task, every change (nothing can be tested per task)."""
+    p_value: float = math.nan
+    """Fisher's exact two-sided p-value of the task (NaN: not tested)."""
+    p_adjusted: float = math.nan
+    """The Holm-adjusted p-value (NaN: not tested)."""
 
     @property
     def delta(self) -> float:
@@ -50,18 +59,38 @@ class FlipRow:
 
     @property
     def is_flip(self) -> bool:
+        """p̂ changed (the task is flipped or moved)."""
         return self.change != UNCHANGED
 
+    @property
+    def moved(self) -> bool:
+        """p̂ changed without the change being significant."""
+        return self.is_flip and not self.flipped
+
+    @property
+    def kind(self) -> str:
+        """``flipped``, ``moved`` or ``unchanged``."""
+        return FLIPPED if self.flipped else MOVED if self.is_flip else UNCHANGED
+
+
+FLIPPED, MOVED = "flipped", "moved"
+"""A changed task whose change is significant after correction, and one whose is not."""
 
 _CHANGE_ORDER = {BROKEN: 0, FIXED: 1, UNCHANGED: 2}
 
 
-def paired_rows(cmp: PairedComparison, flips_only: bool = True) -> list[FlipRow]:
-    """The common tasks, broken first, then fixed, then (unless ``flips_only``) unchanged.
+def paired_rows(cmp: PairedComparison, flips_only: bool = True,
+                tests: PerTaskTests | None = None) -> list[FlipRow]:
+    """The common tasks: flipped first, then moved, then (unless ``flips_only``) unchanged.
 
-    Within each change, the largest |Δ| first, then by name.
+    Within each, broken before fixed, the largest |Δ| first, then by name.
+    Without ``tests`` (:func:`flaketui.stats.pertask.per_task_tests`) no task
+    is marked flipped.
     """
     fixed, broken = set(cmp.fixed), set(cmp.broken)
+    flipped = tests.flipped.tolist() if tests is not None else [False] * len(cmp.tasks)
+    p = tests.p_value.tolist() if tests is not None else [math.nan] * len(cmp.tasks)
+    p_adj = tests.p_adjusted.tolist() if tests is not None else [math.nan] * len(cmp.tasks)
     rows = []
     for i, task in enumerate(cmp.tasks):
         change = BROKEN if task in broken else FIXED if task in fixed else UNCHANGED
@@ -69,14 +98,16 @@ def paired_rows(cmp: PairedComparison, flips_only: bool = True) -> list[FlipRow]
             continue
         rows.append(FlipRow(task, change, float(cmp.p_a[i]), float(cmp.p_b[i]), int(cmp.n_a[i]),
                             int(cmp.n_b[i]), float(cmp.flakiness_a[i]),
-                            float(cmp.flakiness_b[i])))
+                            float(cmp.flakiness_b[i]), bool(flipped[i]) and change != UNCHANGED,
+                            float(p[i]), float(p_adj[i])))
     return sorted(rows, key=flip_order)
 
 
-def flip_order(row: FlipRow) -> tuple[int, float, str]:
-    """The default order of the flip list: broken, fixed, unchanged; largest |Δ| first."""
+def flip_order(row: FlipRow) -> tuple[int, int, float, str]:
+    """The default order of the flip list: flipped, moved, unchanged; within each broken,
+    then fixed, the largest |Δ| first."""
     d = row.abs_delta
-    return (_CHANGE_ORDER[row.change], -(0.0 if math.isnan(d) else d), row.task)
+    return (0 if row.flipped else 1, _CHANGE_ORDER[row.change], -(0.0 if math.isnan(d) else d), row.task)
 
 
 @dataclass(frozen=True)
@@ -119,28 +150,60 @@ def flakiness_delta(cmp: PairedComparison) -> FlakinessDelta:
     )
 
 
-def compare_lines(c: PairedComparison) -> list[str]:
-    """The comparison summary as plain lines (the command line, Markdown and the app)."""
+def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests | None = None,
+                  confound: str | None = None) -> list[str]:
+    """The comparison summary as plain lines (the command line, Markdown and the app).
+
+    In order: the tasks in both runs; the counts of p̂ moved (fixed, broken,
+    unchanged); the sign test; the mean difference with its CI and the paired
+    permutation test; the verdict (:func:`flaketui.stats.verdict.verdict`, which
+    names what each piece of evidence says); then, with ``tests``, the flipped
+    and moved tasks; ``confound`` (a warning); the tasks only one run has.
+    Names from the logs pass through :func:`flaketui.sanitize.visible`.
+    """
+    run_a, run_b = visible(c.run_a), visible(c.run_b)
     only = ""
     if c.only_a or c.only_b:
-        only = f" ({len(c.only_a)} only in {c.run_a}, {len(c.only_b)} only in {c.run_b})"
+        only = f" ({len(c.only_a)} only in {run_a}, {len(c.only_b)} only in {run_b})"
     lines = [
         f"{len(c.tasks)} tasks in both runs{only}",
         f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
         f"sign test: p = {fmt.pvalue(c.test.pvalue)}",
         f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
-        f"{fmt.interval(*c.mean_diff.ci, digits=3)}",
-        verdict(c),
+        f"{fmt.interval(*c.mean_diff.ci, digits=3)} (paired permutation test p = "
+        f"{fmt.pvalue(c.permutation.pvalue)})",
+        visible(verdict(c, alpha)),
     ]
+    if tests is not None:
+        lines.append(flips_line(tests))
+    if confound:
+        lines.append(visible(confound))
     if c.only_a:
-        lines.append(f"only in {c.run_a}: " + _names(c.only_a))
+        lines.append(f"only in {run_a}: " + _names(c.only_a))
     if c.only_b:
-        lines.append(f"only in {c.run_b}: " + _names(c.only_b))
+        lines.append(f"only in {run_b}: " + _names(c.only_b))
     return lines
 
 
+def flips_line(tests: PerTaskTests) -> str:
+    """How many tasks flipped (significant after Holm over Tarone's family) and how many only moved.
+
+    ``flipped 35 (fixed 3, broken 32): significant after Holm at 5% (Fisher's exact test per task,
+    Holm over Tarone's family of 120); moved 121 more (p̂ changed, not significant)``
+    """
+    fixed, broken = len(tests.flipped_fixed), len(tests.flipped_broken)
+    head = f"flipped {fixed + broken} (fixed {fixed}, broken {broken})"
+    if not tests.tested:
+        if tests.single_trial:
+            return f"{head}: one trial per task in both runs, so nothing can be tested per task: every change counts"
+        return f"{head}: no task has trials in both runs"
+    moved = int(tests.moved.sum())
+    return (f"{head}: significant after Holm at {tests.alpha:.0%} (Fisher's exact test per task, Holm over "
+            f"Tarone's family of {tests.family}); moved {moved} more (p̂ changed, not significant)")
+
+
 def _names(names: Sequence[str], most: int = 20) -> str:
-    return ", ".join(names[:most]) + (" …" if len(names) > most else "")
+    return ", ".join(visible(n) for n in names[:most]) + (" …" if len(names) > most else "")
 
 
 def signed(x: float) -> str:
@@ -156,7 +219,7 @@ def flakiness_line(d: FlakinessDelta) -> str:
 
 
 def progress_line(reviewed: int, total: int, what: str = "flips") -> str:
-    """``9 of 11 flips reviewed``."""
+    """``9 of 11 flips reviewed`` (the pane counts flipped tasks)."""
     return f"{reviewed} of {total} {what} reviewed"
 
 
@@ -175,11 +238,16 @@ def _entry_json(e: TriageEntry) -> dict[str, Any]:
 def comparison_export(cmp: PairedComparison,
                       entries: Mapping[TriageKey, TriageEntry]) -> dict[str, Any]:
     """One comparison of the export: the summary and every flip with its review."""
+    from flaketui.stats.pertask import per_task_tests
+
     d = flakiness_delta(cmp)
+    tests = per_task_tests(cmp)
+    flipped = set(tests.flipped_fixed) | set(tests.flipped_broken)
     flips = []
     for row in paired_rows(cmp):
         e = entries.get(TriageKey.flip(cmp.run_a, cmp.run_b, row.task)) or TriageEntry()
-        flips.append({"task": row.task, "change": row.change, "p_hat_a": fmt.json_float(row.p_a),
+        flips.append({"task": row.task, "change": row.change, "flipped": row.task in flipped,
+                      "p_hat_a": fmt.json_float(row.p_a),
                       "p_hat_b": fmt.json_float(row.p_b), "n_a": row.n_a, "n_b": row.n_b,
                       "abs_delta": fmt.json_float(row.abs_delta), **_entry_json(e)})
     return {

@@ -9,12 +9,14 @@ accepting them with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from flaketui.app.app import FlakeApp, make_app
-from tests.conftest import BASELINE, CANDIDATE, SIZE
+from tests.conftest import BASELINE, CANDIDATE, SHARED, SIZE
 from tests.snapshots.test_app_snapshots import after
 
 
@@ -26,17 +28,51 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FlakeApp:
 
 class TestComparePane:
     def test_summary_and_flips(self, snap_compare, app: FlakeApp) -> None:
-        """Comparison pane: paired summary (fixed 1, broken 1, p = 1.00), the two flips, broken first."""
+        """Comparison pane: flipped 1 / moved 1 line, verdict, 0 of 1 flips; summarizeIncident flipped first, then
+        searchRunbook dim as ~fixed moved."""
         assert snap_compare(app, run_before=after("c"), terminal_size=SIZE)
 
     def test_all_common_tasks(self, snap_compare, app: FlakeApp) -> None:
-        """f: every common task (25) listed, the two flips first and bold, unchanged tasks dim."""
+        """f: every common task (25) listed, the flipped task first and bold, the moved one marked, unchanged dim."""
         assert snap_compare(app, run_before=after("c", "f"), terminal_size=SIZE)
 
     def test_reviewed_labelled_and_noted(self, snap_compare, app: FlakeApp) -> None:
-        """Broken flip labelled real-regression (✓), fixed flip noted; 1 of 2 flips reviewed."""
+        """Flipped task labelled real-regression (✓), the moved one noted; 1 of 1 flips reviewed."""
         keys = ("c", "l", "6", "n", "w", *"retriever sorts tied chunks", "enter")
         assert snap_compare(app, run_before=after(*keys), terminal_size=SIZE)
+
+
+    def test_unreviewed_only(self, snap_compare, app: FlakeApp) -> None:
+        """Reviewed flipped task hidden by u: only searchRunbook (moved) is listed; 1 of 1 flips reviewed."""
+        assert snap_compare(app, run_before=after("c", "space", "u"), terminal_size=SIZE)
+
+    def test_filtered_by_name(self, snap_compare, app: FlakeApp) -> None:
+        """/ search: the filter box reads “search” and only searchRunbook is listed."""
+        assert snap_compare(app, run_before=after("c", "slash", *"search", "enter"), terminal_size=SIZE)
+
+
+GEN = SHARED / "bench" / "gen_trials.py"
+
+
+@pytest.fixture
+def eleven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FlakeApp:
+    if not GEN.exists():
+        pytest.skip("the shared generator is not on this machine")
+    monkeypatch.chdir(tmp_path)
+    runs = ",".join(f"r{i}" for i in range(1, 12))
+    subprocess.run([sys.executable, str(GEN), "--tasks", "40", "--trials", "6", "--steps", "1", "--runs", runs,
+                    "--seed", "3", "--out", "eleven.jsonl"], check=True, capture_output=True)
+    return make_app(["eleven.jsonl"], triage="notes.triage.json")
+
+
+class TestMatrix:
+    def test_eleven_runs(self, snap_compare, eleven: FlakeApp) -> None:
+        """m: 11 runs × 40 tasks, p̂ shaded red to green, * flaky, trend sparklines, sorted by var (largest first)."""
+        assert snap_compare(eleven, run_before=after("m"), terminal_size=SIZE)
+
+    def test_newly_flaky_since_r1(self, snap_compare, eleven: FlakeApp) -> None:
+        """v: only the tasks stable in r1 and flaky in r11, the summary naming the filter and its count."""
+        assert snap_compare(eleven, run_before=after("m", "v"), terminal_size=SIZE)
 
 
 class TestDialogs:

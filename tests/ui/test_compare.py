@@ -82,17 +82,21 @@ class TestSummary:
             text = summary(app)
             lines = text.splitlines()
             assert lines[0] == f"{B} (B) vs {A} (A)"
-            assert "25 tasks in both runs · fixed 1 · broken 1 · unchanged 23" in lines
+            assert "25 tasks in both runs · p̂ moved: fixed 1 · broken 1 · unchanged 23" in lines
             p = binomtest(1, 2, 0.5).pvalue
-            assert p == 1.0 and "sign test: p = 1.00" in lines
+            # Fisher 12/12 vs 0/12 (scipy.stats.fisher_exact: 2/C(24, 12) = 7.4e-7), Holm over Tarone's family of
+            # 1 task (searchRunbook's 10/12 vs 12/12 cannot reach 0.05): summarizeIncident flipped.
+            assert lines[2].startswith("flipped 1 (fixed 0, broken 1): significant after Holm at 5%")
+            assert "moved 1 more (p̂ changed, not significant)" in lines[2]
+            assert p == 1.0 and lines[3].startswith("sign test: p = 1.00 · ")
             # mean of p̂_B − p̂_A over 25 tasks: (2/12 − 1)/25 = −0.0333
-            assert any(x.startswith("mean difference of p̂ (B - A) = -0.033 [") for x in lines)
-            assert ("not shown to differ at 5%: 1 fixed vs 1 broken happens by chance 100% of "
+            assert "mean difference of p̂ (B - A) = -0.033 [" in lines[3]
+            assert ("verdict: not shown to differ at 5%: 1 fixed vs 1 broken happens by chance 100% of "
                     "the time") in lines
             assert ("flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)"
                     in lines)
-            assert lines[-1].startswith("0 of 2 flips reviewed")
-            assert app.screen.sub_title == f"{B} vs {A} · 0 of 2 flips reviewed"
+            assert lines[-1].startswith("0 of 1 flips reviewed")
+            assert app.screen.sub_title == f"{B} vs {A} · 0 of 1 flips reviewed"
 
     async def test_a_failing_comparison_shows_its_error(self, app: FlakeApp,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,13 +112,13 @@ class TestSummary:
             assert text == "Comparing runs failed: ValueError: no common task"
             assert flip_table(app).empty_text == "the runs could not be compared"
 
-    async def test_flips_broken_first_then_fixed(self, app: FlakeApp) -> None:
+    async def test_flipped_first_then_moved(self, app: FlakeApp) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
-            got = [(r["change"], r["task"], r["p_hat"], r["n_a"], r["n_b"], r["delta"])
+            got = [(r["change"], r["flip"], r["task"], r["p_hat"], r["n_a"], r["n_b"], r["delta"])
                    for r in rows(app)]
-            assert got == [("broken", "summarizeIncident", "1.000 → 0.000", "12", "12", "1.000"),
-                           ("fixed", "searchRunbook", "0.833 → 1.000", "12", "12", "0.167")]
+            assert got == [("broken", "flipped", "summarizeIncident", "1.000 → 0.000", "12", "12", "1.000"),
+                           ("~fixed", "moved", "searchRunbook", "0.833 → 1.000", "12", "12", "0.167")]
             assert rows(app)[1]["flakiness"] == "0.556 → 0.000"
 
     async def test_all_common_tasks_and_back(self, app: FlakeApp) -> None:
@@ -123,7 +127,7 @@ class TestSummary:
             await press(pilot, "f")
             all_rows = rows(app)
             assert len(all_rows) == 25
-            assert [r["change"] for r in all_rows[:3]] == ["broken", "fixed", "unchanged"]
+            assert [r["change"] for r in all_rows[:3]] == ["broken", "~fixed", "unchanged"]
             await press(pilot, "f")
             assert len(rows(app)) == 2
 
@@ -184,7 +188,7 @@ class TestReview:
             assert load_entries(notes)[BROKEN_KEY].label == "real-regression"
             assert load_entries(notes)[BROKEN_KEY].reviewed is True
             assert rows(app)[0]["reviewed"] == "✓" and rows(app)[0]["label"] == "real-regression"
-            assert "1 of 2 flips reviewed" in summary(app)
+            assert "1 of 1 flips reviewed" in summary(app)
 
             await press(pilot, "n", "w")
             assert isinstance(app.screen, NoteEditor)
@@ -195,7 +199,7 @@ class TestReview:
 
             await press(pilot, "space")
             assert load_entries(notes)[FIXED_KEY].reviewed is True
-            assert "2 of 2 flips reviewed" in summary(app)
+            assert "1 of 1 flips reviewed" in summary(app)  # searchRunbook only moved: not counted
             await press(pilot, "space")
             assert load_entries(notes)[FIXED_KEY].reviewed is False
 
@@ -230,7 +234,7 @@ class TestReview:
             got = [(r["reviewed"], r["task"], r["label"], r["note"]) for r in rows(again)]
             assert got == [("✓", "summarizeIncident", "real-regression", ""),
                            ("✓", "searchRunbook", "real-fix", "deterministic sort")]
-            assert "2 of 2 flips reviewed" in summary(again)
+            assert "1 of 1 flips reviewed" in summary(again)
 
     async def test_default_sidecar_beside_the_first_log(self, tmp_path: Path) -> None:
         for p in (BASELINE, CANDIDATE):
@@ -320,7 +324,7 @@ class TestTraces:
             assert isinstance(app.screen, CompareScreen)
             assert cursor_task(app) == "searchRunbook"
             assert rows(app)[1]["label"] == "real-fix"
-            assert "1 of 2 flips reviewed" in summary(app)
+            assert "0 of 1 flips reviewed" in summary(app)  # the moved task is not a flip
 
 
 class TestOpening:
@@ -346,7 +350,7 @@ class TestOpening:
             await settle(pilot)
             assert isinstance(app.screen, CompareScreen)
             assert [(r["change"], r["task"]) for r in rows(app)] == [
-                ("broken", "searchRunbook"), ("fixed", "summarizeIncident")]
+                ("fixed", "summarizeIncident"), ("~broken", "searchRunbook")]
             await press(pilot, "x")
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
             assert rows(app)[0]["task"] == "summarizeIncident"
@@ -393,3 +397,42 @@ class TestTaskTableNotes:
             # A task's note is not a flip's: the comparison pane's rows stay unreviewed.
             await press(pilot, "c")
             assert all(r["reviewed"] == "·" for r in rows(app))
+
+
+class TestFilters:
+    async def test_slash_filters_by_name_and_label(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "l", "6")  # summarizeIncident: real-regression
+            await press(pilot, "slash", *"search")
+            assert [r["task"] for r in rows(app)] == ["searchRunbook"]
+            await press(pilot, "enter")
+            assert isinstance(app.screen, CompareScreen) and flip_table(app).has_focus
+            await press(pilot, "escape")  # clears the filter, stays on the pane
+            assert isinstance(app.screen, CompareScreen) and len(rows(app)) == 2
+            await press(pilot, "slash", *"regression", "enter")
+            assert [r["task"] for r in rows(app)] == ["summarizeIncident"]
+
+    async def test_u_shows_only_unreviewed(self, app: FlakeApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_pane(pilot)
+            await press(pilot, "space", "u")
+            assert [r["task"] for r in rows(app)] == ["searchRunbook"]
+            await press(pilot, "space")  # reviewing it hides it too
+            assert rows(app) == []
+            await press(pilot, "u")
+            assert len(rows(app)) == 2
+
+
+async def test_one_trial_per_task_says_nothing_is_tested(tmp_path: Path) -> None:
+    from tests.unit.test_compare_cli import write_runs
+
+    log = write_runs(tmp_path / "one.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (1, 1)}})
+    app = make_app([str(log)], triage=str(tmp_path / "n.json"), compare=("a", "b"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        text = summary(app)
+        assert "flipped 2 (fixed 1, broken 1): one trial per task in both runs, so nothing can be tested" in text
+        assert "0 of 2 flips reviewed" in text
+        assert [r["flip"] for r in rows(app)] == ["flipped", "flipped"]

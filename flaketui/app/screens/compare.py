@@ -2,11 +2,17 @@
 
 At the top, the paired summary (tasks in both runs, fixed / broken / unchanged,
 the exact sign test, the mean difference of p̂ with its paired 95% CI, a plain
-verdict, the flakiness delta) and the review's progress. Below, the flipped
-tasks, broken first, then fixed (``f`` shows every common task). ``n`` / ``N``
-step through the flips; ``enter`` opens run A's trace beside run B's; ``space``
-marks a flip reviewed, ``l`` gives it a cause label, ``w`` a note. Every change
-is saved to the triage file at once.
+verdict from all the evidence, the flipped and moved tasks, the flakiness
+delta, a confound warning) and the review's progress. Below, the changed
+tasks: **flipped** first (significant after Holm over Tarone's family, Fisher's
+exact test per task), then **moved** (p̂ changed, not significant; dim and
+marked), broken before fixed; ``f`` shows every common task. The progress
+counts the flipped tasks (with one trial per task nothing can be tested, and
+every change is a flip). ``n`` / ``N`` step through the changed tasks;
+``enter`` opens run A's trace beside run B's; ``space`` marks one reviewed,
+``l`` gives it a cause label, ``w`` a note. ``/`` filters by task name or
+label, ``u`` shows only the unreviewed. Every change is saved to the triage
+file at once.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
@@ -33,7 +39,9 @@ from flaketui.model import RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output import review
 from flaketui.output.review import BROKEN, FIXED, FlipRow
+from flaketui.sanitize import visible
 from flaketui.stats.paired import PairedComparison
+from flaketui.stats.pertask import PerTaskTests
 from flaketui.triage import TriageEntry, TriageKey
 
 if TYPE_CHECKING:
@@ -41,6 +49,13 @@ if TYPE_CHECKING:
 
 CHANGE_STYLES = {BROKEN: "bold red", FIXED: "bold green"}
 """Colour of a flip's change (unchanged: dim)."""
+
+
+def change_cell(r: FlipRow) -> Text:
+    """``broken`` / ``fixed`` in colour when flipped; dim with ``~`` when only moved."""
+    if r.moved:
+        return Text(f"~{r.change}", style="dim " + CHANGE_STYLES[r.change].split()[-1])
+    return Text(r.change, style=CHANGE_STYLES.get(r.change, "dim"))
 
 
 def flakiness_change(r: FlipRow) -> Text:
@@ -56,6 +71,8 @@ class ComparisonReady(Message):
     comparison: PairedComparison
     outcomes_a: RunOutcomes
     outcomes_b: RunOutcomes
+    tests: PerTaskTests
+    confound: str | None
 
 
 class CompareScreen(SortActions, FlakeScreen[None]):
@@ -87,7 +104,11 @@ class CompareScreen(SortActions, FlakeScreen[None]):
                 tooltip="Give the flip a cause label (also marks it reviewed)"),
         Binding("w", "edit_note", "Note", id="edit-note", tooltip="Write a free-text note"),
         Binding("f", "toggle_all", "All tasks", id="toggle-all-tasks",
-                tooltip="Show every common task, or only the flips"),
+                tooltip="Show every common task, or only the changed ones"),
+        Binding("slash", "filter", "Filter", id="compare-filter",
+                tooltip="Show only tasks whose name or label contains the text"),
+        Binding("u", "toggle_unreviewed", "Unreviewed", id="compare-unreviewed",
+                tooltip="Show only the tasks not yet reviewed (toggle)"),
         Binding("s", "sort_next", "Sort", id="compare-sort-next",
                 tooltip="Sort by the next column"),
         Binding("S", "sort_reverse", "Reverse", id="compare-sort-reverse", show=False,
@@ -102,6 +123,10 @@ class CompareScreen(SortActions, FlakeScreen[None]):
 
     show_all: reactive[bool] = reactive(False, init=False)
     """Show every common task, not only the flips."""
+    unreviewed_only: reactive[bool] = reactive(False, init=False)
+    """Show only the tasks not marked reviewed."""
+    filter_text: reactive[str] = reactive("", init=False)
+    """Case-insensitive text a task's name or label must contain."""
     sort_key: reactive[str] = reactive("change", init=False)
     """Column the flip list is sorted by (a key of :meth:`columns`)."""
     sort_reverse: reactive[bool] = reactive(False, init=False)
@@ -123,31 +148,42 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         self.outcomes: tuple[RunOutcomes, RunOutcomes] | None = None
         """Both runs' trials grouped by task (for reading traces)."""
         self._name_rank = np.empty(0, dtype=np.int64)
+        self.tests: PerTaskTests | None = None
+        """Fisher per task, Holm and BH across tasks: flipped vs moved."""
+        self.confound: str | None = None
+        """A warning when the runs' configurations differ in more than one field."""
 
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Comparing…", id="compare-summary")
+        yield Input(placeholder="filter by task name or label (enter: keep, escape: clear)", id="compare-filter-box")
         yield TaskTable(id="flip-table")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.run_b} vs {self.run_a}"
         self.query_one(TaskTable).empty_text = "comparing the runs…"
+        self.query_one("#compare-filter-box", Input).display = False
         self.compute()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare",
           description="Comparing runs")
     def compute(self) -> None:
         """Per-task p̂ of both runs and their paired comparison, in a thread."""
+        from flaketui.loading import read_trial
         from flaketui.stats import compare_runs, task_stats
+        from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, confound_warning, run_config
+        from flaketui.stats.pertask import per_task_tests
 
         log = self.flake_app.trial_log
         assert log is not None
         outcomes_a, outcomes_b = log.run_outcomes(self.run_a), log.run_outcomes(self.run_b)
         cmp = compare_runs(task_stats(outcomes_a, 1), task_stats(outcomes_b, 1))
-        self.post_message(ComparisonReady(cmp, outcomes_a, outcomes_b))
+        confound = confound_warning(run_config(log, self.run_a, DEFAULT_CONFIG_FIELDS, read_trial),
+                                    run_config(log, self.run_b, DEFAULT_CONFIG_FIELDS, read_trial))
+        self.post_message(ComparisonReady(cmp, outcomes_a, outcomes_b, per_task_tests(cmp), confound))
 
     def show_worker_error(self, worker: Worker[object]) -> None:
         """The error replaces "Comparing…" (:attr:`STATUS`) and "comparing the runs…"."""
@@ -160,7 +196,8 @@ class CompareScreen(SortActions, FlakeScreen[None]):
     def comparison_ready(self, event: ComparisonReady) -> None:
         self.comparison = event.comparison
         self.outcomes = (event.outcomes_a, event.outcomes_b)
-        self.rows = review.paired_rows(event.comparison, flips_only=False)
+        self.tests, self.confound = event.tests, event.confound
+        self.rows = review.paired_rows(event.comparison, flips_only=False, tests=event.tests)
         names = np.array([r.task for r in self.rows], dtype=object)
         self._name_rank = np.argsort(np.argsort(names)) if len(names) else self._name_rank
         table = self.query_one(TaskTable)
@@ -176,8 +213,8 @@ class CompareScreen(SortActions, FlakeScreen[None]):
 
     @property
     def flips(self) -> list[int]:
-        """Data rows of the flipped tasks."""
-        return [i for i, r in enumerate(self.rows) if r.is_flip]
+        """Data rows of the flipped tasks (significant after Holm; the review's progress counts them)."""
+        return [i for i, r in enumerate(self.rows) if r.flipped]
 
     def key_of(self, row: int) -> TriageKey:
         """The triage key of data row ``row``: its task's flip from A to B."""
@@ -206,11 +243,18 @@ class CompareScreen(SortActions, FlakeScreen[None]):
                    lambda i: Text("✓", style="bold green") if entry(i).reviewed
                    else Text("·", style="dim"),
                    lambda: np.array([float(entry(i).reviewed) for i in range(len(rows))])),
-            Column("change", "change", 9, "left", "broken (p̂ fell), fixed (p̂ rose) or unchanged",
-                   lambda i: Text(rows[i].change, style=CHANGE_STYLES.get(rows[i].change, "dim")),
+            Column("change", "change", 9, "left",
+                   "flipped first (significant after Holm), then moved (dim: p̂ changed, not significant); "
+                   "broken (p̂ fell) or fixed (p̂ rose)",
+                   lambda i: change_cell(rows[i]),
                    lambda: np.arange(len(rows), dtype=np.float64), descending=False),
+            Column("flip", "flip", 7, "left", "flipped (significant after Holm over Tarone's family) or moved",
+                   lambda i: Text(rows[i].kind if rows[i].is_flip else "",
+                                  style="bold" if rows[i].flipped else "dim italic"),
+                   lambda: np.array([0.0 if r.flipped else 1.0 if r.is_flip else 2.0 for r in rows]),
+                   descending=False),
             Column("task", "task", name_w, "left", "task name",
-                   lambda i: Text(rows[i].task, style="bold" if rows[i].is_flip else ""),
+                   lambda i: Text(visible(rows[i].task), style="bold" if rows[i].flipped else ""),
                    lambda: self._name_rank.astype(np.float64), descending=False),
             Column("p_hat", "p̂ A → p̂ B", 13, "right", "pass rate in run A and in run B",
                    lambda i: Text(review.change_text(rows[i]), style="" if rows[i].is_flip else "dim"),
@@ -219,6 +263,9 @@ class CompareScreen(SortActions, FlakeScreen[None]):
                    lambda i: Text(str(rows[i].n_a)), values(lambda r: r.n_a)),
             Column("n_b", "n B", 4, "right", "non-errored trials in run B",
                    lambda i: Text(str(rows[i].n_b)), values(lambda r: r.n_b)),
+            Column("p_adj", "p adj.", 8, "right", "Fisher's p, Holm-adjusted across the tasks",
+                   lambda i: Text(fmt.pvalue(rows[i].p_adjusted), style="bold" if rows[i].flipped else "dim"),
+                   values(lambda r: r.p_adjusted), descending=False),
             Column("delta", "|Δ|", 5, "right", "size of the change of p̂",
                    lambda i: Text(fmt.rate(rows[i].abs_delta),
                                   style="bold" if rows[i].abs_delta >= 0.5 else ""),
@@ -259,10 +306,20 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         idx = np.arange(len(self.rows))
         if not self.show_all:
             idx = idx[[self.rows[i].is_flip for i in idx]] if len(idx) else idx
+        if self.unreviewed_only and len(idx):
+            store = self.flake_app.triage_store
+            idx = idx[[not store.get(self.key_of(int(i))).reviewed for i in idx]]
+        if self.filter_text and len(idx):
+            idx = idx[[self.matches(int(i), self.filter_text.lower()) for i in idx]]
         order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse, idx)
         table.sort_key = self.sort_key
         table.sort_reverse = self.sort_reverse
         table.show(order, keep=keep)
+
+    def matches(self, row: int, text: str) -> bool:
+        """The task's name or cause label contains ``text`` (lower case)."""
+        label = self.flake_app.triage_store.get(self.key_of(row)).label or ""
+        return text in self.rows[row].task.lower() or text in label.lower()
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -276,26 +333,27 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         return review.progress_line(self.reviewed_count(), len(self.flips))
 
     def update_summary(self) -> None:
-        cmp = self.comparison
-        if cmp is None:
+        cmp, tests = self.comparison, self.tests
+        if cmp is None or tests is None:
             return
-        lines = review.compare_lines(cmp)
+        lines = review.compare_lines(cmp, tests.alpha, tests, self.confound)
         text = Text()
-        text.append(f"{cmp.run_b}", style="bold")
+        text.append(visible(cmp.run_b), style="bold")
         text.append(" (B) vs ", style="dim")
-        text.append(f"{cmp.run_a}", style="bold")
+        text.append(visible(cmp.run_a), style="bold")
         text.append(" (A)\n", style="dim")
-        text.append(lines[0] + " · ")
-        text.append(f"fixed {len(cmp.fixed)}", style="bold green")
+        text.append(lines[0] + " · p̂ moved: ")
+        text.append(f"fixed {len(cmp.fixed)}", style="green")
         text.append(" · ")
-        text.append(f"broken {len(cmp.broken)}", style="bold red")
+        text.append(f"broken {len(cmp.broken)}", style="red")
         text.append(f" · unchanged {cmp.unchanged}\n")
-        text.append(lines[2] + "\n", style="bold")
-        text.append(lines[3] + "\n")
-        significant = cmp.test.pvalue < 0.05 and (cmp.test.fixed + cmp.test.broken) > 0
-        text.append(lines[4] + "\n", style="bold" if significant else "")
+        text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
+        text.append(lines[2] + " · " + lines[3] + "\n")
+        text.append("verdict: " + lines[4] + "\n", style="bold")
+        if self.confound:
+            text.append(visible(self.confound) + "\n", style="bold yellow")
         text.append(review.flakiness_line(review.flakiness_delta(cmp)) + "\n", style="dim")
-        for extra in lines[5:]:
+        for extra in lines[6 + (1 if self.confound else 0):]:
             text.append(extra + "\n", style="dim")
         done, total = self.reviewed_count(), len(self.flips)
         text.append(review.progress_line(done, total),
@@ -304,14 +362,14 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         if store.path is None or not store.persistent:
             text.append("   notes kept in memory only (not saved)", style="bold red")
         else:
-            text.append(f"   notes: {store.path}", style="dim")
+            text.append(f"   notes: {visible(store.path)}", style="dim")
         self.query_one("#compare-summary", Static).update(text)
-        self.sub_title = f"{cmp.run_b} vs {cmp.run_a} · {self.progress()}"
+        self.sub_title = f"{visible(cmp.run_b)} vs {visible(cmp.run_a)} · {self.progress()}"
 
     def triage_changed(self, key: TriageKey | None) -> None:
         """Redraw after a label, note or reviewed mark changed."""
         self.query_one(TaskTable).invalidate()
-        if self.sort_key in ("reviewed", "label", "note"):
+        if self.sort_key in ("reviewed", "label", "note") or self.unreviewed_only or self.filter_text:
             self.refresh_order()
         self.update_summary()
 
@@ -368,6 +426,26 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         """Show every common task, or only the flips."""
         self.show_all = not self.show_all
 
+    def action_toggle_unreviewed(self) -> None:
+        """Show only the tasks not yet reviewed, or every one."""
+        self.unreviewed_only = not self.unreviewed_only
+
+    def watch_unreviewed_only(self) -> None:
+        self.refresh_order()
+
+    def action_filter(self) -> None:
+        """Show the filter box and focus it."""
+        box = self.query_one("#compare-filter-box", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#compare-filter-box")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+
+    def watch_filter_text(self) -> None:
+        self.refresh_order()
+
     def watch_show_all(self) -> None:
         self.refresh_order()
         table = self.query_one(TaskTable)
@@ -395,6 +473,12 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         ``n`` / ``N`` on the trace screen step through the rows shown here (the
         flips, or every task with ``f``), and the cursor follows on return.
         """
+        box = self.query_one("#compare-filter-box", Input)
+        if box.has_focus:  # enter in the filter box keeps the filter (the binding has priority)
+            if not box.value.strip():
+                box.display = False
+            self.query_one(TaskTable).focus()
+            return
         row = self.current_row
         if row is None or self.outcomes is None:
             return
@@ -434,7 +518,14 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         self.app.switch_screen(swapped)
 
     def action_close(self) -> None:
-        """Back to the task table."""
+        """Clear the filter when one is set (escape in the filter box), else back to the task table."""
+        box = self.query_one("#compare-filter-box", Input)
+        if box.display:
+            box.value = ""
+            box.display = False
+            self.filter_text = ""
+            self.query_one(TaskTable).focus()
+            return
         self.dismiss(None)
 
     def palette_commands(self) -> list[tuple[str, str, str]]:

@@ -102,6 +102,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
         Binding("p", "show_plan", "Plan", id="show-plan",
                 tooltip="Plan the next run: how many more trials, on which tasks, and why"),
+        Binding("m", "matrix", "Matrix", id="run-matrix", show=False,
+                tooltip="Every run side by side: runs × tasks p̂, trends, newly flaky since run X"),
         Binding("c", "compare", "Compare", id="compare-runs",
                 tooltip="Run B against run A: flips, sign test, and the review of each flip"),
         Binding("space", "triage('reviewed')", "Reviewed", id="task-reviewed", show=False,
@@ -643,6 +645,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         from flaketui.app.screens.compare import open_compare
 
         open_compare(self.flake_app)
+
+    def action_matrix(self) -> None:
+        """The runs × tasks matrix (two or more runs)."""
+        from flaketui.app.screens.matrix import open_matrix
+
+        open_matrix(self)
 
     def action_triage(self, what: str) -> None:
         """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""

@@ -1,0 +1,94 @@
+"""N runs side by side: a runs × tasks matrix of p̂, the variance across runs, trends, and "since run X" filters.
+
+Pure numpy on the core's per-task statistics: no Textual, no Rich (the matrix
+screen, :mod:`flaketui.app.screens.matrix`, draws it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flaketui.output.columns import EPS
+from flaketui.stats.suite import TaskStats
+
+SPARK = "▁▂▃▄▅▆▇█"
+"""Eight levels of a sparkline: p̂ = 0 is the lowest, p̂ = 1 the highest."""
+
+
+@dataclass(frozen=True)
+class RunMatrix:
+    """p̂ of every task (rows) in every run (columns, in load order); NaN where a run lacks it."""
+
+    runs: list[str]
+    tasks: list[str]
+    p_hat: NDArray[np.float64]
+    """tasks × runs."""
+    n: NDArray[np.int64]
+    """Non-errored trials, tasks × runs (0 where a run lacks the task)."""
+
+    @property
+    def flaky(self) -> NDArray[np.bool_]:
+        """tasks × runs: the task both passed and failed in that run (0 < p̂ < 1)."""
+        p = np.nan_to_num(self.p_hat, nan=0.0)
+        return (p > EPS) & (p < 1 - EPS)
+
+    @property
+    def variance(self) -> NDArray[np.float64]:
+        """Variance of p̂ across the runs that have the task (population variance; NaN when fewer
+        than two runs have it)."""
+        have = ~np.isnan(self.p_hat)
+        count = have.sum(axis=1)
+        p = np.where(have, self.p_hat, 0.0)
+        mean = p.sum(axis=1) / np.maximum(count, 1)
+        var = (np.where(have, self.p_hat - mean[:, None], 0.0) ** 2).sum(axis=1) / np.maximum(count, 1)
+        return np.where(count >= 2, var, np.nan)
+
+    def order(self) -> NDArray[np.int64]:
+        """Rows by variance across runs, largest first (missing last), then by name."""
+        var = self.variance
+        names = np.argsort(np.argsort(np.array(self.tasks, dtype=object)))
+        missing = np.isnan(var)
+        return np.lexsort((names, -np.nan_to_num(var, nan=0.0), missing))
+
+    def newly_flaky(self, since: int) -> NDArray[np.bool_]:
+        """Tasks stable (p̂ 0 or 1) in run ``since`` and flaky in the last run."""
+        stable = ~np.isnan(self.p_hat[:, since]) & ~self.flaky[:, since]
+        return stable & self.flaky[:, -1]
+
+    def newly_failing(self, since: int) -> NDArray[np.bool_]:
+        """Tasks that passed every trial in run ``since`` and failed at least one in the last run."""
+        before, last = self.p_hat[:, since], self.p_hat[:, -1]
+        with np.errstate(invalid="ignore"):
+            return (before >= 1 - EPS) & (last < 1 - EPS)
+
+
+def run_matrix(stats: Sequence[TaskStats]) -> RunMatrix:
+    """The matrix of the runs' p̂ over every task any run has (in first-seen order)."""
+    index: dict[str, int] = {}
+    for st in stats:
+        for t in st.tasks:
+            index.setdefault(t, len(index))
+    p = np.full((len(index), len(stats)), np.nan)
+    n = np.zeros((len(index), len(stats)), dtype=np.int64)
+    for j, st in enumerate(stats):
+        rows = np.fromiter((index[t] for t in st.tasks), dtype=np.int64, count=len(st.tasks))
+        p[rows, j] = st.p_hat
+        n[rows, j] = st.n
+    return RunMatrix([st.run for st in stats], list(index), p, n)
+
+
+def sparkline(values: NDArray[np.float64]) -> str:
+    """One character per run: the level of p̂ in [0, 1] (a space where the run lacks the task).
+
+    Examples
+    --------
+    >>> sparkline(np.array([0.0, 0.5, 1.0, np.nan]))
+    '▁▅█ '
+    """
+    levels = np.clip(np.round(np.nan_to_num(values, nan=0.0) * (len(SPARK) - 1)), 0, len(SPARK) - 1)
+    return "".join(" " if v != v else SPARK[int(level)] for v, level in zip(values.tolist(), levels.tolist(),
+                                                                            strict=True))

@@ -1,0 +1,108 @@
+"""Confounds of a comparison: which configuration fields differ between two runs.
+
+A paired comparison reads the flakiness delta as the effect of what changed
+between run A and run B. That reading holds only when one variable changed
+(model, temperature, seed, agent or harness commit, prompt hash…): with two or
+more, the delta cannot be attributed to any one of them. The configuration is
+read from named fields of each run's first trial (``--config-field NAME``; a
+dotted name reaches inside an object, ``info.model``).
+
+No Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+
+from flaketui.model import Trial, TrialLog
+
+DEFAULT_CONFIG_FIELDS = ("model", "model_name", "agent", "temperature", "seed", "commit", "agent_commit",
+                         "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed")
+"""Fields the comparison pane reads when no ``--config-field`` is named (absent ones are left out)."""
+
+MISSING = "(absent)"
+"""The value shown for a field a run's first trial does not have."""
+
+
+def field_value(record: Mapping[str, Any], name: str) -> Any:
+    """``record[name]``, or the nested value of a dotted name (``info.model``); None when absent.
+
+    Examples
+    --------
+    >>> field_value({"info": {"model": "m1"}}, "info.model")
+    'm1'
+    >>> field_value({"info.model": "flat"}, "info.model")
+    'flat'
+    >>> field_value({}, "seed") is None
+    True
+    """
+    if name in record:
+        return record[name]
+    value: Any = record
+    for part in name.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return MISSING
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return str(value)
+
+
+def run_config(log: TrialLog, run: str, fields: Sequence[str],
+               read_trial: Callable[..., Trial]) -> dict[str, str]:
+    """The named configuration fields of ``run``, read from its first trial (in file order).
+
+    ``read_trial`` is :func:`flaketui.loading.read_trial`, passed in by the
+    caller: the core's parts stand apart (stats never imports loading; see the
+    import-linter layers in pyproject.toml). Values are kept as text (a number
+    or object as its JSON); a field the trial lacks is left out (and
+    counts as :data:`MISSING` in :func:`confounds`). An empty ``fields`` reads
+    nothing (no file is opened).
+    """
+    if not fields or run not in log.runs:
+        return {}
+    rows = np.flatnonzero(log.run == log.runs.index(run))
+    if not rows.size:
+        return {}
+    trial = read_trial(log, int(rows[0]), max_steps=0)
+    record: dict[str, Any] = {**trial.extra, "metrics": trial.metrics}
+    values = {name: field_value(record, name) for name in fields}
+    return {name: _text(v) for name, v in values.items() if v is not None}
+
+
+def confounds(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> list[str]:
+    """The configuration keys whose values differ between the runs (a key one lacks counts).
+
+    Examples
+    --------
+    >>> confounds({"model": "m1", "seed": "1"}, {"model": "m2", "seed": "1"})
+    ['model']
+    """
+    keys = list(dict.fromkeys([*config_a, *config_b]))
+    return [k for k in keys if config_a.get(k, MISSING) != config_b.get(k, MISSING)]
+
+
+def confound_warning(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str | None:
+    """A one-line warning when more than one configuration field differs, else None.
+
+    The controlled-comparison reading of the flakiness delta (the change is the
+    effect of the one variable that changed) holds only when one changed.
+    """
+    differ = confounds(config_a, config_b)
+    if len(differ) < 2:
+        return None
+    return (f"confounded: the runs differ in {len(differ)} configuration fields ({', '.join(differ)}); "
+            "the flakiness delta cannot be read as the effect of one change")

@@ -1,0 +1,240 @@
+"""``compare`` (flipped vs moved, --alpha, --config-field, --baseline), ``report --baseline``
+and ``quarantine`` as a CI script runs them.
+
+Expected figures: the fixtures' summarizeIncident goes 12/12 → 0/12 (Fisher's exact
+p = 2/C(24, 12), scipy.stats.fisher_exact) and searchRunbook 10/12 → 12/12 (p = 0.478,
+and its margins can never reach 0.05, so Tarone's family is summarizeIncident alone).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from math import comb
+from pathlib import Path
+
+import orjson
+import pytest
+from scipy.stats import fisher_exact
+from statsmodels.stats.multitest import multipletests
+
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES, SHARED
+from tests.unit.test_cli import run
+
+A, B = "oncall-baseline", "oncall-candidate"
+
+
+def write_runs(path: Path, runs: dict[str, dict[str, tuple[int, int]]],
+               config: dict[str, dict[str, object]] | None = None) -> Path:
+    """A log where each run's task has (passes, trials); ``config[run]`` is added to every trial."""
+    lines = []
+    for run_name, tasks in runs.items():
+        extra = (config or {}).get(run_name, {})
+        for task, (c, n) in tasks.items():
+            lines += [json.dumps({"run": run_name, "task": task, "trial": i, "passed": i < c, **extra})
+                      for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class TestCompareJson:
+    def test_per_task_fields_and_flips(self) -> None:
+        code, out, _ = run("compare", BASELINE, CANDIDATE, "--format", "json")
+        assert code == 0
+        doc = orjson.loads(out)
+        # The p̂-moved lists stay as they were; the flipped ones are new beside them.
+        assert doc["fixed"] == ["searchRunbook"] and doc["broken"] == ["summarizeIncident"]
+        assert doc["flipped_broken"] == ["summarizeIncident"] and doc["flipped_fixed"] == []
+        assert doc["alpha"] == 0.05 and doc["per_task_tested"] is True and doc["per_task_family"] == 1
+        rows = {r["task"]: r for r in doc["per_task"]}
+        assert len(rows) == 25
+        broken = rows["summarizeIncident"]
+        assert (broken["passes_a"], broken["n_a"], broken["passes_b"], broken["n_b"]) == (12, 12, 0, 12)
+        p = fisher_exact([[12, 0], [0, 12]]).pvalue
+        assert p == pytest.approx(2 / comb(24, 12))
+        assert broken["p_value"] == pytest.approx(p) and broken["p_adjusted"] == pytest.approx(p)
+        assert broken["flipped"] is True
+        moved = rows["searchRunbook"]
+        assert moved["p_value"] == pytest.approx(fisher_exact([[10, 2], [12, 0]]).pvalue)
+        assert moved["flipped"] is False and moved["p_adjusted"] == 1.0
+        assert 0 <= doc["permutation_p"] <= 1
+        assert doc["verdict"].startswith("not shown to differ at 5%")
+        assert doc["confounds"] == [] and doc["confound_warning"] is None
+
+    def test_alpha_below_the_smallest_p_flips_nothing(self) -> None:
+        doc = orjson.loads(run("compare", BASELINE, CANDIDATE, "--format", "json", "--alpha", "1e-7")[1])
+        assert doc["alpha"] == 1e-7 and doc["flipped_broken"] == [] and doc["flipped_fixed"] == []
+        assert doc["broken"] == ["summarizeIncident"]
+
+    def test_alpha_out_of_range_is_a_usage_error(self) -> None:
+        code, _, err = run("compare", BASELINE, CANDIDATE, "--alpha", "2")
+        assert code == 2 and "--alpha" in err
+
+    def test_holm_and_bh_match_statsmodels(self, tmp_path: Path) -> None:
+        """10 vs 10 trials, B losing 0, 2, 4, 6, 8, 10 passes: Holm over Tarone's family, BH over all."""
+        a = {f"t{i}": (10, 10) for i in range(6)}
+        b = {f"t{i}": (10 - 2 * i, 10) for i in range(6)}
+        log = write_runs(tmp_path / "x.jsonl", {"a": a, "b": b})
+        doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
+        p = [fisher_exact([[10, 0], [10 - 2 * i, 2 * i]]).pvalue for i in range(6)]
+        got = {r["task"]: r for r in doc["per_task"]}
+        assert [got[f"t{i}"]["p_value"] for i in range(6)] == pytest.approx(p)
+        # t1 and t2 (18 or 16 passes of 20) are at their most extreme table already: p = 0.474 and
+        # 0.087 cannot fall below 0.05/3, so Tarone's family is t3, t4, t5; t0 has one table only.
+        assert p[1] > 0.05 / 3 and p[2] > 0.05 / 3 and doc["per_task_family"] == 3
+        holm = multipletests(p[3:], method="holm")[1]
+        assert [got[f"t{i}"]["p_adjusted"] for i in (3, 4, 5)] == pytest.approx(holm)
+        assert got["t1"]["p_adjusted"] == got["t2"]["p_adjusted"] == 1.0
+        bh = multipletests(p[1:], method="fdr_bh")[1]
+        assert [got[f"t{i}"]["q_value"] for i in range(1, 6)] == pytest.approx(bh)
+        assert sorted(doc["flipped_broken"]) == sorted(f"t{i}" for i in (3, 4, 5) if holm[i - 3] < 0.05)
+        assert doc["flipped_broken"]  # t5 (10/10 vs 0/10) flips
+
+    def test_one_trial_per_task_says_nothing_is_tested(self, tmp_path: Path) -> None:
+        log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (0, 1)}})
+        doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
+        assert doc["per_task_tested"] is False and doc["flipped_broken"] == ["x"]
+        assert "nothing can be tested per task" in doc["per_task_note"]
+        out = run("compare", log, "--runs", "a", "b")[1]
+        assert "one trial per task in both runs, so nothing can be tested per task" in out
+
+
+class TestCompareText:
+    def test_table_shows_flipped_then_moved(self) -> None:
+        code, out, _ = run("compare", BASELINE, CANDIDATE)
+        assert code == 0
+        assert "flipped 1 (fixed 0, broken 1): significant after Holm at 5%" in out
+        assert "moved 1 more (p̂ changed, not significant)" in out
+        assert "paired permutation test p = " in out
+        rows = [line for line in out.splitlines() if "summarizeIncident" in line or "searchRunbook" in line]
+        assert "flipped" in rows[0] and "summarizeIncident" in rows[0]
+        assert "moved" in rows[1] and "searchRunbook" in rows[1]
+
+    def test_markdown_and_csv(self) -> None:
+        md = run("compare", BASELINE, CANDIDATE, "--format", "markdown")[1]
+        assert "| summarizeIncident | broken | flipped |" in md and "| searchRunbook | fixed | moved |" in md
+        csv = run("compare", BASELINE, CANDIDATE, "--format", "csv")[1].splitlines()
+        assert csv[0] == "task,change,flipped,p_hat_a,p_hat_b,n_a,n_b,delta,p_value,p_adjusted,q_value"
+        row = next(line for line in csv if line.startswith("summarizeIncident,"))
+        assert row.startswith("summarizeIncident,broken,yes,1,0,12,12,-1,")
+
+
+class TestConfounds:
+    def test_two_fields_differ(self, tmp_path: Path) -> None:
+        log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
+                         {"a": {"model": "m1", "info": {"temperature": 0.0}, "seed": 1},
+                          "b": {"model": "m2", "info": {"temperature": 0.7}, "seed": 1}})
+        args = ("compare", log, "--runs", "a", "b", "--config-field", "model",
+                "--config-field", "info.temperature", "--config-field", "seed")
+        doc = orjson.loads(run(*args, "--format", "json")[1])
+        assert doc["config_a"] == {"model": "m1", "info.temperature": "0.0", "seed": "1"}
+        assert doc["confounds"] == ["model", "info.temperature"]
+        assert "cannot be read as the effect of one change" in doc["confound_warning"]
+        assert "confounded: the runs differ in 2 configuration fields (model, info.temperature)" in run(*args)[1]
+
+    def test_one_field_is_a_controlled_comparison(self, tmp_path: Path) -> None:
+        log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
+                         {"a": {"model": "m1", "seed": 1}, "b": {"model": "m1", "seed": 2}})
+        doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--config-field", "model",
+                               "--config-field", "seed", "--format", "json")[1])
+        assert doc["confounds"] == ["seed"] and doc["confound_warning"] is None
+
+    def test_usual_fields_read_without_config_field(self, tmp_path: Path) -> None:
+        log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
+                         {"a": {"model": "m1", "temperature": 0}, "b": {"model": "m2", "temperature": 1}})
+        doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
+        assert doc["confounds"] == ["model", "temperature"]
+
+
+class TestBaseline:
+    def three_runs(self, tmp_path: Path) -> Path:
+        base = {f"t{i}": (8, 8) for i in range(10)}
+        worse = {f"t{i}": (0, 8) for i in range(10)}
+        same = {f"t{i}": (8, 8) for i in range(9)} | {"t9": (7, 8)}
+        return write_runs(tmp_path / "x.jsonl", {"base": base, "worse": worse, "same": same})
+
+    def test_holm_across_the_comparisons(self, tmp_path: Path) -> None:
+        log = self.three_runs(tmp_path)
+        doc = orjson.loads(run("compare", log, "--baseline", "base", "--format", "json")[1])
+        assert doc["baseline"] == "base"
+        comps = {c["run"]: c for c in doc["comparisons"]}
+        assert set(comps) == {"worse", "same"}
+        p = [comps["worse"]["sign_test_p"], comps["same"]["sign_test_p"]]
+        assert p[0] == pytest.approx(2 / 2**10)  # 10 broken, 0 fixed
+        assert [comps["worse"]["p_adjusted"], comps["same"]["p_adjusted"]] == pytest.approx(
+            multipletests(p, method="holm")[1])
+        assert comps["worse"]["significant"] is True and comps["same"]["significant"] is False
+
+    def test_report_baseline_is_one_json_document(self, tmp_path: Path) -> None:
+        log = self.three_runs(tmp_path)
+        doc = orjson.loads(run("report", log, "--baseline", "base", "--format", "json")[1])
+        assert len(doc["runs"]) == 3 and len(doc["baseline"]["comparisons"]) == 2
+        out = run("report", log, "--baseline", "base")[1]
+        assert "every run against baseline base: sign test p-values Holm-adjusted across the 2 comparisons" in out
+
+    def test_unknown_baseline(self, tmp_path: Path) -> None:
+        code, _, err = run("compare", self.three_runs(tmp_path), "--baseline", "nope")
+        assert code == 2 and "no run named 'nope'" in err
+
+
+class TestQuarantine:
+    def test_ids(self) -> None:
+        code, out, _ = run("quarantine", FIXTURES)
+        assert code == 0 and out == "searchRunbook\n"  # flaky in the baseline (10/12) only
+
+    def test_max_flakiness(self) -> None:
+        # searchRunbook: 4·(10/12)·(2/12) = 0.556
+        assert run("quarantine", FIXTURES, "--max-flakiness", "0.6")[1] == ""
+        assert run("quarantine", FIXTURES, "--max-flakiness", "0.5")[1] == "searchRunbook\n"
+
+    def test_json(self) -> None:
+        doc = orjson.loads(run("quarantine", FIXTURES, "--format", "json", "--run", A)[1])
+        assert [(d["run"], d["task"], d["n"], d["passes"]) for d in doc] == [(A, "searchRunbook", 12, 10)]
+
+    def test_junit_is_read_by_a_junit_consumer(self, tmp_path: Path) -> None:
+        junitparser = pytest.importorskip("junitparser")
+        code, out, _ = run("quarantine", FIXTURES, "--format", "junit")
+        assert code == 0
+        path = tmp_path / "quarantine.xml"
+        path.write_text(out, encoding="utf-8")
+        xml = junitparser.JUnitXml.fromfile(str(path))
+        suites = {s.name: s for s in xml}
+        assert set(suites) == {A, B}
+        base = suites[A]
+        cases = {c.name: c for c in base}
+        assert base.tests == 25 and len(cases) == 25
+        assert cases["checkDiskUsage"].is_passed
+        # The flaky task carries Surefire's <flakyFailure> with its figures (junitparser reads the
+        # standard elements; the flaky mark is read from the element itself).
+        flaky = cases["searchRunbook"]._elem.find("flakyFailure")
+        assert flaky is not None and flaky.get("message").startswith("flaky: 10 of 12 trials passed")
+
+    def test_unknown_run(self) -> None:
+        code, _, err = run("quarantine", FIXTURES, "--run", "nope")
+        assert code == 2 and "no run named 'nope'" in err
+
+
+GEN = SHARED / "bench" / "gen_trials.py"
+
+
+@pytest.mark.skipif(not GEN.exists(), reason="the shared generator is not on this machine")
+def test_generated_pair_names_true_changes(tmp_path: Path) -> None:
+    """2,000 tasks × 8 trials (seed 0): B truly worse on 106 tasks and better on 64.
+
+    The flips named are true changes (no false ones), and the verdict says B is worse.
+    """
+    log, truth_path = tmp_path / "pair.jsonl", tmp_path / "truth.json"
+    subprocess.run([sys.executable, str(GEN), "--tasks", "2000", "--trials", "8", "--steps", "1", "--runs",
+                    "baseline,candidate", "--seed", "0", "--truth", str(truth_path), "--out", str(log)],
+                   check=True, capture_output=True)
+    truth = json.loads(truth_path.read_text())
+    changed = {t for t, v in truth.items() if v["p"]["baseline"] != v["p"]["candidate"]}
+    code, out, _ = run("compare", log, "--runs", "baseline", "candidate", "--format", "json")
+    assert code == 0
+    doc = orjson.loads(out)
+    flipped = set(doc["flipped_fixed"]) | set(doc["flipped_broken"])
+    moved = set(doc["fixed"]) | set(doc["broken"])
+    assert len(moved) > 3 * len(changed)  # any change of p̂ is far more than the true changes
+    assert len(flipped) >= 20 and len(flipped - changed) <= 2
+    assert doc["verdict"].startswith("baseline is better")
