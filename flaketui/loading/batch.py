@@ -37,7 +37,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from flaketui.loading.fastpath import FastDecoder, _trace_stand_in
+from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
 from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, next_newline, read_range
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
@@ -325,7 +325,8 @@ class _Batch:
         task = self.pick("task", recs)
         kinds = set(map(type, task))
         if kinds != {str} or "" in task:
-            bad |= [not ((type(t) is str and t != "") or type(t) is int) for t in task]
+            bad |= [not ((type(t) is str and t != "") or (type(t) is int and _INT_MIN <= t <= _INT_MAX))
+                    for t in task]
             task = [str(t) if type(t) is int else t for t in task]
         run = self.pick("run", recs)
         if _has_none(run):
