@@ -18,8 +18,9 @@ columns and ``file:line`` problems), but per block of lines:
    declines it, or it is not valid UTF-8, or starts the file with a byte-order mark)
    goes through :meth:`LineParser.feed <flaketui.loading.jsonl.LineParser.feed>` as
    today, alone, and its trial or problem is put back in line order;
-5. run, task and group names are numbered in one pass per block, in the order first
-   seen, as :class:`~flaketui.loading.records.RecordSink` numbers them.
+5. run, task and group names are numbered in the order first seen, as
+   :class:`~flaketui.loading.records.RecordSink` numbers them, with one C-level dict call
+   per row (:class:`_Names`).
 
 Each line is decoded on its own (never a joined ``[...]`` of lines), so a line can
 never lend its brackets or strings to its neighbours. Field maps the typed tier does
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import gc
 import math
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import attrgetter, is_, itemgetter
 from typing import Any
 
@@ -131,19 +132,41 @@ def _trace_codes(raws: list[msgspec.Raw | None]) -> np.ndarray:
     return np.fromiter((-1 if c is None else c for c in map(_trace_code, raws)), dtype=np.int8, count=n)
 
 
-def _column_ids(values: list[Any], table: dict[Any, int], shift: int = 0) -> np.ndarray:
-    """Ids of ``values`` in ``table``, new names numbered (from ``len(table) + shift``) in the
-    order first seen."""
-    n = len(values)
-    first = values[0]
-    if values.count(first) == n:  # one name (one run, no groups): no lookup per row
-        if first not in table:
-            table[first] = len(table) + shift
-        return np.full(n, table[first], dtype=np.int32)
-    new = [name for name in dict.fromkeys(values) if name not in table]
-    start = len(table) + shift
-    table.update(zip(new, range(start, start + len(new)), strict=True))
-    return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=n)
+class _Names:
+    """Numbers the names of a column (runs, tasks or groups) in the order first seen, with one
+    C-level dict call per row: each name maps to the row where it first appeared, and the
+    ids are the ranks of those rows (no sort)."""
+
+    def __init__(self) -> None:
+        self.table: dict[Any, int] = {}
+        self.firsts: list[np.ndarray] = []
+        self.rows = 0
+
+    def add(self, values: list[Any]) -> None:
+        """The next rows' names."""
+        n = len(values)
+        start = self.rows
+        head = values[0]
+        if values.count(head) == n:  # one name (one run, no groups): one lookup
+            first = np.full(n, self.table.setdefault(head, start), dtype=np.int64)
+        else:
+            first = np.fromiter(map(self.table.setdefault, values, count(start)), dtype=np.int64, count=n)
+        self.firsts.append(first)
+        self.rows += n
+
+    def ids(self, none: bool = False) -> tuple[list[Any], np.ndarray]:
+        """The names in the order first seen and each row's id, as int32; with ``none``,
+        ``None`` is no name and its rows get -1 (groups)."""
+        first = np.concatenate(self.firsts) if self.firsts else np.empty(0, dtype=np.int64)
+        rank = np.cumsum(first == np.arange(len(first))) - 1
+        ids = rank[first].astype(np.int32)
+        names = list(self.table)
+        if none and None in self.table:
+            gone = int(rank[self.table[None]])
+            ids[ids == gone] = -1
+            ids[ids > gone] -= 1
+            del names[gone]
+        return names, ids
 
 
 class _Batch:
@@ -167,9 +190,7 @@ class _Batch:
         self.get_error, self.get_metrics = attrgetter("error"), attrgetter("metrics")
         self.fields = sink.fields
         self.default_run = sink.default_run
-        self.runs: dict[str, int] = {}
-        self.tasks: dict[str, int] = {}
-        self.groups: dict[str | None, int] = {None: -1}
+        self.runs, self.tasks, self.groups = _Names(), _Names(), _Names()
         self.metric_names: dict[str, None] = {}
         self.chunks: list[dict[str, Any]] = []
 
@@ -224,15 +245,15 @@ class _Batch:
                 starts = np.empty_like(ends)
                 starts[0] = 0
                 starts[1:] = ends[:-1] + 1
-                count = int(np.searchsorted(starts, end - base))  # lines that start before `end`
-                lines = list(map(view.__getitem__, map(slice, starts[:count].tolist(), ends[:count].tolist())))
+                taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
+                lines = list(map(view.__getitem__, map(slice, starts[:taken].tolist(), ends[:taken].tolist())))
                 is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
-                self.block(lines, starts[:count] + base, ends[:count] - starts[:count], line, is_ascii)
-                line += count
+                self.block(lines, starts[:taken] + base, ends[:taken] - starts[:taken], line, is_ascii)
+                line += taken
                 for piece in lines:
                     piece.release()
                 del lines
-                if count < len(ends):
+                if taken < len(ends):
                     break
                 consumed = last + 1
                 if base + consumed >= end:
@@ -410,9 +431,9 @@ class _Batch:
         if n == 0:
             return
         chunk = {name: np.asarray(out[name], dtype=dt) for name, dt in _DTYPES.items()}
-        chunk["run"] = _column_ids(out["run"], self.runs)
-        chunk["task"] = _column_ids(out["task"], self.tasks)
-        chunk["group"] = _column_ids(out["group"], self.groups, -1)  # None: -1
+        self.runs.add(out["run"])
+        self.tasks.add(out["task"])
+        self.groups.add(out["group"])
         dicts = [m or _NO_METRICS for m in out["metrics"]]
         columns = {}
         for name in dict.fromkeys(chain.from_iterable(dicts)):
@@ -427,13 +448,15 @@ class _Batch:
         self.flush_rows()
         chunks = self.chunks
         columns: dict[str, np.ndarray] = {}
-        for name, dt in {**_DTYPES, "run": np.int32, "task": np.int32, "group": np.int32}.items():
+        for name, dt in _DTYPES.items():
             columns[name] = (np.concatenate([c[name] for c in chunks]).astype(dt, copy=False) if chunks
                              else np.empty(0, dtype=dt))
         metrics = {name: np.concatenate([c["metrics"].get(name, np.full(len(c["line"]), math.nan))
                                          for c in chunks]) for name in self.metric_names}
-        groups = [g for g in self.groups if g is not None]
-        return Parsed(runs=list(self.runs), tasks=list(self.tasks), groups=groups, metrics=metrics,
+        runs, columns["run"] = self.runs.ids()
+        tasks, columns["task"] = self.tasks.ids()
+        groups, columns["group"] = self.groups.ids(none=True)
+        return Parsed(runs=runs, tasks=tasks, groups=groups, metrics=metrics,
                       problems=list(self.parser.problems), **columns)
 
 
