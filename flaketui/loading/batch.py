@@ -290,12 +290,14 @@ class _Batch:
             recs = self.decode_all(lines, alone)
             keep, cols = self.columns(recs, alone)
             del recs
-            for i in np.flatnonzero(~keep).tolist() if not keep.all() else ():
+            every = bool(keep.all())
+            for i in () if every else np.flatnonzero(~keep).tolist():
                 self.parser.feed(lines[i], int(offsets[i]), first_line + i, is_ascii)
-            idx = np.flatnonzero(keep)
+            idx: Any = slice(None) if every else np.flatnonzero(keep)
             out = {"run": cols["run"], "task": cols["task"], "group": cols["group"],
                    "trial": cols["trial"][idx], "outcome": cols["outcome"][idx], "score": cols["score"][idx],
-                   "offset": offsets[idx], "length": lengths[idx], "line": idx + first_line,
+                   "offset": offsets[idx], "length": lengths[idx],
+                   "line": np.arange(first_line, first_line + n)[idx],
                    "has_trace": cols["has_trace"][idx], "metrics": cols["metrics"]}
             if self.sink.rows:
                 out = self.merge_rows(out)
