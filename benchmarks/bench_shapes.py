@@ -25,7 +25,8 @@ runs and the largest peak resident memory of the process tree.
 - DuckDB: ``read_json_auto`` + ``group by task``
 - with ``--batch``, also flaketui cold with the line parser of
   :mod:`flaketui.loading.batch` put in place of the per-line one for this process
-  (the same command, the same process pool: only the function each worker runs differs)
+  (the same command, the same process pool: only the function each worker runs differs),
+  and the parse alone (``JsonLines.read``, nothing of the report) with either parser
 
 The table gives each figure's ratio to DuckDB (time and memory).
 """
@@ -62,6 +63,21 @@ main()
 """
 """``flaketui`` with the batch parser in the process pool's workers (issue 15 prototype)."""
 
+PARSE = """
+import sys
+from pathlib import Path
+from flaketui.loading.formats import json_lines
+from flaketui.model import FieldMap
+if sys.argv[2] == "batch":
+    from flaketui.loading import batch
+    json_lines._parse_range = batch.parse_job
+log = Path(sys.argv[1])
+parsed = json_lines.JsonLines().read(log, log.stat().st_size, FieldMap(), "run", None, lambda n: None)
+print(len(parsed))
+"""
+"""Only the parse of the log (JsonLines.read: the process pool, the per-line or the batch
+parser in each worker, the pieces merged), nothing of the report."""
+
 
 def shape_log(name: str, seed: int) -> Path:
     """The log of shape ``name``, generated first if it is not there yet."""
@@ -95,6 +111,8 @@ def measure_shape(log: Path, runs: int, with_batch: bool) -> dict[str, tuple[flo
         ]
         if with_batch:
             tools.insert(1, ("batch cold", [sys.executable, "-c", BATCH_CLI, *report, "--no-cache"], env))
+            tools += [("parse per-line", [sys.executable, "-c", PARSE, str(log), "per-line"], None),
+                      ("parse batch", [sys.executable, "-c", PARSE, str(log), "batch"], None)]
         samples: dict[str, list[tuple[float, int]]] = {name: [] for name, _, _ in tools}
         for _ in range(runs):
             for name, cmd, tool_env in tools:
