@@ -210,18 +210,12 @@ class _Batch:
         with open(self.path, "rb", buffering=0) as fh:
             fh.seek(start)
             while True:
-                if filled == len(buf):  # one line fills the buffer: read it alone
+                if filled == len(buf):  # one line fills the buffer: the per-line reader reads it
                     stop = next_newline(fh, base + filled)
-                    long_line = bytearray(stop - base)
-                    fh.seek(base)
-                    fh.readinto(long_line)
-                    if long_line.strip():
-                        feed(memoryview(long_line), base, line, long_line.isascii())
+                    line += read_range(self.path, base, base + 1, self.parser, first_line=line)
                     self.flush_rows()
-                    line += 1
-                    del long_line
                     if progress:
-                        progress(stop + 1 - base)
+                        progress(max(0, stop + 1 - base - filled))
                     base, filled = stop + 1, 0
                     fh.seek(base)
                     if base >= end:

@@ -101,21 +101,30 @@ class TestShapes:
         got, _ = both(path)
         assert len(got) == 800
         monkeypatch.setattr(batch, "BLOCK", 700)  # most lines are longer than a block
-        monkeypatch.setattr(jsonl, "BLOCK", 700)
         both(path)
+        monkeypatch.setattr(jsonl, "BLOCK", 700)  # ... and than the per-line reader's
+        both(path)
+        ticks: list[int] = []
+        batch.parse_range(str(path), 0, path.stat().st_size, FieldMap(), "r0", progress=ticks.append)
+        assert sum(ticks) == path.stat().st_size
 
 
 class TestEveryKindOfLine:
     """Lines the batch can't take go through the per-line parser alone, in line order."""
 
     def test_random_records(self, tmp_path: Path) -> None:
+        """Any field any value (test_formats' records), among runs of clean lines that the
+        batch takes whole: every block mixes both kinds."""
         rng = random.Random(5)
-        lines = [json.dumps(random_record(rng), ensure_ascii=rng.random() < 0.5).encode()
-                 if rng.random() > 0.02 else b"{broken" for _ in range(3000)]
-        lines += [json.dumps(clean_record(rng, i)).encode() for i in range(2000)]
-        rng.shuffle(lines)
+        lines: list[bytes] = []
+        for i in range(5000):
+            if i % 7 in (0, 3):
+                rec = random_record(rng)
+                lines.append(json.dumps(rec, ensure_ascii=i % 2 == 0).encode() if i % 50 else b"{broken")
+            else:
+                lines.append(orjson.dumps(clean_record(rng, i)))
         got, count = both(write(tmp_path / "mixed.jsonl", lines))
-        assert count == 5000 and len(got) > 1500 and len(got.problems) > 1000
+        assert count == 5000 and len(got) > 2500 and len(got.problems) > 500
 
     def test_odd_lines(self, tmp_path: Path) -> None:
         lines = [
