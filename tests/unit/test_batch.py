@@ -162,6 +162,14 @@ class TestEveryKindOfLine:
         assert 2 not in reasons and "not valid UTF-8" in reasons[lines.index(lines[10]) + 1]
         assert "two" not in got.tasks and "open" not in got.tasks
 
+    @pytest.mark.parametrize("bad", [-1, 1 << 63, 1.5, True, "2"])
+    def test_bad_trial_among_good_ones(self, tmp_path: Path, bad: Any) -> None:
+        """A block whose every line has a trial number, one of them unusable."""
+        recs = [{"task": f"t{i}", "trial": i, "passed": True} for i in range(50)]
+        recs[20]["trial"] = bad
+        got, _ = both(write(tmp_path / "t.jsonl", [json.dumps(r).encode() for r in recs]))
+        assert len(got) == 49 and [p.line for p in got.problems] == [21]
+
     def test_last_line_without_newline_and_blank_tail(self, tmp_path: Path) -> None:
         lines = [orjson.dumps({"task": f"t{i}", "passed": True}) for i in range(5)]
         both(write(tmp_path / "a.jsonl", lines, newline_at_end=False))
