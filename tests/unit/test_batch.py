@@ -19,7 +19,7 @@ from flaketui.loading.jsonl import LineParser, read_range
 from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap
-from tests.unit.test_formats import clean_record, random_record
+from tests.unit.test_formats import VALUES, clean_record, random_record
 
 
 def per_line(path: Path, start: int, end: int, fields: FieldMap, first_line: int = 1) -> tuple[Parsed, int]:
@@ -125,6 +125,23 @@ class TestEveryKindOfLine:
                 lines.append(orjson.dumps(clean_record(rng, i)))
         got, count = both(write(tmp_path / "mixed.jsonl", lines))
         assert count == 5000 and len(got) > 2500 and len(got.problems) > 500
+
+    def test_one_odd_value_in_a_clean_block(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Blocks of lines that have every field, one value in them of any type: the checks
+        on whole columns (no nulls, one type) meet every odd value."""
+        rng = random.Random(11)
+        lines = []
+        for i in range(3000):
+            rec: dict[str, Any] = {"run": "r", "task": f"t{i % 90}", "trial": i // 90, "passed": i % 3 > 0,
+                                   "score": 0.5, "reward": 1, "group": "g", "error": None,
+                                   "metrics": {"tokens": i, "cost": 0.1}, "trace": [{"a": "b" * 60}]}
+            if i % 10 == 0:
+                rec[rng.choice(list(rec))] = rng.choice(VALUES)
+            lines.append(json.dumps(rec).encode())
+        path = write(tmp_path / "odd-values.jsonl", lines)
+        monkeypatch.setattr(batch, "BLOCK", 2000)  # about 10 lines a block, one odd
+        got, _ = both(path)
+        assert 2000 < len(got) < 3000 and got.problems
 
     def test_odd_lines(self, tmp_path: Path) -> None:
         lines = [
