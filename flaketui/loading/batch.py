@@ -45,6 +45,10 @@ from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 
+BATCH_BYTES = 1 << 19
+"""Bytes of lines decoded and checked together (a block of the file holds several batches):
+the objects of a batch's lines stay in the CPU's caches while its columns are made."""
+
 _NO_TRACE, _EMPTY, _FULL, _BAD = 0, 1, 2, 3
 """What a line's trace fields say, as :func:`typed_adder` reads them."""
 
@@ -243,7 +247,11 @@ class _Batch:
                 taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
                 lines = list(map(view.__getitem__, map(slice, starts[:taken].tolist(), ends[:taken].tolist())))
                 is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
-                self.block(lines, starts[:taken] + base, ends[:taken] - starts[:taken], line, is_ascii)
+                offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
+                # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
+                cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
+                for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
+                    self.block(lines[a:b], offsets[a:b], lengths[a:b], line + a, is_ascii)
                 line += taken
                 for piece in lines:
                     piece.release()
