@@ -211,7 +211,6 @@ class _Batch:
         data = np.frombuffer(buf, dtype=np.uint8)
         newline = np.empty(len(buf), dtype=bool)
         filled, base = 0, start
-        feed = self.parser.feed
         with open(self.path, "rb", buffering=0) as fh:
             fh.seek(start)
             while True:
@@ -227,11 +226,10 @@ class _Batch:
                         break
                     continue
                 got = fh.readinto(view[filled:])
-                if not got:
-                    if filled and base < end and bytes(view[:filled]).strip():
-                        feed(bytes(view[:filled]), base, line)
+                if not got:  # a last line without a newline: the per-line reader's rules
+                    if filled and base < end:
+                        line += read_range(self.path, base, end, self.parser, first_line=line)
                         self.flush_rows()
-                        line += 1
                     break
                 filled += got
                 if progress:
