@@ -214,17 +214,12 @@ class _Batch:
         with open(self.path, "rb", buffering=0) as fh:
             fh.seek(start)
             while True:
-                if filled == len(buf):  # one line fills the buffer: the per-line reader reads it
-                    stop = next_newline(fh, base + filled)
-                    line += read_range(self.path, base, base + 1, self.parser, first_line=line)
-                    self.flush_rows()
-                    if progress:
-                        progress(max(0, stop + 1 - base - filled))
-                    base, filled = stop + 1, 0
-                    fh.seek(base)
-                    if base >= end:
-                        break
-                    continue
+                if filled == len(buf):  # one line fills the buffer
+                    base, line = self.long_line(fh, base, line, progress)
+                    filled = 0
+                    if base < end:
+                        continue
+                    break
                 got = fh.readinto(view[filled:])
                 if not got:  # a last line without a newline: the per-line reader's rules
                     if filled and base < end:
@@ -267,6 +262,17 @@ class _Batch:
         del data
         view.release()
         return line - first_line
+
+    def long_line(self, fh: Any, base: int, line: int, progress: Progress | None) -> tuple[int, int]:
+        """Have the per-line reader read the line at ``base``, longer than a block: (where the
+        next line starts, its number). ``fh`` is left there."""
+        stop = next_newline(fh, base + BLOCK)
+        line += read_range(self.path, base, base + 1, self.parser, first_line=line)
+        self.flush_rows()
+        if progress:
+            progress(max(0, stop + 1 - base - BLOCK))
+        fh.seek(stop + 1)
+        return stop + 1, line
 
     # one block -------------------------------------------------------------------------
 
