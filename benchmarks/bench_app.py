@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The app itself, headless: first paint of the task table and the latency of each key.
+
+    .venv/bin/python benchmarks/bench_app.py                 # the 100k-task log
+    .venv/bin/python benchmarks/bench_app.py --shapes 100k,1M --timeout 600
+
+The logs are ``bench_shapes.py``'s (100k tasks × 5 trials × 5 steps; 1M tasks × 2 trials ×
+2 steps), generated first if missing. Each shape runs in its own subprocess, with an empty
+index cache: the app is driven by Textual's Pilot (``app.run_test(size=(200, 50))``).
+
+- first paint (cold): from starting the app to the task table drawn with its rows;
+  first paint (warm): the same in a second app, the index cache now filled;
+- sort (``s``): each column in turn, median and slowest;
+- filter keystroke: ``/`` opens the filter (not timed), then one letter typed, then
+  ``escape`` clearing it;
+- flaky only (``f``) on and off; k change (``-`` then ``+``: k starts at its largest when
+  every task has as many trials);
+- traces (``enter``): until the trace screen has read the task's trials.
+
+A key's time runs from the key press to the screen drawn again (``pilot.press`` then
+``pilot.pause``); an unbound key (``z``) gives the floor the harness itself adds. The
+background search for first divergences (which reads the traces of every flaky task) is
+cancelled before the keys are timed, so that they time the key alone; ``--with-divergences``
+leaves it running, as a user would have it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import ROOT  # noqa: E402
+from bench_shapes import SHAPES, shape_log  # noqa: E402
+
+SIZE = (200, 50)
+
+
+async def _until(pilot: Any, ready: Any, timeout: float) -> None:
+    """Pause the pilot until ``ready()`` is true (or fail after ``timeout`` seconds)."""
+    start = time.perf_counter()
+    while not ready():
+        if time.perf_counter() - start > timeout:
+            raise SystemExit(f"gave up after {timeout:.0f} s")
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def _key(pilot: Any, *keys: str) -> float:
+    """Milliseconds from pressing ``keys`` to the screen drawn again."""
+    start = time.perf_counter()
+    await pilot.press(*keys)
+    await pilot.pause()
+    return (time.perf_counter() - start) * 1e3
+
+
+def _loaded(app: Any) -> bool:
+    from flaketui.app.widgets.task_table import TaskTable
+
+    if app.trial_log is None:
+        return False
+    return len(app.tasks_screen.query_one(TaskTable).order) > 0
+
+
+async def first_paint(log: Path, timeout: float) -> float:
+    """Seconds from starting an app on ``log`` to its task table drawn."""
+    from flaketui.app.app import make_app
+
+    start = time.perf_counter()
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: _loaded(app), timeout)
+        took = time.perf_counter() - start
+        app.exit()
+    return took
+
+
+async def measure(log: Path, timeout: float, with_divergences: bool) -> dict[str, Any]:
+    """Every figure for one log (run in a process of its own)."""
+    from flaketui.app.app import make_app
+    from flaketui.app.screens.traces import TaskTraceScreen
+    from flaketui.app.widgets.task_table import TaskTable
+
+    got: dict[str, Any] = {}
+    start = time.perf_counter()
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: _loaded(app), timeout)
+        got["first paint cold (s)"] = time.perf_counter() - start
+        screen = app.tasks_screen
+        if not with_divergences:
+            app.workers.cancel_group(screen, "divergence")
+            await pilot.pause()
+        got["tasks"] = len(screen.query_one(TaskTable).order)
+        # a key bound to nothing: what the harness itself takes (press, idle, redraw)
+        got["unbound key z, harness floor (ms)"] = statistics.median([await _key(pilot, "z") for _ in range(3)])
+        sorts = [await _key(pilot, "s") for _ in range(len(screen.sort_keys()))]
+        got["sort s, median (ms)"] = statistics.median(sorts)
+        got["sort s, slowest (ms)"] = max(sorts)
+        await pilot.press("slash")
+        await pilot.pause()
+        got["filter keystroke (ms)"] = await _key(pilot, "9")
+        got["filter cleared, escape (ms)"] = await _key(pilot, "escape")
+        got["flaky only on, f (ms)"] = await _key(pilot, "f")
+        got["flaky only off, f (ms)"] = await _key(pilot, "f")
+        # k starts at the smallest trial count, often the largest k there is: down first
+        got["k down, - (ms)"] = await _key(pilot, "minus")
+        got["k up, + (ms)"] = await _key(pilot, "plus")
+        begin = time.perf_counter()
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, TaskTraceScreen) and app.screen.loaded, timeout)
+        got["traces, enter (ms)"] = (time.perf_counter() - begin) * 1e3
+        app.exit()
+    got["first paint warm (s)"] = await first_paint(log, timeout)
+    got["peak MB (app + largest worker)"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                             + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    return got
+
+
+def run_one(log: Path, timeout: float, with_divergences: bool) -> dict[str, Any]:
+    """:func:`measure` in a subprocess with an empty index cache; its figures."""
+    with tempfile.TemporaryDirectory() as cache_home:
+        env = dict(os.environ, XDG_CACHE_HOME=cache_home)
+        cmd = [sys.executable, __file__, "--one", str(log), "--timeout", str(timeout)]
+        if with_divergences:
+            cmd.append("--with-divergences")
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        return {"error": (out.stdout + out.stderr).strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shapes", default="100k", help=f"comma-separated, of {', '.join(SHAPES)}")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds to wait for a load or a screen")
+    ap.add_argument("--with-divergences", action="store_true",
+                    help="leave the background divergence search running while keys are timed")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(asyncio.run(measure(a.one, a.timeout, a.with_divergences))))
+        return
+    shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
+    if not shapes or any(s not in SHAPES for s in shapes):
+        ap.error(f"--shapes takes some of {', '.join(SHAPES)}")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "flaketui")], check=True)
+    results = {}
+    for shape in shapes:
+        results[shape] = run_one(shape_log(shape, 1), a.timeout, a.with_divergences)
+        print(f"{shape}: {results[shape]}", flush=True)
+    rows = list(dict.fromkeys(k for r in results.values() for k in r))
+    print(f"\n{os.cpu_count()} cores, one run, {SIZE[0]}x{SIZE[1]} headless\n")
+    print("| | " + " | ".join(results) + " |")
+    print("|---|" + "---|" * len(results))
+    for key in rows:
+        cells = []
+        for r in results.values():
+            v = r.get(key, "")
+            cells.append(f"{v:.2f}" if isinstance(v, float) and "(s)" in key else
+                         f"{v:.0f}" if isinstance(v, float) else str(v))
+        print(f"| {key} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

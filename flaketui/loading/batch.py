@@ -1,0 +1,491 @@
+"""Reading JSON Lines a block at a time: the per-line work done column by column.
+
+The per-line reader (:class:`~flaketui.loading.jsonl.LineParser` fed by
+:func:`~flaketui.loading.jsonl.read_range`) runs Python for every line (issue 15;
+3.5–5 µs of CPU a line on the benchmark shapes, a third of it in msgspec).
+:func:`parse_range` reads the same lines and gives the same
+:class:`~flaketui.loading.parsed.Parsed` (the same trials, name tables, metric
+columns and ``file:line`` problems), but per block of lines:
+
+1. the block's newlines are found with numpy, giving each line's offset, length and
+   number at once;
+2. every line is decoded by one C-level ``map`` of the fast path's typed decoder
+   (:meth:`FastDecoder.typed <flaketui.loading.fastpath.FastDecoder.typed>`: the trial
+   fields only, traces kept as raw bytes), with the garbage collector paused, since a
+   block allocates thousands of objects that cannot form cycles;
+3. the checks of :func:`~flaketui.loading.fastpath.typed_adder` run on whole columns
+   (numpy, or a set of the types present before any per-row work);
+4. every line this can't take for certain (it fails to decode as a whole, or a check
+   declines it, or it is not valid UTF-8, or starts the file with a byte-order mark)
+   goes through :meth:`LineParser.feed <flaketui.loading.jsonl.LineParser.feed>` as
+   today, alone, and its trial or problem is put back in line order;
+5. run, task and group names are numbered in the order first seen, as
+   :class:`~flaketui.loading.records.RecordSink` numbers them, with one C-level dict call
+   per row (:class:`_Names`).
+
+Each line is decoded on its own (never a joined ``[...]`` of lines), so a line can
+never lend its brackets or strings to its neighbours. Field maps the typed tier does
+not take (dotted names, one name in two roles) are read by the per-line reader.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from itertools import chain, count, repeat
+from operator import attrgetter, is_, itemgetter
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
+from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, next_newline, read_range
+from flaketui.loading.parsed import Parsed
+from flaketui.loading.records import MAX_TRIAL, RecordSink
+from flaketui.model import ERRORED, FAIL, PASS, FieldMap
+
+BATCH_BYTES = 1 << 19
+"""Bytes of lines decoded and checked together (a block of the file holds several batches):
+the objects of a batch's lines stay in the CPU's caches while its columns are made."""
+
+_NO_TRACE, _EMPTY, _FULL, _BAD = 0, 1, 2, 3
+"""What a line's trace fields say, as :func:`typed_adder` reads them."""
+
+
+def parse_range(path: str, start: int, end: int, fields: FieldMap, default_run: str,
+                first_line: int = 1, progress: Progress | None = None) -> tuple[Parsed, int]:
+    """Parse the lines of plain JSONL file ``path`` that start in ``[start, end)``, numbered
+    from ``first_line``: (what they hold, the number of lines seen).
+
+    The same contract as :func:`~flaketui.loading.jsonl.read_range` feeding a
+    :class:`~flaketui.loading.jsonl.LineParser` into a :class:`RecordSink` and
+    :meth:`Parsed.from_sink` (``start`` starts a line; a last line without a newline
+    counts if it ends the file; ``progress`` gets the bytes read).
+    """
+    sink = _RowSink(fields, default_run)
+    parser = LineParser(path, sink)
+    if parser.fast.typed_roles:
+        batch = _Batch(path, parser, sink)
+        lines = batch.read(start, end, first_line, progress)
+        return batch.parsed(), lines
+    plain = RecordSink(fields, default_run)  # a field map the typed tier does not take
+    parser = LineParser(path, plain)
+    lines = read_range(path, start, end, parser, first_line=first_line, progress=progress) if end > start else 0
+    return Parsed.from_sink(plain, parser.problems), lines
+
+
+def parse_job(args: tuple[str, int, int, FieldMap, str]) -> tuple[Parsed, int]:
+    """A process pool's job, as ``json_lines._parse_range`` takes it: ``(path, start, end,
+    fields, default_run)``, lines numbered from 1."""
+    path, start, end, fields, default_run = args
+    return parse_range(path, start, end, fields, default_run)
+
+
+class _RowSink(RecordSink):
+    """A :class:`RecordSink` that keeps the trials it is given as plain values, to be put
+    in line order among a block's batch-read trials (see :meth:`_Batch.block`)."""
+
+    def __init__(self, fields: FieldMap, default_run: str) -> None:
+        super().__init__(fields, default_run)
+        self.rows: list[tuple[Any, ...]] = []
+
+    def append(self, run: str, task: str, group: str | None, trial: int, outcome: int,
+               score: float, offset: int, length: int, line: int, has_trace: bool,
+               metrics: dict[str, Any] | None) -> None:
+        kept = None
+        if metrics:  # as RecordSink.append: finite ints and floats only
+            kept = {k: float(v) for k, v in metrics.items()
+                    if (type(v) is float or type(v) is int) and math.isfinite(v)}
+        self.rows.append((line, run, task, group, trial, outcome, score, offset, length,
+                          has_trace, kept))
+
+
+def _trace_code(raw: msgspec.Raw | None) -> int | None:
+    """The code of one trace field: ``None`` when absent or null (the next field decides)."""
+    if raw is None:
+        return None
+    if len(raw) >= 64:  # too long for null or an empty list: a full list, or no list at all
+        return _FULL if memoryview(raw)[0] == 0x5B else _BAD
+    stand_in = _trace_stand_in(raw)
+    if stand_in is None:
+        return None
+    if stand_in is False:
+        return _BAD
+    return _FULL if stand_in else _EMPTY
+
+
+def _has_none(values: list[Any]) -> bool:
+    """Whether ``values`` holds ``None`` (by identity: ``==`` on a struct is slow)."""
+    return any(map(is_, values, repeat(None)))
+
+
+def _all_none(values: list[Any]) -> bool:
+    return all(map(is_, values, repeat(None)))
+
+
+def _trace_codes(raws: list[msgspec.Raw | None]) -> np.ndarray:
+    """:func:`_trace_code` of each of ``raws``, as int8 (-1 for ``None``); a long value is
+    told by its first byte without a Python call."""
+    n = len(raws)
+    if not _has_none(raws):
+        long = np.fromiter(map(len, raws), dtype=np.int64, count=n) >= 64
+        if long.all():
+            heads = np.fromiter(map(itemgetter(0), map(memoryview, raws)), dtype=np.uint8, count=n)
+            if (heads == 0x5B).all():
+                return np.full(n, _FULL, dtype=np.int8)
+    return np.fromiter((-1 if c is None else c for c in map(_trace_code, raws)), dtype=np.int8, count=n)
+
+
+class _Names:
+    """Numbers the names of a column (runs, tasks or groups) in the order first seen, with one
+    C-level dict call per row: each name maps to the row where it first appeared, and the
+    ids are the ranks of those rows (no sort)."""
+
+    def __init__(self) -> None:
+        self.table: dict[Any, int] = {}
+        self.firsts: list[np.ndarray] = []
+        self.rows = 0
+
+    def add(self, values: list[Any]) -> None:
+        """The next rows' names."""
+        n = len(values)
+        start = self.rows
+        head = values[0]
+        if values.count(head) == n:  # one name (one run, no groups): one lookup
+            first = np.full(n, self.table.setdefault(head, start), dtype=np.int64)
+        else:
+            first = np.fromiter(map(self.table.setdefault, values, count(start)), dtype=np.int64, count=n)
+        self.firsts.append(first)
+        self.rows += n
+
+    def ids(self, none: bool = False) -> tuple[list[Any], np.ndarray]:
+        """The names in the order first seen and each row's id, as int32; with ``none``,
+        ``None`` is no name and its rows get -1 (groups)."""
+        first = np.concatenate(self.firsts) if self.firsts else np.empty(0, dtype=np.int64)
+        rank = np.cumsum(first == np.arange(len(first))) - 1
+        ids = rank[first].astype(np.int32)
+        names = list(self.table)
+        if none and None in self.table:
+            gone = int(rank[self.table[None]])
+            ids[ids == gone] = -1
+            ids[ids > gone] -= 1
+            del names[gone]
+        return names, ids
+
+
+class _Batch:
+    """The state of one :func:`parse_range`: decoder, name tables, and columns per block."""
+
+    def __init__(self, path: str, parser: LineParser, sink: _RowSink) -> None:
+        self.path = path
+        self.parser = parser
+        self.sink = sink
+        fast: FastDecoder = parser.fast
+        assert fast._typed is not None
+        typed = fast._typed.type
+        info = msgspec.structs.fields(typed)
+        # the typed tier's struct, untracked by the garbage collector (it holds no cycles)
+        struct = msgspec.defstruct("BatchTrial", [(f.name, f.type, f.default) for f in info],
+                                   rename={f.name: f.encode_name for f in info}, gc=False)
+        self.decode = msgspec.json.Decoder(struct).decode
+        names = [f.name for f in info]
+        self.getters = {role: [attrgetter(names[i]) for i in where]
+                        for role, where in fast.typed_roles.items()}
+        self.get_error, self.get_metrics = attrgetter("error"), attrgetter("metrics")
+        self.fields = sink.fields
+        self.default_run = sink.default_run
+        self.runs, self.tasks, self.groups = _Names(), _Names(), _Names()
+        self.metric_names: dict[str, None] = {}
+        self.chunks: list[dict[str, Any]] = []
+
+    # reading ---------------------------------------------------------------------------
+
+    def read(self, start: int, end: int, first_line: int, progress: Progress | None) -> int:
+        """Read the lines starting in ``[start, end)`` block by block, as ``read_range`` does."""
+        if end <= start:
+            return 0
+        line = first_line
+        buf = bytearray(BLOCK)
+        view = memoryview(buf)
+        data = np.frombuffer(buf, dtype=np.uint8)
+        newline = np.empty(len(buf), dtype=bool)
+        filled, base = 0, start
+        with open(self.path, "rb", buffering=0) as fh:
+            fh.seek(start)
+            while True:
+                if filled == len(buf):  # one line fills the buffer
+                    base, line = self.long_line(fh, base, line, progress)
+                    filled = 0
+                    if base < end:
+                        continue
+                    break
+                got = fh.readinto(view[filled:])
+                if not got:  # a last line without a newline: the per-line reader's rules
+                    if filled and base < end:
+                        line += read_range(self.path, base, end, self.parser, first_line=line)
+                        self.flush_rows()
+                    break
+                filled += got
+                if progress:
+                    progress(got)
+                last = buf.rfind(b"\n", 0, filled)
+                if last < 0:
+                    continue
+                # the lines are decoded where they lie in the buffer: no copy of the block
+                ends = np.flatnonzero(np.equal(data[: last + 1], 0x0A, out=newline[: last + 1]))
+                starts = np.empty_like(ends)
+                starts[0] = 0
+                starts[1:] = ends[:-1] + 1
+                taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
+                lines = list(map(view.__getitem__, map(slice, starts[:taken].tolist(), ends[:taken].tolist())))
+                is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
+                offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
+                # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
+                cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
+                for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
+                    self.block(lines[a:b], offsets[a:b], lengths[a:b], line + a, is_ascii)
+                line += taken
+                for piece in lines:
+                    piece.release()
+                del lines
+                if taken < len(ends):
+                    break
+                consumed = last + 1
+                if base + consumed >= end:
+                    break
+                rest = filled - consumed
+                if rest:
+                    view[:rest] = view[consumed:filled]
+                base += consumed
+                filled = rest
+        del data
+        view.release()
+        return line - first_line
+
+    def long_line(self, fh: Any, base: int, line: int, progress: Progress | None) -> tuple[int, int]:
+        """Have the per-line reader read the line at ``base``, longer than a block: (where the
+        next line starts, its number). ``fh`` is left there."""
+        stop = next_newline(fh, base + BLOCK)
+        line += read_range(self.path, base, base + 1, self.parser, first_line=line)
+        self.flush_rows()
+        if progress:
+            progress(max(0, stop + 1 - base - BLOCK))
+        fh.seek(stop + 1)
+        return stop + 1, line
+
+    # one block -------------------------------------------------------------------------
+
+    def block(self, lines: list[memoryview], offsets: np.ndarray, lengths: np.ndarray, first_line: int,
+              is_ascii: bool) -> None:
+        """Parse ``lines`` (without their newlines; at file ``offsets``, of ``lengths`` bytes),
+        the first numbered ``first_line``; ``is_ascii`` says they are all ASCII."""
+        n = len(lines)
+        if n == 0:
+            return
+        alone = np.zeros(n, dtype=bool)  # lines left to LineParser.feed
+        if not is_ascii:
+            try:  # a newline ends any multi-byte character: the join is valid iff each line is
+                str(b"\n".join(lines), "utf-8")
+            except UnicodeDecodeError:  # find the lines at fault; the rest are read in batch
+                alone |= [not _utf8(raw) for raw in lines]
+        if offsets[0] == 0 and bytes(lines[0][:3]) == BOM:
+            alone[0] = True
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            recs = self.decode_all(lines, alone)
+            keep, cols = self.columns(recs, alone)
+            del recs
+            every = bool(keep.all())
+            for i in () if every else np.flatnonzero(~keep).tolist():
+                self.parser.feed(lines[i], int(offsets[i]), first_line + i, is_ascii)
+            idx: Any = slice(None) if every else np.flatnonzero(keep)
+            out = {"run": cols["run"], "task": cols["task"], "group": cols["group"],
+                   "trial": cols["trial"][idx], "outcome": cols["outcome"][idx], "score": cols["score"][idx],
+                   "offset": offsets[idx], "length": lengths[idx],
+                   "line": np.arange(first_line, first_line + n)[idx],
+                   "has_trace": cols["has_trace"][idx], "metrics": cols["metrics"]}
+            if self.sink.rows:
+                out = self.merge_rows(out)
+            self.add_chunk(out)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def decode_all(self, lines: list[memoryview], alone: np.ndarray) -> list[Any]:
+        """Each line's struct, ``None`` where a line doesn't decode or is left alone."""
+        decode = self.decode
+        if not alone.any():
+            try:
+                return list(map(decode, lines))
+            except (msgspec.DecodeError, RecursionError):
+                pass  # some line doesn't decode: try them one by one
+        recs: list[Any] = []
+        for raw, skip in zip(lines, alone.tolist(), strict=True):
+            if skip:
+                recs.append(None)
+                continue
+            try:
+                recs.append(decode(raw))
+            except (msgspec.DecodeError, RecursionError):
+                recs.append(None)
+        return recs
+
+    def pick(self, role: str, recs: list[Any]) -> list[Any]:
+        """The first non-null value of the role's fields, per record."""
+        getters = self.getters[role]
+        values = list(map(getters[0], recs))
+        for get in getters[1:]:
+            if _has_none(values):
+                values = [v if v is not None else get(r) for v, r in zip(values, recs, strict=True)]
+        return values
+
+    def columns(self, recs: list[Any], alone: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """Which records ``typed_adder`` would take (the rest go to ``feed``), and their
+        columns: numeric ones for every record, names and metrics for those taken."""
+        n = len(recs)
+        bad = alone.copy()
+        missing = np.fromiter(map(is_, recs, repeat(None)), dtype=bool, count=n)
+        if missing.any():
+            bad |= missing
+            stub = _Stub()
+            recs = [stub if r is None else r for r in recs]
+
+        task = self.pick("task", recs)
+        kinds = set(map(type, task))
+        if kinds != {str} or "" in task:
+            bad |= [not ((type(t) is str and t != "") or (type(t) is int and _INT_MIN <= t <= _INT_MAX))
+                    for t in task]
+            task = [str(t) if type(t) is int else t for t in task]
+        run = self.pick("run", recs)
+        if _has_none(run):
+            run = [self.default_run if r is None else r for r in run]
+        if "" in run:
+            bad |= [r == "" for r in run]
+        group = self.pick("group", recs)
+        if "" in group:
+            bad |= [g == "" for g in group]
+
+        passed = np.array(self.pick("passed", recs), dtype=np.float64)  # null: NaN
+        has_passed = ~np.isnan(passed)
+        bad |= has_passed & (passed != 0) & (passed != 1)
+        score = np.array(self.pick("score", recs), dtype=np.float64)
+        has_score = ~np.isnan(score)
+        trial_v = self.pick("trial", recs)
+        try:
+            trial = np.fromiter(trial_v, dtype=np.int64, count=n)
+            bad |= trial < 0
+        except (TypeError, OverflowError):  # nulls (no trial: -1), or numbers past 63 bits
+            trial = np.fromiter((-1 if t is None else (t if 0 <= t <= MAX_TRIAL else -2) for t in trial_v),
+                                dtype=np.int64, count=n)
+            bad |= trial < -1
+
+        trace = np.full(n, _NO_TRACE, dtype=np.int8)
+        undecided = np.ones(n, dtype=bool)
+        for get in self.getters["trace"]:
+            raws = list(map(get, recs))
+            if _all_none(raws):
+                continue
+            code = _trace_codes(raws)
+            now = undecided & (code >= 0)
+            trace[now] = code[now]
+            undecided &= code < 0
+        bad |= trace == _BAD
+
+        errors = list(map(self.get_error, recs))
+        if _all_none(errors):
+            errored = np.zeros(n, dtype=bool)
+        else:
+            errored = np.fromiter((e is not None and bool(e) for e in errors), dtype=bool, count=n)
+        ok = np.where(has_passed, passed == 1, has_score & (score >= self.fields.threshold))
+        bad |= ~has_passed & ~has_score & ~errored  # no outcome: the general rules name it
+        outcome = np.where(errored, ERRORED, np.where(ok, PASS, FAIL)).astype(np.int8)
+
+        keep = ~bad
+        metrics = list(map(self.get_metrics, recs))
+        if bad.any():
+            take = np.flatnonzero(keep).tolist()
+            task, run, group, metrics = ([col[i] for i in take] for col in (task, run, group, metrics))
+        return keep, {"task": task, "run": run, "group": group, "trial": trial, "outcome": outcome,
+                      "score": score, "has_trace": (trace == _FULL).astype(np.int8), "metrics": metrics}
+
+    def merge_rows(self, out: dict[str, Any]) -> dict[str, Any]:
+        """``out`` with the trials ``feed`` kept for this block put in line order."""
+        rows = self.sink.rows
+        self.sink.rows = []
+        (line, run, task, group, trial, outcome, score, offset, length, has_trace,
+         metrics) = (list(c) for c in zip(*rows, strict=True))
+        order = np.argsort(np.concatenate([out["line"], np.array(line, dtype=np.int64)]), kind="stable")
+        merged: dict[str, Any] = {}
+        for name, extra, dtype in (("trial", trial, np.int64), ("outcome", outcome, np.int8),
+                                   ("score", score, np.float64), ("offset", offset, np.int64),
+                                   ("length", length, np.int64), ("line", line, np.int64),
+                                   ("has_trace", has_trace, np.int8)):
+            merged[name] = np.concatenate([out[name], np.array(extra, dtype=dtype)])[order]
+        for name, extra in (("run", run), ("task", task), ("group", group), ("metrics", metrics)):
+            both = out[name] + extra
+            merged[name] = [both[i] for i in order.tolist()]
+        return merged
+
+    def flush_rows(self) -> None:
+        """Add the trials ``feed`` kept outside any block (long lines, a last line)."""
+        if self.sink.rows:
+            empty = {"run": [], "task": [], "group": [], "metrics": [],
+                     **{name: np.empty(0, dtype=dt) for name, dt in _DTYPES.items()}}
+            self.add_chunk(self.merge_rows(empty))
+
+    def add_chunk(self, out: dict[str, Any]) -> None:
+        """Number the names of a block's trials and turn its metrics into columns."""
+        n = len(out["line"])
+        if n == 0:
+            return
+        chunk = {name: np.asarray(out[name], dtype=dt) for name, dt in _DTYPES.items()}
+        self.runs.add(out["run"])
+        self.tasks.add(out["task"])
+        self.groups.add(out["group"])
+        dicts = [m or _NO_METRICS for m in out["metrics"]]
+        columns = {}
+        for name in dict.fromkeys(chain.from_iterable(dicts)):
+            self.metric_names.setdefault(name)
+            columns[name] = np.fromiter(map(dict.get, dicts, repeat(name), repeat(math.nan)),
+                                        dtype=np.float64, count=n)
+        chunk["metrics"] = columns
+        self.chunks.append(chunk)
+
+    def parsed(self) -> Parsed:
+        """Everything read, as :meth:`Parsed.from_sink` would give it."""
+        self.flush_rows()
+        chunks = self.chunks
+        columns: dict[str, np.ndarray] = {}
+        for name, dt in _DTYPES.items():
+            columns[name] = (np.concatenate([c[name] for c in chunks]).astype(dt, copy=False) if chunks
+                             else np.empty(0, dtype=dt))
+        metrics = {name: np.concatenate([c["metrics"].get(name, np.full(len(c["line"]), math.nan))
+                                         for c in chunks]) for name in self.metric_names}
+        runs, columns["run"] = self.runs.ids()
+        tasks, columns["task"] = self.tasks.ids()
+        groups, columns["group"] = self.groups.ids(none=True)
+        return Parsed(runs=runs, tasks=tasks, groups=groups, metrics=metrics,
+                      problems=list(self.parser.problems), **columns)
+
+
+_DTYPES: dict[str, Any] = {"trial": np.int64, "outcome": np.int8, "score": np.float64, "offset": np.int64,
+                           "length": np.int64, "line": np.int64, "has_trace": np.int8}
+"""The numeric columns and the types :class:`RecordSink` stores them in."""
+_NO_METRICS: dict[str, float] = {}
+
+
+class _Stub:
+    """Stands in for a record that did not decode: every field absent."""
+
+    def __getattr__(self, name: str) -> None:
+        return None
+
+
+def _utf8(raw: memoryview) -> bool:
+    try:
+        str(raw, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
