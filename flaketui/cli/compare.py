@@ -16,6 +16,7 @@ from flaketui.cli.common import (
     triage_option,
     write_json,
 )
+from flaketui.cli.tui import divergence_option
 from flaketui.model import FieldMap, InputError, TrialLog
 
 
@@ -26,16 +27,20 @@ from flaketui.model import FieldMap, InputError, TrialLog
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
               default="table", show_default=True)
 @click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
+@click.option("--ignore-key", multiple=True,
+              help="Another step key to ignore when comparing traces (with --tui).")
+@divergence_option
 @triage_option
 @log_options
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool,
-            triage: str | None, fields: FieldMap) -> None:
+            ignore_key: tuple[str, ...], divergence: str | None, triage: str | None,
+            fields: FieldMap) -> None:
     """Paired comparison of run B against run A: flips, sign test, mean difference."""
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 
     if tui:
-        open_comparison(logs, runs, triage, fields)
+        open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return
 
     a, b = resolve_pair(logs, runs, fields)
@@ -53,7 +58,7 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
 
 
 def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,
-                    fields: FieldMap) -> None:
+                    fields: FieldMap, ignore_keys: Sequence[str] = (), divergence: str | None = None) -> None:
     """``compare --tui``: the app, opened on the comparison pane of A and B."""
     from flaketui.loading import expand_paths
 
@@ -66,7 +71,8 @@ def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: s
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp
 
-    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or ()))
+    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or (),
+                              ignore_keys=tuple(ignore_keys), divergence=divergence))
     app.run()
     sys.exit(app.return_code or 0)
 
