@@ -323,8 +323,9 @@ class TraceDiffView(Vertical):
         """The two normalised steps of the first divergence (when both sides have one)."""
         self.items: list[Item] = []
         """What the rows show, in order: aligned rows and folds."""
+        self.lo = 0
         self.drawn = 0
-        """How many of :attr:`items` are mounted."""
+        """Items ``lo``..``drawn`` of :attr:`items` are mounted."""
         self.current: int | None = None
         """The aligned row a jump went to last (hunks and matches go on from it)."""
         self.query_text = ""
@@ -423,6 +424,7 @@ class TraceDiffView(Vertical):
 
     async def on_mount(self) -> None:
         await self.rebuild()
+        self.watch(self.query_one("#diff-rows", VerticalScroll), "scroll_y", self._scrolled, init=False)
 
     def divergence_text(self) -> Text:
         """The line ``first divergence: step N`` and what differs in that step."""
@@ -487,17 +489,23 @@ class TraceDiffView(Vertical):
         """Re-render the header lines and the first rows."""
         self.query_one("#diff-divergence", Static).update(self.divergence_text())
         self.query_one("#diff-labels", Static).update(self.labels_text())
+        upto = len(self.items) if self.expanded else MAX_ROWS
+        await self._draw_window(0, upto, self._head_widgets())
+        self.query_one("#diff-rows", VerticalScroll).scroll_home(animate=False)
+
+    async def _draw_window(self, lo: int, hi: int, head: Sequence[Static] = ()) -> None:
+        """Mount exactly items ``lo``..``hi`` (with the markers of what is left above and below)."""
         rows = self.query_one("#diff-rows", VerticalScroll)
         await rows.remove_children()
-        self.drawn = 0
-        widgets = self._head_widgets()
-        upto = len(self.items) if self.expanded else min(len(self.items), MAX_ROWS)
-        widgets += self._item_widgets(0, upto)
-        self.drawn = upto
-        widgets += self._more_widget()
+        self.lo, self.drawn = max(0, lo), min(len(self.items), hi)
+        widgets = [*head, *self._above_widget(), *self._item_widgets(self.lo, self.drawn), *self._more_widget()]
         if widgets:
             await rows.mount_all(widgets)
-        rows.scroll_home(animate=False)
+
+    def _above_widget(self) -> list[Static]:
+        if self.lo <= 0:
+            return []
+        return [Static(f"… {self.lo} rows above (scroll up to draw them)", id="diff-above")]
 
     def _head_widgets(self) -> list[Static]:
         out: list[Static] = []
@@ -513,20 +521,55 @@ class TraceDiffView(Vertical):
         left = len(self.items) - self.drawn
         if left <= 0:
             return []
-        return [Static(f"… {left} more rows (x: show all; d ] n draw on to their target)", id="diff-more")]
+        return [Static(f"… {left} more rows (scroll down to draw them; x: show all)", id="diff-more")]
 
     async def draw_until(self, index: int) -> None:
-        """Mount the items up to ``index`` (and :data:`DRAW_AHEAD` more) if not drawn yet."""
-        if index < self.drawn:
+        """Make item ``index`` drawn: draw on to it (and :data:`DRAW_AHEAD` more) when it is
+        near the drawn rows, else draw a window of rows around it (a 5,000-step trace never
+        mounts thousands of rows)."""
+        if self.lo <= index < self.drawn:
             return
+        if self.drawn <= index < self.drawn + MAX_ROWS:
+            await self.draw_more(index + 1 + DRAW_AHEAD - self.drawn)
+        else:
+            await self._draw_window(index - DRAW_AHEAD, index + 1 + DRAW_AHEAD)
+
+    async def draw_more(self, count: int = DRAW_AHEAD) -> None:
+        """Mount ``count`` more items below the drawn ones."""
         rows = self.query_one("#diff-rows", VerticalScroll)
+        upto = min(len(self.items), self.drawn + count)
+        if upto <= self.drawn:
+            return
         await rows.query("#diff-more").remove()
-        upto = min(len(self.items), index + 1 + DRAW_AHEAD)
-        widgets = self._item_widgets(self.drawn, upto) + []
+        widgets = self._item_widgets(self.drawn, upto)
         self.drawn = upto
         widgets += self._more_widget()
-        if widgets:
+        await rows.mount_all(widgets)
+
+    async def draw_above(self, count: int = MAX_ROWS // 2) -> None:
+        """Mount ``count`` more items above the drawn ones, keeping the view where it was."""
+        if self.lo <= 0:
+            return
+        rows = self.query_one("#diff-rows", VerticalScroll)
+        first = [w for w in rows.children if w.id != "diff-above"]
+        new_lo = max(0, self.lo - count)
+        widgets = self._item_widgets(new_lo, self.lo)
+        await rows.query("#diff-above").remove()
+        self.lo = new_lo
+        widgets = self._above_widget() + widgets
+        if first:
+            await rows.mount_all(widgets, before=first[0])
+            rows.scroll_to_widget(first[0], top=True, animate=False)
+        else:
             await rows.mount_all(widgets)
+
+    async def _scrolled(self, _old: float, new: float) -> None:
+        """Scrolled to an edge of the drawn rows: draw the next ones."""
+        rows = self.query_one("#diff-rows", VerticalScroll)
+        if new <= 0 and self.lo > 0:
+            await self.draw_above()
+        elif new >= rows.max_scroll_y and self.drawn < len(self.items) and rows.max_scroll_y > 0:
+            await self.draw_more(MAX_ROWS // 2)
 
     def _item_widgets(self, start: int, stop: int) -> list[Static]:
         return [self._item_widget(self.items[i]) for i in range(start, stop)]
@@ -710,23 +753,22 @@ class TraceDiffView(Vertical):
         run_start = first - FOLD_KEEP
         self._unfolded.add(run_start)
         self.items = self._items()
-        drawn_rows = self.drawn
-        await self.rebuild_keeping(drawn_rows)
+        await self.rebuild_keeping()
 
-    async def rebuild_keeping(self, drawn_before: int) -> None:
-        """Rebuild the rows, drawing at least as many items as before."""
+    async def rebuild_keeping(self) -> None:
+        """Rebuild the rows, the current row kept (and drawn, if there is one)."""
         current = self.current
         await self.rebuild()
-        await self.draw_until(min(len(self.items), drawn_before) - 1)
         self.current = current
+        if current is not None:
+            await self.jump_to_row(current)
 
     async def watch_expanded(self) -> None:
         await self.rebuild()
 
     async def watch_folded(self) -> None:
-        drawn = self.drawn
         self.items = self._items()
-        await self.rebuild_keeping(drawn)
+        await self.rebuild_keeping()
 
     def summary_lines(self) -> Group:
         """The divergence line and the labels (for export)."""
