@@ -80,7 +80,7 @@ async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) ->
         assert row_in_view(view, 955)
         shown = plain(view.query_one("#diff-row-955", Static).content)
         assert 'tool_calls.0.arguments.record: R956 → OTHER' in shown
-        assert 'A: lookup(record="R956")' in shown
+        assert 'lookup(record="R956")' in shown and 'lookup(record="OTHER")' in shown
         # Drawn as a window round the divergence; scrolling up to its top draws the rows above.
         lo = view.lo
         assert lo > 0 and view.query("#diff-above")

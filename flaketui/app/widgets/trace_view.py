@@ -40,12 +40,11 @@ from flaketui.traces import (
     align_traces,
     default_mode,
     step_changes,
-    step_line,
-    tool_calls,
     word_diff,
 )
 from flaketui.traces.align import DELETE, EQUAL, INSERT, MISSING
 from flaketui.traces.normalise import SUMMARY_KEYS, compact, json_text
+from flaketui.traces.steps import call_text
 
 MAX_LINES = 8
 """Lines of a field's text shown before it is cut (``x`` expands)."""
@@ -119,13 +118,18 @@ def render_step(
 
 
 def tool_calls_text(value: Any) -> str | None:
-    """OpenAI chat ``tool_calls`` as one line per call, ``name {"arg": value}``; None if not that shape.
+    """``tool_calls`` as one line per call; None if not a list of calls.
+
+    Normalised calls (``{"name", "arguments"}``) read ``name(arg="v", …)``; raw OpenAI
+    calls ``name {"arg": value}``.
 
     The arguments arrive as a JSON string; shown parsed (with spaces, so long ones wrap)
     rather than as escaped JSON inside JSON.
     """
     if not isinstance(value, list) or not value:
         return None
+    if all(isinstance(c, dict) and "name" in c and "function" not in c for c in value):
+        return "\n".join(call_text(c) for c in value)  # normalised: ``name(arg="v", …)``
     lines = []
     for call in value:
         fn = call.get("function") if isinstance(call, dict) else None
@@ -182,16 +186,11 @@ def _value_text(value: Any) -> str:
 def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None) -> Text:
     """The structural diff of two aligned steps, one changed field a line, values whole.
 
-    Tool calls first read ``A: name(arg="v", …)`` / ``B: …``; then each change as
-    ``tool_calls.0.arguments.reservation_id: "NM1VX1" → "KC18K6"`` with the key in
-    bold and both values marked. Long values wrap (the caller's column folds); nothing is cut.
+    Each change reads ``tool_calls.0.arguments.reservation_id: NM1VX1 → KC18K6`` with the
+    key in bold and both values marked. Long values wrap (the caller's column folds);
+    nothing is cut.
     """
     out = Text()
-    calls = [(side, step) for side, step in (("A", step_a), ("B", step_b)) if tool_calls(step)]
-    for side, step in calls:
-        out.append(f"{side}: ", style="dim")
-        out.append(visible(step_line(step, None, Normaliser(frozenset(), frozenset())), multiline=True))
-        out.append("\n")
     for i, c in enumerate(changes):
         if i:
             out.append("\n")
@@ -233,6 +232,10 @@ def highlights(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any =
             if vb is not MISSING:
                 b[top] = [(compact(vb), True)]
             continue
+        if top == "tool_calls":
+            ta, tb = tool_calls_text(va), tool_calls_text(vb)
+            if ta is not None and tb is not None:
+                va, vb = ta, tb  # the calls as the row shows them, ``name(arg="v")``
         wd = word_diff(va, vb)
         a[top], b[top] = wd.a, wd.b
     return a, b
