@@ -183,12 +183,20 @@ def _value_text(value: Any) -> str:
     return value if isinstance(value, str) else json_text(value)
 
 
+LONG_TEXT = 80
+"""A changed text longer than this (or of several lines) is marked in the row, not repeated below."""
+
+
+def _long_text(value: Any) -> bool:
+    return isinstance(value, str) and (len(value) > LONG_TEXT or "\n" in value)
+
+
 def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None) -> Text:
     """The structural diff of two aligned steps, one changed field a line, values whole.
 
     Each change reads ``tool_calls.0.arguments.reservation_id: NM1VX1 → KC18K6`` with the
     key in bold and both values marked. Long values wrap (the caller's column folds);
-    nothing is cut.
+    nothing is cut; two long texts are not repeated (the row marks their changed words).
     """
     out = Text()
     for i, c in enumerate(changes):
@@ -199,6 +207,9 @@ def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any
             out.append(visible(head) + ".", style="dim")
         out.append(visible(key or "the step"), style="bold")
         out.append(": ")
+        if _long_text(c.a) and _long_text(c.b):
+            out.append("the text differs (changed words marked above)", style="italic")
+            continue
         out.append(visible(_value_text(c.a), multiline=True), style=CHANGED if c.a is not MISSING else "dim")
         out.append(" → ")
         out.append(visible(_value_text(c.b), multiline=True), style=CHANGED if c.b is not MISSING else "dim")
