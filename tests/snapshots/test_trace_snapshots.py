@@ -16,22 +16,7 @@ import pytest
 from flaketui.app.app import FlakeApp, make_app
 from tests.conftest import ROOT, SIZE
 from tests.snapshots.test_app_snapshots import after
-
-
-def chat(n: int, diverge_at: int | None = None, reworded: tuple[int, ...] = ()) -> list[dict]:
-    """User turns and the agent's lookups alternating; the lookup at step ``diverge_at`` differs,
-    the user turns at steps ``reworded`` are worded otherwise."""
-    steps: list[dict] = []
-    for i in range(1, n + 1):
-        if i % 2:
-            words = "another one, thanks" if i in reworded else "next record please"
-            steps.append({"role": "user", "content": f"turn {i}: {words}"})
-        else:
-            rec = "OTHER" if i == diverge_at else f"R{i}"
-            steps.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"c{i}", "type": "function",
-                 "function": {"name": "lookup", "arguments": json.dumps({"record": rec})}}]})
-    return steps
+from tests.ui.test_traces_ui import chat
 
 
 @pytest.fixture

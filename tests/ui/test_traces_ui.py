@@ -24,6 +24,15 @@ def write_log(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def pair_app(tmp_path: Path, passing: list, failing: list, **options: object) -> FlakeApp:
+    """The app on a log of task ``t``: trial 0 passing with trace ``passing``, trial 1 failing."""
+    log = write_log(tmp_path / "run.jsonl", [
+        {"task": "t", "trial": 0, "passed": True, "trace": passing},
+        {"task": "t", "trial": 1, "passed": False, "trace": failing},
+    ])
+    return make_app([str(log)], **options)
+
+
 def plain(renderable: object) -> str:
     from rich.console import Console
 
@@ -32,13 +41,14 @@ def plain(renderable: object) -> str:
     return console.export_text()
 
 
-def chat(n: int, diverge_at: int | None = None, user: str = "a") -> list[dict]:
-    """``n`` steps, user turns (worded by ``user``) and the agent's tool calls alternating;
-    the agent's call at 1-based step ``diverge_at`` looks up another record."""
+def chat(n: int, diverge_at: int | None = None, user: str = "a", reworded: tuple[int, ...] = ()) -> list[dict]:
+    """``n`` steps, user turns (worded by ``user``; those at steps ``reworded`` otherwise) and the
+    agent's tool calls alternating; the agent's call at 1-based step ``diverge_at`` looks up another record."""
     steps = []
     for i in range(1, n + 1):
         if i % 2:
-            steps.append({"role": "user", "content": f"turn {i} {user}"})
+            words = "another one, thanks" if i in reworded else "next record please"
+            steps.append({"role": "user", "content": f"turn {i}: {words} ({user})"})
         else:
             rec = "OTHER" if i == diverge_at else f"R{i}"
             steps.append({"role": "assistant", "content": None, "tool_calls": [
@@ -63,11 +73,7 @@ def row_in_view(view: TraceDiffView, row: int) -> bool:
 
 
 async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "run.jsonl", [
-        {"task": "t", "trial": 0, "passed": True, "trace": chat(1500, user="a")},
-        {"task": "t", "trial": 1, "passed": False, "trace": chat(1500, diverge_at=956, user="b")},
-    ])
-    app = make_app([str(log)])
+    app = pair_app(tmp_path, chat(1500, user="a"), chat(1500, diverge_at=956, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)
@@ -121,11 +127,7 @@ async def test_a_5000_step_trace_opens_and_scrolls(tmp_path: Path) -> None:
 
 
 async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "run.jsonl", [
-        {"task": "t", "trial": 0, "passed": True, "trace": chat(8, user="a")},
-        {"task": "t", "trial": 1, "passed": False, "trace": chat(8, diverge_at=6, user="b")},
-    ])
-    app = make_app([str(log)])
+    app = pair_app(tmp_path, chat(8, user="a"), chat(8, diverge_at=6, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.tasks_screen.divergence[app.tasks_screen.run]["t"] == 6
@@ -144,11 +146,7 @@ async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None
 
 
 async def test_search_and_next_previous_match(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "run.jsonl", [
-        {"task": "t", "trial": 0, "passed": True, "trace": chat(40, user="a")},
-        {"task": "t", "trial": 1, "passed": False, "trace": chat(40, diverge_at=20, user="b")},
-    ])
-    app = make_app([str(log)])
+    app = pair_app(tmp_path, chat(40, user="a"), chat(40, diverge_at=20, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)
@@ -173,11 +171,7 @@ async def test_hunk_keys_move_between_differing_runs(tmp_path: Path) -> None:
     other = list(base)
     other[4] = {"role": "assistant", "content": "changed"}
     other[20] = {"role": "assistant", "content": "changed too"}
-    log = write_log(tmp_path / "run.jsonl", [
-        {"task": "t", "trial": 0, "passed": True, "trace": base},
-        {"task": "t", "trial": 1, "passed": False, "trace": other},
-    ])
-    app = make_app([str(log)])
+    app = pair_app(tmp_path, base, other)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)
@@ -203,11 +197,7 @@ async def test_a_shared_system_prompt_is_shown_once(tmp_path: Path) -> None:
     system = {"role": "system", "content": "You are a careful agent. " * 20}
     a = [system, {"role": "user", "content": "go"}, system, {"role": "assistant", "content": "done"}]
     b = [system, {"role": "user", "content": "go"}, system, {"role": "assistant", "content": "failed"}]
-    log = write_log(tmp_path / "run.jsonl", [
-        {"task": "t", "trial": 0, "passed": True, "trace": a},
-        {"task": "t", "trial": 1, "passed": False, "trace": b},
-    ])
-    app = make_app([str(log)])
+    app = pair_app(tmp_path, a, b)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)

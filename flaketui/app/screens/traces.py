@@ -47,7 +47,7 @@ _CHOSEN: WeakKeyDictionary[App[Any], str] = WeakKeyDictionary()
 def divergence_mode(app: FlakeApp, *traces: Sequence[Any] | None) -> str:
     """The mode traces are compared in: ``v``'s choice, else ``--divergence``, else
     :func:`~flaketui.traces.default_mode` of ``traces``."""
-    chosen = _CHOSEN.get(app) or getattr(app.options, "divergence", None)
+    chosen = _CHOSEN.get(app) or app.options.divergence
     return chosen or default_mode(*traces)
 
 
@@ -55,8 +55,8 @@ def choose_mode(app: FlakeApp, mode: str) -> None:
     """Make ``mode`` the app's divergence mode, and find the task table's divergences again."""
     _CHOSEN[app] = mode
     tasks = app.tasks_screen
-    run = getattr(tasks, "run", None)
-    if run is not None and hasattr(tasks, "divergence"):
+    run = tasks.run
+    if run is not None:
         tasks.divergence.clear()
         tasks.divergence[run] = {}
         tasks.find_divergences(run)
@@ -203,7 +203,7 @@ TRACE_KEYS = [
     Binding("z", "toggle_fold", "Fold", id="toggle-fold", show=False,
             tooltip="Unfold the runs of identical steps, or fold them again"),
 ]
-"""Keys of both trace screens (each adds its own ids' prefix-free copies)."""
+"""Keys both trace screens add to their own (the actions are :class:`TraceKeys`')."""
 
 
 class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
