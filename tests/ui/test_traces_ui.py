@@ -303,3 +303,61 @@ async def test_hostile_step_content_is_shown_as_text(tmp_path: Path, where: str)
         flat = "".join(shown.split())  # lines wrap at 120 columns
         assert "\\x1b]52;c;ZXZpbA==\\x07" in flat
         assert "[/][bold]x[link=https://evil.example]click[/link]" in flat
+
+
+async def test_compare_traces_screen_mode_search_and_inspector(tmp_path: Path) -> None:
+    from flaketui.app.screens.compare import CompareScreen
+    from flaketui.app.screens.compare_traces import CompareTracesScreen
+    from tests.conftest import CANDIDATE
+
+    app = make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(tmp_path / "notes.json"),
+                   divergence="all")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareTracesScreen) and screen.loaded
+        view = screen.query_one(TraceDiffView)
+        assert (view.mode, view.first_divergence) == ("all", 3)  # --divergence all
+        await pilot.press("v")
+        await settle(pilot)
+        assert (view.mode, view.first_divergence) == ("actions", 4)
+        # After a search, n / N go from match to match (not to the next flip) until escape.
+        position = screen.position
+        await pilot.press("slash", *"outage", "enter")
+        await settle(pilot)
+        assert view.matches
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.position == position
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not view.matches and isinstance(app.screen, CompareTracesScreen)
+        await pilot.press("I")
+        await settle(pilot)
+        assert isinstance(app.screen, InspectorScreen) and app.screen.row is not None
+        await pilot.press("r")
+        await settle(pilot)
+        raw = json.loads(app.screen.query_one("#inspector-raw", TextArea).text)
+        assert raw["run"] == "oncall-candidate" and raw["task"] == view.b.task
+
+
+def test_compare_tui_and_open_pass_ignore_key_and_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from flaketui.cli import main
+    from tests.conftest import CANDIDATE
+
+    seen = []
+    monkeypatch.setattr(FlakeApp, "run", lambda self: seen.append(self.options))
+    args = [str(BASELINE), str(CANDIDATE), "--tui", "--ignore-key", "content", "--divergence", "all"]
+    assert CliRunner().invoke(main, ["compare", *args]).exit_code == 0
+    assert CliRunner().invoke(main, ["open", str(BASELINE), "--ignore-key", "name", "--divergence",
+                                     "actions"]).exit_code == 0
+    assert [(o.ignore_keys, o.divergence) for o in seen] == [(("content",), "all"), (("name",), "actions")]
+    bad = CliRunner().invoke(main, ["open", str(BASELINE), "--divergence", "some"])
+    assert bad.exit_code == 2
