@@ -14,7 +14,7 @@ from flaketui.app.screens.inspector import InspectorScreen
 from flaketui.app.screens.traces import TaskTraceScreen
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
-from tests.conftest import BASELINE, SIZE, settle
+from tests.conftest import BASELINE, SHARED, SIZE, settle
 
 EVIL = "\x1b]52;c;ZXZpbA==\x07 [/] [bold]x[link=https://evil.example]click[/link]"
 
@@ -361,3 +361,49 @@ def test_compare_tui_and_open_pass_ignore_key_and_divergence(monkeypatch: pytest
     assert [(o.ignore_keys, o.divergence) for o in seen] == [(("content",), "all"), (("name",), "actions")]
     bad = CliRunner().invoke(main, ["open", str(BASELINE), "--divergence", "some"])
     assert bad.exit_code == 2
+
+
+TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
+
+
+@pytest.mark.skipif(not TAU.exists(), reason="the real τ-bench sample is not beside the checkout")
+async def test_real_tau_bench_shows_the_wrong_reservation_and_the_grader() -> None:
+    from flaketui.app.widgets.task_table import TaskTable
+
+    app = make_app([str(TAU)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tasks = app.tasks_screen
+        assert app.screen.query_one(TaskTable).move_cursor_to_row(tasks.outcomes.index("5"))
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TaskTraceScreen)
+        view = screen.query_one(TraceDiffView)
+        assert view.mode == "actions"
+        assert [(c.path, c.a, c.b) for c in view.changes] == [
+            ("tool_calls.0.arguments.reservation_id", "FQ8APE", "5RJ7UH")]
+        await pilot.press("d")
+        await settle(pilot)
+        row = plain(view.query_one(f"#diff-row-{view.alignment.divergence_row}", Static).content)
+        assert "reservation_id: FQ8APE → 5RJ7UH" in row
+        assert 'get_reservation_details(reservation_id="FQ8APE")' in row
+        await pilot.press("I")
+        await settle(pilot)
+        details = plain(app.screen.query_one("#inspector-details", Static).content)
+        # τ-bench's reward is the score; its info (the task, the reward computation) is the grader's.
+        assert "score: 0" in details and "\ngrader\n" in details and "info:" in details
+
+
+def test_inspector_details_of_an_errored_trial() -> None:
+    from flaketui.app.screens.inspector import details_text
+    from flaketui.model import ERRORED, Trial
+
+    trial = Trial(run="r", task="t", trial=3, outcome=ERRORED, score=None, group=None,
+                  metrics={"duration_s": 600.0}, error={"type": "Timeout", "message": "agent took > 600 s"},
+                  trace=None, extra={"scores": {"includes": {"value": "I"}}, "sample_id": 7},
+                  location="run.jsonl:4")
+    text = plain(details_text(trial))
+    assert "outcome: errored" in text and "error reason: agent took > 600 s" in text
+    assert '"type": "Timeout"' in text and '"duration_s": 600.0' in text
+    assert text.index("scores:") < text.index("other fields") < text.index("sample_id: 7")
