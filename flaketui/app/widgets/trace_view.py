@@ -51,7 +51,7 @@ MAX_LINES = 8
 MAX_CHARS = 600
 """Characters of a field's text shown before it is cut (``x`` expands)."""
 MAX_ROWS = 400
-"""Rows drawn when a pair opens; a jump further down draws up to its target (``x`` draws all)."""
+"""Rows drawn when a pair opens; scrolling to an edge draws more, a far jump draws a window round its target."""
 DRAW_AHEAD = 60
 """Rows drawn past a jump's target, so that the screen below it is filled."""
 FOLD_MIN = 6
@@ -304,7 +304,7 @@ class TraceDiffView(Vertical):
     """
 
     expanded: reactive[bool] = reactive(False, init=False)
-    """Show long fields and every row in full."""
+    """Show long fields in full."""
     folded: reactive[bool] = reactive(True, init=False)
     """Fold runs of more than :data:`FOLD_MIN` identical steps."""
 
@@ -352,11 +352,11 @@ class TraceDiffView(Vertical):
 
     @property
     def trace_a(self) -> list[Any]:
-        return list(self.a.trace or []) if self.a is not None else []
+        return self._traces[0]
 
     @property
     def trace_b(self) -> list[Any]:
-        return list(self.b.trace or []) if self.b is not None else []
+        return self._traces[1]
 
     @property
     def first_divergence(self) -> int | None:
@@ -371,6 +371,8 @@ class TraceDiffView(Vertical):
         return [(r.a, r.b, r.tag, r.counts) for r in self.alignment.rows]
 
     def _compute(self) -> None:
+        self._traces = tuple(list(t.trace or []) if t is not None else [] for t in (self.a, self.b))
+        self._system_first: list[dict[int, int] | None] = [None, None]
         self.changes = []
         self.divergent_steps = (None, None)
         self.current = None
@@ -503,8 +505,7 @@ class TraceDiffView(Vertical):
         """Re-render the header lines and the first rows."""
         self.query_one("#diff-divergence", Static).update(self.divergence_text())
         self.query_one("#diff-labels", Static).update(self.labels_text())
-        upto = len(self.items) if self.expanded else MAX_ROWS
-        await self._draw_window(0, upto, self._head_widgets())
+        await self._draw_window(0, MAX_ROWS, self._head_widgets())
         self.query_one("#diff-rows", VerticalScroll).scroll_home(animate=False)
 
     async def _draw_window(self, lo: int, hi: int, head: Sequence[Static] = ()) -> None:
@@ -535,7 +536,7 @@ class TraceDiffView(Vertical):
         left = len(self.items) - self.drawn
         if left <= 0:
             return []
-        return [Static(f"… {left} more rows (scroll down to draw them; x: show all)", id="diff-more")]
+        return [Static(f"… {left} more rows (scroll down to draw them)", id="diff-more")]
 
     async def draw_until(self, index: int) -> None:
         """Make item ``index`` drawn: draw on to it (and :data:`DRAW_AHEAD` more) when it is
@@ -642,7 +643,7 @@ class TraceDiffView(Vertical):
 
     def _side(self, index: int, step: Any, highlight: dict[str, list[tuple[str, bool]]],
               ta_side: bool = True) -> Text:
-        trace = self.trace_a if ta_side else self.trace_b
+        trace = self._traces[0 if ta_side else 1]
         if _is_system(step):
             earlier = self._first_same_system(trace, index)
             if earlier is not None:
@@ -654,11 +655,20 @@ class TraceDiffView(Vertical):
         return text
 
     def _first_same_system(self, trace: list[Any], index: int) -> int | None:
-        sig = self.normaliser.signature(trace[index])
-        for i in range(index):
-            if _is_system(trace[i]) and self.normaliser.signature(trace[i]) == sig:
-                return i
-        return None
+        """The earlier step of ``trace`` with the same system prompt as step ``index`` (None: none)."""
+        key = 0 if trace is self._traces[0] else 1
+        if self._system_first[key] is None:
+            first: dict[str, int] = {}
+            earlier: dict[int, int] = {}
+            for i, step in enumerate(trace):
+                if _is_system(step):
+                    sig = self.normaliser.signature(step)
+                    if sig in first:
+                        earlier[i] = first[sig]
+                    else:
+                        first[sig] = i
+            self._system_first[key] = earlier
+        return self._system_first[key].get(index)  # type: ignore[union-attr]
 
     # -- jumps ------------------------------------------------------------------------------
 
