@@ -65,6 +65,18 @@ async def open_first(app: FlakeApp, pilot) -> TaskTraceScreen:  # type: ignore[n
     return app.screen
 
 
+async def open_task(app: FlakeApp, pilot, task: str) -> TaskTraceScreen:  # type: ignore[no-untyped-def]
+    """Load, put the table's cursor on ``task`` and open its trace screen."""
+    from flaketui.app.widgets.task_table import TaskTable
+
+    await settle(pilot)
+    assert app.screen.query_one(TaskTable).move_cursor_to_row(app.tasks_screen.outcomes.index(task))
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, TaskTraceScreen)
+    return app.screen
+
+
 def row_in_view(view: TraceDiffView, row: int) -> bool:
     rows = view.query_one("#diff-rows")
     widget = view.query_one(f"#diff-row-{row}")
@@ -243,15 +255,8 @@ async def test_inspector_shows_every_field_and_the_raw_record(tmp_path: Path) ->
 async def test_a_log_without_traces_lists_its_trials_for_the_inspector() -> None:
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        screen = await open_task(app, pilot, "pingHealthcheck")
         table = app.tasks_screen
-        from flaketui.app.widgets.task_table import TaskTable
-
-        assert app.screen.query_one(TaskTable).move_cursor_to_row(table.outcomes.index("pingHealthcheck"))
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TaskTraceScreen)
         options = screen.query_one("#trial-list", OptionList)
         assert options.option_count == len(table.outcomes.task_rows(table.outcomes.index("pingHealthcheck")))
         assert app.focused is options
@@ -368,17 +373,9 @@ TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
 
 @pytest.mark.skipif(not TAU.exists(), reason="the real τ-bench sample is not beside the checkout")
 async def test_real_tau_bench_shows_the_wrong_reservation_and_the_grader() -> None:
-    from flaketui.app.widgets.task_table import TaskTable
-
     app = make_app([str(TAU)])
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        tasks = app.tasks_screen
-        assert app.screen.query_one(TaskTable).move_cursor_to_row(tasks.outcomes.index("5"))
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TaskTraceScreen)
+        screen = await open_task(app, pilot, "5")
         view = screen.query_one(TraceDiffView)
         assert view.mode == "actions"
         assert [(c.path, c.a, c.b) for c in view.changes] == [

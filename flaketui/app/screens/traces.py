@@ -57,6 +57,7 @@ def choose_mode(app: FlakeApp, mode: str) -> None:
     tasks = app.tasks_screen
     run = tasks.run
     if run is not None:
+        app.workers.cancel_group(tasks, "divergence")  # its steps are the other mode's
         tasks.divergence.clear()
         tasks.divergence[run] = {}
         tasks.find_divergences(run)
