@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -623,11 +624,6 @@ class TraceDiffView(Vertical):
             else:
                 grid.add_column(ratio=1, overflow="fold")
                 grid.add_row(marker_text, left, right)
-            if changes:
-                body = changes_text(changes, sa, sb)
-                if not counts:
-                    body.append(f"\n(not counted in {self.mode} mode)", style="dim italic")
-                grid.add_row("", body)
         else:
             grid.add_row(" ", left)
         classes = "diff-row"
@@ -639,7 +635,15 @@ class TraceDiffView(Vertical):
             classes += " -after"
         if n == self.current:
             classes += " -current"
-        return Static(grid, classes=classes, id=f"diff-row-{n}")
+        content: RenderableType = grid
+        if changes:
+            # The structural diff under the pair, across both columns: long values wrap, never cut.
+            body = changes_text(changes, sa, sb)
+            if not counts:
+                body.append(f"\n(not counted in {self.mode} mode)", style="dim italic")
+            body.overflow = "fold"
+            content = Group(grid, Padding(body, (0, 0, 0, 2)))
+        return Static(content, classes=classes, id=f"diff-row-{n}")
 
     def _side(self, index: int, step: Any, highlight: dict[str, list[tuple[str, bool]]],
               ta_side: bool = True) -> Text:
