@@ -48,6 +48,10 @@ class AppOptions:
     """Open the comparison pane once loaded: runs (A, B), or () for the first two."""
     watch: bool = False
     """Follow the logs while they are written (``--watch``): the table updates live."""
+    divergence: str | None = None
+    """Divergence mode of every trace comparison (``--divergence``): ``actions`` (the agent's
+    tool calls and final answer) or ``all`` (every step); None: ``actions`` when a trace has a
+    user role besides the agent (:func:`flaketui.traces.default_mode`), else ``all``."""
 
     def __post_init__(self) -> None:
         # Callers pass lists (and fields=None for the defaults); the options keep tuples.

@@ -9,7 +9,7 @@ Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are
 one line on stderr, never a traceback.
 """
 
-from flaketui.cli import compare, export, gate, quarantine, report, triage, tui  # noqa: F401  (register the commands)
+from flaketui.cli import compare, diff, export, gate, quarantine, report, triage, tui  # noqa: F401  (register the commands)
 from flaketui.cli.common import main
 
 __all__ = ["main"]

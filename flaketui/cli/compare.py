@@ -18,6 +18,7 @@ from flaketui.cli.common import (
     triage_option,
     write_json,
 )
+from flaketui.cli.tui import divergence_option
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
@@ -56,17 +57,21 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @alpha_option
 @baseline_option
 @config_field_option
+@click.option("--ignore-key", multiple=True,
+              help="Another step key to ignore when comparing traces (with --tui).")
+@divergence_option
 @triage_option
 @log_options
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
-            baseline: str | None, config_field: tuple[str, ...], triage: str | None, fields: FieldMap) -> None:
+            baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
+            divergence: str | None, triage: str | None, fields: FieldMap) -> None:
     """Paired comparison of run B against run A: flipped and moved tasks, sign test, mean difference,
     permutation test and one verdict from them all."""
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 
     if tui:
-        open_comparison(logs, runs, triage, fields)
+        open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return
     if baseline is not None:
         print_baseline(load(logs, fields), baseline, alpha, fmt)
@@ -131,7 +136,7 @@ def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None
 
 
 def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,
-                    fields: FieldMap) -> None:
+                    fields: FieldMap, ignore_keys: Sequence[str] = (), divergence: str | None = None) -> None:
     """``compare --tui``: the app, opened on the comparison pane of A and B."""
     from flaketui.loading import expand_paths
 
@@ -144,7 +149,8 @@ def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: s
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp
 
-    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or ()))
+    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or (),
+                              ignore_keys=tuple(ignore_keys), divergence=divergence))
     app.run()
     sys.exit(app.return_code or 0)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,6 +20,15 @@ from flaketui.cli.common import (
 )
 from flaketui.model import FieldMap, InputError
 
+
+def divergence_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--divergence actions|all``: what counts as the traces' first divergence."""
+    return click.option(
+        "--divergence", type=click.Choice(["actions", "all"]), default=None,
+        help="What counts as a divergence: the agent's actions (tool calls and final answer) or "
+             "every step (default: actions when a trace has a user role besides the agent).")(func)
+
+
 FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 """The demo logs shipped in the package (the top-level fixtures/, gzip-compressed)."""
 
@@ -30,11 +41,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: new trials appear as they land.")
+@divergence_option
 @triage_option
 @log_options
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
              max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
-             triage: str | None, fields: FieldMap) -> None:
+             divergence: str | None, triage: str | None, fields: FieldMap) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -48,7 +60,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 
     app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                               max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
-                              watch=watch))
+                              watch=watch, divergence=divergence))
     app.run()
     sys.exit(app.return_code or 0)
 

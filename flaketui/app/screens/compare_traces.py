@@ -8,7 +8,10 @@ aligned and highlighted by the same
 :class:`~flaketui.app.widgets.trace_view.TraceDiffView` as the trace screen.
 
 The review keys work here too (``space`` reviewed, ``l`` label, ``w`` note),
-and ``n`` / ``N`` move to the next / previous flip without going back.
+and ``n`` / ``N`` move to the next / previous flip without going back (after a
+``/`` search, to the next / previous match until ``escape``). ``v`` switches the
+divergence mode, ``i`` / ``I`` inspect A's / B's trial, ``]`` / ``[`` move between
+differing steps and ``z`` unfolds identical ones, as on the task trace screen.
 """
 
 from __future__ import annotations
@@ -20,17 +23,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
-from flaketui.app.screens.traces import trial_label
+from flaketui.app.screens.traces import TRACE_KEYS, TraceKeys, choose_mode, divergence_mode, trial_label
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
 from flaketui.output import review
 from flaketui.output.review import BROKEN, FIXED, FlipRow
-from flaketui.traces import Normaliser, best_pair
+from flaketui.traces import ACTIONS, ALL, Normaliser, best_pair, pair_keys
 from flaketui.triage import TriageKey
 
 MAX_CANDIDATES = 50
@@ -66,9 +69,13 @@ class FlipTrials(Message):
     """Positions in ``a`` and ``b`` of the most informative pair."""
     untraced: int
     """Non-errored trials of the task (both runs) that have no trace."""
+    mode: str = ACTIONS
+    """The divergence mode the pair was chosen in."""
+    rows: dict[int, int] | None = None
+    """``id(trial)`` -> its log row (for the inspector's raw record)."""
 
 
-class CompareTracesScreen(FlakeScreen[int]):
+class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
     """Run A's trace beside run B's of one task; dismissed with the position shown last.
 
     Args:
@@ -86,6 +93,7 @@ class CompareTracesScreen(FlakeScreen[int]):
         background: $boost;
     }
     CompareTracesScreen #compare-trace-status { height: auto; padding: 1 2; }
+    CompareTracesScreen #trace-search { dock: bottom; display: none; }
     """
 
     STATUS = "#compare-trace-status"
@@ -115,6 +123,7 @@ class CompareTracesScreen(FlakeScreen[int]):
         Binding("w", "edit_note", "Note", id="compare-traces-note", tooltip="Write a note"),
         Binding("x", "toggle_expand", "Expand", id="compare-traces-expand", show=False,
                 tooltip="Show long step contents in full (toggle)"),
+        *TRACE_KEYS,
     ]
 
     def __init__(self, run_a: str, run_b: str, outcomes: tuple[RunOutcomes, RunOutcomes],
@@ -129,6 +138,9 @@ class CompareTracesScreen(FlakeScreen[int]):
         self.pos_a = 0
         self.pos_b = 0
         self.untraced = 0
+        self.mode = ACTIONS
+        """The divergence mode of the view."""
+        self.log_rows: dict[int, int] = {}
         self.loaded = False
         """True once the shown task's trials are read."""
 
@@ -149,6 +161,7 @@ class CompareTracesScreen(FlakeScreen[int]):
         yield Static(id="compare-trace-head")
         yield Static(Text("reading both runs' trials…", style="dim"), id="compare-trace-status")
         yield TraceDiffView(None, None, normaliser=self.normaliser, id="compare-trace-diff")
+        yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -176,24 +189,28 @@ class CompareTracesScreen(FlakeScreen[int]):
         row = self.rows[position]
         sides: list[list[Trial]] = []
         untraced = 0
+        log_rows: dict[int, int] = {}
         for outcomes in self.outcomes:
-            rows = outcomes.task_rows(outcomes.index(row.task)).tolist()
-            trials = [read_trial(log, r) for r in rows if int(log.outcome[r]) != ERRORED]
+            rows = [r for r in outcomes.task_rows(outcomes.index(row.task)).tolist()
+                    if int(log.outcome[r]) != ERRORED]
+            trials = [read_trial(log, r) for r in rows]
+            log_rows.update((id(t), r) for t, r in zip(trials, rows, strict=True))
             untraced += sum(1 for t in trials if t.trace is None)
             sides.append([t for t in trials if t.trace is not None])
         want_a, want_b = wanted_outcomes(row, *sides)
         a = [t for t in sides[0] if t.passed == want_a]
         b = [t for t in sides[1] if t.passed == want_b]
         norm = self.normaliser
-        sig_a = [norm.signatures(t.trace) for t in a[:MAX_CANDIDATES]]
-        sig_b = [norm.signatures(t.trace) for t in b[:MAX_CANDIDATES]]
+        mode = divergence_mode(self.flake_app, *(t.trace for t in a + b))
+        sig_a = [pair_keys(t.trace, norm, mode) for t in a[:MAX_CANDIDATES]]
+        sig_b = [pair_keys(t.trace, norm, mode) for t in b[:MAX_CANDIDATES]]
         if want_a:
             best = best_pair(sig_a, sig_b)
             pair = (best[0], best[1]) if best else (0, 0)
         else:
             best = best_pair(sig_b, sig_a)
             pair = (best[1], best[0]) if best else (0, 0)
-        self.post_message(FlipTrials(position, a, b, pair, untraced))
+        self.post_message(FlipTrials(position, a, b, pair, untraced, mode, log_rows))
 
     @on(FlipTrials)
     def trials_read(self, event: FlipTrials) -> None:
@@ -202,6 +219,8 @@ class CompareTracesScreen(FlakeScreen[int]):
         self.side_a, self.side_b = event.a, event.b
         self.pos_a, self.pos_b = event.pair
         self.untraced = event.untraced
+        self.mode = event.mode
+        self.log_rows = event.rows or {}
         self.loaded = True
         self.show_pair()
 
@@ -230,6 +249,7 @@ class CompareTracesScreen(FlakeScreen[int]):
             note = f"{missing} has no traced trial with the outcome to compare"
         if a is None:
             a, b, label_a, label_b = b, None, label_b, ""
+        view.mode_choice = self.mode
         view.set_pair(a, b, label_a, label_b, note)
 
     def _label(self, side: str, trial: Trial | None, pos: int, trials: list[Trial]) -> str:
@@ -262,8 +282,18 @@ class CompareTracesScreen(FlakeScreen[int]):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def action_step_flip(self, step: int) -> None:
-        """Show the next (or previous) row's traces."""
+    @property
+    def trace_view(self) -> TraceDiffView | None:  # type: ignore[override]
+        return self.query_one(TraceDiffView)
+
+    def row_of(self, trial: Trial) -> int | None:
+        return self.log_rows.get(id(trial))
+
+    async def action_step_flip(self, step: int) -> None:
+        """Show the next (or previous) row's traces; after a search, the next (previous) match."""
+        if self.query_one(TraceDiffView).matches:
+            await self.next_match(step)
+            return
         new = self.position + step
         if not 0 <= new < len(self.rows):
             self.notify("no more flips that way", timeout=3)
@@ -282,15 +312,17 @@ class CompareTracesScreen(FlakeScreen[int]):
             self.pos_b = (self.pos_b + step) % len(trials)
         self.show_pair()
 
-    def action_jump_to_divergence(self) -> None:
+    async def action_jump_to_divergence(self) -> None:
         """Scroll to the first divergent step."""
-        if not self.query_one(TraceDiffView).jump_to_divergence():
+        if not await self.query_one(TraceDiffView).jump_to_divergence():
             self.notify("no divergent step to jump to", timeout=3)
 
-    def action_toggle_expand(self) -> None:
-        """Show long step contents in full, or cut them again."""
-        view = self.query_one(TraceDiffView)
-        view.expanded = not view.expanded
+    def action_toggle_mode(self) -> None:
+        """Switch the divergence mode (actions / all) of the view and the app."""
+        self.mode = ALL if self.mode == ACTIONS else ACTIONS
+        choose_mode(self.flake_app, self.mode)
+        self.query_one(TraceDiffView).set_mode(self.mode)
+        self.notify(f"divergence mode: {self.mode}", timeout=3)
 
     def _changed(self, key: TriageKey) -> None:
         self.update_head()
@@ -307,6 +339,13 @@ class CompareTracesScreen(FlakeScreen[int]):
         """Write a note on the flip."""
         dialogs.edit_note(self, self.key, self._changed)
 
-    def action_back(self) -> None:
-        """Back to the comparison pane, its cursor on the task shown last."""
+    async def action_back(self) -> None:
+        """Close the search (box or matches), or go back to the comparison pane, its cursor on
+        the task shown last."""
+        view = self.query_one(TraceDiffView)
+        if self.close_search():
+            return
+        if view.matches:
+            await view.search("")
+            return
         self.dismiss(self.position)

@@ -339,7 +339,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             width = min(14, max(5, *(len(g or "") for g in st.groups[:20000])))
             cols.append(stat("group", width, "left", style=lambda row: "dim"))
         if self.has_traces.any():
-            cols.append(Column("divergence", "div", 3, "right",
+            cols.append(Column("divergence", "div", 4, "right",
                                "first divergence step of the most informative pass/fail pair",
                                self.divergence_cell, self.divergence_values))
         for name, medians in self.medians.items():
@@ -499,6 +499,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
           description="Finding first divergences")
     def find_divergences(self, run: str) -> None:
         """Read the traces of every flaky task of ``run`` and post its first divergence."""
+        from flaketui.app.screens.traces import divergence_mode
         from flaketui.loading import read_trial
         from flaketui.traces import task_divergence
 
@@ -522,7 +523,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                     continue
                 trial = read_trial(log, r)
                 traces.append((trial.passed, trial.trace))
-            batch[outcomes.tasks[i]] = task_divergence(traces, norm)
+            batch[outcomes.tasks[i]] = task_divergence(traces, norm, divergence_mode(app, *(t for _, t in traces)))
             if time.monotonic() - last > 0.25 or done == len(todo):
                 self.post_message(DivergencesFound(run, batch, done, len(todo)))
                 batch, last = {}, time.monotonic()

@@ -2,35 +2,83 @@
 
 :class:`TaskTraceScreen` opens from the task table (``enter``). It reads the
 task's trials in a thread worker, picks the most informative pair (the passing
-and failing traces that share the longest normalised prefix) and shows them in
-a :class:`~flaketui.app.widgets.trace_view.TraceDiffView`; the fork map tab
-shows every trial as a tree of shared steps.
+and failing traces that share the longest prefix of agent actions, or of steps
+in ``all`` mode) and shows them in a
+:class:`~flaketui.app.widgets.trace_view.TraceDiffView`; the fork map tab
+shows every trial as a tree of shared steps. ``v`` switches the divergence mode
+(``actions`` / ``all``) for every trace view and the task table's ``div`` column;
+``i`` / ``I`` open the trial inspector on side A / B. A task without traces
+lists its trials instead, each one ``enter`` away from the inspector.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
 
+from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
+from flaketui.sanitize import visible
 from flaketui.stats import TaskStats
-from flaketui.traces import ForkNode, Normaliser, best_pair, build_fork_map
+from flaketui.traces import ACTIONS, ALL, ForkNode, Normaliser, best_pair, build_fork_map, default_mode, pair_keys
+from flaketui.triage import TriageKey
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
+
+_CHOSEN: WeakKeyDictionary[App[Any], str] = WeakKeyDictionary()
+"""The divergence mode chosen with ``v`` in an app (it outlives the screen it was chosen on)."""
+
+
+def divergence_mode(app: FlakeApp, *traces: Sequence[Any] | None) -> str:
+    """The mode traces are compared in: ``v``'s choice, else ``--divergence``, else
+    :func:`~flaketui.traces.default_mode` of ``traces``."""
+    chosen = _CHOSEN.get(app) or app.options.divergence
+    return chosen or default_mode(*traces)
+
+
+def choose_mode(app: FlakeApp, mode: str) -> None:
+    """Make ``mode`` the app's divergence mode, and find the task table's divergences again."""
+    _CHOSEN[app] = mode
+    tasks = app.tasks_screen
+    run = tasks.run
+    if run is not None:
+        app.workers.cancel_group(tasks, "divergence")  # its steps are the other mode's
+        tasks.divergence.clear()
+        tasks.divergence[run] = {}
+        tasks.find_divergences(run)
 
 
 def trial_label(side: str, trial: Trial, position: int, total: int, kind: str) -> str:
     """``A: trial 3 (pass) · 1 of 10 passing``."""
     outcome = "pass" if trial.passed else "fail"
     return f"{side}: {trial.run} trial {trial.trial} ({outcome}) · {position + 1} of {total} {kind}"
+
+
+def trial_option_text(trial: Trial) -> Text:
+    """One trial in the list of a task without traces: number, outcome, score, error."""
+    outcome = {PASS: ("pass", "green"), ERRORED: ("errored", "dim")}.get(trial.outcome, ("fail", "red"))
+    text = Text(f"trial {trial.trial:<4} ")
+    text.append(f"{outcome[0]:<8}", style=outcome[1])
+    if trial.score is not None:
+        text.append(f" score {trial.score:g}")
+    if trial.error is not None:
+        text.append(f"  error: {visible(str(trial.error))[:80]}", style="dim")
+    return text
 
 
 @dataclass
@@ -40,13 +88,126 @@ class TaskTrials(Message):
     trials: list[Trial]
     fork_map: ForkNode
     pair: tuple[int, int] | None
+    mode: str
+    rows: list[int]
+    """The log row of each trial (for the inspector's raw record)."""
+
+
+@dataclass
+class ForkMapBuilt(Message):
+    """The fork map built again in another divergence mode."""
+
+    fork_map: ForkNode
+    mode: str
 
 
 TRACE_STEPS = 2000
 """Steps read of each trace when a task opens: a 100 MB trace opens in a moment, cut."""
 
 
-class TaskTraceScreen(FlakeScreen[None]):
+class TraceKeys:
+    """The keys both trace screens share: mode, inspector, search, hunks, folding.
+
+    Mixed into a :class:`FlakeScreen` whose :attr:`trace_view` is the shown view.
+    """
+
+    trace_view: TraceDiffView | None
+
+    def _search_input(self) -> Input:
+        return self.query_one("#trace-search", Input)  # type: ignore[attr-defined, no-any-return]
+
+    def action_search(self) -> None:
+        """Show the search box."""
+        box = self._search_input()
+        box.display = True
+        box.focus()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        """The search box's enter: find the text in both traces."""
+        if event.input.id != "trace-search":
+            return
+        event.stop()
+        box = self._search_input()
+        box.display = False
+        view = self.trace_view
+        if view is None:
+            return
+        found = await view.search(event.value)
+        view.focus_rows()
+        if event.value and not found:
+            self.notify(f"no step holds {visible(event.value)!r}", timeout=3, markup=False)  # type: ignore[attr-defined]
+
+    def close_search(self) -> bool:
+        """Hide the search box if shown; True if it was."""
+        box = self._search_input()
+        if box.display:
+            box.display = False
+            if self.trace_view is not None:
+                self.trace_view.focus_rows()
+            return True
+        return False
+
+    async def next_match(self, step: int) -> bool:
+        view = self.trace_view
+        return view is not None and await view.jump_match(step)
+
+    async def action_next_hunk(self, step: int) -> None:
+        """Next (or previous) run of differing steps."""
+        view = self.trace_view
+        if view is None or not await view.jump_hunk(step):
+            self.notify("no more differing steps that way", timeout=3)  # type: ignore[attr-defined]
+
+    def action_toggle_fold(self) -> None:
+        """Fold runs of identical steps, or show them all."""
+        view = self.trace_view
+        if view is not None:
+            view.folded = not view.folded
+
+    def action_toggle_expand(self) -> None:
+        """Show long step contents in full, or cut them again."""
+        view = self.trace_view
+        if view is not None:
+            view.expanded = not view.expanded
+
+    def action_inspect(self, side: str) -> None:
+        """Open the trial inspector on side A's (or B's) trial."""
+        view = self.trace_view
+        trial = None if view is None else view.a if side == "a" else view.b
+        if trial is None:
+            self.notify(f"no trial on side {side.upper()}", timeout=3)  # type: ignore[attr-defined]
+            return
+        self.open_inspector(trial)
+
+    def open_inspector(self, trial: Trial) -> None:
+        from flaketui.app.screens.inspector import InspectorScreen
+
+        self.app.push_screen(InspectorScreen(trial, self.row_of(trial)))  # type: ignore[attr-defined]
+
+    def row_of(self, trial: Trial) -> int | None:
+        """The log row of ``trial`` (None: unknown)."""
+        return None
+
+
+TRACE_KEYS = [
+    Binding("v", "toggle_mode", "Mode", id="divergence-mode",
+            tooltip="Divergence mode: the agent's actions only, or every step (toggle)"),
+    Binding("i", "inspect('a')", "Inspect", id="inspect-a",
+            tooltip="The trial inspector: outcome, score, error, metrics, grader details, raw JSON (side A)"),
+    Binding("I", "inspect('b')", "Inspect B", id="inspect-b", show=False,
+            tooltip="The trial inspector of side B's trial"),
+    Binding("slash", "search", "Search", id="trace-search",
+            tooltip="Search the text of both traces (n / N: next / previous match)"),
+    Binding("right_square_bracket", "next_hunk(1)", "Next diff", id="next-hunk",
+            tooltip="Next run of differing steps"),
+    Binding("left_square_bracket", "next_hunk(-1)", "Prev diff", id="prev-hunk", show=False,
+            tooltip="Previous run of differing steps"),
+    Binding("z", "toggle_fold", "Fold", id="toggle-fold", show=False,
+            tooltip="Unfold the runs of identical steps, or fold them again"),
+]
+"""Keys both trace screens add to their own (the actions are :class:`TraceKeys`')."""
+
+
+class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     """A task's passing and failing traces, the first divergence, and the fork map.
 
     Args:
@@ -55,11 +216,16 @@ class TaskTraceScreen(FlakeScreen[None]):
         stats: The run's statistics at the current k.
     """
 
+    DEFAULT_CSS = """
+    TaskTraceScreen #trace-search { dock: bottom; display: none; }
+    TaskTraceScreen #trial-list { height: 1fr; }
+    """
+
     STATUS = "#trace-status"
     """Says "reading…" until the trials are read; a failed read's error replaces it."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="back",
+        Binding("escape", "back", "Back", id="back",
                 tooltip="Back to the task table, as it was"),
         Binding("d", "jump_to_divergence", "Divergence", id="jump-divergence",
                 tooltip="Scroll to the first divergent step"),
@@ -77,6 +243,16 @@ class TaskTraceScreen(FlakeScreen[None]):
                 tooltip="Show long step contents in full (toggle)"),
         Binding("m", "more_steps", "More steps", id="more-steps", show=False,
                 tooltip="Read four times more steps of traces cut short (huge traces)"),
+        *TRACE_KEYS,
+        Binding("n", "next_match(1)", "Next match", id="next-match", show=False,
+                tooltip="Next search match"),
+        Binding("N", "next_match(-1)", "Prev match", id="prev-match", show=False,
+                tooltip="Previous search match"),
+        Binding("space", "triage('reviewed')", "Reviewed", id="trace-reviewed", show=False,
+                tooltip="Mark the task reviewed, or not"),
+        Binding("l", "triage('label')", "Label", id="trace-label", show=False,
+                tooltip="Give the task a cause label (also marks it reviewed)"),
+        Binding("w", "triage('note')", "Note", id="trace-note", show=False, tooltip="Write a note"),
     ]
 
     def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
@@ -88,17 +264,24 @@ class TaskTraceScreen(FlakeScreen[None]):
         self.stats = stats
         self.task_name = outcomes.tasks[row]
         self.trials: list[Trial] = []
+        self.log_rows: list[int] = []
         self.passing: list[Trial] = []
         """Non-errored passing trials that have a trace, in trial order."""
         self.failing: list[Trial] = []
         """Non-errored failing trials that have a trace, in trial order."""
         self.pass_pos = 0
         self.fail_pos = 0
+        self.mode = ACTIONS
+        """The divergence mode of the view and the fork map."""
         self.loaded = False
 
     @property
     def normaliser(self) -> Normaliser:
         return self.flake_app.normaliser
+
+    @property
+    def key(self) -> TriageKey:
+        return TriageKey(self.outcomes.run, self.task_name)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -112,18 +295,19 @@ class TaskTraceScreen(FlakeScreen[None]):
                     "counts the passing ✓ and failing ✗ trials that took it; ◆ marks the fork "
                     "where the outcomes separate.", style="dim"), id="fork-legend")
                 yield ForkMap(id="fork-map")
+        yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"{self.outcomes.run} · {self.task_name}"
+        self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
         self.read_trials()
 
     def head_text(self) -> Text:
-        """Task name, n, p̂ with its CI, pass^k and flakiness."""
+        """Task name, n, p̂ with its CI, pass^k and flakiness; the review and note below."""
         st, i = self.stats, self.row
         text = Text()
-        text.append(self.task_name, style="bold")
-        text.append(f"   {self.outcomes.run}", style="dim")
+        text.append(visible(self.task_name), style="bold")
+        text.append(f"   {visible(self.outcomes.run)}", style="dim")
         text.append(f"   n = {int(st.n[i])}, {int(st.passes[i])} passed")
         if st.errored[i]:
             text.append(f", {int(st.errored[i])} errored", style="dim")
@@ -134,7 +318,36 @@ class TaskTraceScreen(FlakeScreen[None]):
         text.append(fmt.rate(st.pass_hat_k[i]), style="bold")
         text.append("   flakiness ")
         text.append(fmt.rate(st.flakiness[i]), style="bold yellow" if st.flakiness[i] > 0 else "")
+        text.append_text(self.review_text())
         return text
+
+    def review_text(self) -> Text:
+        """``review: reviewed real-regression  the note…`` (empty when there is no note or mark)."""
+        try:
+            entry = self.flake_app.triage_store.get(self.key)
+        except Exception:  # no app yet (a unit test building the screen alone)
+            return Text()
+        if entry.empty:
+            return Text()
+        text = Text("\nreview: ", style="dim")
+        text.append("reviewed " if entry.reviewed else "not reviewed ",
+                    style="bold green" if entry.reviewed else "yellow")
+        if entry.label:
+            text.append(visible(entry.label), style=dialogs.LABEL_STYLES.get(entry.label, "cyan"))
+        if entry.note:
+            text.append("  ")
+            text.append(visible(dialogs.note_text(entry).plain), style="italic")
+        return text
+
+    def action_triage(self, what: str) -> None:
+        """``space`` / ``l`` / ``w``: review the task, as on the task table."""
+        action = {"reviewed": dialogs.toggle_reviewed, "label": dialogs.choose_label,
+                  "note": dialogs.edit_note}[what]
+
+        def changed(_: TriageKey) -> None:
+            self.query_one("#trace-head", Static).update(self.head_text())
+
+        action(self, self.key, changed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="traces",
           description="Reading traces")
@@ -155,12 +368,14 @@ class TaskTraceScreen(FlakeScreen[None]):
                 f"(the longest has {longest:,}); press m to read more", title="Huge traces",
                 timeout=10)
         norm = app.normaliser
-        fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm)
-        passing = [t for t in trials if t.outcome == PASS and t.trace is not None]
-        failing = [t for t in trials if t.outcome not in (PASS, ERRORED) and t.trace is not None]
-        best = best_pair([norm.signatures(t.trace) for t in passing],
-                         [norm.signatures(t.trace) for t in failing])
-        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2]))
+        traced = [t for t in trials if t.outcome != ERRORED and t.trace is not None]
+        mode = divergence_mode(app, *(t.trace for t in traced))
+        fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm, mode)
+        passing = [t for t in traced if t.outcome == PASS]
+        failing = [t for t in traced if t.outcome != PASS]
+        best = best_pair([pair_keys(t.trace, norm, mode) for t in passing],
+                         [pair_keys(t.trace, norm, mode) for t in failing])
+        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2], mode, rows))
 
     def action_more_steps(self) -> None:
         """Read the task's traces again with four times more steps each."""
@@ -173,6 +388,8 @@ class TaskTraceScreen(FlakeScreen[None]):
     @on(TaskTrials)
     async def trials_read(self, event: TaskTrials) -> None:
         self.trials = event.trials
+        self.log_rows = event.rows
+        self.mode = event.mode
         self.passing = [t for t in self.trials if t.outcome == PASS and t.trace is not None]
         self.failing = [t for t in self.trials
                         if t.outcome not in (PASS, ERRORED) and t.trace is not None]
@@ -183,19 +400,46 @@ class TaskTraceScreen(FlakeScreen[None]):
         status = self.query_one("#trace-status", Static)
         if not self.passing and not self.failing:
             status.update(Text(
-                f"no trial of {self.task_name} has a trace ({len(self.trials)} trial(s) read): "
+                f"no trial of {visible(self.task_name)} has a trace ({len(self.trials)} trial(s) read): "
                 "there is nothing to compare. The log would need a trace field per trial "
-                "(trace, traj or messages; --trace-field to name another).", style="yellow"))
+                "(trace, traj or messages; --trace-field to name another). The trials are listed "
+                "below: enter (or i) opens the inspector.", style="yellow"))
+            await self.query("#trial-list").remove()
+            options = OptionList(*(Option(trial_option_text(t), id=str(n)) for n, t in enumerate(self.trials)),
+                                 id="trial-list")
+            await self.query_one("#traces-tab", TabPane).mount(options)
+            options.focus()
             self.loaded = True
             return
         status.display = False
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
-        view = TraceDiffView(a, b, la, lb, self.normaliser, note, id="trace-diff")
+        view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
         await self.query_one("#traces-tab", TabPane).mount(view)
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
         self.loaded = True
+
+    @on(OptionList.OptionSelected, "#trial-list")
+    def trial_chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.open_inspector(self.trials[int(event.option_id or 0)])
+
+    def row_of(self, trial: Trial) -> int | None:
+        for t, r in zip(self.trials, self.log_rows, strict=False):
+            if t is trial:
+                return r
+        return None
+
+    def action_inspect(self, side: str) -> None:
+        """Open the trial inspector on side A's (or B's) trial, or the highlighted one of the list."""
+        lists = self.query("#trial-list")
+        if lists and self.diff_view is None:
+            highlighted = lists.first(OptionList).highlighted
+            if highlighted is not None:
+                self.open_inspector(self.trials[highlighted])
+            return
+        super().action_inspect(side)
 
     def current_pair(self) -> tuple[Trial | None, Trial | None, str, str, str]:
         """The trials to show and their labels; one side only when the task has one outcome."""
@@ -226,10 +470,48 @@ class TaskTraceScreen(FlakeScreen[None]):
         views = self.query(TraceDiffView)
         return views.first() if views else None
 
+    @property
+    def trace_view(self) -> TraceDiffView | None:  # type: ignore[override]
+        return self.diff_view
+
     def _show_pair(self) -> None:
         view = self.diff_view
         if view is not None:
             view.set_pair(*self.current_pair())
+
+    def action_back(self) -> None:
+        """Close the search box, or go back to the task table."""
+        if not self.close_search():
+            self.app.pop_screen()
+
+    async def action_next_match(self, step: int) -> None:
+        """Next (or previous) search match."""
+        if not await self.next_match(step):
+            self.notify("no search: / searches both traces", timeout=3)
+
+    def action_toggle_mode(self) -> None:
+        """Switch the divergence mode (actions / all) of the view, the fork map and the table."""
+        self.mode = ALL if self.mode == ACTIONS else ACTIONS
+        choose_mode(self.flake_app, self.mode)
+        view = self.diff_view
+        if view is not None:
+            view.set_mode(self.mode)
+        if self.trials:
+            self.rebuild_fork_map(self.mode)
+        self.notify(f"divergence mode: {self.mode}"
+                    + (" (the agent's tool calls and final answer)" if self.mode == ACTIONS else " (every step)"),
+                    timeout=3)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="fork-map",
+          description="Building the fork map")
+    def rebuild_fork_map(self, mode: str) -> None:
+        fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in self.trials], self.normaliser, mode)
+        self.post_message(ForkMapBuilt(fork, mode))
+
+    @on(ForkMapBuilt)
+    def fork_map_built(self, event: ForkMapBuilt) -> None:
+        if event.mode == self.mode:
+            self.query_one(ForkMap).show_map(event.fork_map, sum(1 for t in self.trials if t.trace is None))
 
     def action_next_passing(self, step: int) -> None:
         """Show the next (or previous) passing trial on side A."""
@@ -247,13 +529,13 @@ class TaskTraceScreen(FlakeScreen[None]):
         self.fail_pos = (self.fail_pos + step) % len(self.failing)
         self._show_pair()
 
-    def action_jump_to_divergence(self) -> None:
-        """Scroll the trace to its first divergent step."""
+    async def action_jump_to_divergence(self) -> None:
+        """Scroll the trace to its first divergent step (drawing the rows up to it)."""
         self.query_one(TabbedContent).active = "traces-tab"
         view = self.diff_view
         if view is not None:
             view.focus_rows()
-        if view is None or not view.jump_to_divergence():
+        if view is None or not await view.jump_to_divergence():
             self.notify("no divergent step to jump to", timeout=3)
 
     def action_toggle_fork_map(self) -> None:
@@ -269,10 +551,3 @@ class TaskTraceScreen(FlakeScreen[None]):
             self.query_one(ForkMap).focus()
         elif self.diff_view is not None:
             self.diff_view.focus_rows()
-
-    def action_toggle_expand(self) -> None:
-        """Show long step contents in full, or cut them again."""
-        view = self.diff_view
-        if view is not None:
-            view.expanded = not view.expanded
-

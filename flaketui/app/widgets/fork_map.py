@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from flaketui.sanitize import visible
 from flaketui.traces import ForkNode, chain, describe, split_points
 
 MAX_CHILDREN = 50
@@ -24,14 +25,14 @@ def counts(node: ForkNode) -> Text:
 def node_label(nodes: list[ForkNode], split: bool, width: int = 56) -> Text:
     """Label of a chain of nodes: step range, counts, the first step, and the split marker."""
     first, last = nodes[0], nodes[-1]
-    steps = f"step {first.depth}" if first is last else f"steps {first.depth}–{last.depth}"
+    steps = f"step {first.number}" if first is last else f"steps {first.number}–{last.number}"
     text = Text(f"{steps:<11} ", style="cyan")
     text.append_text(counts(first))
     text.append("  ")
     if split:
-        text.append(f"◆ outcomes split after step {last.depth}", style="bold reverse yellow")
+        text.append(f"◆ outcomes split after step {last.number}", style="bold reverse yellow")
         text.append("  ")
-    text.append(describe(first.step, width), style="not bold")
+    text.append(visible(describe(first.step, width)), style="not bold")
     if last.ended and last.children:
         text.append(f"  ({last.ended} end here)", style="dim")
     return text
@@ -72,16 +73,23 @@ class ForkMap(Tree[ForkNode]):
         self.root.expand_all()
 
     def _add_children(self, parent: TreeNode[ForkNode], node: ForkNode, splits: set[int]) -> None:
-        for child in node.children[:MAX_CHILDREN]:
-            nodes = chain(child)
-            last = nodes[-1]
-            split = any(id(n) in splits for n in nodes)
-            label = node_label(nodes, split)
-            if last.children:
-                branch = parent.add(label, data=last, expand=True)
-                self._add_children(branch, last, splits)
-            else:
-                parent.add_leaf(label, data=last)
-        if len(node.children) > MAX_CHILDREN:
-            parent.add_leaf(Text(f"… {len(node.children) - MAX_CHILDREN} more branches",
-                                 style="dim"))
+        """Add ``node``'s branches under ``parent``, and theirs below them (with a stack, no
+        recursion: a 5,000-step trace is a tree 5,000 deep)."""
+        stack: list[tuple[TreeNode[ForkNode], ForkNode]] = [(parent, node)]
+        while stack:
+            tree_node, fork = stack.pop()
+            later: list[tuple[TreeNode[ForkNode], ForkNode]] = []
+            for child in fork.children[:MAX_CHILDREN]:
+                nodes = chain(child)
+                last = nodes[-1]
+                split = any(id(n) in splits for n in nodes)
+                label = node_label(nodes, split)
+                if last.children:
+                    branch = tree_node.add(label, data=last, expand=True)
+                    later.append((branch, last))
+                else:
+                    tree_node.add_leaf(label, data=last)
+            if len(fork.children) > MAX_CHILDREN:
+                tree_node.add_leaf(Text(f"… {len(fork.children) - MAX_CHILDREN} more branches",
+                                        style="dim"))
+            stack.extend(reversed(later))

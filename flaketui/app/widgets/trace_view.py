@@ -2,17 +2,28 @@
 
 Build it with two explicit trials (from one run or from two runs) and a label
 for each side; it normalises the steps (:class:`~flaketui.traces.Normaliser`),
-aligns them with difflib and shows ``first divergence: step N``. The task trace
-screen and the run comparison both use it.
+aligns them in a divergence mode (``actions``: only the agent's tool calls and
+final answer count; ``all``: every step) and shows ``first divergence: step N``.
+Under every differing pair of steps a structural diff names each changed field
+(``tool_calls.0.arguments.reservation_id: "NM1VX1" → "KC18K6"``), tool calls read
+``name(arg=value, …)``. Runs of identical steps are folded, a system prompt the
+two sides share is shown once, and rows are drawn a few hundred at a time: a jump
+(divergence, hunk, search match) draws what it needs. The task trace screen and
+the run comparison both use it.
+
+Every string from a log goes through :func:`flaketui.sanitize.visible` into
+:class:`rich.text.Text` objects: never parsed as markup, no control character drawn.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,22 +32,41 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from flaketui.model import Trial
-from flaketui.traces import Alignment, FieldChange, Normaliser, align, step_changes, word_diff
+from flaketui.sanitize import visible
+from flaketui.traces import (
+    ALL,
+    Alignment,
+    FieldChange,
+    Normaliser,
+    align_traces,
+    default_mode,
+    step_changes,
+    word_diff,
+)
 from flaketui.traces.align import DELETE, EQUAL, INSERT, MISSING
-from flaketui.traces.normalise import SUMMARY_KEYS, compact
+from flaketui.traces.normalise import SUMMARY_KEYS, compact, json_text
+from flaketui.traces.steps import call_text
 
 MAX_LINES = 8
 """Lines of a field's text shown before it is cut (``x`` expands)."""
 MAX_CHARS = 600
 """Characters of a field's text shown before it is cut (``x`` expands)."""
 MAX_ROWS = 400
-"""Aligned rows shown before the rest is cut (``x`` expands)."""
+"""Rows drawn when a pair opens; scrolling to an edge draws more, a far jump draws a window round its target."""
+DRAW_AHEAD = 60
+"""Rows drawn past a jump's target, so that the screen below it is filled."""
+FOLD_MIN = 6
+"""Runs of more identical aligned steps than this are folded (``z`` unfolds)."""
+FOLD_KEEP = 1
+"""Identical steps kept visible at each end of a folded run."""
 
 MARKERS = {EQUAL: " ", "replace": "≠", DELETE: "−", INSERT: "+"}
 """What the left margin shows for each kind of aligned row."""
 
 CHANGED = "bold black on #d7af5f"
 """Style of the changed words inside the divergent step."""
+MATCH = "bold black on #5fafd7"
+"""Style of a search match."""
 
 
 def clip(text: str, expanded: bool) -> tuple[str, int]:
@@ -72,7 +102,7 @@ def render_step(
         _append_field(out, body, highlight.get(""), expanded)
         return out
     head = " ".join(str(step[k]) for k in SUMMARY_KEYS if step.get(k) is not None)
-    out.append(head or "step", style="bold")
+    out.append(visible(head) or "step", style="bold")
     for key in SUMMARY_KEYS:
         if key in highlight:
             out.append(f"  ({key} differs)", style=CHANGED)
@@ -81,7 +111,7 @@ def render_step(
         if key in SUMMARY_KEYS or value is None and tokens is None:
             continue  # e.g. ``content: null`` beside an assistant's tool_calls
         out.append("\n")
-        out.append(f"{key}: ", style="italic dim")
+        out.append(f"{visible(key)}: ", style="italic dim")
         calls = tool_calls_text(value) if key == "tool_calls" and tokens is None else None
         text = calls if calls is not None else value if isinstance(value, str) else compact(value)
         _append_field(out, text, tokens, expanded)
@@ -89,13 +119,18 @@ def render_step(
 
 
 def tool_calls_text(value: Any) -> str | None:
-    """OpenAI chat ``tool_calls`` as one line per call, ``name {"arg": value}``; None if not that shape.
+    """``tool_calls`` as one line per call; None if not a list of calls.
+
+    Normalised calls (``{"name", "arguments"}``) read ``name(arg="v", …)``; raw OpenAI
+    calls ``name {"arg": value}``.
 
     The arguments arrive as a JSON string; shown parsed (with spaces, so long ones wrap)
     rather than as escaped JSON inside JSON.
     """
     if not isinstance(value, list) or not value:
         return None
+    if all(isinstance(c, dict) and "name" in c and "function" not in c for c in value):
+        return "\n".join(call_text(c) for c in value)  # normalised: ``name(arg="v", …)``
     lines = []
     for call in value:
         fn = call.get("function") if isinstance(call, dict) else None
@@ -117,14 +152,14 @@ def _append_field(out: Text, text: str, tokens: list[tuple[str, bool]] | None,
                   expanded: bool) -> None:
     shown, cut = clip(text, expanded)
     if tokens is None:
-        out.append(shown)
+        out.append(visible(shown, multiline=True))
     else:
         used = 0
         for token, changed in tokens:
             if used >= len(shown):
                 break
             part = token[: len(shown) - used]
-            out.append(part, style=CHANGED if changed else "")
+            out.append(visible(part, multiline=True), style=CHANGED if changed else "")
             used += len(part)
     if cut:
         out.append(f" … (+{cut} chars, x: expand)", style="italic dim")
@@ -140,7 +175,46 @@ def change_summary(changes: Sequence[FieldChange]) -> str:
         elif c.b is MISSING:
             name += " (only in A)"
         parts.append(name)
-    return ", ".join(parts)
+    return visible(", ".join(parts))
+
+
+def _value_text(value: Any) -> str:
+    if value is MISSING:
+        return "(none)"
+    return value if isinstance(value, str) else json_text(value)
+
+
+LONG_TEXT = 80
+"""A changed text longer than this (or of several lines) is marked in the row, not repeated below."""
+
+
+def _long_text(value: Any) -> bool:
+    return isinstance(value, str) and (len(value) > LONG_TEXT or "\n" in value)
+
+
+def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None) -> Text:
+    """The structural diff of two aligned steps, one changed field a line, values whole.
+
+    Each change reads ``tool_calls.0.arguments.reservation_id: NM1VX1 → KC18K6`` with the
+    key in bold and both values marked. Long values wrap (the caller's column folds);
+    nothing is cut; two long texts are not repeated (the row marks their changed words).
+    """
+    out = Text()
+    for i, c in enumerate(changes):
+        if i:
+            out.append("\n")
+        head, _, key = c.path.rpartition(".")
+        if head:
+            out.append(visible(head) + ".", style="dim")
+        out.append(visible(key or "the step"), style="bold")
+        out.append(": ")
+        if _long_text(c.a) and _long_text(c.b):
+            out.append("the text differs (changed words marked above)", style="italic")
+            continue
+        out.append(visible(_value_text(c.a), multiline=True), style=CHANGED if c.a is not MISSING else "dim")
+        out.append(" → ")
+        out.append(visible(_value_text(c.b), multiline=True), style=CHANGED if c.b is not MISSING else "dim")
+    return out
 
 
 def highlights(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None,
@@ -170,9 +244,26 @@ def highlights(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any =
             if vb is not MISSING:
                 b[top] = [(compact(vb), True)]
             continue
+        if top == "tool_calls":
+            ta, tb = tool_calls_text(va), tool_calls_text(vb)
+            if ta is not None and tb is not None:
+                va, vb = ta, tb  # the calls as the row shows them, ``name(arg="v")``
         wd = word_diff(va, vb)
         a[top], b[top] = wd.a, wd.b
     return a, b
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing drawn in the rows: an aligned row (``first == last``) or a fold of rows."""
+
+    first: int
+    last: int
+    fold: bool = False
+
+
+def _is_system(step: Any) -> bool:
+    return isinstance(step, dict) and str(step.get("role", "")).lower() in ("system", "developer")
 
 
 class TraceDiffView(Vertical):
@@ -183,14 +274,17 @@ class TraceDiffView(Vertical):
         b: The right trial (e.g. a failing one), or None to show only ``a``.
         label_a: Title of the left side, e.g. ``"A: oncall-baseline trial 3 (pass)"``.
         label_b: Title of the right side, e.g. ``"B: oncall-candidate trial 5 (fail)"``.
-        normaliser: Which keys to ignore (default: ids, timestamps, durations).
+        normaliser: Which keys to ignore (default: ids, timestamps, durations, noise).
         note: Shown instead of the divergence line when one side is missing,
             e.g. ``"all 12 trials passed: no failing trace to compare"``.
+        mode: Divergence mode, ``actions`` or ``all``; None: :func:`~flaketui.traces.default_mode`.
+        tolerance: Numbers this close are equal.
         id: Widget id.
 
     ``a`` and ``b`` may come from different runs: the view only compares their
-    traces. :meth:`set_pair` shows another pair; :meth:`jump_to_divergence`
-    scrolls to the divergent step; :attr:`expanded` shows long fields in full.
+    traces. :meth:`set_pair` shows another pair; :meth:`jump_to_divergence`,
+    :meth:`jump_hunk` and :meth:`search` / :meth:`jump_match` scroll; :attr:`expanded`
+    shows long fields in full; :attr:`folded` folds runs of identical steps.
     """
 
     DEFAULT_CSS = """
@@ -205,11 +299,15 @@ class TraceDiffView(Vertical):
         outline-left: thick $warning;
     }
     TraceDiffView .diff-row.-after { background: $error 5%; }
+    TraceDiffView .diff-row.-current { background: $accent 20%; }
+    TraceDiffView .diff-fold { color: $text-muted; padding: 0 1; text-style: italic; }
     TraceDiffView #diff-more { color: $text-muted; padding: 0 1; }
     """
 
     expanded: reactive[bool] = reactive(False, init=False)
-    """Show long fields and every row in full."""
+    """Show long fields in full."""
+    folded: reactive[bool] = reactive(True, init=False)
+    """Fold runs of more than :data:`FOLD_MIN` identical steps."""
 
     def __init__(
         self,
@@ -220,6 +318,8 @@ class TraceDiffView(Vertical):
         normaliser: Normaliser | None = None,
         note: str = "",
         *,
+        mode: str | None = None,
+        tolerance: float = 0.0,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
@@ -227,46 +327,107 @@ class TraceDiffView(Vertical):
         self.a, self.b = a, b
         self.label_a, self.label_b = label_a, label_b
         self.note = note
+        self.mode_choice = mode
+        """The mode asked for (None: each pair's default)."""
+        self.mode = ALL
+        """The mode in use for the shown pair."""
+        self.tolerance = tolerance
         self.alignment: Alignment | None = None
         self.changes: list[FieldChange] = []
         self.divergent_steps: tuple[Any, Any] = (None, None)
         """The two normalised steps of the first divergence (when both sides have one)."""
+        self.items: list[Item] = []
+        """What the rows show, in order: aligned rows and folds."""
+        self.lo = 0
+        self.drawn = 0
+        """Items ``lo``..``drawn`` of :attr:`items` are mounted."""
+        self.current: int | None = None
+        """The aligned row a jump went to last (hunks and matches go on from it)."""
+        self.query_text = ""
+        self.matches: list[int] = []
+        """Aligned rows whose text holds :attr:`query_text`."""
+        self._unfolded: set[int] = set()
         self._compute()
 
     # -- data -------------------------------------------------------------------------------
 
     @property
     def trace_a(self) -> list[Any]:
-        return list(self.a.trace or []) if self.a is not None else []
+        return self._traces[0]
 
     @property
     def trace_b(self) -> list[Any]:
-        return list(self.b.trace or []) if self.b is not None else []
+        return self._traces[1]
 
     @property
     def first_divergence(self) -> int | None:
         """1-based step where the two traces first differ (None: equal or one side)."""
         return self.alignment.first_divergence if self.alignment else None
 
+    @property
+    def rows(self) -> list[tuple[int | None, int | None, str, bool]]:
+        """Every aligned row as (A's index, B's index, tag, counts); one side: A's steps."""
+        if self.b is None or self.alignment is None:
+            return [(i, None, EQUAL, False) for i in range(len(self.trace_a))]
+        return [(r.a, r.b, r.tag, r.counts) for r in self.alignment.rows]
+
     def _compute(self) -> None:
+        self._traces = tuple(list(t.trace or []) if t is not None else [] for t in (self.a, self.b))
+        self._system_first: list[dict[int, int] | None] = [None, None]
         self.changes = []
         self.divergent_steps = (None, None)
+        self.current = None
+        self._unfolded = set()
+        ta, tb = self.trace_a, self.trace_b
+        self.mode = self.mode_choice or default_mode(ta, tb)
         if self.a is None or self.b is None:
             self.alignment = None
-            return
-        norm = self.normaliser
-        self.alignment = align(norm.signatures(self.trace_a), norm.signatures(self.trace_b))
-        row = self.alignment.divergence_row
-        if row is not None:
-            r = self.alignment.rows[row]
-            if r.a is not None and r.b is not None:
-                self.changes = step_changes(self.trace_a[r.a], self.trace_b[r.b], norm)
-                self.divergent_steps = (norm.step(self.trace_a[r.a]), norm.step(self.trace_b[r.b]))
+        else:
+            norm = self.normaliser
+            self.alignment = align_traces(ta, tb, norm, self.mode, self.tolerance)
+            row = self.alignment.divergence_row
+            if row is not None:
+                r = self.alignment.rows[row]
+                if r.a is not None and r.b is not None:
+                    self.changes = step_changes(ta[r.a], tb[r.b], norm, self.tolerance)
+                    self.divergent_steps = (norm.step(ta[r.a]), norm.step(tb[r.b]))
+        self._texts: list[str] | None = None
+        self.items = self._items()
+        if self.query_text:
+            self.matches = self._find(self.query_text)
+
+    def _items(self) -> list[Item]:
+        rows = self.rows
+        if self.b is None or not self.folded:
+            return [Item(n, n) for n in range(len(rows))]
+        out: list[Item] = []
+        n = 0
+        while n < len(rows):
+            end = n
+            while end < len(rows) and rows[end][2] == EQUAL:
+                end += 1
+            if end - n > FOLD_MIN and n not in self._unfolded:
+                out.extend(Item(i, i) for i in range(n, n + FOLD_KEEP))
+                out.append(Item(n + FOLD_KEEP, end - FOLD_KEEP - 1, fold=True))
+                out.extend(Item(i, i) for i in range(end - FOLD_KEEP, end))
+            else:
+                out.extend(Item(i, i) for i in range(n, end))
+            if end < len(rows):
+                out.append(Item(end, end))
+            n = end + 1
+        return out
 
     def set_pair(self, a: Trial | None, b: Trial | None, label_a: str, label_b: str,
                  note: str = "") -> None:
         """Show another pair of trials."""
         self.a, self.b, self.label_a, self.label_b, self.note = a, b, label_a, label_b, note
+        self._compute()
+        if self.is_mounted:
+            self.call_later(self.rebuild)
+
+    def set_mode(self, mode: str | None) -> None:
+        """Align the pair again in ``mode`` (None: the pair's default)."""
+        self.mode_choice = mode
         self._compute()
         if self.is_mounted:
             self.call_later(self.rebuild)
@@ -280,23 +441,30 @@ class TraceDiffView(Vertical):
 
     async def on_mount(self) -> None:
         await self.rebuild()
+        self.watch(self.query_one("#diff-rows", VerticalScroll), "scroll_y", self._scrolled, init=False)
 
     def divergence_text(self) -> Text:
         """The line ``first divergence: step N`` and what differs in that step."""
         text = Text()
         if self.a is None or self.b is None:
             text.append("first divergence: none", style="bold")
-            text.append(f" — {self.note}" if self.note else " — only one side to show",
+            text.append(f" — {visible(self.note)}" if self.note else " — only one side to show",
                         style="yellow")
             return text
         step = self.first_divergence
         if step is None:
             text.append("first divergence: none", style="bold")
-            text.append(" — the traces are equal after normalisation; the outcome was decided "
-                        "outside the trace", style="yellow")
+            what = "agent's actions" if self.mode != ALL else "traces"
+            text.append(f" — the {what} are equal after normalisation ({self.mode} mode); the outcome "
+                        "was decided outside the trace", style="yellow")
             return text
-        text.append(f"first divergence: step {step}", style="bold reverse yellow")
-        row = self.alignment.rows[self.alignment.divergence_row] if self.alignment else None
+        assert self.alignment is not None
+        step_b = self.alignment.divergence_b
+        where = f"step {step}" if step_b in (None, step) else f"step {step} (B: step {step_b})"
+        text.append(f"first divergence: {where}", style="bold reverse yellow")
+        text.append(f"  [{self.mode}]", style="dim")
+        row = self.alignment.rows[self.alignment.divergence_row] if self.alignment.divergence_row is not None \
+            else None
         if row is not None and row.a is not None and row.b is not None:
             text.append(f"   differs in: {change_summary(self.changes)}")
             wa, wb = self._changed_word_counts()
@@ -305,7 +473,7 @@ class TraceDiffView(Vertical):
         elif row is not None and row.a is None:
             text.append(f"   B has an extra step {row.b + 1 if row.b is not None else ''}")
         else:
-            text.append("   A goes on where B ends" if row and row.b is None else "")
+            text.append("   A goes on where B ends" if row and row.b is None else "   A has an extra step")
         text.append("   d: jump here", style="dim")
         return text
 
@@ -321,91 +489,314 @@ class TraceDiffView(Vertical):
         grid.add_column(ratio=1)
         grid.add_column(ratio=1)
         ignored = self.normaliser.ignored_keys_of(self.trace_a + self.trace_b)
-        left = Text(self.label_a, style="bold green" if self.a and self.a.passed else "bold red")
+        left = Text(visible(self.label_a), style="bold green" if self.a and self.a.passed else "bold red")
         if self.b is None:
             right = Text("")
         else:
-            right = Text(self.label_b, style="bold green" if self.b.passed else "bold red")
+            right = Text(visible(self.label_b), style="bold green" if self.b.passed else "bold red")
         grid.add_row("", left, right)
+        mode = Text(f"divergence mode: {self.mode}", style="dim italic")
         if ignored:
-            grid.add_row("", Text("ignoring " + ", ".join(ignored), style="dim italic"), "")
+            grid.add_row("", Text("ignoring " + visible(", ".join(ignored)), style="dim italic"), mode)
+        else:
+            grid.add_row("", mode, "")
         return grid
 
     async def rebuild(self) -> None:
-        """Re-render the header lines and every aligned row."""
+        """Re-render the header lines and the first rows."""
         self.query_one("#diff-divergence", Static).update(self.divergence_text())
         self.query_one("#diff-labels", Static).update(self.labels_text())
+        await self._draw_window(0, MAX_ROWS, self._head_widgets())
+        self.query_one("#diff-rows", VerticalScroll).scroll_home(animate=False)
+
+    async def _draw_window(self, lo: int, hi: int, head: Sequence[Static] = ()) -> None:
+        """Mount exactly items ``lo``..``hi`` (with the markers of what is left above and below)."""
         rows = self.query_one("#diff-rows", VerticalScroll)
         await rows.remove_children()
-        widgets = self._row_widgets()
+        self.lo, self.drawn = max(0, lo), min(len(self.items), hi)
+        widgets = [*head, *self._above_widget(), *self._item_widgets(self.lo, self.drawn), *self._more_widget()]
         if widgets:
             await rows.mount_all(widgets)
-        rows.scroll_home(animate=False)
 
-    def _row_widgets(self) -> list[Static]:
-        ta, tb = self.trace_a, self.trace_b
-        norm = self.normaliser
+    def _above_widget(self) -> list[Static]:
+        if self.lo <= 0:
+            return []
+        return [Static(f"… {self.lo} rows above (scroll up to draw them)", id="diff-above")]
+
+    def _head_widgets(self) -> list[Static]:
         out: list[Static] = []
         if self.a is not None and self.a.trace is None or self.b is not None and self.b.trace is None:
             missing = [s for s, t in (("A", self.a), ("B", self.b)) if t is not None and t.trace is None]
             out.append(Static(Text(f"trial {' and '.join(missing)} has no trace", style="yellow"),
                               classes="diff-row"))
-        if self.b is None or self.alignment is None:
-            rows = [(i, None, EQUAL) for i in range(len(ta))]
-            div_row = None
-        else:
-            rows = [(r.a, r.b, r.tag) for r in self.alignment.rows]
-            div_row = self.alignment.divergence_row
-        limit = len(rows) if self.expanded else MAX_ROWS
-        ha, hb = highlights(self.changes, *self.divergent_steps)
-        for n, (ia, ib, tag) in enumerate(rows[:limit]):
-            is_div = n == div_row
-            left = render_step(ia + 1, norm.step(ta[ia]), self.expanded, ha if is_div else None) \
-                if ia is not None else Text("")
-            right = render_step(ib + 1, norm.step(tb[ib]), self.expanded, hb if is_div else None) \
-                if ib is not None else Text("")
-            grid = Table.grid(expand=True, padding=(0, 1))
-            grid.add_column(width=1)
-            grid.add_column(ratio=1, overflow="fold")  # a long word (JSON) wraps, not cut to "…"
-            if self.b is not None:
-                grid.add_column(ratio=1, overflow="fold")
-                marker = "▶" if is_div else MARKERS.get(tag, " ")
-                grid.add_row(Text(marker, style="bold yellow" if is_div else "red"), left, right)
-            else:
-                grid.add_row(" ", left)
-            classes = "diff-row"
-            if div_row is None or n < div_row:
-                classes += " -shared" if self.b is not None and tag == EQUAL else ""
-            elif is_div:
-                classes += " -divergence"
-            elif tag != EQUAL:
-                classes += " -after"
-            out.append(Static(grid, classes=classes, id=f"diff-row-{n}"))
-        if len(rows) > limit:
-            out.append(Static(f"… {len(rows) - limit} more steps (x: show all)", id="diff-more"))
-        if not rows and not out:
+        elif not self.items:
             out.append(Static(Text("(empty trace)", style="dim"), classes="diff-row"))
         return out
 
-    # -- actions ----------------------------------------------------------------------------
+    def _more_widget(self) -> list[Static]:
+        left = len(self.items) - self.drawn
+        if left <= 0:
+            return []
+        return [Static(f"… {left} more rows (scroll down to draw them)", id="diff-more")]
+
+    async def draw_until(self, index: int) -> None:
+        """Make item ``index`` drawn: draw on to it (and :data:`DRAW_AHEAD` more) when it is
+        near the drawn rows, else draw a window of rows around it (a 5,000-step trace never
+        mounts thousands of rows)."""
+        if self.lo <= index < self.drawn:
+            return
+        if self.drawn <= index < self.drawn + MAX_ROWS:
+            await self.draw_more(index + 1 + DRAW_AHEAD - self.drawn)
+        else:
+            await self._draw_window(index - DRAW_AHEAD, index + 1 + DRAW_AHEAD)
+
+    async def draw_more(self, count: int = DRAW_AHEAD) -> None:
+        """Mount ``count`` more items below the drawn ones."""
+        rows = self.query_one("#diff-rows", VerticalScroll)
+        upto = min(len(self.items), self.drawn + count)
+        if upto <= self.drawn:
+            return
+        await rows.query("#diff-more").remove()
+        widgets = self._item_widgets(self.drawn, upto)
+        self.drawn = upto
+        widgets += self._more_widget()
+        await rows.mount_all(widgets)
+
+    async def draw_above(self, count: int = MAX_ROWS // 2) -> None:
+        """Mount ``count`` more items above the drawn ones, keeping the view where it was."""
+        if self.lo <= 0:
+            return
+        rows = self.query_one("#diff-rows", VerticalScroll)
+        first = [w for w in rows.children if w.id != "diff-above"]
+        new_lo = max(0, self.lo - count)
+        widgets = self._item_widgets(new_lo, self.lo)
+        await rows.query("#diff-above").remove()
+        self.lo = new_lo
+        widgets = self._above_widget() + widgets
+        if first:
+            await rows.mount_all(widgets, before=first[0])
+            rows.scroll_to_widget(first[0], top=True, animate=False)
+        else:
+            await rows.mount_all(widgets)
+
+    async def _scrolled(self, _old: float, new: float) -> None:
+        """Scrolled to an edge of the drawn rows: draw the next ones."""
+        rows = self.query_one("#diff-rows", VerticalScroll)
+        if new <= 0 and self.lo > 0:
+            await self.draw_above()
+        elif new >= rows.max_scroll_y and self.drawn < len(self.items) and rows.max_scroll_y > 0:
+            await self.draw_more(MAX_ROWS // 2)
+
+    def _item_widgets(self, start: int, stop: int) -> list[Static]:
+        return [self._item_widget(self.items[i]) for i in range(start, stop)]
+
+    def _item_widget(self, item: Item) -> Static:
+        if item.fold:
+            n = item.last - item.first + 1
+            return Static(Text(f"   … {n} identical steps …  (z: unfold)"), classes="diff-fold",
+                          id=f"diff-fold-{item.first}")
+        return self._row_widget(item.first)
+
+    def _row_widget(self, n: int) -> Static:
+        ta, tb = self.trace_a, self.trace_b
+        norm = self.normaliser
+        ia, ib, tag, counts = self.rows[n]
+        div_row = self.alignment.divergence_row if self.alignment is not None and self.b is not None else None
+        is_div = n == div_row
+        sa = norm.step(ta[ia]) if ia is not None else None
+        sb = norm.step(tb[ib]) if ib is not None else None
+        changes: list[FieldChange] = []
+        if self.b is not None and tag != EQUAL and ia is not None and ib is not None:
+            changes = self.changes if is_div else step_changes(ta[ia], tb[ib], norm, self.tolerance)
+        ha, hb = highlights(changes, sa, sb) if changes else ({}, {})
+        left = self._side(ia, sa, ha) if ia is not None else Text("")
+        right = self._side(ib, sb, hb, ta_side=False) if ib is not None else Text("")
+        grid = Table.grid(expand=True, padding=(0, 1))
+        grid.add_column(width=1)
+        grid.add_column(ratio=1, overflow="fold")  # a long word (JSON) wraps, not cut to "…"
+        if self.b is not None:
+            marker = "▶" if is_div else MARKERS.get(tag, " ")
+            marker_text = Text(marker, style="bold yellow" if is_div else ("red" if counts else "dim"))
+            if tag == EQUAL and _is_system(sa):
+                # A system prompt both sides share: shown once, across both columns.
+                left.append("  (the same on both sides)", style="dim italic")
+                grid.add_row(marker_text, left)
+            else:
+                grid.add_column(ratio=1, overflow="fold")
+                grid.add_row(marker_text, left, right)
+        else:
+            grid.add_row(" ", left)
+        classes = "diff-row"
+        if div_row is None or n < div_row:
+            classes += " -shared" if self.b is not None and tag == EQUAL else ""
+        elif is_div:
+            classes += " -divergence"
+        elif tag != EQUAL:
+            classes += " -after"
+        if n == self.current:
+            classes += " -current"
+        content: RenderableType = grid
+        if changes:
+            # The structural diff under the pair, across both columns: long values wrap, never cut.
+            body = changes_text(changes, sa, sb)
+            if not counts:
+                body.append(f"\n(not counted in {self.mode} mode)", style="dim italic")
+            body.overflow = "fold"
+            content = Group(grid, Padding(body, (0, 0, 0, 2)))
+        return Static(content, classes=classes, id=f"diff-row-{n}")
+
+    def _side(self, index: int, step: Any, highlight: dict[str, list[tuple[str, bool]]],
+              ta_side: bool = True) -> Text:
+        trace = self._traces[0 if ta_side else 1]
+        if _is_system(step):
+            earlier = self._first_same_system(trace, index)
+            if earlier is not None:
+                return Text.assemble((f"{index + 1} ", "bold cyan"), ("system", "bold"),
+                                     (f"  (the same system prompt as step {earlier + 1})", "dim italic"))
+        text = render_step(index + 1, step, self.expanded, highlight or None)
+        if self.query_text:
+            text.highlight_words([visible(self.query_text, multiline=True)], style=MATCH, case_sensitive=False)
+        return text
+
+    def _first_same_system(self, trace: list[Any], index: int) -> int | None:
+        """The earlier step of ``trace`` with the same system prompt as step ``index`` (None: none)."""
+        key = 0 if trace is self._traces[0] else 1
+        if self._system_first[key] is None:
+            first: dict[str, int] = {}
+            earlier: dict[int, int] = {}
+            for i, step in enumerate(trace):
+                if _is_system(step):
+                    sig = self.normaliser.signature(step)
+                    if sig in first:
+                        earlier[i] = first[sig]
+                    else:
+                        first[sig] = i
+            self._system_first[key] = earlier
+        return self._system_first[key].get(index)  # type: ignore[union-attr]
+
+    # -- jumps ------------------------------------------------------------------------------
 
     def focus_rows(self) -> None:
         """Give the aligned rows the keyboard focus (↑ ↓ pgup pgdn home end scroll them)."""
         self.query_one("#diff-rows", VerticalScroll).focus()
 
-    def jump_to_divergence(self) -> bool:
-        """Scroll the divergent step to the top; False if there is none."""
-        if self.alignment is None or self.alignment.divergence_row is None:
+    def item_of(self, row: int) -> int | None:
+        """Index in :attr:`items` of the item that shows aligned row ``row``."""
+        lo, hi = 0, len(self.items)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.items[mid].last < row:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(self.items) and self.items[lo].first <= row else None
+
+    async def jump_to_row(self, row: int) -> bool:
+        """Scroll aligned row ``row`` to the top: unfold it, draw it, mark it current."""
+        index = self.item_of(row)
+        if index is None:
             return False
+        if self.items[index].fold:
+            await self.unfold(self.items[index].first)
+            index = self.item_of(row)
+            assert index is not None
+        await self.draw_until(index)
+        previous, self.current = self.current, row
         rows = self.query_one("#diff-rows", VerticalScroll)
-        target = rows.query(f"#diff-row-{self.alignment.divergence_row}")
+        for old in rows.query(f"#diff-row-{previous}") if previous is not None else ():
+            old.remove_class("-current")
+        target = rows.query(f"#diff-row-{row}")
         if not target:
             return False
-        rows.scroll_to_widget(target.first(), top=True, animate=False)
+        widget = target.first()
+        widget.add_class("-current")
+        self.call_after_refresh(rows.scroll_to_widget, widget, top=True, animate=False)
+        rows.scroll_to_widget(widget, top=True, animate=False)
         return True
+
+    async def jump_to_divergence(self) -> bool:
+        """Scroll the divergent step to the top; False if there is none."""
+        if self.alignment is None or self.b is None or self.alignment.divergence_row is None:
+            return False
+        return await self.jump_to_row(self.alignment.divergence_row)
+
+    def hunks(self) -> list[int]:
+        """The first aligned row of each run of differing rows."""
+        rows = self.rows if self.b is not None else []
+        return [n for n, r in enumerate(rows) if r[2] != EQUAL and (n == 0 or rows[n - 1][2] == EQUAL)]
+
+    async def jump_hunk(self, step: int) -> bool:
+        """Go to the next (``step`` 1) or previous (-1) run of differing rows; False: none that way."""
+        return await self._jump_along(self.hunks(), step)
+
+    async def _jump_along(self, targets: list[int], step: int) -> bool:
+        here = -1 if self.current is None else self.current
+        if step > 0:
+            ahead = [t for t in targets if t > here]
+            target = ahead[0] if ahead else None
+        else:
+            back = [t for t in targets if t < here]
+            target = back[-1] if back else None
+        return target is not None and await self.jump_to_row(target)
+
+    def _row_texts(self) -> list[str]:
+        if self._texts is None:
+            ta, tb = self.trace_a, self.trace_b
+            self._texts = [
+                "\n".join(compact(t[i]) for t, i in ((ta, ia), (tb, ib)) if i is not None).casefold()
+                for ia, ib, _, _ in self.rows
+            ]
+        return self._texts
+
+    def _find(self, query: str) -> list[int]:
+        q = query.casefold()
+        return [n for n, text in enumerate(self._row_texts()) if q in text]
+
+    async def search(self, query: str) -> int:
+        """Find ``query`` (any case) in both traces' steps, mark it, go to the first match after
+        the current row; returns the number of matching rows."""
+        self.query_text = query
+        self.matches = self._find(query) if query else []
+        start = self.current
+        await self.rebuild()
+        self.current = start
+        if self.matches:
+            if not await self._jump_along(self.matches, 1):
+                await self.jump_to_row(self.matches[0])
+        return len(self.matches)
+
+    async def jump_match(self, step: int) -> bool:
+        """Next (1) or previous (-1) search match, wrapping round; False: no search or no match."""
+        if not self.matches:
+            return False
+        if not await self._jump_along(self.matches, step):
+            await self.jump_to_row(self.matches[0] if step > 0 else self.matches[-1])
+        return True
+
+    async def unfold(self, first: int | None = None) -> None:
+        """Unfold the fold starting at aligned row ``first`` (None: every fold)."""
+        if first is None:
+            self.folded = False
+            return
+        run_start = first - FOLD_KEEP
+        self._unfolded.add(run_start)
+        self.items = self._items()
+        await self.rebuild_keeping()
+
+    async def rebuild_keeping(self) -> None:
+        """Rebuild the rows, the current row kept (and drawn, if there is one)."""
+        current = self.current
+        await self.rebuild()
+        self.current = current
+        if current is not None:
+            await self.jump_to_row(current)
 
     async def watch_expanded(self) -> None:
         await self.rebuild()
+
+    async def watch_folded(self) -> None:
+        self.items = self._items()
+        await self.rebuild_keeping()
 
     def summary_lines(self) -> Group:
         """The divergence line and the labels (for export)."""

@@ -1,0 +1,201 @@
+"""``flaketui diff LOG… --task T``: two trials' traces compared, for scripts and bug reports.
+
+The pair: with ``--trials I J``, trial I of run A beside trial J of run B; else,
+with two runs (``--runs A B``, or the first two runs loaded), the trials of A and B
+sharing the longest prefix (a passing A beside a failing B when there are such,
+else a failing A beside a passing B, else any two); with one run, a passing and a
+failing trial sharing the longest prefix, as the app's trace screen picks them.
+The comparison is :func:`flaketui.traces.diff_traces`: the first divergence
+(1-based steps in each trace), every differing field with its two values, the rows
+around it. Text and Markdown pass log strings through :func:`flaketui.sanitize.visible`;
+JSON is the log's own values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from flaketui.cli.common import fail, load, log_options, main, write_json
+from flaketui.cli.tui import divergence_option
+from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
+from flaketui.sanitize import visible
+from flaketui.traces import MISSING, Normaliser, TraceDiff, best_pair, default_mode, diff_traces, pair_keys
+from flaketui.traces.normalise import json_text
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The two trials compared."""
+
+    a: Trial
+    b: Trial
+
+
+def _trials(log: TrialLog, run: str, task: str) -> list[Trial]:
+    from flaketui.loading import read_trial
+
+    outcomes = log.run_outcomes(run)
+    if task not in outcomes.tasks:
+        fail(f"run {visible(run)!r} has no task {visible(task)!r}")
+    return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+
+
+def _by_number(trials: Sequence[Trial], number: int, run: str) -> Trial:
+    for t in trials:
+        if t.trial == number:
+            return t
+    have = ", ".join(str(t.trial) for t in trials[:20])
+    fail(f"run {visible(run)!r} has no trial {number} of this task (trials: {have})")
+    raise AssertionError  # fail() exits
+
+
+def _best(a: Sequence[Trial], b: Sequence[Trial], norm: Normaliser, mode: str | None) -> Pair | None:
+    """The pair of ``a`` × ``b`` sharing the longest prefix (of actions, or of steps)."""
+    a = [t for t in a if t.trace is not None]
+    b = [t for t in b if t.trace is not None]
+    if not a or not b:
+        return None
+    m = mode or default_mode(*(t.trace for t in a + b))
+    best = best_pair([pair_keys(t.trace, norm, m) for t in a], [pair_keys(t.trace, norm, m) for t in b])
+    assert best is not None
+    return Pair(a[best[0]], b[best[1]])
+
+
+def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: tuple[int, int] | None,
+                norm: Normaliser, mode: str | None) -> Pair:
+    """The two trials to compare (see the module's docstring); exits 2 naming what is missing."""
+    for name in runs or ():
+        if name not in log.runs:
+            fail(f"no run named {visible(name)!r}; runs: {visible(', '.join(log.runs))}")
+    if runs is None and len(log.runs) >= 2:
+        runs = (log.runs[0], log.runs[1])
+    if runs is None:
+        run = log.runs[0]
+        found = [t for t in _trials(log, run, task) if t.outcome != ERRORED]
+        if trials is not None:
+            return Pair(_by_number(found, trials[0], run), _by_number(found, trials[1], run))
+        passing = [t for t in found if t.outcome == PASS]
+        failing = [t for t in found if t.outcome != PASS]
+        pair = _best(passing, failing, norm, mode)
+        if pair is None:
+            kinds = "passing" if not [t for t in passing if t.trace is not None] else "failing"
+            fail(f"task {visible(task)!r} has no {kinds} trial with a trace in run {visible(run)!r}; "
+                 "name two with --trials I J")
+        assert pair is not None
+        return pair
+    side_a = [t for t in _trials(log, runs[0], task) if t.outcome != ERRORED]
+    side_b = [t for t in _trials(log, runs[1], task) if t.outcome != ERRORED]
+    if trials is not None:
+        return Pair(_by_number(side_a, trials[0], runs[0]), _by_number(side_b, trials[1], runs[1]))
+    for want_a, want_b in ((True, False), (False, True)):
+        pair = _best([t for t in side_a if t.passed == want_a], [t for t in side_b if t.passed == want_b],
+                     norm, mode)
+        if pair is not None:
+            return pair
+    pair = _best(side_a, side_b, norm, mode)
+    if pair is None:
+        fail(f"task {visible(task)!r} has no trial with a trace in run {visible(runs[0])!r} "
+             f"or in run {visible(runs[1])!r}")
+    assert pair is not None
+    return pair
+
+
+def diff_json(task: str, pair: Pair, d: TraceDiff) -> dict[str, Any]:
+    """``{"task", "run_a", "trial_a", "run_b", "trial_b", "passed_a", "passed_b", **d.to_json()}``."""
+    return {"task": task, "run_a": pair.a.run, "trial_a": pair.a.trial, "run_b": pair.b.run,
+            "trial_b": pair.b.trial, "passed_a": pair.a.passed, "passed_b": pair.b.passed, **d.to_json()}
+
+
+def _value(v: Any) -> str:
+    return "(none)" if v is MISSING else visible(v if isinstance(v, str) else json_text(v))
+
+
+def _side(t: Trial) -> str:
+    return visible(f"{t.run} trial {t.trial} ({'pass' if t.passed else 'fail'})")
+
+
+def _step(n: int | None) -> str:
+    return "—" if n is None else str(n)
+
+
+def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
+    """The comparison as plain text (log strings made visible, one change a line)."""
+    lines = [f"task {visible(task)}: A = {_side(pair.a)}, B = {_side(pair.b)}",
+             f"divergence mode: {d.mode}"]
+    if d.step_a is None:
+        lines.append("first divergence: none (the traces do not differ in this mode)")
+    else:
+        lines.append(f"first divergence: step {d.step_a} of A, step {_step(d.step_b)} of B")
+    if d.changes:
+        lines += ["", "changes (step A / step B  field: A → B):"]
+        for c in d.changes:
+            note = "" if c.counts else f"   (not counted in {d.mode} mode)"
+            head = f"{c.path}: " if c.path else ""
+            lines.append(f"  {_step(c.step_a):>4} / {_step(c.step_b):<4}  {visible(head)}{_value(c.a)} → "
+                         f"{_value(c.b)}{note}")
+    if d.around:
+        lines += ["", "around the divergence (A | B):"]
+        for r in d.around:
+            mark = "▶" if (r.step_a, r.step_b) == (d.step_a, d.step_b) else ("≠" if r.tag != "equal" else " ")
+            lines.append(f"{mark} {_step(r.step_a):>4} {visible(r.line_a or '')}")
+            lines.append(f"  {_step(r.step_b):>4} {visible(r.line_b or '')}")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return visible(text).replace("|", "\\|").replace("`", "\\`")
+
+
+def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
+    """The comparison as Markdown: a summary, a table of changes, the rows around the divergence."""
+    first = "none" if d.step_a is None else f"step {d.step_a} of A, step {_step(d.step_b)} of B"
+    lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
+             f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
+    if d.changes:
+        lines += ["| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|"]
+        for c in d.changes:
+            lines.append(f"| {_step(c.step_a)} | {_step(c.step_b)} | {_md(c.path or '(step)')} | "
+                         f"{_md(_value(c.a))} | {_md(_value(c.b))} | {'yes' if c.counts else 'no'} |")
+        lines.append("")
+    if d.around:
+        lines += ["| step A | A | step B | B |", "|---:|---|---:|---|"]
+        for r in d.around:
+            lines.append(f"| {_step(r.step_a)} | {_md(r.line_a or '')} | {_step(r.step_b)} | {_md(r.line_b or '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+@main.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--task", required=True, help="The task whose traces are compared.")
+@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
+              help="Compare a trial of run A with one of run B (default with two runs: the first two).")
+@click.option("--trials", nargs=2, type=int, default=None, metavar="I J",
+              help="Trial numbers: I of run A (or of the one run), J of run B.")
+@divergence_option
+@click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
+@click.option("--tolerance", type=float, default=0.0, show_default=True,
+              help="Numbers this close (absolutely or relatively) are equal.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+@log_options
+def diff(logs: tuple[str, ...], task: str, runs: tuple[str, str] | None, trials: tuple[int, int] | None,
+         divergence: str | None, ignore_key: tuple[str, ...], tolerance: float, fmt: str,
+         fields: FieldMap) -> None:
+    """Compare two trials' traces of TASK: the first divergence and every differing field."""
+    if not tolerance >= 0 or tolerance == float("inf"):
+        fail("--tolerance must be a finite number >= 0")
+    log = load(logs, fields)
+    norm = Normaliser.with_keys(ignore_key)
+    pair = choose_pair(log, task, runs, trials, norm, divergence)
+    d = diff_traces(pair.a.trace, pair.b.trace, divergence, norm, tolerance)
+    if fmt == "json":
+        write_json(diff_json(task, pair, d))
+    elif fmt == "markdown":
+        click.echo(diff_markdown(task, pair, d), nl=False)
+    else:
+        click.echo(diff_text(task, pair, d), nl=False)
