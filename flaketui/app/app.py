@@ -131,6 +131,13 @@ class FlakeApp(App[int]):
         self.open_triage_store()
         open_compare_on_load(self)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the logs load, only quitting works (no help, no palette, no hidden filter)."""
+        screen = self.screen
+        if isinstance(screen, TasksScreen) and screen.loading_logs and action != "quit":
+            return False
+        return super().check_action(action, parameters)
+
     def action_help(self) -> None:
         """Show every key of every screen."""
         from flaketui.app.screens.help import HelpScreen

@@ -80,6 +80,10 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
+class LoadCancelled(Exception):
+    """Raised in the loading thread when the user quit while the logs were loading."""
+
+
 class TasksScreen(SortActions, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
@@ -114,6 +118,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
                 tooltip="Clear the name filter"),
+        Binding("ctrl+c", "quit_loading", "Quit", id="quit-loading", show=False, priority=True,
+                tooltip="While the logs load: stop loading and leave"),
     ]
 
     sort_key: reactive[str] = reactive("flakiness", init=False)
@@ -151,7 +157,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             yield Label("Loading logs…", id="loading-label")
             yield ProgressBar(total=None, show_eta=False, id="load-progress")
         yield Static("", id="summary")
-        yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter")
+        # Disabled (so never focused) until loaded: keys pressed while loading must not type
+        # into a hidden filter.
+        yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter",
+                    disabled=True)
         yield TaskTable(id="task-table")
         yield Curves(id="curves")
         yield Footer()
@@ -164,14 +173,34 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     # -- loading ----------------------------------------------------------------------------
 
+    @property
+    def loading_logs(self) -> bool:
+        """True until the logs are loaded (or failed to load): only quitting works then."""
+        return self.has_class("-loading")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While loading, every key but ``q`` and ``ctrl+c`` does nothing; ``ctrl+c`` quits
+        only then (after, it copies selected text as everywhere in Textual)."""
+        if action == "quit_loading":
+            return self.loading_logs
+        return not self.loading_logs
+
+    def action_quit_loading(self) -> None:
+        """Stop loading (the reading thread stops at its next progress report) and leave."""
+        self.workers.cancel_group(self, "load")
+        self.app.exit()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading runs")
     def load_runs(self) -> None:
         """Read the logs in a thread; post progress, then the log or the error."""
         from flaketui.loading import load_logs
 
         app = self.flake_app
+        worker = get_current_worker()
 
         def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:  # q while loading: stop reading rather than finish
+                raise LoadCancelled
             now = time.monotonic()
             if done >= total or now - self._last_progress > 0.05:
                 self._last_progress = now
@@ -187,6 +216,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 log = load_logs(app.options.paths, app.options.fields, progress=progress)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
+            return
+        except LoadCancelled:
             return
         self.post_message(RunsLoaded(log))
 
@@ -220,6 +251,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if app.k is None:
             app.k = default_k([log.run_outcomes(r) for r in log.runs])
         self.remove_class("-loading")
+        self.query_one("#filter", Input).disabled = False
         problems = len(log.problems)
         if problems:
             self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
