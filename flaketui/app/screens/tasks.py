@@ -9,6 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,10 +24,11 @@ from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
-from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.app.widgets.task_table import Column, TaskTable, header_width
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style
+from flaketui.sanitize import visible
 from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
@@ -162,6 +164,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter",
                     disabled=True)
         yield TaskTable(id="task-table")
+        yield Static("", id="current-task")
         yield Curves(id="curves")
         yield Footer()
 
@@ -323,6 +326,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.refresh_order(keep)
         self.update_summary()
         self.update_curves()
+        self.update_current_task()
 
     def columns(self) -> list[Column]:
         """The table's columns for the shown run, each with its cells and sort values.
@@ -332,7 +336,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """
         st = self.stats
         assert st is not None
-        name_w = min(32, max([4, *(len(t) for t in st.tasks[:20000])]))
+        name_w = min(self.name_cap(), max([4, *(cell_len(visible(t)) for t in st.tasks[:20000])]))
         flaky_style = class_style(FLAKY)
 
         def stat(key: str, width: int, align: str = "right",
@@ -348,9 +352,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
         label_k = max(6, len(TASK_COLUMNS["pass_at_k"].header(st.k)))
         cols = [
-            replace(stat("task", name_w, "left", lambda row: flaky_style
-                         if st.classes[row] == FLAKY else "", "task name (bold amber when flaky)"),
-                    sort=lambda: self._name_rank.astype(np.float64)),
+            replace(stat("task", name_w, "left", tooltip="task name (bold amber when flaky)",
+                         render=lambda row: Text(visible(st.tasks[row]), style=flaky_style
+                                                 if st.classes[row] == FLAKY else "")),
+                    sort=lambda: self._name_rank.astype(np.float64), cut="middle"),
             stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
             stat("p_hat", 5, style=lambda row: rate_style(st.p_hat[row])),
             stat("p_hat_ci", 12, style=lambda row: "dim"),
@@ -378,7 +383,13 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                f"median {name} over the task's trials",
                                partial(metric_cell, medians),
                                partial(np.asarray, medians, dtype=np.float64)))
-        return cols
+        # Room for ▲ / ▼ beside every sortable label.
+        return [replace(c, width=max(c.width, header_width(c))) for c in cols]
+
+    def name_cap(self) -> int:
+        """The widest the task column gets: a third of the screen, 24 to 64 cells (the
+        highlighted task's full name is shown below the table)."""
+        return max(24, min(64, self.app.size.width // 3))
 
     def cell(self, row: int, key: str) -> Text:
         """One cell of the table: column ``key``'s rendering of data row ``row``."""
@@ -456,7 +467,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         shown = len(self.query_one(TaskTable).order)
         label = next((c.label for c in self.query_one(TaskTable).columns
                       if c.key == self.sort_key), self.sort_key)
-        parts = [f"{self.run}", f"{shown} of {len(st)} tasks" if shown != len(st) else
+        parts = [visible(self.run), f"{shown} of {len(st)} tasks" if shown != len(st) else
                  f"{len(st)} tasks", f"sorted by {label} {'↓' if self.sort_reverse else '↑'}"]
         if self.filter_text:
             parts.append(f"filter “{self.filter_text}”")
@@ -473,7 +484,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         k = sm.k
         text = Text()
         runs = len(log.runs)
-        text.append(f"{sm.run}", style="bold")
+        text.append(visible(sm.run), style="bold")
         if runs > 1:
             text.append(f" (run {self.run_index + 1} of {runs}, r: next)", style="dim")
         text.append(f" · {sm.tasks} tasks · {sm.trials} trials · {sm.errored} errored · ")
@@ -514,14 +525,25 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         title = "highlighted task"
         if row is not None:
             task = k_curve(st.n[row], st.passes[row])
-            title = f"{st.tasks[row]} ({int(st.passes[row])}/{int(st.n[row])})"
+            title = f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})"
         self.query_one(Curves).show_curves(
             suite, f"suite ({len(st)} tasks)", task, title,
             histogram(st.p_hat), st.k)
 
+    def update_current_task(self) -> None:
+        """The full name of the highlighted task (the table may cut it), under the table."""
+        st, row = self.stats, self.current_row
+        line = Text()
+        if st is not None and row is not None:
+            line.append("▸ ")
+            line.append(visible(st.tasks[row]), style="bold")
+            line.append(f"  {int(st.passes[row])}/{int(st.n[row])} passed", style="dim")
+        self.query_one("#current-task", Static).update(line)
+
     @on(TaskTable.TaskHighlighted)
     def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
         self.update_curves()
+        self.update_current_task()
 
     # -- divergence column ------------------------------------------------------------------
 

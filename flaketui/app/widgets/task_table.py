@@ -57,6 +57,34 @@ class Column:
     render: Callable[[int], Text] = _blank
     sort: Callable[[], np.ndarray] | None = None
     descending: bool = True
+    cut: str = "end"
+    """How a cell too long for the column is cut: ``end`` (``abc…``) or ``middle``
+    (``hypothesis_…/mystery_func_7``, for names whose two ends both tell)."""
+
+
+def middle_cut(name: str, width: int) -> str:
+    """``name`` in at most ``width`` cells, an ellipsis in the middle when it is longer.
+
+    The last path segment (from the last ``/``) is kept whole when it takes at most two
+    thirds of the room: ``hypothesis_…/mystery_func_7``; otherwise both ends get half.
+    """
+    if cell_len(name) <= width:
+        return name
+    if width < 3:
+        return name[:width]
+    room = width - 1
+    slash = name.rfind("/")
+    tail = len(name) - slash if 0 < slash and len(name) - slash <= room * 2 // 3 else room // 2
+    cut = name[:room - tail] + "…" + name[len(name) - tail:]
+    while cell_len(cut) > width:  # wide characters: give way from the head
+        room -= 1
+        cut = name[:max(0, room - tail)] + "…" + name[len(name) - tail:]
+    return cut
+
+
+def header_width(column: Column) -> int:
+    """Cells the header of ``column`` needs: its label, and a sort arrow when it sorts."""
+    return cell_len(column.label) + (column.sort is not None)
 
 
 class TaskTable(ScrollView, can_focus=True):
@@ -142,6 +170,8 @@ class TaskTable(ScrollView, can_focus=True):
         self.empty_text = "no tasks"
         self._lines: dict[int, Strip] = {}
         self._width = 0
+        self.pinned = 1
+        """How many leading columns stay in view when the table scrolls right (the task)."""
 
     # -- data -------------------------------------------------------------------------------
 
@@ -253,7 +283,8 @@ class TaskTable(ScrollView, can_focus=True):
         if offset is None:
             return
         if offset.y == 0:
-            key = self._column_at(offset.x + int(self.scroll_x))
+            x = offset.x if offset.x < self._pinned_width else offset.x + int(self.scroll_x)
+            key = self._column_at(x)
             if key is not None:
                 self.post_message(self.HeaderClicked(self, key))
             return
@@ -262,6 +293,19 @@ class TaskTable(ScrollView, can_focus=True):
             self.cursor_row = pos
             if event.chain >= 2:
                 self.action_select()
+
+    @property
+    def _pinned_width(self) -> int:
+        """Cells of the pinned columns (with the gaps before and after them)."""
+        return GAP + sum(c.width + GAP for c in self.columns[:self.pinned])
+
+    def _view(self, strip: Strip, scroll_x: int, width: int, style: Style) -> Strip:
+        """The visible part of a whole line: the pinned columns, then the part scrolled to."""
+        fixed = self._pinned_width
+        if not scroll_x or fixed >= width:
+            return strip.crop_extend(scroll_x, scroll_x + width, style)
+        return Strip.join([strip.crop_extend(0, fixed, style),
+                           strip.crop_extend(fixed + scroll_x, scroll_x + width, style)])
 
     def _column_at(self, x: int) -> str | None:
         left = GAP
@@ -275,6 +319,8 @@ class TaskTable(ScrollView, can_focus=True):
 
     def _fit(self, text: Text, col: Column) -> Text:
         text = text.copy()
+        if text.cell_len > col.width and col.cut == "middle":
+            text = Text(middle_cut(text.plain, col.width), style=text.style)
         if text.cell_len > col.width:
             text.truncate(col.width, overflow="ellipsis")
         pad = col.width - text.cell_len
@@ -302,7 +348,8 @@ class TaskTable(ScrollView, can_focus=True):
         for col in self.columns:
             label = col.label
             if col.key == self.sort_key and cell_len(label) < col.width:
-                # The arrow goes in when there is room; the label is highlighted anyway.
+                # The arrow goes in when there is room (see header_width); the label is
+                # highlighted anyway.
                 label = label + ("▼" if self.sort_reverse else "▲")
             # Only the label is highlighted, not the padding around it.
             cells.append(self._fit(Text(label, style=sorted_style if col.key == self.sort_key
@@ -324,9 +371,8 @@ class TaskTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         base = self.rich_style
         if y == 0:
-            strip = self._header()
-            return strip.crop_extend(scroll_x, scroll_x + width, self.get_component_rich_style(
-                "task-table--header"))
+            return self._view(self._header(), scroll_x, width,
+                              self.get_component_rich_style("task-table--header"))
         pos = scroll_y + y - 1
         if not len(self.order):
             if y == 1:
@@ -341,8 +387,8 @@ class TaskTable(ScrollView, can_focus=True):
             # The cursor's colours go on top of each cell's own (post_style wins).
             strip = strip.extend_cell_length(max(width, self._width), base)
             strip = Strip(Segment.apply_style(list(strip), post_style=cursor), strip.cell_length)
-            return strip.crop_extend(scroll_x, scroll_x + width, base + cursor)
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+            return self._view(strip, scroll_x, width, base + cursor)
+        return self._view(strip, scroll_x, width, base)
 
     def on_resize(self) -> None:
         self._scroll_cursor_visible()
