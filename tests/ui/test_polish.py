@@ -150,3 +150,41 @@ async def test_task_names_sized_cut_in_the_middle_shown_whole_and_pinned(tmp_pat
         assert t.scroll_x > 0
         assert "".join(seg.text for seg in t.render_line(0)).lstrip().startswith("task")
         assert "".join(seg.text for seg in t.render_line(1)).strip().startswith(cells[0])
+
+
+def summary(app: FlakeApp) -> str:
+    return str(app.tasks_screen.query_one("#summary").render())
+
+
+async def test_k_1_shows_each_figure_once_in_the_app_and_report(tmp_path: Path) -> None:
+    from flaketui.output.report import summary_lines
+
+    app = make_app([str(BASELINE)], k=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        text = summary(app)
+        assert text.count("pass@1") == 1 and "pass^1" not in text
+        sm = app.tasks_screen.summary
+        assert sm is not None
+        line = summary_lines(sm)[1]
+        assert line.count("pass@1") == 1 and "pass^1" not in line
+        await pilot.press("plus")
+        await pilot.pause()
+        assert "pass@2" in summary(app) and "pass^2" in summary(app) and "pass@1" in summary(app)
+
+
+async def test_80x24_summary_breaks_between_figures_and_footer_keeps_compare() -> None:
+    from textual.widgets import Footer
+
+    app = make_app([str(BASELINE), str(CANDIDATE)], k=5, min_pass_hat_k=0.7, max_flakiness=0.2)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for line in summary(app).splitlines():
+            assert not line.rstrip().endswith(","), line  # no "[0.64," / "0.91]" break
+            assert line.count("[") == line.count("]"), line
+        footer = app.screen.query_one(Footer)
+        keys = {k.description: k for k in footer.query("FooterKey")}
+        for needed in ("Filter", "Compare", "Plan", "Run", "Quit", "Help"):
+            assert needed in keys, sorted(keys)
+            assert keys[needed].region.right <= 80, (needed, keys[needed].region)
+        assert table(app).size.height >= 8

@@ -29,7 +29,7 @@ from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style
 from flaketui.sanitize import visible
-from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
+from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 
@@ -82,6 +82,31 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
+def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
+    """(label, estimate) of the suite figures: pass@1, pass@k and pass^k, or at k = 1,
+    where the three are one figure, ``pass@1`` once."""
+    if sm.k == 1:
+        return [("pass@1", sm.pass_at_1)]
+    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k)]
+
+
+def flow(chunks: list[Text], width: int, sep: str) -> Text:
+    """``chunks`` joined by ``sep``, a new line where the next chunk would pass ``width``:
+    lines break between chunks, never inside one."""
+    out = Text()
+    used = 0
+    for chunk in chunks:
+        if used and used + len(sep) + chunk.cell_len > width:
+            out.append("\n")
+            used = 0
+        elif used:
+            out.append(sep)
+            used += len(sep)
+        out.append_text(chunk)
+        used += chunk.cell_len
+    return out
+
+
 class LoadCancelled(Exception):
     """Raised in the loading thread when the user quit while the logs were loading."""
 
@@ -97,19 +122,21 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     BINDINGS = [
         Binding("enter", "show_traces", "Traces", id="show-traces",
                 tooltip="Passing and failing traces of the highlighted task, side by side"),
-        Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
-        Binding("S", "sort_reverse", "Reverse", id="sort-reverse",
-                tooltip="Reverse the sort order (ascending / descending)"),
+        # Footer order: what matters most first, so that 80 columns keep it (K± and the
+        # reverse sort are in help and the palette).
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter tasks by name"),
-        Binding("f", "toggle_flaky", "Flaky only", id="flaky-only",
-                tooltip="Show only flaky tasks (toggle)"),
-        Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", tooltip="Increase k"),
-        Binding("minus", "change_k(-1)", "K−", id="k-down", tooltip="Decrease k"),
-        Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
-        Binding("p", "show_plan", "Plan", id="show-plan",
-                tooltip="Plan the next run: how many more trials, on which tasks, and why"),
         Binding("c", "compare", "Compare", id="compare-runs",
                 tooltip="Run B against run A: flips, sign test, and the review of each flip"),
+        Binding("p", "show_plan", "Plan", id="show-plan",
+                tooltip="Plan the next run: how many more trials, on which tasks, and why"),
+        Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
+        Binding("f", "toggle_flaky", "Flaky", id="flaky-only",
+                tooltip="Show only flaky tasks (toggle)"),
+        Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False,
+                tooltip="Reverse the sort order (ascending / descending)"),
+        Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", show=False, tooltip="Increase k"),
+        Binding("minus", "change_k(-1)", "K−", id="k-down", show=False, tooltip="Decrease k"),
         Binding("space", "triage('reviewed')", "Reviewed", id="task-reviewed", show=False,
                 tooltip="Mark the highlighted task reviewed, or not (saved to the triage file)"),
         Binding("l", "triage('label')", "Label", id="task-label", show=False,
@@ -476,44 +503,59 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.sub_title = " · ".join(parts)
 
     def update_summary(self) -> None:
+        """The run's figures, flowed to the width: a line breaks between figures, never
+        inside one (``[0.64,`` / ``0.91]``)."""
         sm, st = self.summary, self.stats
         log = self.flake_app.trial_log
         if sm is None or st is None or log is None:
             return
         app = self.flake_app
         k = sm.k
-        text = Text()
+        box = self.query_one("#summary", Static)
+        width = box.content_size.width or max(20, self.app.size.width - 2)
+        narrow = width < 100
+        head = [Text(visible(sm.run), style="bold")]
         runs = len(log.runs)
-        text.append(visible(sm.run), style="bold")
         if runs > 1:
-            text.append(f" (run {self.run_index + 1} of {runs}, r: next)", style="dim")
-        text.append(f" · {sm.tasks} tasks · {sm.trials} trials · {sm.errored} errored · ")
-        text.append(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")
-        text.append(f" · k = {k}")
+            head[0].append(f" ({self.run_index + 1}/{runs})" if narrow else
+                           f" (run {self.run_index + 1} of {runs}, r: pick)", style="dim")
+        counted = sm.pass_at_1.tasks
+        tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
+        head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
+                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
+        k_text = Text(f"k = {k}")
         if app.k_is_default:
-            text.append(" (smallest n)", style="dim")
-        text.append("\n")
-        for label, est in (("pass@1", sm.pass_at_1), (f"pass@{k}", sm.pass_at_k),
-                           (f"pass^{k}", sm.pass_hat_k)):
-            text.append(f"{label} ", style="dim")
-            text.append(fmt.rate(est.value), style="bold")
-            text.append(f" {fmt.interval(*est.ci)}   ", style="dim")
+            k_text.append(" (smallest n)", style="dim")
+        k_text.append(" +/−", style="dim")
+        head.append(k_text)
+        figures: list[Text] = []
+        for label, est in summary_figures(sm):
+            figure = Text(f"{label} ", style="dim")
+            figure.append(fmt.rate(est.value), style="bold")
+            figure.append(f" {fmt.interval(*est.ci)}", style="dim")
+            figures.append(figure)
         if sm.tasks_below_k:
-            text.append(f"{sm.tasks_below_k} task(s) with n < k left out   ", style="yellow")
+            figures.append(Text(f"{sm.tasks_below_k} task(s) with n < k left out", style="yellow"))
         opts = app.options
         if opts.min_pass_hat_k is not None or opts.max_flakiness is not None:
             verdict = gate(st, sm, opts.min_pass_hat_k, opts.max_flakiness)
             if verdict.passed:
-                text.append(" gate PASS ", style="bold black on green")
+                figures.append(Text(" gate PASS ", style="bold black on green"))
             else:
-                text.append(" gate FAIL ", style="bold white on red")
-                text.append(" " + "; ".join(verdict.reasons), style="red")
+                figures.append(Text(" gate FAIL ", style="bold white on red"))
+                figures.append(Text("; ".join(verdict.reasons), style="red"))
+        text = flow(head, width, " · ")
+        text.append("\n")
+        text.append_text(flow(figures, width, "   "))
         for warning in sm.warnings:
             text.append("\n⚠ " + warning, style="yellow")
         if log.problems:
             text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
                         style="yellow")
-        self.query_one("#summary", Static).update(text)
+        box.update(text)
+
+    def on_resize(self) -> None:
+        self.update_summary()
 
     def update_curves(self) -> None:
         st = self.stats
