@@ -188,3 +188,49 @@ async def test_80x24_summary_breaks_between_figures_and_footer_keeps_compare() -
             assert needed in keys, sorted(keys)
             assert keys[needed].region.right <= 80, (needed, keys[needed].region)
         assert table(app).size.height >= 8
+
+
+def test_suite_curve_stops_where_tasks_drop_out() -> None:
+    import numpy as np
+
+    from flaketui.app.widgets.curve import curve_block
+    from flaketui.stats.curves import k_curve
+
+    # One task of 2 trials (1 pass), one of 8 (all pass): past k = 2 the half-passing task
+    # leaves the mean and pass@k would jump; with n = [8, 2] and c = [0, 2] it would fall.
+    curve = k_curve(np.array([8, 2]), np.array([0, 2]))
+    assert np.nanmin(np.diff(curve.pass_at)) < 0  # the raw mean falls as the task leaves
+    lines = [line.plain for line in curve_block("suite", curve, 2)]
+    assert lines[-1] == "stops at k=2: every task has that many trials"
+    axis = lines[-2].strip()
+    assert axis.startswith("k=1") and axis.endswith("2")
+    whole = curve_block("suite", k_curve(np.array([8, 8]), np.array([0, 8])), 2)
+    assert not whole[-1].plain.startswith("stops")
+
+
+def test_integer_metrics_show_as_integers() -> None:
+    import numpy as np
+
+    from flaketui.app.screens.tasks import metric_cell
+
+    medians = np.array([678.0, 1976.0, 677.5, 0.0058, np.nan])
+    assert [metric_cell(medians, i).plain for i in range(5)] == ["678", "1,976", "677.5",
+                                                                  "0.006", "—"]
+
+
+async def test_watch_keeps_k_when_a_task_with_one_trial_arrives(tmp_path: Path) -> None:
+    log = tmp_path / "live.jsonl"
+    write_log(log, [{"run": "r", "task": f"t{i}", "trial": t, "passed": t != i}
+                    for i in range(10) for t in range(5)])
+    app = make_app([str(log)], watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.k == 5
+        with log.open("a", encoding="utf-8") as f:
+            f.write('{"run": "r", "task": "late", "trial": 0, "passed": true}\n')
+        app.tasks_screen.poll_logs()
+        await ready(pilot)
+        await ready(pilot)
+        assert app.trial_log is not None and "late" in app.tasks_screen.stats.tasks
+        assert app.k == 5
+        assert "1 task(s) with n < k left out" in summary(app)

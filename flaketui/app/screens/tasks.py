@@ -67,8 +67,12 @@ def flakiness_cell(f: float) -> Text:
 
 
 def metric_cell(medians: np.ndarray, row: int) -> Text:
-    """A metric column's cell: the task's median, compactly."""
-    return Text(fmt.number(medians[row]))
+    """A metric column's cell: the task's median, compactly; a whole number of 10 or more
+    as one (``678``, not ``678.0`` beside ``1,976``)."""
+    value = medians[row]
+    if not fmt.is_missing(value) and abs(value) >= 10 and float(value).is_integer():
+        return Text(f"{int(value):,}")
+    return Text(fmt.number(value))
 
 
 def rate_style(p: float) -> str:
@@ -308,8 +312,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """New trials: show the same run again with them (divergences are found again)."""
         app = self.flake_app
         app.trial_log = event.log
-        if app.k_is_default:  # still "the smallest n", as ``report`` of the same file says
-            app.k = default_k([event.log.run_outcomes(r) for r in event.log.runs])
+        if app.k_is_default:
+            # k follows the smallest n up as trials arrive, never down: a new task with one
+            # trial is counted below k (as the summary says), not a reason to drop to k = 1.
+            smallest = default_k([event.log.run_outcomes(r) for r in event.log.runs])
+            if app.k is None or smallest > app.k:
+                app.k = smallest
         self.divergence.clear()
         runs = event.log.runs
         self.show_run(runs.index(self.run) if self.run in runs else 0)
@@ -524,7 +532,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
                  Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
         k_text = Text(f"k = {k}")
-        if app.k_is_default:
+        if app.k_is_default and not sm.tasks_below_k:
             k_text.append(" (smallest n)", style="dim")
         k_text.append(" +/−", style="dim")
         head.append(k_text)
