@@ -62,7 +62,11 @@ class TestTaskTable:
         assert snap_compare(app, run_before=after("plus", "plus", "down"), terminal_size=SIZE)
 
     def test_second_run(self, snap_compare, app: FlakeApp) -> None:
-        """r: the second run (oncall-candidate) with its own summary, table and curves."""
+        """r, down, enter: the second run (oncall-candidate) with its own summary, table and curves."""
+        assert snap_compare(app, run_before=after("r", "down", "enter"), terminal_size=SIZE)
+
+    def test_run_picker(self, snap_compare, app: FlakeApp) -> None:
+        """r: the run picker over the table, both runs listed with tasks and trials, oncall-baseline (shown) highlighted."""
         assert snap_compare(app, run_before=after("r"), terminal_size=SIZE)
 
 

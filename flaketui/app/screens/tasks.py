@@ -133,7 +133,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="Run B against run A: flips, sign test, and the review of each flip"),
         Binding("p", "show_plan", "Plan", id="show-plan",
                 tooltip="Plan the next run: how many more trials, on which tasks, and why"),
-        Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
+        Binding("r", "pick_run", "Runs", id="pick-run", tooltip="Pick the run to show from a list"),
         Binding("f", "toggle_flaky", "Flaky", id="flaky-only",
                 tooltip="Show only flaky tasks (toggle)"),
         Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
@@ -710,15 +710,26 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         app.k_is_default = False
         self.recompute()
 
-    def action_next_run(self) -> None:
-        """Show the next loaded run."""
+    def action_pick_run(self) -> None:
+        """Open the list of loaded runs; the one picked is shown."""
+        from flaketui.app.screens.run_picker import RunPicker
+
         log = self.flake_app.trial_log
         if log is None:
             return
         if len(log.runs) < 2:
             self.notify("only one run is loaded", timeout=3)
             return
-        self.run_index = (self.run_index + 1) % len(log.runs)
+        runs = []
+        for run in log.runs:
+            outcomes = log.run_outcomes(run)
+            runs.append((run, len(outcomes.tasks), int(outcomes.n.sum())))
+
+        def picked(index: int | None) -> None:
+            if index is not None:
+                self.run_index = index
+
+        self.app.push_screen(RunPicker(runs, self.run_index), picked)
 
     def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
@@ -766,7 +777,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Filter by name", "Type part of a task name", "filter"
         yield "Increase k", "k + 1 for pass@k and pass^k", "change_k(1)"
         yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
-        yield "Next run", "Show the next loaded run", "next_run"
+        yield "Pick a run", "Show another loaded run, picked from a list", "pick_run"
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
         yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
