@@ -147,6 +147,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="Give the highlighted task a cause label (also marks it reviewed)"),
         Binding("w", "triage('note')", "Note", id="task-note", show=False,
                 tooltip="Write a note on the highlighted task"),
+        Binding("y", "copy_task", "Copy", id="copy-task", show=False,
+                tooltip="Copy the highlighted task's id to the clipboard"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
@@ -269,7 +271,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                                             style="bold red"))
         self.query_one("#load-progress", ProgressBar).display = False
         self.sub_title = "error"
-        self.notify(event.error, title="Could not load", severity="error", timeout=30)
+        self.notify(visible(event.error), title="Could not load", severity="error", timeout=30,
+                    markup=False)
 
     def show_worker_error(self, worker: Worker[object]) -> None:
         """A failed worker is told; a failed load also replaces "Loading logs…" with its error."""
@@ -731,6 +734,14 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
         self.app.push_screen(RunPicker(runs, self.run_index), picked)
 
+    def action_copy_task(self) -> None:
+        """Copy the highlighted task's id (its name, as in the log) to the clipboard."""
+        task = self.current_task
+        if task is None:
+            return
+        self.app.copy_to_clipboard(task)
+        self.notify(f"copied {visible(task)}", title="Clipboard", timeout=4, markup=False)
+
     def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
@@ -780,6 +791,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Pick a run", "Show another loaded run, picked from a list", "pick_run"
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
         yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
+        yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:
