@@ -66,7 +66,7 @@ class TestTaskTable:
         assert snap_compare(app, run_before=after("r", "down", "enter"), terminal_size=SIZE)
 
     def test_run_picker(self, snap_compare, app: FlakeApp) -> None:
-        """r: the run picker over the table, both runs listed with tasks and trials, oncall-baseline (shown) highlighted."""
+        """r: the run picker over the table, both runs with tasks and trials, oncall-baseline (shown) highlighted."""
         assert snap_compare(app, run_before=after("r"), terminal_size=SIZE)
 
 

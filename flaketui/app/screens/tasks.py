@@ -24,7 +24,7 @@ from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
-from flaketui.app.widgets.task_table import Column, TaskTable, header_width
+from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style
@@ -289,6 +289,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             app.k = default_k([log.run_outcomes(r) for r in log.runs])
         self.remove_class("-loading")
         self.query_one("#filter", Input).disabled = False
+        self.refresh_bindings()  # the footer shows the keys that work now
         problems = len(log.problems)
         if problems:
             self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
@@ -421,8 +422,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                f"median {name} over the task's trials",
                                partial(metric_cell, medians),
                                partial(np.asarray, medians, dtype=np.float64)))
-        # Room for ▲ / ▼ beside every sortable label.
-        return [replace(c, width=max(c.width, header_width(c))) for c in cols]
+        return cols
 
     def name_cap(self) -> int:
         """The widest the task column gets: a third of the screen, 24 to 64 cells (the

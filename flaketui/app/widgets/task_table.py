@@ -82,11 +82,6 @@ def middle_cut(name: str, width: int) -> str:
     return cut
 
 
-def header_width(column: Column) -> int:
-    """Cells the header of ``column`` needs: its label, and a sort arrow when it sorts."""
-    return cell_len(column.label) + (column.sort is not None)
-
-
 class TaskTable(ScrollView, can_focus=True):
     """A table of tasks with a fixed header, a cursor and sort arrows.
 
@@ -342,19 +337,39 @@ class TaskTable(ScrollView, can_focus=True):
         return Strip(segments, line.cell_len)
 
     def _header(self) -> Strip:
+        """The header line: each label, the sorted one highlighted with ▲ / ▼.
+
+        The arrow goes beside the label, in the column when there is room, else in the
+        blank gap next to it (before a right-aligned label, after a left-aligned one), so
+        that showing it never widens the table.
+        """
         header = self.get_component_rich_style("task-table--header")
         sorted_style = self.get_component_rich_style("task-table--sorted")
-        cells = []
+        line = Text(" " * GAP)
+        borrow = False  # the previous cell took the gap after it
         for col in self.columns:
-            label = col.label
-            if col.key == self.sort_key and cell_len(label) < col.width:
-                # The arrow goes in when there is room (see header_width); the label is
-                # highlighted anyway.
-                label = label + ("▼" if self.sort_reverse else "▲")
-            # Only the label is highlighted, not the padding around it.
-            cells.append(self._fit(Text(label, style=sorted_style if col.key == self.sort_key
-                                        else ""), col))
-        return self._join(cells, header)
+            if col.key != self.sort_key:
+                cell = self._fit(Text(col.label), col)
+            else:
+                arrow = "▼" if self.sort_reverse else "▲"
+                label = Text(col.label, style=sorted_style)
+                if cell_len(col.label) < col.width:
+                    cell = self._fit(label + Text(arrow, style=sorted_style), col)
+                elif col.align == "right" and not borrow:
+                    line.right_crop(GAP)
+                    cell = Text(arrow, style=sorted_style) + Text(" " * (GAP - 1)) + self._fit(label, col)
+                else:
+                    cell = self._fit(label, col) + Text(arrow, style=sorted_style)
+                    line.append_text(cell)
+                    line.append(" " * (GAP - 1))
+                    borrow = True
+                    continue
+            line.append_text(cell)
+            line.append(" " * GAP)
+            borrow = False
+        segments = [Segment(s.text, header + s.style if s.style else header)
+                    for s in line.render(self.app.console)]
+        return Strip(segments, line.cell_len)
 
     def _row(self, row: int) -> Strip:
         line = self._lines.get(row)
