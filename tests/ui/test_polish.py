@@ -215,11 +215,14 @@ def test_suite_curve_stops_where_tasks_drop_out() -> None:
 def test_integer_metrics_show_as_integers() -> None:
     import numpy as np
 
-    from flaketui.app.screens.tasks import metric_cell
+    from flaketui.app.screens.tasks import metric_cell, whole_valued
 
-    medians = np.array([678.0, 1976.0, 677.5, 0.0058, np.nan])
-    assert [metric_cell(medians, i).plain for i in range(5)] == ["678", "1,976", "677.5",
-                                                                  "0.006", "—"]
+    tokens = np.array([678.0, 1976.0, 677.5, np.nan])
+    assert whole_valued(tokens)
+    assert [metric_cell(tokens, True, i).plain for i in range(4)] == ["678", "1,976", "678", "—"]
+    seconds = np.array([23.0, 23.1, 0.0058])
+    assert not whole_valued(seconds)
+    assert [metric_cell(seconds, False, i).plain for i in range(3)] == ["23.0", "23.1", "0.006"]
 
 
 async def test_watch_keeps_k_when_a_task_with_one_trial_arrives(tmp_path: Path) -> None:

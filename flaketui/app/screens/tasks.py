@@ -66,12 +66,19 @@ def flakiness_cell(f: float) -> Text:
     return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
 
 
-def metric_cell(medians: np.ndarray, row: int) -> Text:
-    """A metric column's cell: the task's median, compactly; a whole number of 10 or more
-    as one (``678``, not ``678.0`` beside ``1,976``)."""
+def whole_valued(medians: np.ndarray) -> bool:
+    """Whether a metric counts whole things (tokens): every median is a whole number or a
+    half (the median of an even number of whole values)."""
+    finite = medians[~np.isnan(medians)]
+    return bool(finite.size) and bool(np.all(finite * 2 == np.round(finite * 2)))
+
+
+def metric_cell(medians: np.ndarray, whole: bool, row: int) -> Text:
+    """A metric column's cell: the task's median, compactly; a count (``whole``) as a
+    whole number (``678``, not ``678.0`` beside ``1,976``)."""
     value = medians[row]
-    if not fmt.is_missing(value) and abs(value) >= 10 and float(value).is_integer():
-        return Text(f"{int(value):,}")
+    if whole and not fmt.is_missing(value):
+        return Text(f"{value:,.0f}")
     return Text(fmt.number(value))
 
 
@@ -420,7 +427,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
                                f"median {name} over the task's trials",
-                               partial(metric_cell, medians),
+                               partial(metric_cell, medians, whole_valued(medians)),
                                partial(np.asarray, medians, dtype=np.float64)))
         return cols
 
