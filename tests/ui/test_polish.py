@@ -308,3 +308,117 @@ async def test_hostile_names_render_as_text(tmp_path: Path, monkeypatch: pytest.
         await pilot.pause()
         assert isinstance(app.screen, ProblemsScreen)
         no_raw_control(app.export_screenshot())
+
+
+def record_notifications(app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    shown: list[str] = []
+    notify = app.notify
+
+    def record(message: str, **kwargs: Any) -> None:
+        shown.append(message)
+        notify(message, **kwargs)
+
+    monkeypatch.setattr(app, "notify", record)
+    return shown
+
+
+async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app([str(BASELINE)], k=5)
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "y")
+        await pilot.pause()
+        assert copied == [app.tasks_screen.current_task] == ["checkCertificateExpiry"]
+        assert shown[-1] == "copied checkCertificateExpiry"
+
+
+@pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
+async def test_export_the_filtered_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         name: str) -> None:
+    import csv
+
+    monkeypatch.chdir(tmp_path)
+    app = make_app([str(BASELINE)], k=5)
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("slash", *"list", "enter", "ctrl+s")
+        await pilot.pause()
+        box = app.screen.query_one("#export-path")
+        assert box.value == "flaketui-oncall-baseline.csv"  # the default, in the current folder
+        box.value = name
+        await pilot.press("enter")
+        await pilot.pause()
+        shown_names = [table(app).row_text(i)[0] for i in range(len(table(app).order))]
+    out = tmp_path / name
+    assert shown[-1] == f"{len(shown_names)} task(s) written to {out}"
+    text = out.read_text(encoding="utf-8")
+    if name.endswith(".csv"):
+        rows = list(csv.DictReader(text.splitlines()))
+        assert [r["task"] for r in rows] == shown_names == ["listAlerts", "listOncallSchedule",
+                                                              "listRecentDeploys"]
+        assert rows[0]["pass_hat_k"] == "1" and rows[0]["n"] == "12"
+        assert set(rows[0]) >= {"p_hat_low", "p_hat_high", "flakiness", "class"}
+    else:
+        lines = text.splitlines()
+        assert lines[0] == "# oncall-baseline (k = 5)"
+        assert lines[2].startswith("| task | n | p̂ |") and "pass^5" in lines[2]
+        assert [line.split(" | ")[0] for line in lines[4:]] == [f"| {t}" for t in shown_names]
+
+
+async def test_csv_export_sanitises_text_cells(tmp_path: Path) -> None:
+    import csv
+
+    from flaketui.app.screens.export import table_csv
+
+    path = write_log(tmp_path / "f.jsonl", [{"run": "r", "task": name, "trial": t, "passed": t > 0}
+                                            for name in ("=HYPERLINK(1)", "a\x1b[2Jb") for t in range(2)])
+    app = make_app([str(path)], k=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        st = app.tasks_screen.stats
+        assert st is not None
+        rows = list(csv.DictReader(table_csv(st, range(len(st))).splitlines()))
+    assert sorted(r["task"] for r in rows) == ["'=HYPERLINK(1)", "a\\x1b[2Jb"]
+
+
+@pytest.mark.parametrize(("editor", "expected"), [
+    ("vim", ["vim", "+7", "log.jsonl"]),
+    ("/usr/bin/nano -w", ["/usr/bin/nano", "-w", "+7", "log.jsonl"]),
+    ("code -w", ["code", "-w", "--goto", "log.jsonl:7"]),
+    ("ed", ["ed", "log.jsonl"]),
+])
+def test_editor_command(editor: str, expected: list[str]) -> None:
+    from flaketui.app.screens.tasks import editor_command
+
+    assert editor_command(editor, "log.jsonl", 7) == expected
+
+
+async def test_open_in_editor_suspends_and_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import subprocess
+
+    ran: list[list[str]] = []
+    monkeypatch.setenv("EDITOR", "vim")
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: ran.append(cmd))
+    app = make_app([str(BASELINE)], k=5)
+    suspended: list[bool] = []
+
+    @contextlib.contextmanager
+    def suspend():  # type: ignore[no-untyped-def]
+        suspended.append(True)
+        yield
+
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+    assert suspended == [True]
+    assert len(ran) == 1 and ran[0][0] == "vim" and ran[0][2] == str(BASELINE)
+    line = int(ran[0][1].lstrip("+"))
+    assert '"task": "searchRunbook"' in BASELINE.read_text(encoding="utf-8").splitlines()[line - 1]

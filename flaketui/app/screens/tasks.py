@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
@@ -93,6 +97,23 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
+LINE_EDITORS = {"vi", "vim", "nvim", "nano", "emacs", "emacsclient", "micro", "kak", "hx",
+                "helix", "joe", "mg", "jed", "ne"}
+"""Editors that take ``+LINE`` before the file name."""
+
+
+def editor_command(editor: str, path: str, line: int) -> list[str]:
+    """The command that opens ``path`` in ``editor`` (a command line, e.g. ``code -w``),
+    at ``line`` when the editor takes ``+LINE`` (``code``: ``--goto path:line``)."""
+    argv = shlex.split(editor) or ["vi"]
+    name = Path(argv[0]).name
+    if name in LINE_EDITORS and line > 0:
+        return [*argv, f"+{line}", path]
+    if name in ("code", "codium", "subl", "zed") and line > 0:
+        return [*argv, *(["--goto"] if name in ("code", "codium") else []), f"{path}:{line}"]
+    return [*argv, path]
+
+
 def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
     """(label, estimate) of the suite figures: pass@1, pass@k and pass^k, or at k = 1,
     where the three are one figure, ``pass@1`` once."""
@@ -156,6 +177,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="Write a note on the highlighted task"),
         Binding("y", "copy_task", "Copy", id="copy-task", show=False,
                 tooltip="Copy the highlighted task's id to the clipboard"),
+        Binding("ctrl+s", "export", "Export", id="export-table", show=False,
+                tooltip="Write the tasks shown to a CSV or Markdown file (named in a prompt)"),
+        Binding("o", "open_in_editor", "Editor", id="open-in-editor", show=False,
+                tooltip="Open the highlighted task's first trial in $EDITOR, at its line"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
@@ -749,6 +774,50 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.app.copy_to_clipboard(task)
         self.notify(f"copied {visible(task)}", title="Clipboard", timeout=4, markup=False)
 
+    def action_export(self) -> None:
+        """Ask for a file name, then write the tasks shown (filter and order kept) to it."""
+        from flaketui.app.screens.export import ExportPrompt, default_name, write_export
+
+        st, run = self.stats, self.run
+        if st is None or run is None:
+            return
+        rows = self.query_one(TaskTable).order.tolist()
+
+        def chosen(name: str | None) -> None:
+            if name is None:
+                return
+            try:
+                path = write_export(Path(name).expanduser(), st, rows)
+            except OSError as exc:
+                self.notify(visible(f"{name}: {exc.strerror or exc}"), title="Not exported",
+                            severity="error", timeout=10, markup=False)
+                return
+            self.notify(f"{len(rows):,} task(s) written to {visible(path)}", title="Exported",
+                        timeout=8, markup=False)
+
+        self.app.push_screen(ExportPrompt(default_name(run), len(rows)), chosen)
+
+    def action_open_in_editor(self) -> None:
+        """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
+        for editors that take it), the app suspended meanwhile."""
+        log, row = self.flake_app.trial_log, self.current_row
+        if log is None or row is None or self.outcomes is None:
+            return
+        trials = self.outcomes.task_rows(row)
+        if not trials.size:
+            return
+        first = int(trials[0])
+        path = log.sources[int(log.source[first])].path
+        line = int(log.line[first])
+        command = editor_command(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi",
+                                 path, line)
+        try:
+            with self.app.suspend():
+                subprocess.run(command, check=False)
+        except (OSError, SuspendNotSupported) as exc:
+            self.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error",
+                        timeout=10, markup=False)
+
     def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
@@ -799,6 +868,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
         yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
         yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
+        yield "Export the table", "Write the tasks shown to CSV or Markdown", "export"
+        yield "Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:
