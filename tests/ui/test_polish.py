@@ -422,3 +422,38 @@ async def test_open_in_editor_suspends_and_runs_it(monkeypatch: pytest.MonkeyPat
     assert len(ran) == 1 and ran[0][0] == "vim" and ran[0][2] == str(BASELINE)
     line = int(ran[0][1].lstrip("+"))
     assert '"task": "searchRunbook"' in BASELINE.read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+async def test_light_theme_redraws_the_table_in_its_colours() -> None:
+    app = make_app([str(BASELINE)], k=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        surface = app.theme_variables["surface"].lower()
+        t = table(app)
+        for y in (2, 3):  # rows off the cursor: the table's own background
+            backgrounds = {seg.style.bgcolor.name.lower() for seg in t.render_line(y)
+                           if seg.style and seg.style.bgcolor}
+            assert backgrounds == {surface}, backgrounds
+        # Passing rates in the theme's success colour, not a fixed green.
+        success = app.theme_variables["success"].lower()
+        colours = {seg.style.color.name.lower() for seg in t.render_line(2)
+                   if seg.style and seg.style.color}
+        assert success in colours, colours
+
+
+async def test_screenshot_goes_to_the_current_folder(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home-without-downloads"))
+    app = make_app([str(BASELINE)], k=5)
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.deliver_screenshot()  # what the palette's Screenshot command calls
+        await pilot.pause()
+    written = list(tmp_path.glob("*.svg"))
+    assert len(written) == 1
+    assert shown[-1] == f"Saved screenshot to {written[0]}"

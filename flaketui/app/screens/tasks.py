@@ -29,6 +29,7 @@ from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style
@@ -234,10 +235,18 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self.theme_changed)
         self.add_class("-loading")
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
         self.load_runs()
+
+    def theme_changed(self, theme: object) -> None:
+        """Draw the summary, table and curves again in the new theme's colours."""
+        self.update_summary()
+        self.query_one(TaskTable).invalidate()
+        self.update_curves()
+        self.update_current_task()
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -595,7 +604,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if log.problems:
             text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
                         style="yellow")
-        box.update(text)
+        box.update(themed(text, theme_colours(app.theme_variables)))
 
     def on_resize(self) -> None:
         self.update_summary()

@@ -13,6 +13,7 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
+from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.output import formatting as fmt
 from flaketui.stats.curves import KCurve
 
@@ -155,7 +156,8 @@ class Curves(Static):
     def _fit(self) -> None:
         """Show the charts that fit side by side (a narrow terminal drops the last ones
         rather than wrapping every line)."""
-        self.update(side_by_side(fitting(self._blocks, self.content_size.width)))
+        text = side_by_side(fitting(self._blocks, self.content_size.width))
+        self.update(themed(text, theme_colours(self.app.theme_variables)))
 
     def on_resize(self) -> None:
         self._fit()

@@ -24,6 +24,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from flaketui.app.widgets.themed import theme_colours, themed
+
 GAP = 1
 """Blank cells between two columns."""
 
@@ -374,7 +376,8 @@ class TaskTable(ScrollView, can_focus=True):
     def _row(self, row: int) -> Strip:
         line = self._lines.get(row)
         if line is None:
-            cells = [self._fit(col.render(row), col) for col in self.columns]
+            colours = theme_colours(self.app.theme_variables)
+            cells = [self._fit(themed(col.render(row), colours), col) for col in self.columns]
             line = self._join(cells, self.rich_style)
             if len(self._lines) > 4096:
                 self._lines.clear()
@@ -407,3 +410,8 @@ class TaskTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._scroll_cursor_visible()
+
+    def notify_style_update(self) -> None:
+        """A new theme (or CSS): rows rendered in the old colours are drawn again."""
+        super().notify_style_update()
+        self._lines.clear()
