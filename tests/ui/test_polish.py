@@ -457,3 +457,17 @@ async def test_screenshot_goes_to_the_current_folder(tmp_path: Path,
     written = list(tmp_path.glob("*.svg"))
     assert len(written) == 1
     assert shown[-1] == f"Saved screenshot to {written[0]}"
+
+
+async def test_task_count_matches_the_few_tasks_warning(tmp_path: Path) -> None:
+    records: list[dict[str, Any]] = [{"run": "r", "task": f"t{i}", "trial": t, "passed": t != i}
+                                     for i in range(8) for t in range(3)]
+    records += [{"run": "r", "task": "broken", "trial": t, "error": "sandbox did not start"}
+                for t in range(3)]
+    app = make_app([str(write_log(tmp_path / "nine.jsonl", records))], k=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        text = summary(app)
+        # The warning counts the tasks with an outcome; the header says how many those are.
+        assert "only 8 tasks" in text
+        assert "9 tasks (8 with an outcome)" in text
