@@ -8,23 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 import flaketui.loading
 from flaketui.app.app import FlakeApp, make_app
 from flaketui.app.screens.help import HelpScreen
 from flaketui.app.screens.tasks import TasksScreen
-from flaketui.app.widgets.task_table import TaskTable
 from tests.conftest import BASELINE, CANDIDATE, SIZE
-
-
-async def ready(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def table(app: FlakeApp) -> TaskTable:
-    return app.tasks_screen.query_one(TaskTable)
+from tests.ui.test_app import ready, record_notifications, table, write_log
 
 
 def slow_load(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
@@ -90,13 +80,6 @@ async def test_every_sorted_column_shows_its_arrow(key: str) -> None:
         second = "▲" if first == "▼" else "▼"
         assert column.label + second in header(app) or second + column.label in header(app)
         assert len(header(app)) <= width + 1  # the arrow never widens the table
-
-
-def write_log(path: Path, records: list[dict[str, Any]]) -> Path:
-    import json
-
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 LONG = "hypothesis_testing/mystery_func_"
@@ -308,18 +291,6 @@ async def test_hostile_names_render_as_text(tmp_path: Path, monkeypatch: pytest.
         await pilot.pause()
         assert isinstance(app.screen, ProblemsScreen)
         no_raw_control(app.export_screenshot())
-
-
-def record_notifications(app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    shown: list[str] = []
-    notify = app.notify
-
-    def record(message: str, **kwargs: Any) -> None:
-        shown.append(message)
-        notify(message, **kwargs)
-
-    monkeypatch.setattr(app, "notify", record)
-    return shown
 
 
 async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
