@@ -155,8 +155,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     BINDINGS = [
         Binding("enter", "show_traces", "Traces", id="show-traces",
                 tooltip="Passing and failing traces of the highlighted task, side by side"),
-        # Footer order: what matters most first, so that 80 columns keep it (K± and the
-        # reverse sort are in help and the palette).
+        # Footer order: what matters most first, so that 80 columns keep it (sorting, K± are
+        # in help, the palette and the header: click a column, "k = 5 +/−").
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter tasks by name"),
         Binding("c", "compare", "Compare", id="compare-runs",
                 tooltip="Run B against run A: flips, sign test, and the review of each flip"),
@@ -165,7 +165,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         Binding("r", "pick_run", "Runs", id="pick-run", tooltip="Pick the run to show from a list"),
         Binding("f", "toggle_flaky", "Flaky", id="flaky-only",
                 tooltip="Show only flaky tasks (toggle)"),
-        Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
+        Binding("s", "sort_next", "Sort", id="sort-next", show=False,
+                tooltip="Sort by the next column"),
         Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False,
                 tooltip="Reverse the sort order (ascending / descending)"),
         Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", show=False, tooltip="Increase k"),

@@ -156,7 +156,10 @@ class Curves(Static):
     def _fit(self) -> None:
         """Show the charts that fit side by side (a narrow terminal drops the last ones
         rather than wrapping every line)."""
-        text = side_by_side(fitting(self._blocks, self.content_size.width))
+        # Before its first layout (just shown) the widget has no width yet: the screen's
+        # is used, so that the charts never wrap and squeeze the table meanwhile.
+        width = self.content_size.width or max(1, self.app.size.width - 4)
+        text = side_by_side(fitting(self._blocks, width))
         self.update(themed(text, theme_colours(self.app.theme_variables)))
 
     def on_resize(self) -> None:
