@@ -402,7 +402,8 @@ async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
         await ready(pilot)
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         for title in ("Open traces", "Toggle flaky only", "Filter by name", "Increase k",
-                      "Next run", "Sort by pass^5", "Sort by task", "Keys"):
+                      "Pick a run", "Copy task id", "Export the table", "Sort by pass^5",
+                      "Sort by task", "Keys"):
             assert title in commands
         await commands["Toggle flaky only"].callback()
         await pilot.pause()
