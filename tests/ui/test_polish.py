@@ -137,6 +137,10 @@ async def test_task_names_sized_cut_in_the_middle_shown_whole_and_pinned(tmp_pat
         assert t.scroll_x > 0
         assert "".join(seg.text for seg in t.render_line(0)).lstrip().startswith("task")
         assert "".join(seg.text for seg in t.render_line(1)).strip().startswith(cells[0])
+        # Widening the terminal widens the task column again: the names fit.
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert t.columns[0].width >= len(f"{LONG}7")
 
 
 def summary(app: FlakeApp) -> str:

@@ -609,6 +609,13 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def on_resize(self) -> None:
         self.update_summary()
+        table = self.query_one(TaskTable)
+        name = table.column("task")
+        if self.stats is None or name is None:
+            return
+        columns = self.columns()
+        if columns[0].width != name.width:  # the task column's cap follows the width
+            table.set_columns(columns)
 
     def update_curves(self) -> None:
         st = self.stats
