@@ -7,8 +7,10 @@ thread worker and shows the task table.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -22,6 +24,7 @@ from flaketui.app.messages import RunsLoaded
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.model import FieldMap, TrialLog
+from flaketui.sanitize import visible
 from flaketui.traces import Normaliser
 from flaketui.triage import TriageStore
 
@@ -134,6 +137,29 @@ class FlakeApp(App[int]):
 
         self.open_triage_store()
         open_compare_on_load(self)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the logs load, only quitting works (no help, no palette, no hidden filter)."""
+        screen = self.screen
+        if isinstance(screen, TasksScreen) and screen.loading_logs and action != "quit":
+            return False
+        return super().check_action(action, parameters)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """Save a screenshot (the palette's command) to ``path`` or the current folder, not
+        Textual's ~/Downloads (which may not exist), and name the file written."""
+        stamp = datetime.now().strftime(time_format or "%Y-%m-%dT%H_%M_%S")
+        name = filename or f"{self.title}_{stamp}.svg"
+        try:
+            written = self.save_screenshot(name, path or os.getcwd())
+        except OSError as exc:
+            self.notify(visible(f"{name}: {exc.strerror or exc}"), title="Screenshot not saved",
+                        severity="error", timeout=10, markup=False)
+            return None
+        self.notify(f"Saved screenshot to {visible(written)}", title="Screenshot", timeout=8,
+                    markup=False)
+        return None
 
     def action_help(self) -> None:
         """Show every key of every screen."""

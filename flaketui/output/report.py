@@ -330,9 +330,10 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
         f"{s.flaky_tasks} flaky, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
-        f"pass@1 = {fmt.rate(s.pass_at_1.value)} {fmt.interval(*s.pass_at_1.ci)}   "
-        f"pass@{k} = {fmt.rate(s.pass_at_k.value)} {fmt.interval(*s.pass_at_k.ci)}   "
-        f"pass^{k} = {fmt.rate(s.pass_hat_k.value)} {fmt.interval(*s.pass_hat_k.ci)}",
+        # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
+        "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.interval(*est.ci)}" for label, est in
+                   ([("pass@1", s.pass_at_1)] if k == 1 else
+                    [("pass@1", s.pass_at_1), (f"pass@{k}", s.pass_at_k), (f"pass^{k}", s.pass_hat_k)])),
     ]
     if 1 < k <= CURVE_IN_TEXT:
         lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))

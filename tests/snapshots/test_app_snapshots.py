@@ -62,7 +62,11 @@ class TestTaskTable:
         assert snap_compare(app, run_before=after("plus", "plus", "down"), terminal_size=SIZE)
 
     def test_second_run(self, snap_compare, app: FlakeApp) -> None:
-        """r: the second run (oncall-candidate) with its own summary, table and curves."""
+        """r, down, enter: the second run (oncall-candidate) with its own summary, table and curves."""
+        assert snap_compare(app, run_before=after("r", "down", "enter"), terminal_size=SIZE)
+
+    def test_run_picker(self, snap_compare, app: FlakeApp) -> None:
+        """r: the run picker over the table, both runs with tasks and trials, oncall-baseline (shown) highlighted."""
         assert snap_compare(app, run_before=after("r"), terminal_size=SIZE)
 
 
@@ -88,3 +92,24 @@ class TestHelp:
     def test_help(self, snap_compare, app: FlakeApp) -> None:
         """Help over the task table: every key of every screen, with what it does."""
         assert snap_compare(app, run_before=after("question_mark"), terminal_size=SIZE)
+
+
+def themed(theme: str) -> Callable[[Pilot], Awaitable[None]]:
+    """Load, then switch the app to ``theme``."""
+
+    async def run(pilot: Pilot) -> None:
+        await settle(pilot)
+        pilot.app.theme = theme
+        await settle(pilot)
+
+    return run
+
+
+class TestThemes:
+    def test_textual_dark(self, snap_compare, app: FlakeApp) -> None:
+        """textual-dark: the task table on the dark surface, rates and classes in the theme's colours."""
+        assert snap_compare(app, run_before=themed("textual-dark"), terminal_size=SIZE)
+
+    def test_textual_light(self, snap_compare, app: FlakeApp) -> None:
+        """textual-light: every table row on the light surface (none left dark), colours from the theme."""
+        assert snap_compare(app, run_before=themed("textual-light"), terminal_size=SIZE)

@@ -184,17 +184,19 @@ async def test_k_changes_recompute_everything(app: FlakeApp) -> None:
         assert app.k == 12  # capped at the largest n
 
 
-async def test_next_run(app: FlakeApp) -> None:
+async def test_run_picker(app: FlakeApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await pilot.press("r")
+        await pilot.press("r", "down", "enter")
         await ready(pilot)
         screen = app.tasks_screen
         assert screen.run == "oncall-candidate"
         assert screen.summary is not None and screen.summary.flaky_tasks == 0
         p = dict(zip(names(app), column(app, "p_hat"), strict=True))
         assert p["summarizeIncident"] == "0.000" and p["searchRunbook"] == "1.000"
-        await pilot.press("r")
+        await pilot.press("r", "escape")  # closed without picking: the run stays
+        assert screen.run == "oncall-candidate"
+        await pilot.press("r", "up", "enter")
         assert screen.run == "oncall-baseline"
 
 
@@ -334,7 +336,7 @@ async def test_help_lists_every_key(app: FlakeApp) -> None:
             assert sections[cls_title]
         actions = {b.action for bindings in sections.values() for b in bindings}
         for action in ("show_traces", "sort_next", "filter", "toggle_flaky", "change_k(1)",
-                       "next_run", "jump_to_divergence", "toggle_fork_map", "quit", "help"):
+                       "pick_run", "jump_to_divergence", "toggle_fork_map", "quit", "help"):
             assert action in actions
         await pilot.press("escape")
         assert isinstance(app.screen, TasksScreen)
@@ -400,7 +402,8 @@ async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
         await ready(pilot)
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         for title in ("Open traces", "Toggle flaky only", "Filter by name", "Increase k",
-                      "Next run", "Sort by pass^5", "Sort by task", "Keys"):
+                      "Pick a run", "Copy task id", "Export the table", "Sort by pass^5",
+                      "Sort by task", "Keys"):
             assert title in commands
         await commands["Toggle flaky only"].callback()
         await pilot.pause()
@@ -551,15 +554,17 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
 
 
 async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
-    # The review column widens the table past 120 columns: a horizontal scrollbar takes a
+    # The review column widens the table past 127 columns: a horizontal scrollbar takes a
     # row, and the cursor on the last visible row used to fall out of view.
     app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.json"))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(127, SIZE[1])) as pilot:
         await ready(pilot)
-        await pilot.press("r")
+        await pilot.press("r", "down", "enter")
         await ready(pilot)
         t = table(app)
         page = t.scrollable_content_region.height - 1
+        t.cursor_row = 0
+        await pilot.pause()
         t.cursor_row = page - 1  # the last row in view
         await pilot.pause()
         assert t.scroll_y == 0

@@ -21,6 +21,8 @@ SECTIONS: list[tuple[str, str]] = [
     ("A vs B traces (enter in the comparison pane)",
      "flaketui.app.screens.compare_traces:CompareTracesScreen"),
     ("Plan view (p)", "flaketui.app.screens.plan:PlanScreen"),
+    ("Run matrix (m)", "flaketui.app.screens.matrix:MatrixScreen"),
+    ("Trial inspector (i)", "flaketui.app.screens.inspector:InspectorScreen"),
 ]
 """(title, "module:Class") whose BINDINGS are listed, in order. Screens added
 later append a line here (their module is imported when help opens)."""

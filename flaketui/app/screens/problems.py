@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from flaketui.model import Problem
+from flaketui.sanitize import visible
 
 MAX_SHOWN = 2000
 """Problems listed one by one; the rest are counted."""
@@ -33,7 +34,7 @@ class ProblemsScreen(ModalScreen[None]):
             yield Static(Text(title, style="bold"), classes="modal-title")
             text = Text()
             for p in self.problems[:MAX_SHOWN]:
-                text.append(f"{p}\n")
+                text.append(visible(str(p)) + "\n")
             if n > MAX_SHOWN:
                 text.append(f"… and {n - MAX_SHOWN} more\n", style="dim")
             with VerticalScroll():

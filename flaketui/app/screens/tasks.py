@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
@@ -24,10 +29,12 @@ from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, class_style
-from flaketui.stats import SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
+from flaketui.sanitize import visible
+from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 
@@ -64,9 +71,20 @@ def flakiness_cell(f: float) -> Text:
     return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
 
 
-def metric_cell(medians: np.ndarray, row: int) -> Text:
-    """A metric column's cell: the task's median, compactly."""
-    return Text(fmt.number(medians[row]))
+def whole_valued(medians: np.ndarray) -> bool:
+    """Whether a metric counts whole things (tokens): every median is a whole number or a
+    half (the median of an even number of whole values)."""
+    finite = medians[~np.isnan(medians)]
+    return bool(finite.size) and bool(np.all(finite * 2 == np.round(finite * 2)))
+
+
+def metric_cell(medians: np.ndarray, whole: bool, row: int) -> Text:
+    """A metric column's cell: the task's median, compactly; a count (``whole``) as a
+    whole number (``678``, not ``678.0`` beside ``1,976``)."""
+    value = medians[row]
+    if whole and not fmt.is_missing(value):
+        return Text(f"{value:,.0f}")
+    return Text(fmt.number(value))
 
 
 def rate_style(p: float) -> str:
@@ -80,6 +98,52 @@ def rate_style(p: float) -> str:
     return "bold yellow"
 
 
+LINE_EDITORS = {"vi", "vim", "nvim", "nano", "emacs", "emacsclient", "micro", "kak", "hx",
+                "helix", "joe", "mg", "jed", "ne"}
+"""Editors that take ``+LINE`` before the file name."""
+
+
+def editor_command(editor: str, path: str, line: int) -> list[str]:
+    """The command that opens ``path`` in ``editor`` (a command line, e.g. ``code -w``),
+    at ``line`` when the editor takes ``+LINE`` (``code``: ``--goto path:line``)."""
+    argv = shlex.split(editor) or ["vi"]
+    name = Path(argv[0]).name
+    if name in LINE_EDITORS and line > 0:
+        return [*argv, f"+{line}", path]
+    if name in ("code", "codium", "subl", "zed") and line > 0:
+        return [*argv, *(["--goto"] if name in ("code", "codium") else []), f"{path}:{line}"]
+    return [*argv, path]
+
+
+def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
+    """(label, estimate) of the suite figures: pass@1, pass@k and pass^k, or at k = 1,
+    where the three are one figure, ``pass@1`` once."""
+    if sm.k == 1:
+        return [("pass@1", sm.pass_at_1)]
+    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k)]
+
+
+def flow(chunks: list[Text], width: int, sep: str) -> Text:
+    """``chunks`` joined by ``sep``, a new line where the next chunk would pass ``width``:
+    lines break between chunks, never inside one."""
+    out = Text()
+    used = 0
+    for chunk in chunks:
+        if used and used + len(sep) + chunk.cell_len > width:
+            out.append("\n")
+            used = 0
+        elif used:
+            out.append(sep)
+            used += len(sep)
+        out.append_text(chunk)
+        used += chunk.cell_len
+    return out
+
+
+class LoadCancelled(Exception):
+    """Raised in the loading thread when the user quit while the logs were loading."""
+
+
 class TasksScreen(SortActions, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
@@ -91,31 +155,42 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     BINDINGS = [
         Binding("enter", "show_traces", "Traces", id="show-traces",
                 tooltip="Passing and failing traces of the highlighted task, side by side"),
-        Binding("s", "sort_next", "Sort", id="sort-next", tooltip="Sort by the next column"),
-        Binding("S", "sort_reverse", "Reverse", id="sort-reverse",
-                tooltip="Reverse the sort order (ascending / descending)"),
+        # Footer order: what matters most first, so that 80 columns keep it (sorting, K± are
+        # in help, the palette and the header: click a column, "k = 5 +/−").
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter tasks by name"),
-        Binding("f", "toggle_flaky", "Flaky only", id="flaky-only",
-                tooltip="Show only flaky tasks (toggle)"),
-        Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", tooltip="Increase k"),
-        Binding("minus", "change_k(-1)", "K−", id="k-down", tooltip="Decrease k"),
-        Binding("r", "next_run", "Run", id="next-run", tooltip="Show the next loaded run"),
-        Binding("p", "show_plan", "Plan", id="show-plan",
-                tooltip="Plan the next run: how many more trials, on which tasks, and why"),
         Binding("m", "matrix", "Matrix", id="run-matrix", show=False,
                 tooltip="Every run side by side: runs × tasks p̂, trends, newly flaky since run X"),
         Binding("c", "compare", "Compare", id="compare-runs",
                 tooltip="Run B against run A: flips, sign test, and the review of each flip"),
+        Binding("p", "show_plan", "Plan", id="show-plan",
+                tooltip="Plan the next run: how many more trials, on which tasks, and why"),
+        Binding("r", "pick_run", "Runs", id="pick-run", tooltip="Pick the run to show from a list"),
+        Binding("f", "toggle_flaky", "Flaky", id="flaky-only",
+                tooltip="Show only flaky tasks (toggle)"),
+        Binding("s", "sort_next", "Sort", id="sort-next", show=False,
+                tooltip="Sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False,
+                tooltip="Reverse the sort order (ascending / descending)"),
+        Binding("plus,equals_sign", "change_k(1)", "K+", id="k-up", show=False, tooltip="Increase k"),
+        Binding("minus", "change_k(-1)", "K−", id="k-down", show=False, tooltip="Decrease k"),
         Binding("space", "triage('reviewed')", "Reviewed", id="task-reviewed", show=False,
                 tooltip="Mark the highlighted task reviewed, or not (saved to the triage file)"),
         Binding("l", "triage('label')", "Label", id="task-label", show=False,
                 tooltip="Give the highlighted task a cause label (also marks it reviewed)"),
         Binding("w", "triage('note')", "Note", id="task-note", show=False,
                 tooltip="Write a note on the highlighted task"),
+        Binding("y", "copy_task", "Copy", id="copy-task", show=False,
+                tooltip="Copy the highlighted task's id to the clipboard"),
+        Binding("ctrl+s", "export", "Export", id="export-table", show=False,
+                tooltip="Write the tasks shown to a CSV or Markdown file (named in a prompt)"),
+        Binding("o", "open_in_editor", "Editor", id="open-in-editor", show=False,
+                tooltip="Open the highlighted task's first trial in $EDITOR, at its line"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
                 tooltip="Clear the name filter"),
+        Binding("ctrl+c", "quit_loading", "Quit", id="quit-loading", show=False, priority=True,
+                tooltip="While the logs load: stop loading and leave"),
     ]
 
     sort_key: reactive[str] = reactive("flakiness", init=False)
@@ -153,18 +228,47 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             yield Label("Loading logs…", id="loading-label")
             yield ProgressBar(total=None, show_eta=False, id="load-progress")
         yield Static("", id="summary")
-        yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter")
+        # Disabled (so never focused) until loaded: keys pressed while loading must not type
+        # into a hidden filter.
+        yield Input(placeholder="filter tasks by name (enter: keep, escape: clear)", id="filter",
+                    disabled=True)
         yield TaskTable(id="task-table")
+        yield Static("", id="current-task")
         yield Curves(id="curves")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self.theme_changed)
         self.add_class("-loading")
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
         self.load_runs()
 
+    def theme_changed(self, theme: object) -> None:
+        """Draw the summary, table and curves again in the new theme's colours."""
+        self.update_summary()
+        self.query_one(TaskTable).invalidate()
+        self.update_curves()
+        self.update_current_task()
+
     # -- loading ----------------------------------------------------------------------------
+
+    @property
+    def loading_logs(self) -> bool:
+        """True until the logs are loaded (or failed to load): only quitting works then."""
+        return self.has_class("-loading")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While loading, every key but ``q`` and ``ctrl+c`` does nothing; ``ctrl+c`` quits
+        only then (after, it copies selected text as everywhere in Textual)."""
+        if action == "quit_loading":
+            return self.loading_logs
+        return not self.loading_logs
+
+    def action_quit_loading(self) -> None:
+        """Stop loading (the reading thread stops at its next progress report) and leave."""
+        self.workers.cancel_group(self, "load")
+        self.app.exit()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading runs")
     def load_runs(self) -> None:
@@ -172,8 +276,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         from flaketui.loading import load_logs
 
         app = self.flake_app
+        worker = get_current_worker()
 
         def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:  # q while loading: stop reading rather than finish
+                raise LoadCancelled
             now = time.monotonic()
             if done >= total or now - self._last_progress > 0.05:
                 self._last_progress = now
@@ -189,6 +296,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 log = load_logs(app.options.paths, app.options.fields, progress=progress)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
+            return
+        except LoadCancelled:
             return
         self.post_message(RunsLoaded(log))
 
@@ -206,7 +315,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                                             style="bold red"))
         self.query_one("#load-progress", ProgressBar).display = False
         self.sub_title = "error"
-        self.notify(event.error, title="Could not load", severity="error", timeout=30)
+        self.notify(visible(event.error), title="Could not load", severity="error", timeout=30,
+                    markup=False)
 
     def show_worker_error(self, worker: Worker[object]) -> None:
         """A failed worker is told; a failed load also replaces "Loading logs…" with its error."""
@@ -222,6 +332,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if app.k is None:
             app.k = default_k([log.run_outcomes(r) for r in log.runs])
         self.remove_class("-loading")
+        self.query_one("#filter", Input).disabled = False
+        self.refresh_bindings()  # the footer shows the keys that work now
         problems = len(log.problems)
         if problems:
             self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
@@ -248,8 +360,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """New trials: show the same run again with them (divergences are found again)."""
         app = self.flake_app
         app.trial_log = event.log
-        if app.k_is_default:  # still "the smallest n", as ``report`` of the same file says
-            app.k = default_k([event.log.run_outcomes(r) for r in event.log.runs])
+        if app.k_is_default:
+            # k follows the smallest n up as trials arrive, never down: a new task with one
+            # trial is counted below k (as the summary says), not a reason to drop to k = 1.
+            smallest = default_k([event.log.run_outcomes(r) for r in event.log.runs])
+            if app.k is None or smallest > app.k:
+                app.k = smallest
         self.divergence.clear()
         runs = event.log.runs
         self.show_run(runs.index(self.run) if self.run in runs else 0)
@@ -293,6 +409,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.refresh_order(keep)
         self.update_summary()
         self.update_curves()
+        self.update_current_task()
 
     def columns(self) -> list[Column]:
         """The table's columns for the shown run, each with its cells and sort values.
@@ -302,7 +419,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """
         st = self.stats
         assert st is not None
-        name_w = min(32, max([4, *(len(t) for t in st.tasks[:20000])]))
+        name_w = min(self.name_cap(), max([4, *(cell_len(visible(t)) for t in st.tasks[:20000])]))
         flaky_style = class_style(FLAKY)
 
         def stat(key: str, width: int, align: str = "right",
@@ -318,9 +435,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
         label_k = max(6, len(TASK_COLUMNS["pass_at_k"].header(st.k)))
         cols = [
-            replace(stat("task", name_w, "left", lambda row: flaky_style
-                         if st.classes[row] == FLAKY else "", "task name (bold amber when flaky)"),
-                    sort=lambda: self._name_rank.astype(np.float64)),
+            replace(stat("task", name_w, "left", tooltip="task name (bold amber when flaky)",
+                         render=lambda row: Text(visible(st.tasks[row]), style=flaky_style
+                                                 if st.classes[row] == FLAKY else "")),
+                    sort=lambda: self._name_rank.astype(np.float64), cut="middle"),
             stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
             stat("p_hat", 5, style=lambda row: rate_style(st.p_hat[row])),
             stat("p_hat_ci", 12, style=lambda row: "dim"),
@@ -346,9 +464,14 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
                                f"median {name} over the task's trials",
-                               partial(metric_cell, medians),
+                               partial(metric_cell, medians, whole_valued(medians)),
                                partial(np.asarray, medians, dtype=np.float64)))
         return cols
+
+    def name_cap(self) -> int:
+        """The widest the task column gets: a third of the screen, 24 to 64 cells (the
+        highlighted task's full name is shown below the table)."""
+        return max(24, min(64, self.app.size.width // 3))
 
     def cell(self, row: int, key: str) -> Text:
         """One cell of the table: column ``key``'s rendering of data row ``row``."""
@@ -426,7 +549,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         shown = len(self.query_one(TaskTable).order)
         label = next((c.label for c in self.query_one(TaskTable).columns
                       if c.key == self.sort_key), self.sort_key)
-        parts = [f"{self.run}", f"{shown} of {len(st)} tasks" if shown != len(st) else
+        parts = [visible(self.run), f"{shown} of {len(st)} tasks" if shown != len(st) else
                  f"{len(st)} tasks", f"sorted by {label} {'↓' if self.sort_reverse else '↑'}"]
         if self.filter_text:
             parts.append(f"filter “{self.filter_text}”")
@@ -435,44 +558,66 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.sub_title = " · ".join(parts)
 
     def update_summary(self) -> None:
+        """The run's figures, flowed to the width: a line breaks between figures, never
+        inside one (``[0.64,`` / ``0.91]``)."""
         sm, st = self.summary, self.stats
         log = self.flake_app.trial_log
         if sm is None or st is None or log is None:
             return
         app = self.flake_app
         k = sm.k
-        text = Text()
+        box = self.query_one("#summary", Static)
+        width = box.content_size.width or max(20, self.app.size.width - 2)
+        narrow = width < 100
+        head = [Text(visible(sm.run), style="bold")]
         runs = len(log.runs)
-        text.append(f"{sm.run}", style="bold")
         if runs > 1:
-            text.append(f" (run {self.run_index + 1} of {runs}, r: next)", style="dim")
-        text.append(f" · {sm.tasks} tasks · {sm.trials} trials · {sm.errored} errored · ")
-        text.append(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")
-        text.append(f" · k = {k}")
-        if app.k_is_default:
-            text.append(" (smallest n)", style="dim")
-        text.append("\n")
-        for label, est in (("pass@1", sm.pass_at_1), (f"pass@{k}", sm.pass_at_k),
-                           (f"pass^{k}", sm.pass_hat_k)):
-            text.append(f"{label} ", style="dim")
-            text.append(fmt.rate(est.value), style="bold")
-            text.append(f" {fmt.interval(*est.ci)}   ", style="dim")
+            head[0].append(f" ({self.run_index + 1}/{runs})" if narrow else
+                           f" (run {self.run_index + 1} of {runs}, r: pick)", style="dim")
+        counted = sm.pass_at_1.tasks
+        tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
+        head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
+                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
+        k_text = Text(f"k = {k}")
+        if app.k_is_default and not sm.tasks_below_k:
+            k_text.append(" (smallest n)", style="dim")
+        k_text.append(" +/−", style="dim")
+        head.append(k_text)
+        figures: list[Text] = []
+        for label, est in summary_figures(sm):
+            figure = Text(f"{label} ", style="dim")
+            figure.append(fmt.rate(est.value), style="bold")
+            figure.append(f" {fmt.interval(*est.ci)}", style="dim")
+            figures.append(figure)
         if sm.tasks_below_k:
-            text.append(f"{sm.tasks_below_k} task(s) with n < k left out   ", style="yellow")
+            figures.append(Text(f"{sm.tasks_below_k} task(s) with n < k left out", style="yellow"))
         opts = app.options
         if opts.min_pass_hat_k is not None or opts.max_flakiness is not None:
             verdict = gate(st, sm, opts.min_pass_hat_k, opts.max_flakiness)
             if verdict.passed:
-                text.append(" gate PASS ", style="bold black on green")
+                figures.append(Text(" gate PASS ", style="bold black on green"))
             else:
-                text.append(" gate FAIL ", style="bold white on red")
-                text.append(" " + "; ".join(verdict.reasons), style="red")
+                figures.append(Text(" gate FAIL ", style="bold white on red"))
+                figures.append(Text("; ".join(verdict.reasons), style="red"))
+        text = flow(head, width, " · ")
+        text.append("\n")
+        text.append_text(flow(figures, width, "   "))
         for warning in sm.warnings:
             text.append("\n⚠ " + warning, style="yellow")
         if log.problems:
             text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
                         style="yellow")
-        self.query_one("#summary", Static).update(text)
+        box.update(themed(text, theme_colours(app.theme_variables)))
+
+    def on_resize(self) -> None:
+        self.update_summary()
+        table = self.query_one(TaskTable)
+        name = table.column("task")
+        if self.stats is None or name is None:
+            return
+        columns = self.columns()
+        if columns[0].width != name.width:  # the task column's cap follows the width
+            table.set_columns(columns)
 
     def update_curves(self) -> None:
         st = self.stats
@@ -484,14 +629,25 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         title = "highlighted task"
         if row is not None:
             task = k_curve(st.n[row], st.passes[row])
-            title = f"{st.tasks[row]} ({int(st.passes[row])}/{int(st.n[row])})"
+            title = f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})"
         self.query_one(Curves).show_curves(
             suite, f"suite ({len(st)} tasks)", task, title,
             histogram(st.p_hat), st.k)
 
+    def update_current_task(self) -> None:
+        """The full name of the highlighted task (the table may cut it), under the table."""
+        st, row = self.stats, self.current_row
+        line = Text()
+        if st is not None and row is not None:
+            line.append("▸ ")
+            line.append(visible(st.tasks[row]), style="bold")
+            line.append(f"  {int(st.passes[row])}/{int(st.n[row])} passed", style="dim")
+        self.query_one("#current-task", Static).update(line)
+
     @on(TaskTable.TaskHighlighted)
     def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
         self.update_curves()
+        self.update_current_task()
 
     # -- divergence column ------------------------------------------------------------------
 
@@ -609,15 +765,78 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         app.k_is_default = False
         self.recompute()
 
-    def action_next_run(self) -> None:
-        """Show the next loaded run."""
+    def action_pick_run(self) -> None:
+        """Open the list of loaded runs; the one picked is shown."""
+        from flaketui.app.screens.run_picker import RunPicker
+
         log = self.flake_app.trial_log
         if log is None:
             return
         if len(log.runs) < 2:
             self.notify("only one run is loaded", timeout=3)
             return
-        self.run_index = (self.run_index + 1) % len(log.runs)
+        runs = []
+        for run in log.runs:
+            outcomes = log.run_outcomes(run)
+            runs.append((run, len(outcomes.tasks), int(outcomes.n.sum())))
+
+        def picked(index: int | None) -> None:
+            if index is not None:
+                self.run_index = index
+
+        self.app.push_screen(RunPicker(runs, self.run_index), picked)
+
+    def action_copy_task(self) -> None:
+        """Copy the highlighted task's id (its name, as in the log) to the clipboard."""
+        task = self.current_task
+        if task is None:
+            return
+        self.app.copy_to_clipboard(task)
+        self.notify(f"copied {visible(task)}", title="Clipboard", timeout=4, markup=False)
+
+    def action_export(self) -> None:
+        """Ask for a file name, then write the tasks shown (filter and order kept) to it."""
+        from flaketui.app.screens.export import ExportPrompt, default_name, write_export
+
+        st, run = self.stats, self.run
+        if st is None or run is None:
+            return
+        rows = self.query_one(TaskTable).order.tolist()
+
+        def chosen(name: str | None) -> None:
+            if name is None:
+                return
+            try:
+                path = write_export(Path(name).expanduser(), st, rows)
+            except OSError as exc:
+                self.notify(visible(f"{name}: {exc.strerror or exc}"), title="Not exported",
+                            severity="error", timeout=10, markup=False)
+                return
+            self.notify(f"{len(rows):,} task(s) written to {visible(path)}", title="Exported",
+                        timeout=8, markup=False)
+
+        self.app.push_screen(ExportPrompt(default_name(run), len(rows)), chosen)
+
+    def action_open_in_editor(self) -> None:
+        """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
+        for editors that take it), the app suspended meanwhile."""
+        log, row = self.flake_app.trial_log, self.current_row
+        if log is None or row is None or self.outcomes is None:
+            return
+        trials = self.outcomes.task_rows(row)
+        if not trials.size:
+            return
+        first = int(trials[0])
+        path = log.sources[int(log.source[first])].path
+        line = int(log.line[first])
+        command = editor_command(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi",
+                                 path, line)
+        try:
+            with self.app.suspend():
+                subprocess.run(command, check=False)
+        except (OSError, SuspendNotSupported) as exc:
+            self.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error",
+                        timeout=10, markup=False)
 
     def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
@@ -671,9 +890,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Filter by name", "Type part of a task name", "filter"
         yield "Increase k", "k + 1 for pass@k and pass^k", "change_k(1)"
         yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
-        yield "Next run", "Show the next loaded run", "next_run"
+        yield "Pick a run", "Show another loaded run, picked from a list", "pick_run"
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
         yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
+        yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
+        yield "Export the table", "Write the tasks shown to CSV or Markdown", "export"
+        yield "Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"
         yield "Show skipped lines", "Problems found while loading", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:

@@ -13,6 +13,7 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
+from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.output import formatting as fmt
 from flaketui.stats.curves import KCurve
 
@@ -43,6 +44,13 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     if curve is None or not curve.ks.size:
         lines.append(Text("no trials", style="dim"))
         return lines
+    stop = full_prefix(curve)
+    dropped = len(curve.ks) - stop
+    if dropped:
+        # Past the smallest n, tasks leave the mean: the curve could fall only because of
+        # that, so it stops there and says so.
+        curve = KCurve(curve.ks[:stop], curve.pass_at[:stop], curve.pass_hat[:stop],
+                       curve.tasks[:stop])
     cells = max(1, min(3, SPARK_WIDTH // len(curve.ks)))
     hits = np.flatnonzero(curve.ks == k)
     mark = int(hits[0]) if hits.size else None
@@ -56,7 +64,17 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     first, last = "k=1", f"{int(curve.ks[-1])}"
     axis = first + " " * max(1, width - len(first) - len(last)) + last
     lines.append(Text(" " * 12 + axis, style="dim"))
+    if dropped:
+        lines.append(Text(f"stops at k={int(curve.ks[-1])}: every task has that many trials",
+                          style="dim"))
     return lines
+
+
+def full_prefix(curve: KCurve) -> int:
+    """How many leading points of ``curve`` average over every task (as many as at k = 1)."""
+    if not curve.ks.size:
+        return 0
+    return int(np.argmin(np.append(curve.tasks == curve.tasks[0], False)))
 
 
 def histogram_block(title: str, counts: np.ndarray, height: int = 3) -> list[Text]:
@@ -138,7 +156,11 @@ class Curves(Static):
     def _fit(self) -> None:
         """Show the charts that fit side by side (a narrow terminal drops the last ones
         rather than wrapping every line)."""
-        self.update(side_by_side(fitting(self._blocks, self.content_size.width)))
+        # Before its first layout (just shown) the widget has no width yet: the screen's
+        # is used, so that the charts never wrap and squeeze the table meanwhile.
+        width = self.content_size.width or max(1, self.app.size.width - 4)
+        text = side_by_side(fitting(self._blocks, width))
+        self.update(themed(text, theme_colours(self.app.theme_variables)))
 
     def on_resize(self) -> None:
         self._fit()

@@ -24,6 +24,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from flaketui.app.widgets.themed import theme_colours, themed
+
 GAP = 1
 """Blank cells between two columns."""
 
@@ -57,6 +59,29 @@ class Column:
     render: Callable[[int], Text] = _blank
     sort: Callable[[], np.ndarray] | None = None
     descending: bool = True
+    cut: str = "end"
+    """How a cell too long for the column is cut: ``end`` (``abc…``) or ``middle``
+    (``hypothesis_…/mystery_func_7``, for names whose two ends both tell)."""
+
+
+def middle_cut(name: str, width: int) -> str:
+    """``name`` in at most ``width`` cells, an ellipsis in the middle when it is longer.
+
+    The last path segment (from the last ``/``) is kept whole when it takes at most two
+    thirds of the room: ``hypothesis_…/mystery_func_7``; otherwise both ends get half.
+    """
+    if cell_len(name) <= width:
+        return name
+    if width < 3:
+        return name[:width]
+    room = width - 1
+    slash = name.rfind("/")
+    tail = len(name) - slash if 0 < slash and len(name) - slash <= room * 2 // 3 else room // 2
+    cut = name[:room - tail] + "…" + name[len(name) - tail:]
+    while cell_len(cut) > width:  # wide characters: give way from the head
+        room -= 1
+        cut = name[:max(0, room - tail)] + "…" + name[len(name) - tail:]
+    return cut
 
 
 class TaskTable(ScrollView, can_focus=True):
@@ -142,6 +167,8 @@ class TaskTable(ScrollView, can_focus=True):
         self.empty_text = "no tasks"
         self._lines: dict[int, Strip] = {}
         self._width = 0
+        self.pinned = 1
+        """How many leading columns stay in view when the table scrolls right (the task)."""
 
     # -- data -------------------------------------------------------------------------------
 
@@ -253,7 +280,8 @@ class TaskTable(ScrollView, can_focus=True):
         if offset is None:
             return
         if offset.y == 0:
-            key = self._column_at(offset.x + int(self.scroll_x))
+            x = offset.x if offset.x < self._pinned_width else offset.x + int(self.scroll_x)
+            key = self._column_at(x)
             if key is not None:
                 self.post_message(self.HeaderClicked(self, key))
             return
@@ -262,6 +290,19 @@ class TaskTable(ScrollView, can_focus=True):
             self.cursor_row = pos
             if event.chain >= 2:
                 self.action_select()
+
+    @property
+    def _pinned_width(self) -> int:
+        """Cells of the pinned columns (with the gaps before and after them)."""
+        return GAP + sum(c.width + GAP for c in self.columns[:self.pinned])
+
+    def _view(self, strip: Strip, scroll_x: int, width: int, style: Style) -> Strip:
+        """The visible part of a whole line: the pinned columns, then the part scrolled to."""
+        fixed = self._pinned_width
+        if not scroll_x or fixed >= width:
+            return strip.crop_extend(scroll_x, scroll_x + width, style)
+        return Strip.join([strip.crop_extend(0, fixed, style),
+                           strip.crop_extend(fixed + scroll_x, scroll_x + width, style)])
 
     def _column_at(self, x: int) -> str | None:
         left = GAP
@@ -275,6 +316,8 @@ class TaskTable(ScrollView, can_focus=True):
 
     def _fit(self, text: Text, col: Column) -> Text:
         text = text.copy()
+        if text.cell_len > col.width and col.cut == "middle":
+            text = Text(middle_cut(text.plain, col.width), style=text.style)
         if text.cell_len > col.width:
             text.truncate(col.width, overflow="ellipsis")
         pad = col.width - text.cell_len
@@ -296,23 +339,45 @@ class TaskTable(ScrollView, can_focus=True):
         return Strip(segments, line.cell_len)
 
     def _header(self) -> Strip:
+        """The header line: each label, the sorted one highlighted with ▲ / ▼.
+
+        The arrow goes beside the label, in the column when there is room, else in the
+        blank gap next to it (before a right-aligned label, after a left-aligned one), so
+        that showing it never widens the table.
+        """
         header = self.get_component_rich_style("task-table--header")
         sorted_style = self.get_component_rich_style("task-table--sorted")
-        cells = []
+        line = Text(" " * GAP)
+        borrow = False  # the previous cell took the gap after it
         for col in self.columns:
-            label = col.label
-            if col.key == self.sort_key and cell_len(label) < col.width:
-                # The arrow goes in when there is room; the label is highlighted anyway.
-                label = label + ("▼" if self.sort_reverse else "▲")
-            # Only the label is highlighted, not the padding around it.
-            cells.append(self._fit(Text(label, style=sorted_style if col.key == self.sort_key
-                                        else ""), col))
-        return self._join(cells, header)
+            if col.key != self.sort_key:
+                cell = self._fit(Text(col.label), col)
+            else:
+                arrow = "▼" if self.sort_reverse else "▲"
+                label = Text(col.label, style=sorted_style)
+                if cell_len(col.label) < col.width:
+                    cell = self._fit(label + Text(arrow, style=sorted_style), col)
+                elif col.align == "right" and not borrow:
+                    line.right_crop(GAP)
+                    cell = Text(arrow, style=sorted_style) + Text(" " * (GAP - 1)) + self._fit(label, col)
+                else:
+                    cell = self._fit(label, col) + Text(arrow, style=sorted_style)
+                    line.append_text(cell)
+                    line.append(" " * (GAP - 1))
+                    borrow = True
+                    continue
+            line.append_text(cell)
+            line.append(" " * GAP)
+            borrow = False
+        segments = [Segment(s.text, header + s.style if s.style else header)
+                    for s in line.render(self.app.console)]
+        return Strip(segments, line.cell_len)
 
     def _row(self, row: int) -> Strip:
         line = self._lines.get(row)
         if line is None:
-            cells = [self._fit(col.render(row), col) for col in self.columns]
+            colours = theme_colours(self.app.theme_variables)
+            cells = [self._fit(themed(col.render(row), colours), col) for col in self.columns]
             line = self._join(cells, self.rich_style)
             if len(self._lines) > 4096:
                 self._lines.clear()
@@ -324,9 +389,8 @@ class TaskTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         base = self.rich_style
         if y == 0:
-            strip = self._header()
-            return strip.crop_extend(scroll_x, scroll_x + width, self.get_component_rich_style(
-                "task-table--header"))
+            return self._view(self._header(), scroll_x, width,
+                              self.get_component_rich_style("task-table--header"))
         pos = scroll_y + y - 1
         if not len(self.order):
             if y == 1:
@@ -341,8 +405,13 @@ class TaskTable(ScrollView, can_focus=True):
             # The cursor's colours go on top of each cell's own (post_style wins).
             strip = strip.extend_cell_length(max(width, self._width), base)
             strip = Strip(Segment.apply_style(list(strip), post_style=cursor), strip.cell_length)
-            return strip.crop_extend(scroll_x, scroll_x + width, base + cursor)
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+            return self._view(strip, scroll_x, width, base + cursor)
+        return self._view(strip, scroll_x, width, base)
 
     def on_resize(self) -> None:
         self._scroll_cursor_visible()
+
+    def notify_style_update(self) -> None:
+        """A new theme (or CSS): rows rendered in the old colours are drawn again."""
+        super().notify_style_update()
+        self._lines.clear()
