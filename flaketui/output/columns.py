@@ -188,8 +188,15 @@ def cause_column(causes: Mapping[str, str]) -> TaskColumn:
     def values(st: TaskStats) -> list[str | None]:
         return [causes.get(t) for t in st.tasks]
 
+    def sort(st: TaskStats) -> np.ndarray:
+        """A→Z by cause; tasks without one (NaN) last either way."""
+        got = values(st)
+        ranks = label_ranks([v or "" for v in got])
+        ranks[[i for i, v in enumerate(got) if v is None]] = np.nan
+        return ranks
+
     return TaskColumn("suspected_cause", "cause?",
                       "suggested source of flakiness, from the traces (a suggestion, not a label)",
                       json=values, text=lambda st, i: visible(causes.get(st.tasks[i]) or ""),
-                      sort=lambda st: label_ranks([v or "" for v in values(st)]),
+                      sort=sort,
                       csv_names=("suspected_cause",), descending=False)

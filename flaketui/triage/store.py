@@ -656,10 +656,12 @@ class TriageStore:
 
     def suggest(self, run: str, causes: Mapping[str, str]) -> bool:
         """Keep each task's suggested source of flakiness (task → cause) apart from its label, and
-        save once. A suggestion never touches a label, a note, the reviewed mark or ``updated``.
+        save once if the file exists. A suggestion never touches a label, a note, the reviewed mark
+        or ``updated``, and never creates the file by itself: without one, the suggestions are
+        written with the person's first change.
 
         Returns:
-            What :meth:`update` returns (True: on disk, or nothing changed and all is saved).
+            True when the store is saving to its file (as :meth:`persistent`).
         """
         changed = False
         for task, cause in causes.items():
@@ -669,7 +671,9 @@ class TriageStore:
                 self._entries[key] = replace(old, suggested=cause)
                 self._touched.add(key)
                 changed = True
-        return self.save() if changed else self.persistent
+        if changed and self.path is not None and self.path.exists():
+            return self.save()
+        return self.persistent
 
     def suggested(self, run: str) -> dict[str, str]:
         """Task → the suggested source of flakiness kept for ``run`` (tasks of notes on flips left out)."""

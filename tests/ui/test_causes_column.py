@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList, Static
+from textual.worker import WorkerFailed
 
 from flaketui.app.app import make_app
 from flaketui.app.screens.tasks import TasksScreen
@@ -34,9 +35,10 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
         assert cell.plain == "tool-nondeterminism" and "dim" in str(cell.style)
         assert screen.cell(screen.stats.tasks.index("listAlerts"), "suspected_cause").plain == ""
         assert "flaky tasks by suspected source: tool-nondeterminism 1" in summary_text(screen)
-        # Kept in the triage file apart from any label: nothing was labelled.
-        entry = TriageStore.open(notes).get(KEY)
+        # Kept in the store apart from any label; a suggestion alone never creates the file.
+        entry = app.triage_store.get(KEY)
         assert (entry.suggested, entry.label, entry.reviewed) == ("tool-nondeterminism", None, False)
+        assert not notes.exists()
         # The cursor is on searchRunbook (flakiest first); l pre-selects the suggestion.
         assert screen.current_task == "searchRunbook"
         await pilot.press("l")
@@ -55,8 +57,8 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
 async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
-    store.suggest("oncall-baseline", {"searchRunbook": "environment"})
     store.update(KEY, label="sampling", reviewed=True)
+    store.suggest("oncall-baseline", {"searchRunbook": "environment"})  # the file exists: saved at once
     import flaketui.traces.causes
 
     def refuse(*args: object, **kwargs: object) -> None:
@@ -76,6 +78,16 @@ async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: 
         assert app.screen.query_one(OptionList).highlighted == list(LABELS).index("sampling")
 
 
+async def test_suggestions_reach_an_existing_file(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.json"
+    TriageStore.open(notes).update(TriageKey("oncall-baseline", "listAlerts"), note="seen")
+    app = make_app([str(BASELINE)], triage=str(notes))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    entry = TriageStore.open(notes).get(KEY)
+    assert (entry.suggested, entry.label, entry.reviewed) == ("tool-nondeterminism", None, False)
+
+
 async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import flaketui.traces.causes
 
@@ -85,7 +97,9 @@ async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(flaketui.traces.causes, "suggest_causes", boom)
     app = make_app([str(BASELINE)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        with pytest.raises(WorkerFailed, match="disk on fire"):
+            await settle(pilot)
+        await pilot.pause()
         screen = app.tasks_screen
         assert "failed" in summary_text(screen)
         assert any("disk on fire" in n.message for n in app._notifications)

@@ -17,16 +17,19 @@ KEY = TriageKey("oncall-baseline", "searchRunbook")
 def test_round_trip_keeps_suggestion_apart_from_label(tmp_path: Path) -> None:
     path = tmp_path / "notes.json"
     store = TriageStore.open(path)
-    assert store.suggest("oncall-baseline", {"searchRunbook": "tool-nondeterminism"})
-    entry = load_entries(path)[KEY]
-    assert (entry.suggested, entry.label, entry.reviewed, entry.updated) == ("tool-nondeterminism", None, False, "")
+    store.suggest("oncall-baseline", {"searchRunbook": "tool-nondeterminism", "listAlerts": "sampling"})
+    assert not path.exists()  # a suggestion alone never creates the file
+    store.update(KEY, note="looked")
+    entry = load_entries(path)[TriageKey("oncall-baseline", "listAlerts")]
+    assert (entry.suggested, entry.label, entry.reviewed, entry.updated) == ("sampling", None, False, "")
     store.update(KEY, label="real-fix", reviewed=True)
+    assert load_entries(path)[KEY].suggested == "tool-nondeterminism"
     # A later suggestion never overwrites the person's label.
     store.suggest("oncall-baseline", {"searchRunbook": "sampling"})
     again = TriageStore.open(path)
     entry = again.get(KEY)
     assert (entry.label, entry.suggested, entry.reviewed) == ("real-fix", "sampling", True)
-    assert again.suggested("oncall-baseline") == {"searchRunbook": "sampling"}
+    assert again.suggested("oncall-baseline") == {"searchRunbook": "sampling", "listAlerts": "sampling"}
     # Clearing the label keeps the suggestion.
     again.update(KEY, label=None, reviewed=False)
     assert load_entries(path)[KEY].suggested == "sampling"
@@ -56,8 +59,8 @@ def test_a_suggestion_alone_is_no_review(tmp_path: Path) -> None:
 def test_export_gives_label_and_suggested_cause_apart(tmp_path: Path) -> None:
     path = tmp_path / "notes.json"
     store = TriageStore.open(path)
-    store.suggest("oncall-baseline", {"searchRunbook": "tool-nondeterminism", "listAlerts": "sampling"})
     store.update(KEY, label="ordering-concurrency", reviewed=True)
+    store.suggest("oncall-baseline", {"searchRunbook": "tool-nondeterminism", "listAlerts": "sampling"})
     result = CliRunner().invoke(main, ["triage", "export", str(BASELINE), "--triage", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = orjson.loads(result.stdout)

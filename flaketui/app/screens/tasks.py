@@ -499,7 +499,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             else:
                 text.append(" gate FAIL ", style="bold white on red")
                 text.append(" " + "; ".join(verdict.reasons), style="red")
-        if self.run is not None and self.has_traces.any() and sm.flaky_tasks:
+        if self.run is not None and self.has_traces.any():
             text.append("\n" + self.causes_line(), style="dim")
         for warning in sm.warnings:
             text.append("\n⚠ " + warning, style="yellow")
