@@ -12,7 +12,7 @@ from tests.conftest import FIXTURES, SIZE, settle
 
 
 def test_sorted_by_cause(snap_compare) -> None:
-    """Sorted by cause? (↑ on cause?): searchRunbook's dim tool-nondeterminism on top, the breakdown line in the summary."""
+    """Sorted by cause? ▲: searchRunbook's dim tool-nondeterminism on top, the breakdown line in the summary."""
     async def run(pilot: Pilot) -> None:
         await settle(pilot)
         pilot.app.tasks_screen.action_sort_by("suspected_cause")
