@@ -43,8 +43,9 @@ if TYPE_CHECKING:
                    "ordering-concurrency, environment, harness-bug, unknown) from its traces, with the "
                    "evidence and the decisive fork. Reads the flaky tasks' traces only.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Processes reading traces for --causes: 2 reads two tasks at once (on two cores, "
-                   "close to twice as fast on a big suite); 1 reads them here, one by one.")
+              help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
+                   "(same output; faster only on a big suite with two idle cores, as each process first "
+                   "gets a copy of the loaded log); 1 reads them here, one by one.")
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
            interval: float, causes: bool, workers: int, fields: FieldMap) -> None:
