@@ -61,13 +61,12 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
 
 
 class CauseProgress(LoadProgress):
-    """The load's progress bar on stderr, counting flaky tasks whose traces are read for ``--causes``."""
+    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
+    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
 
     def update(self, done: int, total: int) -> None:
         """Called with tasks done and total."""
-        if not self.enabled or (self._bar is None and self._clock() - self._start < self.DELAY):
-            return
-        if self._bar is None:
+        if self.enabled and self._bar is None and self._clock() - self._start >= self.DELAY:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -75,7 +74,7 @@ class CauseProgress(LoadProgress):
                                  console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task("causes", total=total)
-        self._bar.update(self._task, completed=done, total=total)
+        super().update(done, total)
 
 
 def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:

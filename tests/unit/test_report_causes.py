@@ -130,3 +130,31 @@ def test_json_keeps_evidence_as_is(tmp_path: Path) -> None:
     task = task_of(orjson.loads(out), "t")
     assert task["suspected_cause"] in CAUSES
     assert "[bold]x[/bold]" in task["cause_evidence"]["b"]  # the core's one-line value, not markup
+
+
+def test_progress_bar_counts_tasks_on_stderr(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from rich.progress import MofNCompleteColumn
+
+    from flaketui.cli import common
+    from flaketui.cli.report import CauseProgress, find_causes
+    from flaketui.loading import load_logs
+    from flaketui.model import FieldMap
+
+    monkeypatch.setattr(common, "_stream_is_tty", lambda stream: True)
+    monkeypatch.setattr(CauseProgress, "DELAY", 0.0)
+    seen: list[tuple[int, int]] = []
+    shown = []
+    update = CauseProgress.update
+
+    def spy(self: CauseProgress, done: int, total: int) -> None:
+        update(self, done, total)
+        seen.append((done, total))
+        shown.append(any(isinstance(c, MofNCompleteColumn) for c in self._bar.columns))
+
+    monkeypatch.setattr(CauseProgress, "update", spy)
+    log = load_logs([str(BASELINE)], FieldMap())
+    found = find_causes(log, list(log.runs))
+    assert seen == [(1, 1)] and all(shown)  # one flaky task, counted as tasks (not bytes)
+    assert list(found) == ["oncall-baseline"] and list(found["oncall-baseline"]) == ["searchRunbook"]
+    assert capsys.readouterr().out == ""
