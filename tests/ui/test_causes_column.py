@@ -105,3 +105,16 @@ async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.Monke
         assert any("disk on fire" in n.message for n in app._notifications)
         row = screen.stats.tasks.index("searchRunbook")
         assert screen.cell(row, "suspected_cause").plain == ""
+
+
+async def test_an_unknown_suggestion_in_the_file_is_found_again(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.json"
+    store = TriageStore.open(notes)
+    store.update(KEY, note="seen")
+    store.suggest("oncall-baseline", {"searchRunbook": "\x1b[31mbogus"})  # someone else's file
+    app = make_app([str(BASELINE)], triage=str(notes))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = app.tasks_screen.stats.tasks.index("searchRunbook")
+        assert app.tasks_screen.cell(row, "suspected_cause").plain == "tool-nondeterminism"
+    assert TriageStore.open(notes).get(KEY).suggested == "tool-nondeterminism"

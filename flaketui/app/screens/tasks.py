@@ -288,7 +288,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._name_rank = np.argsort(np.argsort(np.array(self.outcomes.tasks, dtype=object)))
         new_run = self.run not in self.causes
         if new_run:
-            self.causes[self.run] = self.flake_app.triage_store.suggested(self.run)
+            from flaketui.traces.causes import CAUSES
+
+            kept = self.flake_app.triage_store.suggested(self.run)  # a file's text: only known names
+            self.causes[self.run] = {t: c for t, c in kept.items() if c in CAUSES}
             self._causes_progress[self.run] = "…"
         self.recompute()
         if self.run not in self.divergence:

@@ -24,6 +24,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.sanitize import visible
 from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class LabelPicker(ModalScreen[str | None]):
         with Vertical(id="label-box", classes="modal-box"):
             title = Text.assemble("Cause of ", (self.key.describe(), "bold"))
             if self.suggested:
-                title.append(f" (suggested: {self.suggested})", style="dim")
+                title.append(f" (suggested: {visible(self.suggested)})", style="dim")
             yield Static(title, classes="modal-title")
             yield OptionList(*options, id="labels")
             yield Static(Text("1-8 or enter: choose (marks it reviewed) · 0: no label · "
