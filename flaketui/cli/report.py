@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flaketui.cli.common import (
     EXIT_OK,
+    LoadProgress,
     check_k,
     fail,
     load,
@@ -20,6 +22,9 @@ from flaketui.cli.common import (
 )
 from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
 from flaketui.model import FieldMap, InputError, TrialLog
+
+if TYPE_CHECKING:
+    from flaketui.output.report import Causes
 
 
 @main.command()
@@ -36,11 +41,22 @@ from flaketui.model import FieldMap, InputError, TrialLog
               help="Seconds between looks at the logs with --watch.")
 @baseline_option
 @alpha_option
+@click.option("--causes", is_flag=True, default=False,
+              help="Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
+                   "ordering-concurrency, environment, harness-bug, unknown) from its traces, with the "
+                   "evidence and the decisive fork. Reads the flaky tasks' traces only.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
+                   "(same output; faster only on a big suite with two idle cores, as each process first "
+                   "gets a copy of the loaded log); 1 reads them here, one by one.")
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
-           interval: float, baseline: str | None, alpha: float, fields: FieldMap) -> None:
+           interval: float, baseline: str | None, alpha: float, causes: bool, workers: int,
+           fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     check_k(k)
+    if fmt == "csv" and causes:
+        raise click.UsageError("--causes goes with --format table, json or markdown (not csv)")
     if baseline is not None:
         if watch:
             raise click.UsageError("--baseline and --watch cannot be combined")
@@ -59,31 +75,73 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         return
     if watch:
         watch_report(logs, fields, interval,
-                     lambda log, again: print_report(log, k, run, fmt, clear=again))
-    print_report(load(logs, fields), k, run, fmt)
+                     lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
+                                                     workers=workers))
+    print_report(load(logs, fields), k, run, fmt, causes=causes, workers=workers)
+
+
+class CauseProgress(LoadProgress):
+    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
+    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
+
+    def update(self, done: int, total: int) -> None:
+        """Called with tasks done and total."""
+        if self.enabled and self._bar is None and self._clock() - self._start >= self.DELAY:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self._bar = Progress("Reading traces", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("causes", total=total)
+        super().update(done, total)
+
+
+def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
+    """Each run's flaky tasks' suggested sources of flakiness (reads only their traces)."""
+    import functools
+
+    from flaketui.loading import read_trial
+    from flaketui.traces.causes import flaky_rows, suggest_causes
+
+    todo = {r: flaky_rows(log.run_outcomes(r)) for r in runs}
+    total = sum(len(rows) for rows in todo.values())
+    bar = CauseProgress()
+    done = 0
+    out: dict[str, Any] = {}
+    try:
+        for r, rows in todo.items():
+            out[r] = suggest_causes(functools.partial(read_trial, log), rows, workers=workers,
+                                    progress=lambda n, _total, before=done: bar.update(before + n, total))
+            done += len(rows)
+    finally:
+        bar.close()
+    return out
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
-                 clear: bool = False) -> None:
-    """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch)."""
+                 clear: bool = False, causes: bool = False, workers: int = 1) -> None:
+    """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
+    ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes)."""
     from flaketui.output import report as out
     from flaketui.stats import summarise
 
     kk, stats = run_stats(log, run, k)
     results = [(st, summarise(st)) for st in stats]
+    found = find_causes(log, [st.run for st in stats], workers) if causes else None
     if fmt == "json":
-        write_json(out.report_json(kk, results))
+        write_json(out.report_json(kk, results, found))
     elif fmt == "csv":
         click.echo(out.report_csv(kk, results), nl=False)
     elif fmt == "markdown":
-        click.echo(out.report_markdown(kk, results), nl=False)
+        click.echo(out.report_markdown(kk, results, found), nl=False)
     else:
         console = out.console()
         if clear and console.is_terminal:
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))
         for st, sm in results:
-            console.print(out.report_table(st, sm))
+            console.print(out.report_table(st, sm, found))
 
 
 def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,

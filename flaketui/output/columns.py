@@ -15,7 +15,7 @@ No Textual, no Rich: labels, values and plain strings (styles are named, not app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,3 +180,23 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     text_column("group", "group", lambda st: st.groups, "cluster for the standard error"),
 )}
 """Every per-task column, by key, in the order of the JSON objects."""
+
+
+def cause_column(causes: Mapping[str, str]) -> TaskColumn:
+    """The ``cause?`` column: each flaky task's suggested source of flakiness (task name → cause,
+    :mod:`flaketui.traces.causes`); empty for a task without one. A suggestion, never a label."""
+    def values(st: TaskStats) -> list[str | None]:
+        return [causes.get(t) for t in st.tasks]
+
+    def sort(st: TaskStats) -> np.ndarray:
+        """A→Z by cause; tasks without one (NaN) last either way."""
+        got = values(st)
+        ranks = label_ranks([v or "" for v in got])
+        ranks[[i for i, v in enumerate(got) if v is None]] = np.nan
+        return ranks
+
+    return TaskColumn("suspected_cause", "cause?",
+                      "suggested source of flakiness, from the traces (a suggestion, not a label)",
+                      json=values, text=lambda st, i: visible(causes.get(st.tasks[i]) or ""),
+                      sort=sort,
+                      csv_names=("suspected_cause",), descending=False)

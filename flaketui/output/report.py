@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
-from flaketui.output.columns import TASK_COLUMNS, class_style, csv_number
+from flaketui.output.columns import TASK_COLUMNS, TaskColumn, cause_column, class_style, csv_number
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
     from flaketui.stats.pertask import PerTaskTests
+    from flaketui.traces.causes import CauseSuggestion
+
+Causes = Mapping[str, Mapping[str, "CauseSuggestion"]]
+"""``report --causes``: run name → flaky task name → its suggested source of flakiness."""
 
 FORMATS = ("table", "json", "csv", "markdown")
 CURVE_IN_TEXT = 12
@@ -91,15 +95,24 @@ def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in columns]
 
 
-def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> dict[str, Any]:
-    """The ``report --format json`` document."""
-    return {
-        "k": k,
-        "errored_as": runs[0][1].errored_as if runs else "apart",
-        "runs": [
-            {"run": st.run, "summary": summary_json(sm), "tasks": tasks_json(st)} for st, sm in runs
-        ],
-    }
+def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
+                causes: Causes | None = None) -> dict[str, Any]:
+    """The ``report --format json`` document; with ``causes`` (``--causes``) each flaky task also
+    gets its suggestion's keys (:meth:`~flaketui.traces.causes.CauseSuggestion.to_json`) and each
+    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first)."""
+    from flaketui.traces.causes import breakdown
+
+    out = []
+    for st, sm in runs:
+        entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm), "tasks": tasks_json(st)}
+        if causes is not None:
+            found = causes.get(st.run, {})
+            for task in entry["tasks"]:
+                if task["task"] in found:
+                    task.update(found[task["task"]].to_json())
+            entry["cause_breakdown"] = dict(breakdown(found.values()))
+        out.append(entry)
+    return {"k": k, "errored_as": runs[0][1].errored_as if runs else "apart", "runs": out}
 
 
 @dataclass(frozen=True)
@@ -345,18 +358,52 @@ def summary_lines(s: SuiteSummary) -> list[str]:
     return lines
 
 
-def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
+def report_columns(run: str, causes: Causes | None = None) -> list[TaskColumn]:
+    """The columns of the table and Markdown reports; with ``causes``, ``cause?`` after ``class``."""
+    columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+    if causes is not None:
+        found = causes.get(run, {})
+        columns.insert(REPORT_KEYS.index("class") + 1, cause_column({t: s.cause for t, s in found.items()}))
+    return columns
+
+
+def cause_lines(st: TaskStats, causes: Causes | None) -> list[str]:
+    """With ``--causes``: the breakdown line, then each flaky task's suggestion, evidence and
+    decisive fork, one line each, in display order (log content made visible)."""
+    if causes is None:
+        return []
+    from flaketui.traces.causes import breakdown_line
+
+    found = causes.get(st.run, {})
+    lines = [breakdown_line(found.values())]
+    for i in display_order(st):
+        s = found.get(st.tasks[i])
+        if s is None:
+            continue
+        text = f"{st.tasks[i]}: {s.text()}"
+        if s.evidence is not None:
+            text += f"; {s.evidence.text()}"
+        if s.decisive_fork is not None:
+            text += f"; decisive fork: {s.decisive_fork.text()}"
+        lines.append(visible(text))
+    return lines
+
+
+def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None) -> str:
     parts = []
     for st, sm in runs:
         lines = summary_lines(sm)
-        parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join(lines) + "\n")
+        why = cause_lines(st, causes)
+        parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *why[:1]]) + "\n")
         for w in sm.warnings:
             parts.append(f"> warning: {_md_escape(w)}\n")
-        columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+        columns = report_columns(st.run, causes)
         rows = ["| " + " | ".join(c.header(k) for c in columns) + " |", "|" + "---|" * len(columns)]
         for i in display_order(st):
             rows.append("| " + " | ".join(_md_escape(c.text(st, i)) for c in columns) + " |")
         parts.append("\n".join(rows) + "\n")
+        if len(why) > 1:
+            parts.append("### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[1:]) + "\n")
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
 
 
@@ -376,20 +423,23 @@ def compare_markdown(v: CompareView) -> str:
 # --- Rich ---------------------------------------------------------------------
 
 
-def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
-    """The suite summary above a table of tasks, most dangerous first."""
+def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None) -> Group:
+    """The suite summary above a table of tasks, most dangerous first; with ``causes``
+    (``--causes``) a ``cause?`` column, the breakdown line and each suggestion's evidence."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     k = st.k
-    head = Text("\n".join(summary_lines(sm)), style="bold")
+    why = cause_lines(st, causes)
+    head = Text("\n".join([*summary_lines(sm), *why[:1]]), style="bold")
     warnings = [Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings]
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
               "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5}
-    columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+    columns = report_columns(st.run, causes)
+    keys = [c.key for c in columns]
     for col in columns:
         name = TABLE_LABELS.get(col.key, col.header(k))
         if col.key == "task":
@@ -401,13 +451,15 @@ def report_table(st: TaskStats, sm: SuiteSummary) -> Group:
             table.add_column(name, justify="right", no_wrap=True,
                              min_width=max(widths[col.key], len(name)))
         else:
-            table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None)
+            table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None,
+                             style="dim" if col.key == "suspected_cause" else None)
     for i in display_order(st):
         cells: list[str | Text] = [c.text(st, i) for c in columns]
-        cells[REPORT_KEYS.index("task")] = Text(visible(st.tasks[i]))  # a name from the log: not markup
-        cells[REPORT_KEYS.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
+        cells[keys.index("task")] = Text(visible(st.tasks[i]))  # a name from the log: not markup
+        cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
-    return Group(head, *warnings, table, Text(""))
+    evidence = [Text(line, style="dim") for line in why[1:]]  # log content: Text, never markup
+    return Group(head, *warnings, table, *([Text("")] + evidence if evidence else []), Text(""))
 
 
 def compare_table(v: CompareView) -> Group:

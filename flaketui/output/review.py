@@ -235,6 +235,11 @@ def _entry_json(e: TriageEntry) -> dict[str, Any]:
     return {"label": e.label, "note": e.note, "reviewed": e.reviewed, "updated": e.updated or None}
 
 
+def _task_entry_json(e: TriageEntry) -> dict[str, Any]:
+    """A task's review with the suggested source of flakiness beside the person's ``label``, apart."""
+    return {**_entry_json(e), "suggested_cause": e.suggested}
+
+
 def comparison_export(cmp: PairedComparison,
                       entries: Mapping[TriageKey, TriageEntry]) -> dict[str, Any]:
     """One comparison of the export: the summary and every flip with its review."""
@@ -273,12 +278,12 @@ def comparison_export(cmp: PairedComparison,
 
 def flaky_export(stats: Iterable[TaskStats],
                  entries: Mapping[TriageKey, TriageEntry]) -> list[dict[str, Any]]:
-    """Per run, every flaky task and every task with a note: its figures and review."""
+    """Per run, every flaky task and every task with a note: its figures, review and suggested cause."""
     out = []
     for st in stats:
         for i, task in enumerate(st.tasks):
             key = TriageKey(st.run, task)
-            if st.classes[i] != "flaky" and key not in entries:
+            if st.classes[i] != "flaky" and not (key in entries and entries[key].reviewed_or_noted):
                 continue
             e = entries.get(key) or TriageEntry()
             out.append({
@@ -286,7 +291,7 @@ def flaky_export(stats: Iterable[TaskStats],
                 "passes": int(st.passes[i]), "p_hat": fmt.json_float(st.p_hat[i]),
                 "p_hat_ci": fmt.json_interval(st.p_hat_ci.low[i], st.p_hat_ci.high[i]),
                 "flakiness": fmt.json_float(st.flakiness[i]),
-                "pass_hat_k": fmt.json_float(st.pass_hat_k[i]), **_entry_json(e),
+                "pass_hat_k": fmt.json_float(st.pass_hat_k[i]), **_task_entry_json(e),
             })
     return out
 
@@ -309,8 +314,8 @@ def triage_export(
     shown = {TriageKey(f["run"], f["task"]) for f in flaky}
     for c in comps:
         shown.update(TriageKey.flip(c["run_a"], c["run_b"], f["task"]) for f in c["flips"])
-    other = [{"run": key.run, "against": key.against or None, "task": key.task, **_entry_json(e)}
-             for key, e in sorted(entries.items()) if key not in shown and not e.empty]
+    other = [{"run": key.run, "against": key.against or None, "task": key.task, **_task_entry_json(e)}
+             for key, e in sorted(entries.items()) if key not in shown and e.reviewed_or_noted]
     return {"triage_file": triage_file, "k": k, "comparisons": comps, "flaky_tasks": flaky,
             "other_notes": other}
 
@@ -348,25 +353,26 @@ def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparis
     out += [f"## Flaky tasks (k = {doc['k']})", ""]
     if doc["flaky_tasks"]:
         k = doc["k"]
-        out += [f"| run | task | n | passes | p̂ | 95% CI | pass^{k} | flakiness | label | note "
-                "| reviewed |", "|---|---|---:|---:|---:|---|---:|---:|---|---|---|"]
+        out += [f"| run | task | n | passes | p̂ | 95% CI | pass^{k} | flakiness | suggested cause | label "
+                "| note | reviewed |", "|---|---|---:|---:|---:|---|---:|---:|---|---|---|---|"]
         for f in doc["flaky_tasks"]:
             ci = f["p_hat_ci"] or (None, None)
             out.append(
                 f"| {_md(f['run'])} | {_md(f['task'])} | {f['n']} | {f['passes']} | "
                 f"{fmt.rate(f['p_hat'])} | {fmt.interval(*ci)} | {fmt.rate(f['pass_hat_k'])} | "
-                f"{fmt.rate(f['flakiness'])} | {_md(f['label'])} | {_md(f['note'])} | "
-                f"{_mark(f['reviewed'])} |")
+                f"{fmt.rate(f['flakiness'])} | {_md(f['suggested_cause'])} | {_md(f['label'])} | "
+                f"{_md(f['note'])} | {_mark(f['reviewed'])} |")
     else:
         out.append("No flaky task.")
     out.append("")
     if doc["other_notes"]:
         out += ["## Other notes", "", "Notes on runs or tasks that are not flips or flaky tasks "
-                "in these logs.", "", "| run | against | task | label | note | reviewed |",
-                "|---|---|---|---|---|---|"]
+                "in these logs.", "", "| run | against | task | suggested cause | label | note | reviewed |",
+                "|---|---|---|---|---|---|---|"]
         for f in doc["other_notes"]:
             out.append(f"| {_md(f['run'])} | {_md(f['against'])} | {_md(f['task'])} | "
-                       f"{_md(f['label'])} | {_md(f['note'])} | {_mark(f['reviewed'])} |")
+                       f"{_md(f['suggested_cause'])} | {_md(f['label'])} | {_md(f['note'])} | "
+                       f"{_mark(f['reviewed'])} |")
         out.append("")
     return "\n".join(out)
 

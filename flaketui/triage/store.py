@@ -30,10 +30,16 @@ messages). The file format::
     {"format": "flaketui-triage", "version": 1, "entries": [
     {"run":"oncall-candidate","against":"oncall-baseline","task":"summarizeIncident",...},
     {"run":"oncall-baseline","task":"searchRunbook","label":"real-regression",
-     "note":"reads the 2024 post-mortem first","reviewed":true,"updated":"2026-01-05T10:12:03Z"}
+     "note":"reads the 2024 post-mortem first","reviewed":true,"updated":"2026-01-05T10:12:03Z",
+     "suggested":"tool-nondeterminism"}
     ]}
 
 one entry a line (wrapped here). A UTF-8 byte order mark at the start is ignored.
+
+``suggested`` (written only when there is one; files without it load as before) is
+the source of flakiness flaketui suggested from the traces
+(:mod:`flaketui.traces.causes`), kept apart from ``label``, the person's confirmed
+cause: a suggestion never writes or changes a label.
 
 An entry with ``against`` is the review of a flip: the task's change from run
 ``against`` (A) to ``run`` (B). An entry without it is a note on the task in
@@ -139,11 +145,19 @@ class TriageEntry:
     reviewed: bool = False
     updated: str = ""
     """UTC time of the last change, ISO 8601 (``2026-01-05T10:12:03Z``)."""
+    suggested: str | None = None
+    """The source of flakiness suggested from the traces (:data:`flaketui.traces.causes.CAUSES`),
+    kept apart from :attr:`label`, which only a person sets."""
+
+    @property
+    def reviewed_or_noted(self) -> bool:
+        """True when a person wrote something: a label, a note or the reviewed mark."""
+        return self.label is not None or bool(self.note) or self.reviewed
 
     @property
     def empty(self) -> bool:
-        """True when there is nothing to keep."""
-        return self.label is None and not self.note and not self.reviewed
+        """True when there is nothing to keep (neither a person's review nor a suggestion)."""
+        return not self.reviewed_or_noted and self.suggested is None
 
 
 _UNSET: Any = object()
@@ -355,13 +369,16 @@ def _parse_entry(item: Any, i: int) -> tuple[TriageKey, TriageEntry]:
         raise TriageFileError(f"{where}: \"against\" is not a string")
     label, note = item.get("label"), item.get("note", "")
     reviewed, updated = item.get("reviewed", False), item.get("updated", "")
+    suggested = item.get("suggested")
     if label is not None and not isinstance(label, str):
         raise TriageFileError(f"{where}: \"label\" is not a string")
+    if suggested is not None and not isinstance(suggested, str):
+        raise TriageFileError(f"{where}: \"suggested\" is not a string")
     if not isinstance(note, str) or not isinstance(updated, str):
         raise TriageFileError(f"{where}: \"note\" or \"updated\" is not a string")
     if not isinstance(reviewed, bool):
         raise TriageFileError(f"{where}: \"reviewed\" is not true or false")
-    return TriageKey(run, task, against), TriageEntry(label or None, note, reviewed, updated)
+    return TriageKey(run, task, against), TriageEntry(label or None, note, reviewed, updated, suggested or None)
 
 
 def load_entries(path: str | os.PathLike[str]) -> dict[TriageKey, TriageEntry]:
@@ -400,6 +417,8 @@ def _entry_line(key: TriageKey, e: TriageEntry) -> bytes:
     if key.against:
         item["against"] = key.against
     item.update(task=key.task, label=e.label, note=e.note, reviewed=e.reviewed, updated=e.updated)
+    if e.suggested is not None:
+        item["suggested"] = e.suggested
     return orjson.dumps(item)
 
 
@@ -634,6 +653,32 @@ class TriageStore:
         self._entries[key] = replace(new, updated=now_utc())
         self._touched.add(key)
         return self.save()
+
+    def suggest(self, run: str, causes: Mapping[str, str]) -> bool:
+        """Keep each task's suggested source of flakiness (task → cause) apart from its label, and
+        save once if the file exists. A suggestion never touches a label, a note, the reviewed mark
+        or ``updated``, and never creates the file by itself: without one, the suggestions are
+        written with the person's first change.
+
+        Returns:
+            True when the store is saving to its file (as :meth:`persistent`).
+        """
+        changed = False
+        for task, cause in causes.items():
+            key = TriageKey(run, task)
+            old = self.get(key)
+            if old.suggested != cause:
+                self._entries[key] = replace(old, suggested=cause)
+                self._touched.add(key)
+                changed = True
+        if changed and self.path is not None and self.path.exists():
+            return self.save()
+        return self.persistent
+
+    def suggested(self, run: str) -> dict[str, str]:
+        """Task → the suggested source of flakiness kept for ``run`` (tasks of notes on flips left out)."""
+        return {k.task: e.suggested for k, e in self._entries.items()
+                if k.run == run and not k.against and e.suggested is not None}
 
     def toggle_reviewed(self, key: TriageKey) -> bool:
         """Flip ``key``'s reviewed mark and save; returns what :meth:`update` returns."""

@@ -133,7 +133,7 @@ class TestExport:
         assert "| searchRunbook | fixed | 0.833 → 1.000 | 12 | 12 | 0.167 | real-fix |  |  |" in out
         assert "- 1 of 2 flips reviewed" in out
         assert "| ordering-concurrency | tied chunks |" in out
-        assert "## Other notes" in out and "| gone-run |  | oldTask |  | from an older log |" in out
+        assert "## Other notes" in out and "| gone-run |  | oldTask |  |  | from an older log |" in out
 
         code, out, _ = run("triage", "export", BASELINE, CANDIDATE, "--triage", notes,
                            "--format", "json")

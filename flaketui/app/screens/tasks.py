@@ -32,11 +32,12 @@ from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes
 from flaketui.output import formatting as fmt
-from flaketui.output.columns import TASK_COLUMNS, class_style
+from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
+from flaketui.triage import TriageKey
 
 WATCH_INTERVAL = 1.0
 """Seconds between looks at the logs with ``--watch``."""
@@ -49,6 +50,9 @@ METRIC_LABELS = {"tokens": "tokens", "cost_usd": "cost $", "duration_s": "dur s"
 
 CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky"}
 """Short class names in the table (the reports spell them stable-pass, stable-fail, flaky)."""
+
+CAUSES_FAILED = "failed (see the notification)"
+"""The summary's progress of the cause? column when its worker raised."""
 
 PENDING = -1
 """Divergence not computed yet (shown as an ellipsis)."""
@@ -219,6 +223,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._watcher: LogWatcher | None = None
         """Follows the logs with ``--watch`` (set by the loading worker)."""
         self._divergence_progress = ""
+        self.causes: dict[str, dict[str, str]] = {}
+        """Per run, flaky task -> suggested source of flakiness (kept in the triage file, else
+        found by :meth:`find_causes`); a suggestion, never a label."""
+        self._causes_progress: dict[str, str] = {}
+        """Per run still being read, "3 of 10" (flaky tasks whose causes are found)."""
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -323,6 +332,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         super().show_worker_error(worker)
         if worker.group == "load":
             self.post_message(LoadFailed(str(worker.error)))
+        if worker.group == "causes" and self.run is not None:
+            self._causes_progress[self.run] = CAUSES_FAILED
+            self.update_summary()
 
     @on(RunsLoaded)
     def runs_loaded(self, event: RunsLoaded) -> None:
@@ -367,6 +379,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             if app.k is None or smallest > app.k:
                 app.k = smallest
         self.divergence.clear()
+        self.causes.clear()
         runs = event.log.runs
         self.show_run(runs.index(self.run) if self.run in runs else 0)
         # Counted as the header counts: outcomes and errored trials apart.
@@ -391,10 +404,19 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.has_traces &= counts > 0
         self.medians = log.metric_medians(self.outcomes)
         self._name_rank = np.argsort(np.argsort(np.array(self.outcomes.tasks, dtype=object)))
+        new_run = self.run not in self.causes
+        if new_run:
+            from flaketui.traces.causes import CAUSES
+
+            kept = self.flake_app.triage_store.suggested(self.run)  # a file's text: only known names
+            self.causes[self.run] = {t: c for t, c in kept.items() if c in CAUSES}
+            self._causes_progress[self.run] = "…"
         self.recompute()
         if self.run not in self.divergence:
             self.divergence[self.run] = {}
             self.find_divergences(self.run)
+        if new_run:
+            self.find_causes(self.run, frozenset(self.causes[self.run]))
 
     def recompute(self) -> None:
         """Statistics at the current k, then the table, summary and curves."""
@@ -460,6 +482,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             cols.append(Column("divergence", "div", 4, "right",
                                "first divergence step of the most informative pass/fail pair",
                                self.divergence_cell, self.divergence_values))
+            spec = cause_column(self.causes.get(self.run or "", {}))
+            cols.append(Column(spec.key, spec.label, 19, "left", spec.tooltip + "; l confirms it",
+                               self.cause_cell, partial(spec.sort, st), descending=spec.descending))
         for name, medians in self.medians.items():
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
@@ -484,6 +509,18 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if step == PENDING:
             return Text("…", style="dim")
         return Text(fmt.DASH if step is None else str(step), style="" if step else "dim")
+
+    def cause_cell(self, row: int) -> Text:
+        """The cause? column's cell: the suggestion, dim until a label confirms it; ``…`` while pending."""
+        st = self.stats
+        assert st is not None and self.run is not None
+        cause = self.causes.get(self.run, {}).get(st.tasks[row])
+        if cause is None:
+            progress = self._causes_progress.get(self.run, CAUSES_FAILED)
+            pending = progress != CAUSES_FAILED and self.divergence_of(row) is not None
+            return Text("…" if pending else "", style="dim")
+        label = self.flake_app.triage_store.get(TriageKey(self.run, st.tasks[row])).label
+        return Text(cause, style="" if label == cause else "dim")
 
     def divergence_values(self) -> np.ndarray:
         """Sort values of the divergence column (no step or pending: NaN)."""
@@ -602,8 +639,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         text = flow(head, width, " · ")
         text.append("\n")
         text.append_text(flow(figures, width, "   "))
+        if self.run is not None and self.has_traces.any():
+            text.append("\n" + self.causes_line(), style="dim")
         for warning in sm.warnings:
-            text.append("\n⚠ " + warning, style="yellow")
+            text.append("\n⚠ " + visible(warning), style="yellow")
         if log.problems:
             text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
                         style="yellow")
@@ -695,6 +734,64 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         table.invalidate()
         if self.sort_key == "divergence":
             self.refresh_order(self.current_row)
+
+    # -- cause? column ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="causes",
+          description="Suggesting causes")
+    def find_causes(self, run: str, known: frozenset[str]) -> None:
+        """Suggest the source of flakiness of each flaky task of ``run`` with traces (``known``:
+        kept in the triage file already) and hand them to :meth:`causes_found` in batches."""
+        from flaketui.loading import read_trial
+        from flaketui.traces.causes import flaky_rows, suggest_causes
+
+        log = self.flake_app.trial_log
+        assert log is not None
+        read = partial(read_trial, log)
+        todo = {t: r for t, r in flaky_rows(log.run_outcomes(run)).items()
+                if t not in known and log.has_trace[r].any()}
+        worker = get_current_worker()
+        batch: dict[str, str] = {}
+        last = time.monotonic()
+        for done, (task, rows) in enumerate(todo.items(), 1):
+            if worker.is_cancelled:
+                return
+            found = suggest_causes(read, {task: rows}, self.flake_app.normaliser, fork=False)
+            batch.update((t, s.cause) for t, s in found.items())
+            if time.monotonic() - last > 0.25 or done == len(todo):
+                self.app.call_from_thread(self.causes_found, run, batch, done, len(todo))
+                batch, last = {}, time.monotonic()
+        if not todo:
+            self.app.call_from_thread(self.causes_found, run, {}, 0, 0)
+
+    def causes_found(self, run: str, batch: dict[str, str], done: int, total: int) -> None:
+        """Show a batch of suggestions and keep them in the triage file (``suggested``, apart
+        from any label), so the next open does not read the traces again."""
+        self.causes.setdefault(run, {}).update(batch)
+        if batch:
+            self.flake_app.triage_store.suggest(run, batch)
+        if done < total:
+            self._causes_progress[run] = f"{done} of {total}"
+        else:
+            self._causes_progress.pop(run, None)
+        if run != self.run:
+            return
+        self.query_one(TaskTable).invalidate()
+        if self.sort_key == "suspected_cause":
+            self.refresh_order(self.current_row)
+        self.update_summary()
+
+    def causes_line(self) -> str:
+        """The summary's breakdown of the flaky tasks by suspected source, or the progress."""
+        from flaketui.traces.causes import CauseSuggestion, breakdown_line
+
+        assert self.run is not None and self.stats is not None
+        progress = self._causes_progress.get(self.run)
+        if progress is not None:
+            return f"suspected sources: reading the flaky tasks' traces, {progress}"
+        found = self.causes.get(self.run, {})
+        flaky = [t for t, c in zip(self.stats.tasks, self.stats.classes, strict=True) if c == FLAKY and t in found]
+        return breakdown_line(CauseSuggestion(t, found[t], 0, 0) for t in flaky)
 
     # -- actions ----------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.sanitize import visible
 from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ def choose_label(screen: FlakeScreen[Any], key: TriageKey,
         _report(screen, store, saved)
         changed(key)
 
-    screen.app.push_screen(LabelPicker(key, store.get(key).label), chosen)
+    entry = store.get(key)
+    screen.app.push_screen(LabelPicker(key, entry.label, entry.suggested), chosen)
 
 
 def edit_note(screen: FlakeScreen[Any], key: TriageKey,
@@ -121,17 +123,22 @@ def edit_note(screen: FlakeScreen[Any], key: TriageKey,
 
 class LabelPicker(ModalScreen[str | None]):
     """Pick a cause label: a digit, or the arrows and enter. Returns the label,
-    :data:`CLEAR` for none, or None when cancelled."""
+    :data:`CLEAR` for none, or None when cancelled.
+
+    The current label is highlighted; with none yet, the ``suggested`` source of flakiness
+    (from the traces) is, and the title names it. Only a choice writes a label.
+    """
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="cancel-label"),
         *(Binding(str(i), f"pick({i})", show=False) for i in range(len(LABELS) + 1)),
     ]
 
-    def __init__(self, key: TriageKey, current: str | None) -> None:
+    def __init__(self, key: TriageKey, current: str | None, suggested: str | None = None) -> None:
         super().__init__()
         self.key = key
         self.current = current
+        self.suggested = suggested
 
     def compose(self) -> ComposeResult:
         options = []
@@ -140,8 +147,10 @@ class LabelPicker(ModalScreen[str | None]):
             options.append(Option(prompt, id=label))
         options.append(Option(Text.assemble(("0 ", "bold cyan"), ("no label", "dim")), id="-clear"))
         with Vertical(id="label-box", classes="modal-box"):
-            yield Static(Text.assemble("Cause of ", (self.key.describe(), "bold")),
-                         classes="modal-title")
+            title = Text.assemble("Cause of ", (self.key.describe(), "bold"))
+            if self.suggested:
+                title.append(f" (suggested: {visible(self.suggested)})", style="dim")
+            yield Static(title, classes="modal-title")
             yield OptionList(*options, id="labels")
             yield Static(Text("1-8 or enter: choose (marks it reviewed) · 0: no label · "
                               "escape: cancel", style="dim"))
@@ -149,7 +158,8 @@ class LabelPicker(ModalScreen[str | None]):
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
         labels = list(LABELS)
-        options.highlighted = labels.index(self.current) if self.current in labels else 0
+        pick = self.current if self.current is not None else self.suggested
+        options.highlighted = labels.index(pick) if pick in labels else 0
         options.focus()
 
     @on(OptionList.OptionSelected)
@@ -266,7 +276,7 @@ def run_has_notes(app: FlakeApp, run: str | None) -> bool:
     """True when some task of ``run`` has a reviewed mark, label or note (not a flip's)."""
     if run is None:
         return False
-    return any(k.run == run and not k.against for k, _ in app.triage_store.items())
+    return any(k.run == run and not k.against and e.reviewed_or_noted for k, e in app.triage_store.items())
 
 
 def task_column(app: FlakeApp, run: str, tasks: Sequence[str]) -> Column:
@@ -282,7 +292,7 @@ def task_column(app: FlakeApp, run: str, tasks: Sequence[str]) -> Column:
         out = np.full(len(tasks), np.nan)
         for i, task in enumerate(tasks):
             e = store.get(TriageKey(run, task))
-            if not e.empty:
+            if e.reviewed_or_noted:
                 out[i] = order.get(e.label or "", len(order)) * 2 + (0 if e.reviewed else 1)
         return out
 
