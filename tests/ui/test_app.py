@@ -64,7 +64,10 @@ def column(app: FlakeApp, key: str) -> list[str]:
 
 @pytest.fixture
 def app() -> FlakeApp:
-    return make_app([str(BASELINE), str(CANDIDATE)], k=5)
+    """The fixtures in the `all` divergence mode, where searchRunbook parts at step 3 (the
+    retriever's chunk order); the default `actions` mode (step 4, the agent's own action) is
+    tested in tests/ui/test_traces_ui.py and tests/unit/test_diff_cli.py."""
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5, divergence="all")
 
 
 async def test_loads_and_puts_the_flaky_task_on_top(app: FlakeApp) -> None:
@@ -554,11 +557,11 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
 
 
 async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
-    # The review column widens the table past 140 columns (with its cause? column the table
-    # fits just inside): a horizontal scrollbar takes a row, and the cursor on the last
+    # The table is 140 cells wide and fits a 144-column screen until the review column
+    # widens it (to 163): a horizontal scrollbar takes a row, and the cursor on the last
     # visible row used to fall out of view.
     app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.json"))
-    async with app.run_test(size=(140, SIZE[1])) as pilot:
+    async with app.run_test(size=(144, SIZE[1])) as pilot:
         await ready(pilot)
         await pilot.press("r", "down", "enter")
         await ready(pilot)

@@ -66,7 +66,8 @@ def notes(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def app(notes: Path) -> FlakeApp:
-    return make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(notes))
+    """The `all` divergence mode: the A-vs-B tests below check the step-3 divergence."""
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(notes), divergence="all")
 
 
 async def open_pane(pilot: Pilot) -> None:
