@@ -82,6 +82,20 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
                  for i, part in enumerate(_DIGITS.split(name)) if part or i == 0)
 
 
+def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
+    """Each name's position in :func:`natural_key` order (names distinct), as int64. Names
+    without a digit sort as plain text, in one vectorised argsort."""
+    if not len(names):
+        return np.empty(0, dtype=np.int64)
+    if any(_DIGITS.search(n) for n in names):
+        order = np.array(sorted(range(len(names)), key=lambda i: natural_key(names[i])), dtype=np.int64)
+    else:
+        order = np.argsort(np.array(names, dtype=object), kind="stable")
+    ranks = np.empty(len(names), dtype=np.int64)
+    ranks[order] = np.arange(len(names))
+    return ranks
+
+
 @dataclass(frozen=True)
 class Source:
     """One input file and how its trials are stored in it."""

@@ -55,10 +55,13 @@ def shots(flaky_log: Path | None) -> list[Shot]:
              Shot("tasks", [], "The task table: the flaky task on top, k curves and the p̂ histogram"))
     return [
         tasks,
-        Shot("traces", ["enter"], "searchRunbook: passing vs failing trace, first divergence at step 3"),
+        Shot("traces", ["enter"], "searchRunbook: passing vs failing trace, the agent's first different "
+             "action at step 4; step 3's reordered chunks marked"),
+        Shot("inspector", ["enter", "i"], "The trial inspector: outcome, metrics, every field the log "
+             "recorded"),
         Shot("fork-map", ["enter", "f"], "The fork map: every restart-first trial failed"),
         Shot("filtered", ["slash", *"alert", "enter"], "Filtered by name"),
-        Shot("compare", ["c"], "Run B against run A: flips, the sign test and the review of each flip"),
+        Shot("compare", ["c"], "Run B against run A: flipped and moved tasks, the tests and one verdict"),
         Shot("plan", ["p"], "The plan: how many more trials, on which tasks, and why"),
         Shot("runs", ["r"], "The run picker"),
         Shot("help", ["question_mark"], "Every key"),

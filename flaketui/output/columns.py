@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
@@ -109,8 +110,8 @@ def label_ranks(labels: Sequence[str]) -> np.ndarray:
 
 
 def name_ranks(names: Sequence[str]) -> np.ndarray:
-    """Each name's position in A→Z order (names are distinct)."""
-    return np.argsort(np.argsort(np.array(names, dtype=object))).astype(np.float64)
+    """Each name's position in natural order (`2` before `10`; names are distinct)."""
+    return natural_ranks(list(names)).astype(np.float64)
 
 
 def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | None]],

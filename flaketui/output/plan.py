@@ -10,6 +10,7 @@ import functools
 import re
 from typing import Any, Literal
 
+from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.sanitize import visible
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
@@ -36,7 +37,7 @@ def count(x: int | None) -> str:
 def display_order(run: RunPlan) -> list[TaskPlan]:
     """Tasks given trials first (most first), then undecided, then the rest; by name within."""
     rank = {UNDECIDED: 0, NO_TRIALS: 0, FLAKY: 1, STABLE_PASS: 2, STABLE_FAIL: 3}
-    return sorted(run.tasks, key=lambda t: (-t.extra, rank.get(t.decision, 4), t.task))
+    return sorted(run.tasks, key=lambda t: (-t.extra, rank.get(t.decision, 4), natural_key(t.task)))
 
 
 def header_lines(plan: Plan) -> list[str]:

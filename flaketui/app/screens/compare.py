@@ -35,7 +35,7 @@ from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.model import RunOutcomes
+from flaketui.model import RunOutcomes, natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output import review
 from flaketui.output.review import BROKEN, FIXED, FlipRow
@@ -198,8 +198,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         self.outcomes = (event.outcomes_a, event.outcomes_b)
         self.tests, self.confound = event.tests, event.confound
         self.rows = review.paired_rows(event.comparison, flips_only=False, tests=event.tests)
-        names = np.array([r.task for r in self.rows], dtype=object)
-        self._name_rank = np.argsort(np.argsort(names)) if len(names) else self._name_rank
+        self._name_rank = natural_ranks([r.task for r in self.rows])
         table = self.query_one(TaskTable)
         table.empty_text = "no task flipped (f: show every common task)"
         table.set_columns(self.columns())

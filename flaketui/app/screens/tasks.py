@@ -30,7 +30,7 @@ from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
-from flaketui.model import ERRORED, InputError, RunOutcomes
+from flaketui.model import ERRORED, InputError, RunOutcomes, natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
@@ -403,7 +403,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                            > 0) if rows.size else np.zeros(0, bool)
         self.has_traces &= counts > 0
         self.medians = log.metric_medians(self.outcomes)
-        self._name_rank = np.argsort(np.argsort(np.array(self.outcomes.tasks, dtype=object)))
+        self._name_rank = natural_ranks(self.outcomes.tasks)
         new_run = self.run not in self.causes
         if new_run:
             from flaketui.traces.causes import CAUSES
