@@ -163,7 +163,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"{self.run_b} vs {self.run_a}"
+        self.sub_title = f"{visible(self.run_b)} vs {visible(self.run_a)}"
         self.query_one(TaskTable).empty_text = "comparing the runs…"
         self.query_one("#compare-filter-box", Input).display = False
         self.compute()

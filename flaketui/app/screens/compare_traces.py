@@ -33,6 +33,7 @@ from flaketui.model import ERRORED, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
 from flaketui.output import review
 from flaketui.output.review import BROKEN, FIXED, FlipRow
+from flaketui.sanitize import visible
 from flaketui.traces import ACTIONS, ALL, Normaliser, best_pair, pair_keys
 from flaketui.triage import TriageKey
 
@@ -174,7 +175,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         """Read and show the traces of ``rows[position]``."""
         self.position = position
         self.loaded = False
-        self.sub_title = f"{self.row.task}: {self.run_a} → {self.run_b}"
+        self.sub_title = visible(f"{self.row.task}: {self.run_a} → {self.run_b}")
         self.update_head()
         self.read_trials(position)
 

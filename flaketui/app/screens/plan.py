@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from flaketui.loading.extras import TaskExtras
 from flaketui.output import formatting as fmt
 from flaketui.output import plan as plan_report
+from flaketui.sanitize import visible
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 from flaketui.stats.plan import Plan, PlanOptions, RunPlan, TaskPlan
 from flaketui.stats.precision import UNDECIDED
@@ -112,7 +113,7 @@ class PlanScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"plan · {self.run_name}"
+        self.sub_title = f"plan · {visible(self.run_name)}"
         table = self.query_one(DataTable)
         table.add_column("task", key="task")
         for label, key in (("n", "n"), ("pass", "pass"), ("p̂", "p_hat"), ("95% CI", "ci")):
@@ -177,7 +178,8 @@ class PlanScreen(Screen[None]):
         if plan is None or run is None:
             return
         head = Text()
-        head.append("\n".join(plan_report.header_lines(plan)[1:] + plan_report.run_lines(run)))
+        head.append(visible("\n".join(plan_report.header_lines(plan)[1:] + plan_report.run_lines(run)),
+                            multiline=True))
         self.query_one("#plan-head", Static).update(head)
         self.query_one("#plan-suite", Static).update(self.suite_text(plan, run))
         status = Text()
@@ -195,11 +197,11 @@ class PlanScreen(Screen[None]):
         order = plan_report.display_order(run)
         for t in order:
             table.add_row(
-                t.task, str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci),
+                Text(visible(t.task)), str(t.n), str(t.passes), fmt.rate(t.p_hat), fmt.interval(*t.ci),
                 Text(t.decision, style=DECISION_STYLES.get(t.decision, "")),
                 f"{t.tier} ≥{t.minimum}",
                 Text(f"{t.extra:,}" if t.extra else "0", style="bold" if t.extra else "dim"),
-                Text(t.why, style="" if t.extra else "dim"),
+                Text(visible(t.why), style="" if t.extra else "dim"),
                 key=t.task,
             )
         names = [t.task for t in order]
@@ -224,9 +226,9 @@ class PlanScreen(Screen[None]):
             return
         lines = plan_report.task_lines(t, plan)
         text = Text()
-        text.append(lines[0], style="bold")
+        text.append(visible(lines[0]), style="bold")
         for line in lines[1:]:
-            text.append("\n" + line)
+            text.append("\n" + visible(line))
         self.query_one("#plan-task", Static).update(text)
 
     @staticmethod
@@ -242,7 +244,7 @@ class PlanScreen(Screen[None]):
         line = f"±{o.effect:g} at {fmt.rate(ind.p1)}: independent {count(ind.tasks)}"
         if cmp is not None and plan.paired is not None:
             line += f" · paired {count(plan.paired.tasks)} (ψ {fmt.rate(cmp.discordance)})"
-        text.append(line + "\n")
+        text.append(visible(line) + "\n")
         if cmp is not None and plan.observed_independent and plan.observed_paired:
             text.append(f"seen {fmt.rate(cmp.pass_a)} → {fmt.rate(cmp.pass_b)}: "
                         f"independent {count(plan.observed_independent.tasks)} · paired "

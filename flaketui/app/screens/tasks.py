@@ -592,7 +592,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             parts.append(f"filter “{self.filter_text}”")
         if self.flaky_only:
             parts.append("flaky only")
-        self.sub_title = " · ".join(parts)
+        self.sub_title = visible(" · ".join(parts))
 
     def update_summary(self) -> None:
         """The run's figures, flowed to the width: a line breaks between figures, never

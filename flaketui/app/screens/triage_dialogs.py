@@ -147,7 +147,7 @@ class LabelPicker(ModalScreen[str | None]):
             options.append(Option(prompt, id=label))
         options.append(Option(Text.assemble(("0 ", "bold cyan"), ("no label", "dim")), id="-clear"))
         with Vertical(id="label-box", classes="modal-box"):
-            title = Text.assemble("Cause of ", (self.key.describe(), "bold"))
+            title = Text.assemble("Cause of ", (visible(self.key.describe()), "bold"))
             if self.suggested:
                 title.append(f" (suggested: {visible(self.suggested)})", style="dim")
             yield Static(title, classes="modal-title")
@@ -188,7 +188,7 @@ class NoteEditor(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="note-box", classes="modal-box"):
-            yield Static(Text.assemble("Note on ", (self.key.describe(), "bold")),
+            yield Static(Text.assemble("Note on ", (visible(self.key.describe()), "bold")),
                          classes="modal-title")
             yield Input(self.note.replace("\n", " "), placeholder="what made it flip or flake?",
                         id="note-input")
