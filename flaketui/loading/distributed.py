@@ -16,13 +16,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from flaketui.loading.location import as_path
 from flaketui.loading.parsed import Parsed
-from flaketui.model import FieldMap, InputError, Problem
+from flaketui.model import FieldMap, InputError
 
 DASK_EXTRA = "pip install 'flaketui[dask]'"
 SCHEDULER_ENV = "FLAKETUI_SCHEDULER"
 """The environment variable that names a scheduler when ``--scheduler`` is not given."""
+SCHEDULER: str | None = None
+"""The scheduler :func:`~flaketui.loading.load_logs` uses by default (set by ``--scheduler``
+or :data:`SCHEDULER_ENV` for the whole process, the app included); None: the local pool."""
+UNREADABLE = ""
+"""The kind :func:`parse_one` gives a file it could not read (its piece holds the problem)."""
 
 
 def scheduler_address(given: str | None) -> str | None:
@@ -31,16 +38,17 @@ def scheduler_address(given: str | None) -> str | None:
 
 
 def parse_one(path: str, fields: FieldMap) -> tuple[str, Parsed]:
-    """On a worker: parse one file with the local readers, in one process (the worker's
-    own cores are the cluster's business). An unreadable file is a problem, not an error."""
-    from flaketui.loading.loader import read_file
+    """On a worker: parse one file (a path, or a URL read where it lives) with the local
+    readers, in one process (the worker's own cores are the cluster's business). An
+    unreadable file is kind :data:`UNREADABLE` with the problem a local load names."""
+    from flaketui.loading.loader import read_file, unreadable
 
-    p = Path(path)
+    p = as_path(path)
     try:
         size = p.stat().st_size
         return read_file(p, size, fields, 1, lambda _n: None)
     except OSError as exc:
-        return "jsonl", Parsed.empty([Problem(path, None, f"cannot read it ({exc.strerror or exc})")])
+        return UNREADABLE, Parsed.empty([unreadable(path, exc)])
 
 
 def parse_on_cluster(files: Sequence[Path], fields: FieldMap, scheduler: str,
@@ -63,7 +71,7 @@ def parse_on_cluster(files: Sequence[Path], fields: FieldMap, scheduler: str,
         raise InputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
     with client:
         paths = [str(f) for f in files]
-        sizes = {p: os.path.getsize(p) if os.path.exists(p) else 0 for p in paths}
+        sizes = {p: _size(f) for p, f in zip(paths, files, strict=True)}
         futures = client.map(parse_one, paths, fields=fields, pure=False, retries=retries)
         index = {f.key: i for i, f in enumerate(futures)}
         out: list[tuple[str, Parsed] | None] = [None] * len(paths)
@@ -72,3 +80,10 @@ def parse_on_cluster(files: Sequence[Path], fields: FieldMap, scheduler: str,
             out[i] = result
             tick(sizes[paths[i]])
     return [r for r in out if r is not None]
+
+
+def _size(path: Any) -> int:
+    try:
+        return int(path.stat().st_size)
+    except OSError:
+        return 0

@@ -51,6 +51,7 @@ from flaketui.loading.formats.otel import OtelTraces
 from flaketui.loading.formats.parquet_trials import ParquetTrials
 from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
+from flaketui.loading.location import open_binary
 from flaketui.model import InputError
 
 FORMATS: list[LogFormat] = [
@@ -83,7 +84,7 @@ def format_for(path: Path) -> LogFormat:
         If no format does.
     """
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path, stream=False) as fh:
             head = fh.read(HEAD_BYTES)
     except OSError:
         head = b""  # reading the file itself will name the fault
