@@ -1,0 +1,245 @@
+"""Logs read by s3:// URL from a real S3-compatible server (moto's server mode on 127.0.0.1,
+a random port, started and stopped here): every command gives the local figures, a trace
+is read by one range request of exactly its bytes, the cache misses when an object
+changes, and a missing extra or bucket is one line (exit 2) that never shows a secret."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from flaketui.cli import main
+from flaketui.loading import cache, load_logs, loader, read_trial
+from flaketui.model import InputError
+from tests.conftest import BASELINE, CANDIDATE
+
+moto_server = pytest.importorskip("moto.server")
+pytest.importorskip("s3fs")
+boto3 = pytest.importorskip("boto3")
+
+SECRET = "s3cr3t-Never-Printed-7f31"
+BUCKET = "evals"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """A moto S3 server on a random port; the SDK finds it through the environment."""
+    srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    srv.start()
+    host, port = srv.get_host_and_port()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_ENDPOINT_URL", f"http://{host}:{port}")
+        mp.setenv("AWS_ACCESS_KEY_ID", "AKIDFLAKETUITEST")
+        mp.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+            mp.delenv(name, raising=False)
+        client = boto3.client("s3")
+        client.create_bucket(Bucket=BUCKET)
+        for path in (BASELINE, CANDIDATE):
+            client.upload_file(str(path), BUCKET, f"runs/{path.name}")
+        client.put_object(Bucket=BUCKET, Key="gz/oncall-baseline.jsonl.gz", Body=gzip.compress(BASELINE.read_bytes()))
+        try:
+            yield f"s3://{BUCKET}"
+        finally:
+            import s3fs
+
+            s3fs.S3FileSystem.clear_instance_cache()
+            srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def cli(*args: str) -> Any:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert SECRET not in result.output and SECRET not in result.stderr
+    return result
+
+
+def test_report_of_a_folder_a_file_and_a_glob_equals_the_local_report(server: str) -> None:
+    local = cli("report", str(BASELINE.parent), "-k", "5", "--format", "json")
+    assert local.exit_code == 0
+    for url in (f"{server}/runs/", f"{server}/runs", f"{server}/runs/*.jsonl", f"{server}/runs/oncall-*.jsonl"):
+        remote = cli("report", url, "-k", "5", "--format", "json")
+        assert remote.exit_code == 0, remote.output
+        assert remote.stdout == local.stdout, url
+    one = cli("report", f"{server}/runs/{BASELINE.name}", "-k", "5", "--format", "json")
+    assert one.stdout == cli("report", str(BASELINE), "-k", "5", "--format", "json").stdout
+
+
+def test_a_gzip_object_is_read_as_the_plain_file(server: str) -> None:
+    remote = cli("report", f"{server}/gz/oncall-baseline.jsonl.gz", "-k", "5", "--format", "json")
+    assert remote.exit_code == 0
+    assert remote.stdout == cli("report", str(BASELINE), "-k", "5", "--format", "json").stdout
+
+
+def test_compare_and_gate_give_the_local_figures(server: str) -> None:
+    a, b = f"{server}/runs/{BASELINE.name}", f"{server}/runs/{CANDIDATE.name}"
+    remote = cli("compare", a, b, "--format", "json")
+    local = cli("compare", str(BASELINE), str(CANDIDATE), "--format", "json")
+    assert remote.exit_code == local.exit_code == 0 and remote.stdout == local.stdout
+    gate = ("-k", "5", "--min-pass-hat-k", "0.7", "--max-flakiness", "0.2", "--format", "json")
+    remote = cli("gate", a, *gate)
+    local = cli("gate", str(BASELINE), *gate)
+    assert remote.exit_code == local.exit_code and remote.stdout == local.stdout
+    strict = ("-k", "5", "--min-pass-hat-k", "0.99", "--max-flakiness", "0.2")
+    assert cli("gate", a, *strict).exit_code == cli("gate", str(BASELINE), *strict).exit_code == 1
+
+
+def test_export_rows_equal_the_local_ones_and_name_the_url(server: str) -> None:
+    remote = cli("export", f"{server}/runs/", "--format", "csv", "--out", "-")
+    local = cli("export", str(BASELINE.parent), "--format", "csv", "--out", "-")
+    assert remote.exit_code == local.exit_code == 0
+    rows_r = list(csv.DictReader(io.StringIO(remote.stdout)))
+    rows_l = list(csv.DictReader(io.StringIO(local.stdout)))
+    assert len(rows_r) == len(rows_l) > 0
+    assert {r["source"] for r in rows_r} == {f"{server}/runs/{BASELINE.name}", f"{server}/runs/{CANDIDATE.name}"}
+    drop = ("source",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows_r] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in rows_l]
+
+
+def test_a_trace_is_read_by_one_range_request_of_its_own_bytes(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import s3fs
+
+    log = load_logs([f"{server}/runs/{BASELINE.name}"], use_cache=False)
+    asked: list[tuple[str, int, int]] = []
+    fetch = s3fs.core.S3File._fetch_range
+
+    def counted(self: Any, start: int, end: int) -> bytes:
+        asked.append((self.path, start, end))
+        return fetch(self, start, end)
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", counted)
+    row = 137
+    trial = read_trial(log, row)
+    offset, length = int(log.offset[row]), int(log.length[row])
+    assert asked == [(f"{BUCKET}/runs/{BASELINE.name}", offset, offset + length)]
+    assert trial.trace and trial.location == f"{server}/runs/{BASELINE.name}:{int(log.line[row])}"
+    local = load_logs([BASELINE], use_cache=False)
+    assert read_trial(local, row).trace == trial.trace
+
+
+def test_the_cache_is_used_while_the_object_is_the_same_and_missed_when_it_changes(
+        server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    parsed: list[str] = []
+    read_file = loader.read_file
+
+    def counting(path: Any, *args: Any) -> Any:
+        parsed.append(str(path))
+        return read_file(path, *args)
+
+    monkeypatch.setattr(loader, "read_file", counting)
+    url = f"{server}/changing/log.jsonl"
+    body = BASELINE.read_bytes()
+    client = boto3.client("s3")
+    client.put_object(Bucket=BUCKET, Key="changing/log.jsonl", Body=body)
+    first = load_logs([url])
+    second = load_logs([url])
+    assert parsed == [url] and len(first) == len(second) > 0
+    assert (second.outcome == first.outcome).all()
+    # the same size, one outcome flipped: a new ETag, so the entry is not used
+    changed = body.replace(b'"passed": true', b'"passed": 0   ', 1)  # 0 and blanks: valid JSON
+    assert len(changed) == len(body) and changed != body
+    client.put_object(Bucket=BUCKET, Key="changing/log.jsonl", Body=changed)
+    third = load_logs([url])
+    assert parsed == [url, url]
+    assert int((third.outcome != first.outcome).sum()) == 1
+
+
+def test_a_damaged_cache_entry_of_an_object_is_parsed_again(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    url = f"{server}/runs/{CANDIDATE.name}"
+    first = load_logs([url])
+    (entry,) = cache.cache_dir().glob("*.idx")
+    data = bytearray(entry.read_bytes())
+    data[-9] ^= 0xFF  # a flipped bit in a column: the checksum no longer matches
+    entry.write_bytes(bytes(data))
+    assert cache.load(loader.location.RemotePath(url), loader.location.RemotePath(url).stat(), first.fields) is None
+    again = load_logs([url])
+    assert (again.outcome == first.outcome).all() and (again.offset == first.offset).all()
+
+
+def test_a_missing_extra_is_one_line_naming_it(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "s3fs", None)
+    result = cli("report", f"{server}/runs/")
+    assert result.exit_code == 2
+    assert result.stderr == ("flaketui: error: reading s3:// URLs needs the s3 extra: "
+                             "pip install 'flaketui[s3]'\n")
+
+
+def test_a_missing_bucket_or_object_is_one_line(server: str) -> None:
+    for url in ("s3://no-such-bucket-here/runs/", f"{server}/nothing/here.jsonl", f"{server}/runs/*.nope"):
+        result = cli("report", url)
+        assert result.exit_code == 2, url
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"flaketui: error: {url}: ")
+
+
+def test_a_refused_request_names_the_fault_but_not_the_secret(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    try:
+        result = cli("report", f"{server}/runs/")
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"flaketui: error: {server}/runs/: ")
+
+
+def test_watch_refuses_a_url(server: str) -> None:
+    result = cli("report", f"{server}/runs/", "--watch")
+    assert result.exit_code == 2 and "--watch follows local files only" in result.stderr
+
+
+def test_load_logs_raises_input_error_for_a_missing_object(server: str) -> None:
+    with pytest.raises(InputError, match="no such object"):
+        load_logs([f"{server}/runs/missing.jsonl"])
+    assert os.environ["AWS_SECRET_ACCESS_KEY"] == SECRET
+
+
+def test_a_store_error_quoting_a_secret_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flaketui.loading.location import clean_message
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    assert clean_message(f"SignatureDoesNotMatch:\n key {SECRET} rejected") == "SignatureDoesNotMatch: key *** rejected"
+
+
+async def test_the_app_opens_an_s3_log_and_shows_a_trace(server: str) -> None:
+    from flaketui.app.app import make_app
+    from flaketui.app.screens.traces import TaskTraceScreen
+    from flaketui.app.widgets.task_table import TaskTable
+    from flaketui.app.widgets.trace_view import TraceDiffView
+    from tests.conftest import SIZE
+
+    app = make_app([f"{server}/runs/{BASELINE.name}"], k=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.tasks_screen.query_one(TaskTable)
+        assert table.row_text(0)[0] == "searchRunbook"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TaskTraceScreen) and screen.task_name == "searchRunbook"
+        view = screen.query_one(TraceDiffView)
+        assert view.a is not None and view.a.passed and view.a.trace
+        assert view.b is not None and not view.b.passed and view.b.trace
+        assert view.first_divergence == 3
