@@ -243,3 +243,22 @@ async def test_the_app_opens_an_s3_log_and_shows_a_trace(server: str) -> None:
         assert view.a is not None and view.a.passed and view.a.trace
         assert view.b is not None and not view.b.passed and view.b.trace
         assert view.first_divergence == 3
+
+
+def test_a_parquet_table_of_s3_logs_reads_back_by_url_and_opens_traces_there(
+        server: str, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    table = tmp_path / "trials.parquet"
+    assert cli("export", f"{server}/runs/", "--out", str(table)).exit_code == 0
+    boto3.client("s3").upload_file(str(table), BUCKET, "tables/trials.parquet")
+    url = f"{server}/tables/trials.parquet"
+    expected = cli("report", f"{server}/runs/", "-k", "5", "--format", "json").stdout
+    for source in (str(table), url):
+        assert cli("report", source, "-k", "5", "--format", "json").stdout == expected, source
+    log = load_logs([url], use_cache=False)
+    direct = load_logs([f"{server}/runs/"], use_cache=False)
+    row = int(((log.task == log.tasks.index("searchRunbook")) & (log.trial == 3)
+               & (log.run == log.runs.index("oncall-baseline"))).argmax())
+    other = int(((direct.task == direct.tasks.index("searchRunbook")) & (direct.trial == 3)
+                 & (direct.run == direct.runs.index("oncall-baseline"))).argmax())
+    assert read_trial(log, row).trace == read_trial(direct, other).trace
