@@ -133,6 +133,9 @@ class RemotePath:
     def __truediv__(self, name: str) -> RemotePath:
         return RemotePath(self.url.rstrip("/") + "/" + name, self.fs)
 
+    def with_name(self, name: str) -> RemotePath:
+        return self.parent / name
+
     @property
     def name(self) -> str:
         return self.url.rstrip("/").rsplit("/", 1)[-1]

@@ -262,3 +262,38 @@ def test_a_parquet_table_of_s3_logs_reads_back_by_url_and_opens_traces_there(
     other = int(((direct.task == direct.tasks.index("searchRunbook")) & (direct.trial == 3)
                  & (direct.run == direct.runs.index("oncall-baseline"))).argmax())
     assert read_trial(log, row).trace == read_trial(direct, other).trace
+
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+@pytest.mark.parametrize(("folder", "flags"), [
+    ("tau2", ()), ("tau2/dir_format_voice_retail", ()), ("terminal_bench", ("--errored-as", "fail")),
+    ("terminal_bench/20250829_goose_claude-4-sonnet", ("--runs-as-trials",)), ("lm_eval", ()), ("otel", ()),
+])
+def test_every_format_reads_the_same_from_a_bucket(server: str, folder: str, flags: tuple[str, ...]) -> None:
+    client = boto3.client("s3")
+    for path in sorted((DATA / folder).rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), BUCKET, f"data/{path.relative_to(DATA)}")
+    local = cli("report", str(DATA / folder), *flags, "--format", "json")
+    remote = cli("report", f"{server}/data/{folder}/", *flags, "--format", "json")
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.stderr
+    assert remote.stdout == local.stdout
+    assert remote.stderr == local.stderr.replace(str(DATA) + "/", f"{server}/data/")
+
+
+def test_an_inspect_log_reads_the_same_from_a_bucket(server: str) -> None:
+    pytest.importorskip("inspect_ai")
+    from tests.conftest import SHARED
+
+    log = SHARED / "realdata" / "inspect-ai" / "log_streaming.eval"
+    if not log.exists():
+        pytest.skip("the shared Inspect AI sample is not beside this checkout")
+    boto3.client("s3").upload_file(str(log), BUCKET, f"inspect/{log.name}")
+    url = f"{server}/inspect/{log.name}"
+    remote = cli("report", url, "--format", "json")
+    assert remote.exit_code == 0, remote.stderr
+    assert remote.stdout == cli("report", str(log), "--format", "json").stdout
+    loaded = load_logs([url], use_cache=False)
+    assert read_trial(loaded, 0).trace == read_trial(load_logs([log], use_cache=False), 0).trace
