@@ -315,6 +315,13 @@ def load_logs(
                 except OSError as exc:  # one unreadable file: named, and the others read
                     skipped.append(unreadable(path, exc))
                     continue
+                except InputError:
+                    raise
+                except Exception as exc:  # a store's own error mid-read (aiohttp, azure, google)
+                    if not location.is_url(path):
+                        raise
+                    skipped.append(unreadable(path, OSError(f"{type(exc).__name__}: {exc}")))
+                    continue
             if _cacheable(use_cache, st):
                 cache.store(path, st, fields, kind, piece)
         sources.append(Source(str(path), kind))
@@ -340,8 +347,9 @@ def _cacheable(use_cache: bool, st: Any) -> bool:
 
 
 def unreadable(path: Any, exc: OSError) -> Problem:
-    """The problem that names a file that can't be read (and is skipped)."""
-    return Problem(str(path), None, f"cannot read it ({exc.strerror or exc}); skipped")
+    """The problem that names a file that can't be read (and is skipped); a store's words
+    on one line, without the credentials of the environment."""
+    return Problem(str(path), None, f"cannot read it ({location.clean_message(exc.strerror or exc)}); skipped")
 
 
 def read_file(

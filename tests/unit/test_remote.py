@@ -297,3 +297,23 @@ def test_an_inspect_log_reads_the_same_from_a_bucket(server: str) -> None:
     assert remote.stdout == cli("report", str(log), "--format", "json").stdout
     loaded = load_logs([url], use_cache=False)
     assert read_trial(loaded, 0).trace == read_trial(load_logs([log], use_cache=False), 0).trace
+
+
+def test_an_object_that_fails_mid_read_is_named_and_the_others_read(
+        server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import s3fs
+
+    fetch = s3fs.core.S3File._fetch_range
+
+    def failing(self: Any, start: int, end: int) -> bytes:
+        if self.path.endswith(CANDIDATE.name) and end - start > 256:  # past the head formats look at
+            raise RuntimeError(f"connection reset (key {SECRET})")
+        return fetch(self, start, end)
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", failing)
+    monkeypatch.setattr(cache, "ENABLED", False)
+    result = cli("report", f"{server}/runs/", "-k", "5", "--format", "json")
+    assert result.exit_code == 0
+    assert result.stderr == (f"flaketui: skipped {server}/runs/{CANDIDATE.name}: cannot read it "
+                             "(RuntimeError: connection reset (key ***)); skipped\n")
+    assert result.stdout == cli("report", str(BASELINE), "-k", "5", "--format", "json").stdout
