@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flaketui.loading.location import as_path
+from flaketui.loading.location import as_path, unreadable
 from flaketui.loading.parsed import Parsed
 from flaketui.model import FieldMap, InputError
 
@@ -41,7 +41,7 @@ def parse_one(path: str, fields: FieldMap) -> tuple[str, Parsed]:
     """On a worker: parse one file (a path, or a URL read where it lives) with the local
     readers, in one process (the worker's own cores are the cluster's business). An
     unreadable file is kind :data:`UNREADABLE` with the problem a local load names."""
-    from flaketui.loading.loader import read_file, unreadable
+    from flaketui.loading.formats import read_file
 
     p = as_path(path)
     try:

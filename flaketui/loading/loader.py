@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from flaketui.loading import cache, distributed, formats, location, runnames
+from flaketui.loading.formats import read_file
+from flaketui.loading.location import unreadable
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
@@ -344,29 +346,6 @@ def _cacheable(use_cache: bool, st: Any) -> bool:
     """Whether a file of status ``st`` goes through the index cache: large enough, and (a
     remote object) with an identity that changes whenever it is written."""
     return use_cache and st.st_size >= cache.MIN_BYTES and getattr(st, "identity", True) != ""
-
-
-def unreadable(path: Any, exc: OSError) -> Problem:
-    """The problem that names a file that can't be read (and is skipped); a store's words
-    on one line, without the credentials of the environment."""
-    return Problem(str(path), None, f"cannot read it ({location.clean_message(exc.strerror or exc)}); skipped")
-
-
-def read_file(
-    path: Path, size: int, fields: FieldMap, workers: int | None, tick: Callable[[int], None]
-) -> tuple[str, Parsed]:
-    """Parse one file with its format (:func:`flaketui.loading.formats.format_for`):
-    (source kind, what it holds), file-level problems included.
-
-    Raises
-    ------
-    OSError
-        If the file can't be read.
-    InputError
-        If its format can't read it here (an optional package is missing).
-    """
-    fmt = formats.format_for(path)
-    return fmt.kind_of(path), fmt.read(path, size, fields, fmt.run_name(path), workers, tick)
 
 
 def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:

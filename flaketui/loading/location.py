@@ -28,7 +28,7 @@ import stat
 from collections.abc import Iterator
 from typing import IO, Any, NamedTuple
 
-from flaketui.model import InputError
+from flaketui.model import InputError, Problem
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -246,6 +246,12 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
         raise OSError(exc.errno, clean_message(exc.strerror or exc)) from None
     except Exception as exc:  # noqa: BLE001 - a store's own error: the file is unreadable
         raise OSError(clean_message(f"{type(exc).__name__}: {exc}")) from None
+
+
+def unreadable(path: Any, exc: OSError) -> Problem:
+    """The problem that names a file that can't be read (and is skipped); a store's words
+    on one line, without the credentials of the environment."""
+    return Problem(str(path), None, f"cannot read it ({clean_message(exc.strerror or exc)}); skipped")
 
 
 def file_size(fh: Any) -> int:

@@ -52,7 +52,8 @@ from flaketui.loading.formats.parquet_trials import ParquetTrials
 from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
 from flaketui.loading.location import open_binary
-from flaketui.model import InputError
+from flaketui.loading.parsed import Parsed
+from flaketui.model import FieldMap, InputError
 
 FORMATS: list[LogFormat] = [
     InspectLog(),
@@ -94,6 +95,21 @@ def format_for(path: Path) -> LogFormat:
     raise InputError(f"{path}: not a log format flaketui reads")
 
 
+def read_file(path: Path, size: int, fields: FieldMap, workers: int | None, tick: Tick) -> tuple[str, Parsed]:
+    """Parse one file with its format (:func:`flaketui.loading.formats.format_for`):
+    (source kind, what it holds), file-level problems included.
+
+    Raises
+    ------
+    OSError
+        If the file can't be read.
+    InputError
+        If its format can't read it here (an optional package is missing).
+    """
+    fmt = format_for(path)
+    return fmt.kind_of(path), fmt.read(path, size, fields, fmt.run_name(path), workers, tick)
+
+
 def format_of_kind(kind: str) -> LogFormat:
     """The format that gives its files the source kind ``kind``.
 
@@ -114,4 +130,4 @@ def run_name_for(path: Path) -> str:
 
 
 __all__ = ["FORMATS", "HEAD_BYTES", "LogFormat", "Record", "Tick", "format_for", "format_of_kind",
-           "log_suffixes", "run_name_for"]
+           "log_suffixes", "read_file", "run_name_for"]
