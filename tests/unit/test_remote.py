@@ -60,6 +60,7 @@ def server() -> Iterator[str]:
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "ENABLED", True)  # a command run with --no-cache turns it off for the process
 
 
 def cli(*args: str) -> Any:
