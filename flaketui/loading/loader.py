@@ -298,8 +298,9 @@ def load_logs(
             tick(st.st_size)
         found.append((path, st, cached))
     if scheduler:
-        todo = [path for path, _, cached in found if cached is None]
-        parsed = iter(distributed.parse_on_cluster(todo, fields, scheduler, tick) if todo else [])
+        todo = [(path, st.st_size) for path, st, cached in found if cached is None]
+        parsed = iter(distributed.parse_on_cluster([p for p, _ in todo], fields, scheduler, tick,
+                                                   sizes=[n for _, n in todo]) if todo else [])
     sources: list[Source] = []
     pieces: list[Parsed] = []
     for path, st, cached in found:

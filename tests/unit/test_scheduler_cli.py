@@ -76,3 +76,13 @@ def test_the_cache_is_kept_and_files_in_it_are_not_sent(cluster: Any, tmp_path: 
     monkeypatch.setattr(loader, "read_file", parse_again)
     again = load_logs([tmp_path / "logs"])  # every file now from the cache the cluster's parse filled
     same(again, first)
+
+
+def test_files_go_to_the_cluster_in_batches_of_consecutive_files() -> None:
+    from flaketui.loading.distributed import _batches
+
+    sizes = [10] * 20 + [1000] + [10] * 20
+    batches = _batches(sizes, 8)
+    assert [i for a, b in batches for i in range(a, b)] == list(range(len(sizes)))  # each file once, in order
+    assert (20, 21) in batches  # a file larger than a share is a batch alone
+    assert len(batches) <= 8 + 1 and _batches([], 8) == [] and _batches([5], 8) == [(0, 1)]
