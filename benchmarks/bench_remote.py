@@ -185,12 +185,11 @@ def main() -> None:
     print(f"| {f'LocalCluster, {args.workers} workers':<32} | {cm:8.2f} | {1000 * cm / args.files:11.1f} |")
     print(f"| {'  of which connecting the client':<32} | {connect:8.2f} | {'':>11} |")
     per_file = 1000 * lm / args.files
-    overhead = 1000 * max((cm - connect) * args.workers - lm, 0) / args.files
-    print(f"\nper file: {per_file:.1f} ms of parsing on one core; the cluster adds about {overhead:.1f} ms of "
-          f"scheduling and transfer per file and worker here. W workers parse N such files in about "
-          f"{connect:.1f} s + N x ({per_file:.1f} + {overhead:.1f}) / W ms: a gain once files take longer "
-          f"to parse than that overhead, or sit where only the workers read them fast.")
-
+    overhead = cm - lm / args.workers
+    print(f"\nper file: {per_file:.1f} ms of parsing on one core. The cluster took {overhead:.2f} s more than a "
+          f"perfect split over its {args.workers} workers (scheduling, transfer, processes sharing the cores): "
+          f"N such files on W worker cores take about N x {per_file:.1f} / W ms plus that; the cluster gains "
+          f"once the parse is long beside it, or the files sit where only the workers read them fast.")
 
 if __name__ == "__main__":
     main()
