@@ -1,10 +1,11 @@
 """Parse log files on a Dask cluster (``--scheduler tcp://HOST:8786`` or ``FLAKETUI_SCHEDULER``).
 
 Parsing is per file; a Dask task parses a batch of consecutive files (about four per worker
-thread, :func:`_batches`), each file read by its worker where it lives (a shared filesystem, or object storage through fsspec) with the same
-readers as a local load, and sends back only the parsed columns (a
-:class:`~flaketui.loading.parsed.Parsed`, a few bytes a trial), never the file. The
-client merges them in file order exactly as a local load does, so the result is the same.
+thread, :func:`_batches`), each file read by its worker where it lives (a shared
+filesystem, or object storage through fsspec) with the same readers as a local load, and
+sends back only the parsed columns (a :class:`~flaketui.loading.parsed.Parsed`, a few
+bytes a trial), never the file. The client merges them in file order exactly as a local
+load does, so the result is the same.
 
 Dask reschedules the batch of a worker that dies (``allowed-failures``, default 3), and a
 file a worker cannot read comes back as a :class:`~flaketui.model.Problem` naming it, as it

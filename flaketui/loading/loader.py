@@ -264,13 +264,14 @@ def load_logs(
         use_cache = cache.ENABLED
     skipped: list[Problem] = []
     files = expand_paths(paths, skipped)
-    stats = {}
+    sizes: dict[Any, int] = {}
     for f in files:
+        listed = getattr(f, "size_hint", None)  # a remote object's size from its listing: no request
         try:
-            stats[f] = f.stat()
+            sizes[f] = f.stat().st_size if listed is None else listed
         except OSError as exc:  # removed since it was listed
             skipped.append(unreadable(f, exc))
-    total = sum(st.st_size for st in stats.values()) or 1
+    total = sum(sizes.values()) or 1
     done = 0
 
     def tick(nbytes: int) -> None:
@@ -287,7 +288,7 @@ def load_logs(
         try:
             st = path.stat()  # now: a file that grew since is read (and cached) as it is now
         except OSError as exc:
-            if path in stats:
+            if path in sizes:
                 skipped.append(unreadable(path, exc))
             continue
         if not stat.S_ISREG(st.st_mode):  # replaced by a FIFO or device since it was listed
@@ -303,6 +304,7 @@ def load_logs(
                                                    sizes=[n for _, n in todo]) if todo else [])
     sources: list[Source] = []
     pieces: list[Parsed] = []
+    read: list[Any] = []
     for path, st, cached in found:
         if cached is not None:
             kind, piece = cached
@@ -329,7 +331,7 @@ def load_logs(
                 cache.store(path, st, fields, kind, piece)
         sources.append(Source(str(path), kind))
         pieces.append(piece)
-    read = [location.as_path(s.path) for s in sources]  # the files that gave a piece (skipped ones gave none)
+        read.append(path)  # the files that gave a piece (skipped ones gave none)
     notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields

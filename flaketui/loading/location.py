@@ -104,6 +104,12 @@ def _info_value(info: dict[str, Any], *names: str) -> Any:
     return None
 
 
+_KNOWN: dict[str, dict[str, Any]] = {}
+"""URL -> what the store last said of it (see :attr:`RemotePath.info`)."""
+KNOWN_MAX = 100_000
+"""URLs whose info is kept; beyond, the table starts again (each is asked anew)."""
+
+
 class RemotePath:
     """A file or folder on a remote store, with the :class:`pathlib.Path` members the
     loader and the formats use. ``str()`` (and ``os.fspath``) give its URL."""
@@ -114,6 +120,9 @@ class RemotePath:
         self.protocol = protocol
         self.url = url
         self.key = url if protocol in ("http", "https") else self.fs._strip_protocol(url)
+        self.head: bytes | None = None
+        """The first bytes, once :func:`~flaketui.loading.formats.format_for` has read them
+        (it is asked again when the runs are named: the object is not)."""
 
     def __str__(self) -> str:
         return self.url
@@ -135,6 +144,26 @@ class RemotePath:
 
     def with_name(self, name: str) -> RemotePath:
         return self.parent / name
+
+    @property
+    def info(self) -> dict[str, Any] | None:
+        """What the last listing or :meth:`stat` of this URL in this process said of the
+        object (size, ETag, ...): opening it then asks no ``HEAD``, and on S3 every range is
+        asked ``If-Match`` that ETag (a rewrite since is an error, never a mix of two
+        versions, nor a trace read at the offsets of another version). None when not known."""
+        return _KNOWN.get(self.url)
+
+    @info.setter
+    def info(self, value: dict[str, Any]) -> None:
+        if len(_KNOWN) >= KNOWN_MAX:
+            _KNOWN.clear()
+        _KNOWN[self.url] = value
+
+    @property
+    def size_hint(self) -> int | None:
+        """The size in :attr:`info`, if known."""
+        size = (self.info or {}).get("size")
+        return int(size) if isinstance(size, int) else None
 
     @property
     def name(self) -> str:
@@ -178,6 +207,7 @@ class RemotePath:
             raise OSError(clean_message(f"{type(exc).__name__}: {exc}")) from None
         if info.get("type") == "directory":
             return RemoteStat(0, 0, "", st_mode=stat.S_IFDIR | 0o555)
+        self.info = info
         size = int(info.get("size") or 0)
         modified = _info_value(info, "lastmodified", "last_modified", "updated", "mtime", "last-modified")
         parts = [_info_value(info, "etag", "md5hash"), _info_value(info, "versionid", "version_id", "generation"),
@@ -236,10 +266,21 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
     if not is_url(path):
         return open(path, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
     remote = path if isinstance(path, RemotePath) else RemotePath(os.fspath(path))
+    how: dict[str, Any] = ({"block_size": STREAM_BLOCK, "cache_type": "readahead"} if stream
+                           else {"block_size": 1 << 16, "cache_type": "none"})
     try:
-        if stream:
-            return remote.fs.open(remote.key, "rb", block_size=STREAM_BLOCK, cache_type="readahead")
-        return remote.fs.open(remote.key, "rb", block_size=1 << 16, cache_type="none")
+        if remote.size_hint is None:
+            return remote.fs.open(remote.key, "rb", **how)
+        try:
+            fh = remote.fs.open(remote.key, "rb", size=remote.size_hint, **how)
+        except TypeError:  # a filesystem whose files take no size
+            return remote.fs.open(remote.key, "rb", **how)
+        info = remote.info or {}
+        if isinstance(getattr(type(fh), "details", None), property):
+            fh.details = info
+        if isinstance(getattr(fh, "req_kw", None), dict) and info.get("ETag"):
+            fh.req_kw["IfMatch"] = info["ETag"]  # s3fs: the store refuses bytes of another version
+        return fh
     except (FileNotFoundError, IsADirectoryError):
         raise
     except OSError as exc:
@@ -279,19 +320,18 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> list[RemotePath]:
     try:
         if any(ch in base.key for ch in "*?[") and base.protocol not in ("http", "https"):
             fs.invalidate_cache()
-            keys = sorted(k for k, info in fs.glob(base.key, detail=True).items() if info.get("type") != "directory")
-            found = [RemotePath(fs.unstrip_protocol(k), fs) for k in keys]
-            found = [p for p in found if not is_triage_file(p.name)]
+            listed = {k: info for k, info in fs.glob(base.key, detail=True).items() if info.get("type") != "directory"}
+            found = [p for p in _listed(fs, listed) if not is_triage_file(p.name)]
             if not found:
                 raise InputError(f"{url}: no object matches this pattern")
             return found
         fs.invalidate_cache(base.key)
         info = fs.info(base.key)
         if info.get("type") != "directory":
+            base.info = info
             return [base]
-        keys = sorted(fs.find(base.key))
-        found = [RemotePath(fs.unstrip_protocol(k), fs) for k in keys]
-        found = [p for p in found if p.name.lower().endswith(suffixes) and not is_triage_file(p.name)]
+        found = [p for p in _listed(fs, fs.find(base.key, detail=True))
+                 if p.name.lower().endswith(suffixes) and not is_triage_file(p.name)]
         if not found:
             raise InputError(f"{url}: folder holds no .jsonl, .jsonl.gz, .json or .eval log")
         return found
@@ -303,3 +343,13 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> list[RemotePath]:
         raise InputError(f"{url}: access denied ({clean_message(exc)})") from None
     except Exception as exc:  # noqa: BLE001 - botocore, aiohttp, azure, google errors: one line
         raise InputError(f"{url}: cannot read it ({clean_message(f'{type(exc).__name__}: {exc}')})") from None
+
+
+def _listed(fs: Any, listing: dict[str, dict[str, Any]]) -> list[RemotePath]:
+    """The objects of a listing (key -> info), sorted, each with its listed size."""
+    out = []
+    for key in sorted(listing):
+        path = RemotePath(fs.unstrip_protocol(key), fs)
+        path.info = listing[key]
+        out.append(path)
+    return out

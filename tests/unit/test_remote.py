@@ -318,3 +318,41 @@ def test_an_object_that_fails_mid_read_is_named_and_the_others_read(
     assert result.stderr == (f"flaketui: skipped {server}/runs/{CANDIDATE.name}: cannot read it "
                              "(RuntimeError: connection reset (key ***)); skipped\n")
     assert result.stdout == cli("report", str(BASELINE), "-k", "5", "--format", "json").stdout
+
+
+def test_a_load_streams_each_object_once_and_asks_its_size_twice(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import s3fs
+
+    from flaketui.loading.location import RemotePath
+
+    fetched: list[tuple[int, int]] = []
+    infos: list[str] = []
+    fs = RemotePath(server).fs  # the filesystem every URL of this server is read through
+    fetch, info = s3fs.core.S3File._fetch_range, fs.info
+
+    def counted_fetch(self: Any, start: int, end: int) -> bytes:
+        fetched.append((start, end))
+        return fetch(self, start, end)
+
+    def counted_info(path: str, *args: Any, **kwargs: Any) -> Any:
+        infos.append(path)
+        return info(path, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", counted_fetch)
+    monkeypatch.setattr(fs, "info", counted_info)
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    size = BASELINE.stat().st_size
+    load_logs([f"{server}/runs/{BASELINE.name}"])
+    # the first bytes (which format is it?), then the whole object once; the size and
+    # identity asked before the read and again before the index is cached
+    assert fetched == [(0, 256), (0, size)]
+    assert infos == [f"{BUCKET}/runs/{BASELINE.name}"] * 3  # the URL itself, then twice
+
+
+def test_a_trace_of_an_object_rewritten_since_the_load_is_refused_not_misread(server: str) -> None:
+    client = boto3.client("s3")
+    client.put_object(Bucket=BUCKET, Key="rewritten/log.jsonl", Body=BASELINE.read_bytes())
+    log = load_logs([f"{server}/rewritten/log.jsonl"], use_cache=False)
+    client.put_object(Bucket=BUCKET, Key="rewritten/log.jsonl", Body=CANDIDATE.read_bytes())
+    with pytest.raises(OSError, match="rewritten/log.jsonl"):  # s3fs's FileExpired: the ETag moved
+        read_trial(log, 5)

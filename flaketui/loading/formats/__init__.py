@@ -51,7 +51,7 @@ from flaketui.loading.formats.otel import OtelTraces
 from flaketui.loading.formats.parquet_trials import ParquetTrials
 from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
-from flaketui.loading.location import open_binary
+from flaketui.loading.location import RemotePath, open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.model import FieldMap, InputError
 
@@ -84,11 +84,15 @@ def format_for(path: Path) -> LogFormat:
     InputError
         If no format does.
     """
-    try:
-        with open_binary(path, stream=False) as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        head = b""  # reading the file itself will name the fault
+    head = getattr(path, "head", None)  # a remote object's, kept from the last look: no request
+    if head is None:
+        try:
+            with open_binary(path, stream=False) as fh:
+                head = fh.read(HEAD_BYTES)
+        except OSError:
+            head = b""  # reading the file itself will name the fault
+        if isinstance(path, RemotePath):
+            path.head = head
     for fmt in FORMATS:
         if fmt.matches(path, head):
             return fmt
