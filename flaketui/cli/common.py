@@ -84,7 +84,8 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
 
 
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options every command that reads logs takes: field names and the pass threshold."""
+    """Options every command that reads logs takes: field names, the pass threshold, the
+    cache and where to parse (``--scheduler``: a Dask cluster, for every load of the process)."""
 
     @click.option("--threshold", type=FiniteFloat(), default=1 - 1e-6, show_default=True,
                   help="A score or reward passes when it is >= this.")
@@ -105,12 +106,17 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   help="Read the runs given (one agent's repeated runs) as trials of one run.")
     @click.option("--no-cache", is_flag=True, default=False,
                   help="Parse the logs again instead of reading the index cache.")
+    @click.option("--scheduler", default=None, metavar="ADDRESS",
+                  help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs.pop("no_cache"):
             from flaketui.loading import cache
 
             cache.ENABLED = False
+        from flaketui.loading import distributed
+
+        distributed.SCHEDULER = distributed.scheduler_address(kwargs.pop("scheduler"))
         base = FieldMap()
         kwargs["fields"] = FieldMap(
             run=tuple(kwargs.pop("run_field")) or base.run,

@@ -5,7 +5,9 @@ score, byte offsets, ...), the name tables, the metrics and the problems found.
 An entry is used only while the file has the same resolved path, name (it gives
 the default run name: a symlink names its own run), inode, size, modification
 time and status-change time (nanoseconds), and was written by the same cache
-format; any change and the file is parsed again and the entry replaced. The
+format; a remote object's entry (a URL, :mod:`flaketui.loading.location`), while the
+object has the same URL and identity (ETag, version id or generation, last-modified,
+size); any change and the file is parsed again and the entry replaced. The
 status-change time catches a rewrite that keeps the size and sets the
 modification time back (``touch -r``, ``rsync -t``, a copy that keeps times):
 no user can set it. Traces are never
@@ -45,6 +47,7 @@ import numpy as np
 import orjson
 
 from flaketui.loading import formats
+from flaketui.loading.location import RemotePath, RemoteStat
 from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.model import FieldMap, Problem
 
@@ -73,7 +76,7 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("flaketui")) / "index"
 
 
-def _identity(path: Path, fields: FieldMap) -> tuple[str, str]:
+def _identity(path: Path | RemotePath, fields: FieldMap) -> tuple[str, str]:
     """(entry file name, who): the name depends on the path, file name and field names
     only, so a changed file replaces its old entry; the key adds the file's stamp."""
     resolved = str(path.resolve())
@@ -84,12 +87,15 @@ def _identity(path: Path, fields: FieldMap) -> tuple[str, str]:
     return name, who.decode()
 
 
-def _stamp(st: os.stat_result) -> list[int]:
-    """What changes whenever the file's content can have changed."""
+def _stamp(st: os.stat_result | RemoteStat) -> list[Any]:
+    """What changes whenever the file's content can have changed: for a remote object,
+    its identity (ETag, version, size, last-modified: :class:`~flaketui.loading.location.RemoteStat`)."""
+    if isinstance(st, RemoteStat):
+        return [st.identity, st.st_size]
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _key(who: str, st: os.stat_result) -> str:
+def _key(who: str, st: os.stat_result | RemoteStat) -> str:
     return orjson.dumps([who, _stamp(st)]).decode()
 
 
@@ -104,10 +110,13 @@ def granularity_ns(mtime_ns: int, ctime_ns: int) -> int:
     return g
 
 
-def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
+def settled(st: os.stat_result | RemoteStat, now_ns: int | None = None) -> bool:
     """Whether ``st``'s times can vouch for its content: its last change (or status change)
     lies more than :data:`SETTLE_NS` and its timestamps' granularity in the past (a time in
-    the future, from a skewed clock, is not settled)."""
+    the future, from a skewed clock, is not settled). A remote object's identity always can:
+    a store gives every write a new ETag (or version), whatever the clock says."""
+    if isinstance(st, RemoteStat):
+        return True
     stamp = _stamp(st)
     mtime, ctime = stamp[3], stamp[4]
     now = time.time_ns() if now_ns is None else now_ns
@@ -120,7 +129,7 @@ DIGEST = 16
 ALIGN = 64
 
 
-def load(path: Path, st: os.stat_result, fields: FieldMap) -> tuple[str, Parsed] | None:
+def load(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: FieldMap) -> tuple[str, Parsed] | None:
     """The cached (source kind, what it holds) of ``path`` as it is now, or ``None``:
     no entry, an entry for another state of the file, one that fails its checksum or
     does not hold a well-formed index, or one stored before the source's times could
@@ -228,7 +237,8 @@ def _well_formed(p: Parsed) -> bool:
     )
 
 
-def store(path: Path, st: os.stat_result, fields: FieldMap, kind: str, parsed: Parsed) -> None:
+def store(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: FieldMap, kind: str,
+          parsed: Parsed) -> None:
     """Keep what ``path`` held (as it was at ``st``); failures are ignored. For a source
     not :func:`settled` (its times can't tell a later rewrite in the same tick), the entry
     also keeps a digest of its whole content, which every use checks until the times can

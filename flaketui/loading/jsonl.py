@@ -9,7 +9,6 @@ between processes (see :mod:`flaketui.loading.formats.json_lines`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from flaketui.loading.location import file_size, open_binary
 from flaketui.loading.records import RecordSink
 from flaketui.model import Problem
 
@@ -221,7 +221,7 @@ def read_range(
     view = memoryview(buf)
     filled = 0  # bytes of buf holding file data, from file offset `base`
     base = start
-    with open(path, "rb", buffering=0) as fh:
+    with open_binary(path, buffering=0) as fh:
         fh.seek(start)
         while True:
             if filled == len(buf):  # one line fills the buffer
@@ -302,7 +302,7 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
     line = 1
     reported = 0
     buf = bytearray()
-    with open(path, "rb") as packed:
+    with open_binary(path) as packed:
         try:
             with gzip.open(packed, "rb") as fh:
                 total = 0
@@ -345,7 +345,7 @@ def read_gzip(path: str, parser: LineParser, progress: Progress | None = None) -
         except (gzip.BadGzipFile, zlib.error, OSError) as exc:
             parser.named.append(Problem(path, line, f"not a readable gzip file ({exc})"))
         if progress:
-            progress(os.fstat(packed.fileno()).st_size - reported)
+            progress(file_size(packed) - reported)
 
 
 GZIP_BLOCK = 1 << 20
@@ -372,7 +372,7 @@ def read_gzip_whole(path: str, parser: LineParser) -> bytes | None:
     chunks = []
     total = 0
     try:
-        with open(path, "rb") as packed, gzip.open(packed, "rb") as fh:
+        with open_binary(path) as packed, gzip.open(packed, "rb") as fh:
             while block := fh.read(GZIP_BLOCK):
                 total += len(block)
                 refused = _inflated_too_much(total, packed.tell())
@@ -461,10 +461,10 @@ def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:
     if kind.endswith(".gz"):
         import gzip
 
-        with gzip.open(path, "rb") as fh:
+        with open_binary(path) as packed, gzip.open(packed, "rb") as fh:
             fh.seek(offset)
             return loads(fh.read(length))
-    with open(path, "rb") as fh:
+    with open_binary(path, stream=False) as fh:
         fh.seek(offset)
         return loads(fh.read(length))
 
@@ -490,7 +490,7 @@ def _read_cut(path: str, offset: int, length: int, trace_names: tuple[str, ...],
     of steps; (None, None) when it can't be read that way (the caller reads it whole)."""
     import msgspec
 
-    with open(path, "rb") as fh:
+    with open_binary(path, stream=False) as fh:
         fh.seek(offset)
         data = fh.read(length)
     try:

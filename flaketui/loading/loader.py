@@ -14,10 +14,13 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from flaketui.loading import cache, formats, runnames
+from flaketui.loading import cache, distributed, formats, location, runnames
+from flaketui.loading.formats import read_file
+from flaketui.loading.location import unreadable
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
 from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
@@ -45,6 +48,9 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem]
     passed: list[Problem] = [] if skipped is None else skipped
     for raw in paths:
         text = os.fspath(raw)
+        if location.is_url(text):
+            out.extend(location.expand_url(text, suffixes))
+            continue
         if any(ch in text for ch in "*?[") and not os.path.exists(text):
             from flaketui.sidecar import is_triage_file
 
@@ -234,31 +240,38 @@ def load_logs(
     progress: ProgressFn | None = None,
     workers: int | None = None,
     use_cache: bool | None = None,
+    scheduler: str | None = None,
 ) -> TrialLog:
-    """Read every trial of ``paths`` (files, directories, globs).
+    """Read every trial of ``paths`` (files, directories, globs; local, or URLs such as
+    ``s3://bucket/runs/``: :mod:`flaketui.loading.location`).
 
     Runs with the same name in several files merge. Bad lines are skipped and
     listed in ``TrialLog.problems``; they never raise. With ``use_cache`` (default
     :data:`flaketui.loading.cache.ENABLED`), a file read before and unchanged since
-    is taken from the index cache (:mod:`flaketui.loading.cache`), not parsed.
+    is taken from the index cache (:mod:`flaketui.loading.cache`), not parsed. With
+    ``scheduler`` (default :data:`flaketui.loading.distributed.SCHEDULER`, set by
+    ``--scheduler``), the files not in the cache are parsed on that Dask cluster
+    (:func:`~flaketui.loading.distributed.parse_on_cluster`); the cache, the file order
+    and the problems named are as for a local load.
 
     Raises
     ------
     InputError
-        If a path does not exist or no usable trial remains.
+        If a path does not exist, no usable trial remains, or the scheduler can't be used.
     """
     fields = fields or FieldMap()
     if use_cache is None:
         use_cache = cache.ENABLED
     skipped: list[Problem] = []
     files = expand_paths(paths, skipped)
-    stats = {}
+    sizes: dict[Any, int] = {}
     for f in files:
+        listed = getattr(f, "size_hint", None)  # a remote object's size from its listing: no request
         try:
-            stats[f] = f.stat()
+            sizes[f] = f.stat().st_size if listed is None else listed
         except OSError as exc:  # removed since it was listed
-            skipped.append(_unreadable(f, exc))
-    total = sum(st.st_size for st in stats.values()) or 1
+            skipped.append(unreadable(f, exc))
+    total = sum(sizes.values()) or 1
     done = 0
 
     def tick(nbytes: int) -> None:
@@ -267,36 +280,58 @@ def load_logs(
         if progress:
             progress(min(done, total), total)
 
-    sources: list[Source] = []
-    pieces: list[Parsed] = []
+    if scheduler is None:
+        scheduler = distributed.SCHEDULER
+    # Each file: its (kind, piece) from the cache, or None to parse, or left out (skipped).
+    found: list[tuple[Any, Any, tuple[str, Parsed] | None]] = []
     for path in files:
         try:
             st = path.stat()  # now: a file that grew since is read (and cached) as it is now
         except OSError as exc:
-            if path in stats:
-                skipped.append(_unreadable(path, exc))
+            if path in sizes:
+                skipped.append(unreadable(path, exc))
             continue
         if not stat.S_ISREG(st.st_mode):  # replaced by a FIFO or device since it was listed
             skipped.append(Problem(str(path), None, "not a regular file: not opened; skipped"))
             continue
-        size = st.st_size
-        cached = None
-        if use_cache and size >= cache.MIN_BYTES:
-            cached = cache.load(path, st, fields)
+        cached = cache.load(path, st, fields) if _cacheable(use_cache, st) else None
+        if cached is not None:
+            tick(st.st_size)
+        found.append((path, st, cached))
+    if scheduler:
+        todo = [(path, st.st_size) for path, st, cached in found if cached is None]
+        parsed = iter(distributed.parse_on_cluster([p for p, _ in todo], fields, scheduler, tick,
+                                                   sizes=[n for _, n in todo]) if todo else [])
+    sources: list[Source] = []
+    pieces: list[Parsed] = []
+    read: list[Any] = []
+    for path, st, cached in found:
         if cached is not None:
             kind, piece = cached
-            tick(size)
         else:
-            try:
-                kind, piece = read_file(path, size, fields, workers, tick)
-            except OSError as exc:  # one unreadable file: named, and the others read
-                skipped.append(_unreadable(path, exc))
-                continue
-            if use_cache and size >= cache.MIN_BYTES:
+            if scheduler:
+                kind, piece = next(parsed)
+                if kind == distributed.UNREADABLE:  # named as a local load names it
+                    skipped.extend(piece.problems)
+                    continue
+            else:
+                try:
+                    kind, piece = read_file(path, st.st_size, fields, workers, tick)
+                except OSError as exc:  # one unreadable file: named, and the others read
+                    skipped.append(unreadable(path, exc))
+                    continue
+                except InputError:
+                    raise
+                except Exception as exc:  # a store's own error mid-read (aiohttp, azure, google)
+                    if not location.is_url(path):
+                        raise
+                    skipped.append(unreadable(path, OSError(f"{type(exc).__name__}: {exc}")))
+                    continue
+            if _cacheable(use_cache, st):
                 cache.store(path, st, fields, kind, piece)
         sources.append(Source(str(path), kind))
         pieces.append(piece)
-    read = [Path(s.path) for s in sources]  # the files that gave a piece (skipped ones gave none)
+        read.append(path)  # the files that gave a piece (skipped ones gave none)
     notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
@@ -310,25 +345,10 @@ def load_logs(
     return log
 
 
-def _unreadable(path: Path, exc: OSError) -> Problem:
-    return Problem(str(path), None, f"cannot read it ({exc.strerror or exc}); skipped")
-
-
-def read_file(
-    path: Path, size: int, fields: FieldMap, workers: int | None, tick: Callable[[int], None]
-) -> tuple[str, Parsed]:
-    """Parse one file with its format (:func:`flaketui.loading.formats.format_for`):
-    (source kind, what it holds), file-level problems included.
-
-    Raises
-    ------
-    OSError
-        If the file can't be read.
-    InputError
-        If its format can't read it here (an optional package is missing).
-    """
-    fmt = formats.format_for(path)
-    return fmt.kind_of(path), fmt.read(path, size, fields, fmt.run_name(path), workers, tick)
+def _cacheable(use_cache: bool, st: Any) -> bool:
+    """Whether a file of status ``st`` goes through the index cache: large enough, and (a
+    remote object) with an identity that changes whenever it is written."""
+    return use_cache and st.st_size >= cache.MIN_BYTES and getattr(st, "identity", True) != ""
 
 
 def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:

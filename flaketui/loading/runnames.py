@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from flaketui.loading import formats
+from flaketui.loading.location import as_path
 from flaketui.loading.parsed import Parsed
 from flaketui.model import FieldMap, Problem, TrialLog
 
@@ -86,8 +87,8 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
     """``--runs-as-trials``: every piece's trials in one run named by the folder that holds
     the runs; trial numbers dropped, so each task's trials number in file order."""
     folders = {fmt.run_folder(f).absolute() for fmt, f in zip(fmts, files, strict=True)}
-    common = Path(os.path.commonpath([str(f) for f in folders]))  # one folder: the run files sit in it
-    name = common.name or str(common)
+    common = os.path.commonprefix([f.parts for f in folders])  # one folder: the run files sit in it
+    name = common[-1] if common else "/"
     before = {r for p in pieces for r in p.runs}
     for i, piece in enumerate(pieces):
         pieces[i] = replace(piece, runs=[name] if len(piece) else [], run=np.zeros_like(piece.run),
@@ -102,7 +103,7 @@ def attach_run_meta(log: TrialLog) -> None:
     """Fill ``log.run_meta``: each source's run metadata (see ``LogFormat.run_meta``), under
     the names of the runs its trials are in."""
     for i, src in enumerate(log.sources):
-        path = Path(src.path)
+        path = as_path(src.path)
         try:
             meta = formats.format_of_kind(src.kind).run_meta(path, log.fields)
         except (OSError, ValueError):
@@ -116,9 +117,10 @@ def attach_run_meta(log: TrialLog) -> None:
 def distinct_names(paths: Sequence[str], name: str) -> list[str]:
     """Names for runs that are all called ``name`` but come from ``paths`` (files or folders,
     e.g. ``compare dirA dirB``): the shortest path suffix that tells them apart."""
-    anchors = [(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) / name for p in paths]
+    places = [as_path(p) for p in paths]
+    anchors = [(p.absolute() if p.is_dir() else p.absolute().parent) / name for p in places]
     if len(set(anchors)) < len(anchors):  # the same folder: the files' own names differ
-        return [Path(p).name for p in paths]
+        return [p.name for p in places]
     depth = max(len(a.parts) for a in anchors)
     parts = next((k for k in range(2, depth + 1) if len({_suffix(a, k) for a in anchors}) == len(anchors)), depth)
     return [_suffix(a, parts) for a in anchors]

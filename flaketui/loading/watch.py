@@ -30,6 +30,7 @@ from typing import Any
 from flaketui.loading import formats, runnames
 from flaketui.loading.cache import content_digest, settled
 from flaketui.loading.loader import build_log, expand_paths, read_file
+from flaketui.loading.location import is_url
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.model import FieldMap, InputError, Problem, Source, TrialLog
 
@@ -174,7 +175,13 @@ class LogWatcher:
         return self.log()
 
     def poll(self) -> bool:
-        """Read what changed since the last poll; ``True`` if anything did."""
+        """Read what changed since the last poll; ``True`` if anything did.
+
+        Raises :class:`InputError` for a URL: ``--watch`` follows local files only (an
+        object store has no appends to follow: an object is replaced whole)."""
+        remote = next((os.fspath(p) for p in self.paths if is_url(os.fspath(p))), None)
+        if remote is not None:
+            raise InputError(f"{remote}: --watch follows local files only; read a URL without --watch")
         changed = False
         skipped: list[Problem] = []
         try:

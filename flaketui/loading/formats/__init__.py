@@ -51,7 +51,9 @@ from flaketui.loading.formats.otel import OtelTraces
 from flaketui.loading.formats.parquet_trials import ParquetTrials
 from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
-from flaketui.model import InputError
+from flaketui.loading.location import RemotePath, open_binary
+from flaketui.loading.parsed import Parsed
+from flaketui.model import FieldMap, InputError
 
 FORMATS: list[LogFormat] = [
     InspectLog(),
@@ -82,15 +84,34 @@ def format_for(path: Path) -> LogFormat:
     InputError
         If no format does.
     """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        head = b""  # reading the file itself will name the fault
+    head = getattr(path, "head", None)  # a remote object's, kept from the last look: no request
+    if head is None:
+        try:
+            with open_binary(path, stream=False) as fh:
+                head = fh.read(HEAD_BYTES)
+        except OSError:
+            head = b""  # reading the file itself will name the fault
+        if isinstance(path, RemotePath):
+            path.head = head
     for fmt in FORMATS:
         if fmt.matches(path, head):
             return fmt
     raise InputError(f"{path}: not a log format flaketui reads")
+
+
+def read_file(path: Path, size: int, fields: FieldMap, workers: int | None, tick: Tick) -> tuple[str, Parsed]:
+    """Parse one file with its format (:func:`flaketui.loading.formats.format_for`):
+    (source kind, what it holds), file-level problems included.
+
+    Raises
+    ------
+    OSError
+        If the file can't be read.
+    InputError
+        If its format can't read it here (an optional package is missing).
+    """
+    fmt = format_for(path)
+    return fmt.kind_of(path), fmt.read(path, size, fields, fmt.run_name(path), workers, tick)
 
 
 def format_of_kind(kind: str) -> LogFormat:
@@ -113,4 +134,4 @@ def run_name_for(path: Path) -> str:
 
 
 __all__ = ["FORMATS", "HEAD_BYTES", "LogFormat", "Record", "Tick", "format_for", "format_of_kind",
-           "log_suffixes", "run_name_for"]
+           "log_suffixes", "read_file", "run_name_for"]

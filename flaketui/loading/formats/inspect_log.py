@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick
+from flaketui.loading.location import as_path, open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, InputError, Problem, Source
@@ -106,7 +107,7 @@ class InspectLog(LogFormat):
                     trace_names: tuple[str, ...], max_steps: int | None) -> Record:
         """The sample at position ``offset``, as ``inspect_ai`` gives it (messages whole)."""
         log = _inspect_log()
-        ids = _sample_keys(Path(source.path))
+        ids = _sample_keys(as_path(source.path))
         if not 0 <= offset < len(ids):
             raise ValueError(f"{source.path}: no sample at position {offset}; was the log rewritten?")
         sample_id, epoch = ids[offset]
@@ -130,7 +131,7 @@ def zip_bomb(path: Path) -> str | None:
     import zipfile
 
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_binary(path, stream=False) as fh, zipfile.ZipFile(fh) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return None  # not a zip at all: inspect_ai names the damage

@@ -17,6 +17,7 @@ from typing import ClassVar
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import Unreadable, array_items, top_fields, trial_arrays
 from flaketui.loading.jsonl import LineParser, read_gzip_whole, read_json_array, read_object
+from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem, Source
@@ -44,7 +45,7 @@ class JsonArray(LogFormat):
         if self.kind_of(path) == "json.gz":
             data = read_gzip_whole(spath, parser)
         else:
-            with open(spath, "rb") as fh:
+            with open_binary(path) as fh:
                 data = fh.read()
         if data is not None and not _read_wrapped(spath, parser, data):
             read_json_array(spath, parser, data)

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.jsonl import LineParser, next_newline, read_gzip, read_object, read_range
+from flaketui.loading.location import is_url
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem, Source
@@ -41,7 +42,8 @@ class JsonLines(LogFormat):
         if size == 0:
             return Parsed.empty([Problem(spath, None, "empty file, no trials")])
         gzipped = self.kind_of(path) == "jsonl.gz"
-        if not gzipped and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1:
+        if (not gzipped and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1
+                and not is_url(path)):  # a remote object is streamed once, start to end
             return _read_parallel(spath, size, fields, default_run, workers, tick)
         sink = RecordSink(fields, default_run)
         parser = LineParser(spath, sink)

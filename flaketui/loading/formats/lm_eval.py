@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head, top_fields
 from flaketui.loading.jsonl import loads, read_line_at
+from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
 from flaketui.model import FieldMap, Problem, Source
@@ -113,7 +114,7 @@ class LmEvalSamples(LogFormat):
             return Parsed.empty([])  # the run's figures and config: no trials
         if size == 0:
             return Parsed.empty([Problem(spath, None, "empty file, no trials")])
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             data = fh.read()
         tick(size)
         sink = RecordSink(FieldMap(threshold=fields.threshold), default_run)

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head
 from flaketui.loading.jsonl import BOM, loads
+from flaketui.loading.location import as_path
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
 from flaketui.model import FieldMap, Problem, Source
@@ -338,7 +339,7 @@ class OtelTraces(LogFormat):
 
     def read_record(self, source: Source, offset: int, length: int,
                     trace_names: tuple[str, ...], max_steps: int | None) -> Record:
-        groups = traces(read_spans(Path(source.path).read_bytes()))
+        groups = traces(read_spans(as_path(source.path).read_bytes()))
         trace = groups[offset]
         rec = record(trace, FieldMap())
         rec["root_attributes"] = trace[0]["attributes"]

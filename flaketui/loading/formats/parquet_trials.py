@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick
+from flaketui.loading.location import as_path, is_url, open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap, InputError, Problem, Source
 
@@ -65,13 +66,13 @@ class ParquetTrials(LogFormat):
         spath = str(path)
         pq = pyarrow_parquet()
         try:
-            schema = pq.read_schema(spath)
+            schema = pq.read_schema(_readable(path))
             missing = [c for c in REQUIRED if c not in schema.names]
             if missing:
                 tick(size)
                 return Parsed.empty([Problem(spath, None, "not a flaketui trial table: no column "
                                              + ", ".join(missing))])
-            table = pq.read_table(spath)
+            table = pq.read_table(_readable(path))
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             tick(size)
             return Parsed.empty([Problem(spath, None, f"not a readable Parquet file ({exc})")])
@@ -123,10 +124,10 @@ class ParquetTrials(LogFormat):
 
     def _where(self, path: str) -> tuple[np.ndarray, ...]:
         """The table's (source, source_kind, offset, length) columns, read once per version."""
-        st = Path(path).stat()
+        st = as_path(path).stat()
         key = (path, st.st_size, st.st_mtime_ns)
         if key not in self._locations:
-            table = pyarrow_parquet().read_table(path, columns=["source", "source_kind", "offset", "length"])
+            table = pyarrow_parquet().read_table(_readable(path), columns=["source", "source_kind", "offset", "length"])
             self._locations.clear()
             self._locations[key] = (_strings(table["source"]), _strings(table["source_kind"]),
                                     table["offset"].to_numpy(), table["length"].to_numpy())
@@ -141,3 +142,9 @@ class ParquetTrials(LogFormat):
         where = Source(str(paths[offset]), kind)
         return self._format_of_kind(kind).read_record(where, int(offsets[offset]), int(lengths[offset]),
                                                      trace_names, max_steps)
+
+
+def _readable(path: str | Path) -> Any:
+    """What pyarrow reads: a local path as it is; a remote object as a file read by range
+    requests (pyarrow seeks to the footer and the columns it needs)."""
+    return open_binary(path, stream=False) if is_url(path) else str(path)

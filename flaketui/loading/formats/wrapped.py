@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.jsonl import BOM, loads, read_line_at
+from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem, Source
@@ -142,7 +143,7 @@ class HarnessJson(LogFormat):
         spath = str(path)
         if size == 0:
             return Parsed.empty([Problem(spath, None, "empty file, no trials")])
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             data = fh.read()
         tick(size)
         try:
