@@ -243,7 +243,7 @@ async def test_the_app_opens_an_s3_log_and_shows_a_trace(server: str) -> None:
         view = screen.query_one(TraceDiffView)
         assert view.a is not None and view.a.passed and view.a.trace
         assert view.b is not None and not view.b.passed and view.b.trace
-        assert view.first_divergence == 3
+        assert view.first_divergence == 4  # the agent's first different action (actions mode)
 
 
 def test_a_parquet_table_of_s3_logs_reads_back_by_url_and_opens_traces_there(
