@@ -173,11 +173,15 @@ def default_triage_path(paths: Sequence[str | os.PathLike[str]]) -> Path:
 
     The first argument decides: a file ``LOG`` gives ``LOG.triage.json``; a
     directory gives ``DIR/flaketui.triage.json``; a glob gives the sidecar of
-    its first match (or of the pattern's folder when nothing matches).
+    its first match (or of the pattern's folder when nothing matches). A URL
+    (``s3://bucket/runs/``: nothing can be written beside it) gives a file in the
+    user data folder named by the URL (:func:`remote_triage_path`).
     """
     if not paths:
         raise ValueError("no log paths given")
     first = os.fspath(paths[0])
+    if "://" in first:
+        return remote_triage_path(first)
     if any(ch in first for ch in "*?[") and not os.path.exists(first):
         import glob
 
@@ -190,6 +194,23 @@ def default_triage_path(paths: Sequence[str | os.PathLike[str]]) -> Path:
     if p.is_dir():
         return p / DIRECTORY_SIDECAR
     return p.with_name(p.name + SIDECAR_SUFFIX)
+
+
+def remote_triage_path(url: str) -> Path:
+    """The notes of logs at ``url``: ``<user data>/flaketui/remote/<name>-<hash>.triage.json``,
+    the last part of the URL (made file-safe) and a hash of the whole URL, so that two
+    buckets' ``results.jsonl`` never share notes and the same URL finds its notes again."""
+    import hashlib
+    import re
+
+    import platformdirs
+
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "_", url.rstrip("/").rsplit("/", 1)[-1])[:60] or "logs"
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
+    folder = platformdirs.user_data_path("flaketui") / "remote"
+    with contextlib.suppress(OSError):  # a folder that can't be made: the store says so when it saves
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{tail}-{digest}{SIDECAR_SUFFIX}"
 
 
 # --- Reading and writing --------------------------------------------------------

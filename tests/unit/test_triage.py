@@ -503,3 +503,17 @@ def test_kill_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     assert temp_files(tmp_path), "no kill landed mid-save"
     store = TriageStore.open(path)
     assert store.messages == [] and len(store) == min(KEYS, check_file(path))
+
+
+def test_notes_of_remote_logs_live_in_the_user_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing can be written beside s3://…: the notes go to the user data folder, one file per
+    URL (two buckets' results.jsonl never share notes), found again by the same URL."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    a = default_triage_path(["s3://bucket-a/runs/results.jsonl"])
+    b = default_triage_path(["s3://bucket-b/runs/results.jsonl"])
+    assert a != b and a == default_triage_path(["s3://bucket-a/runs/results.jsonl"])
+    assert a.parent == tmp_path / "data" / "flaketui" / "remote" and a.parent.is_dir()
+    assert a.name.startswith("results.jsonl-") and a.name.endswith(".triage.json")
+    store = TriageStore.open(a)
+    store.update(TriageKey("run", "t1"), note="seen")
+    assert load_entries(a)[TriageKey("run", "t1")].note == "seen"
