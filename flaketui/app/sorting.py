@@ -52,6 +52,10 @@ class SortActions:
             return np.full(rows, np.nan)
         return column.sort()
 
+    def on_task_table_header_clicked(self, event: TaskTable.HeaderClicked) -> None:
+        """A click on a column's header sorts by it (again: the other way)."""
+        self.action_sort_by(event.key)
+
     def action_sort_by(self, key: str) -> None:
         """Sort by column ``key``; sorting by the same column again reverses the order."""
         if key == self.sort_key:

@@ -618,3 +618,17 @@ async def test_watch_keeps_the_default_k_at_the_smallest_n(tmp_path: Path) -> No
         assert f"k = {smallest} (smallest n)" in str(app.tasks_screen.query_one("#summary").render())
         # The title counts trials as the header does: 300 with an outcome, 1 errored.
         assert app.tasks_screen.sub_title == "watching: 300 trials, 1 errored"
+
+
+async def test_a_click_on_a_header_sorts_by_that_column(app: FlakeApp) -> None:
+    """The table's HeaderClicked message sorts by its column (once handled by each screen,
+    now by the shared sort actions), and again reverses."""
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        t, screen = table(app), app.tasks_screen
+        t.post_message(TaskTable.HeaderClicked(t, "p_hat"))
+        await pilot.pause()
+        assert (screen.sort_key, screen.sort_reverse) == ("p_hat", True)
+        t.post_message(TaskTable.HeaderClicked(t, "p_hat"))
+        await pilot.pause()
+        assert (screen.sort_key, screen.sort_reverse) == ("p_hat", False)

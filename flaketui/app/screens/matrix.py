@@ -224,10 +224,6 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         """Every task → newly flaky since X → newly failing since X → every task."""
         self.filter_index = (self.filter_index + 1) % len(FILTERS)
 
-    @on(TaskTable.HeaderClicked)
-    def header_clicked(self, event: TaskTable.HeaderClicked) -> None:
-        self.action_sort_by(event.key)
-
     @on(TaskTable.TaskSelected)
     def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()

@@ -815,10 +815,6 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     def watch_run_index(self, index: int) -> None:
         self.show_run(index)
 
-    @on(TaskTable.HeaderClicked)
-    def header_clicked(self, event: TaskTable.HeaderClicked) -> None:
-        self.action_sort_by(event.key)
-
     def action_filter(self) -> None:
         """Show the name filter and focus it."""
         box = self.query_one("#filter", Input)
