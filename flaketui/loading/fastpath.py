@@ -83,11 +83,14 @@ class FastDecoder:
                 raw.append(name)
         self.loose_names = list(dict.fromkeys(loose))
         self.raw_names = [n for n in dict.fromkeys(raw) if n not in self.loose_names]
-        # A dotted name ("score.value") is looked up as a key first, then walked:
-        # absent (UNSET, deleted below) must differ from null there.
-        self._dotted = [n for n in self.loose_names if "." in n]
+        # Absent (UNSET, deleted below) must differ from null: a dotted name ("score.value")
+        # is looked up as a key first, then walked, and a null outcome makes an errored trial
+        # where an absent one makes no trial.
+        self._unset = [n for n in self.loose_names
+                       if "." in n or n in fields.passed or n in fields.score]
         spec: list[tuple[str, Any, Any]] = [
-            (f"f{i}", Any, msgspec.UNSET if "." in n else None) for i, n in enumerate(self.loose_names)
+            (f"f{i}", Any, msgspec.UNSET if n in self._unset else None)
+            for i, n in enumerate(self.loose_names)
         ]
         spec += [(f"r{i}", msgspec.Raw, None) for i in range(len(self.raw_names))]
         rename = {f"f{i}": n for i, n in enumerate(self.loose_names)}
@@ -157,7 +160,7 @@ class FastDecoder:
         except (msgspec.DecodeError, RecursionError):
             return None
         obj = dict(zip(self._names, values, strict=True))  # absent fields are None, as obj.get gives
-        for name in self._dotted:
+        for name in self._unset:
             if obj[name] is msgspec.UNSET:
                 del obj[name]
         metrics = obj.get("metrics")

@@ -154,6 +154,8 @@ class RecordSink:
             ok = score_v >= f.threshold
         elif errored:
             ok = False
+        elif any(name in obj and obj[name] is None for name in f.passed + f.score):
+            ok, errored = False, True  # the harness wrote no outcome: errored, never dropped
         else:
             names = f.passed + f.score
             return f"no outcome ({', '.join(names)})"

@@ -292,3 +292,18 @@ def test_metric_medians_match_numpy(tmp_path: Path) -> None:
             assert med[i] == np.median(values)
         else:
             assert np.isnan(med[i])
+
+
+def test_a_null_outcome_is_an_errored_trial_and_an_absent_one_no_trial(tmp_path: Path) -> None:
+    """A harness that wrote `"passed": null` ran the trial and recorded no outcome: errored,
+    counted apart, never dropped (its task stays with n = 0); a line with no outcome field at
+    all is not a trial and is named."""
+    log = tmp_path / "nulls.jsonl"
+    log.write_text('{"task": "a", "passed": null}\n{"task": "a", "passed": true}\n'
+                   '{"task": "b", "score": null}\n{"task": "c"}\n'
+                   '{"task": "d", "passed": null, "trace": [{"x": 10000000000000000000000}]}\n')
+    tl = load_logs([log], use_cache=False)
+    o = tl.run_outcomes("nulls")
+    assert o.tasks == ["a", "b", "d"]
+    assert o.n.tolist() == [1, 0, 0] and o.errored.tolist() == [1, 1, 1]
+    assert [str(p) for p in tl.problems] == [f"{log}:4: no outcome (passed, score, reward)"]
