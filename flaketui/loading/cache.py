@@ -54,8 +54,9 @@ from flaketui.model import FieldMap, Problem
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
 turns it off for the whole process, the app included)."""
-FORMAT = 5
-"""Bumped whenever parsing could give other columns for the same file."""
+FORMAT = 6
+"""Bumped whenever parsing could give other columns for the same file (6: harness formats
+claim files JSON Lines read before; a null outcome is an errored trial)."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""
 MAX_BYTES = 2 << 30
