@@ -83,3 +83,24 @@ def test_no_import_cycles() -> None:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
     assert not cycles, cycles
+
+
+def test_commands_import_only_what_they_use(tmp_path: Path) -> None:
+    """`--help`, `report`, `compare` and `gate` on a small log start without Textual, and
+    `--help` and `report` without scipy (measured with ``python -X importtime``)."""
+    fixtures = ROOT / "fixtures"
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
+    cases = {
+        ("--help",): {"textual", "scipy", "pyarrow", "distributed", "fsspec"},
+        ("report", str(fixtures / "oncall-baseline.jsonl"), "--format", "json"): {"textual", "scipy"},
+        ("compare", str(fixtures / "oncall-baseline.jsonl"), str(fixtures / "oncall-candidate.jsonl"),
+         "--format", "json"): {"textual"},
+        ("gate", str(fixtures / "oncall-baseline.jsonl"), "--max-flakiness", "0.9"): {"textual"},
+    }
+    for args, banned in cases.items():
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "flaketui", *args],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                    if line.startswith("import time:")}
+        assert not imported & banned, (args, sorted(imported & banned))
