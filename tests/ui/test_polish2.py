@@ -26,13 +26,9 @@ from tests.ui.test_compare import BROKEN_KEY, A, B, open_pane, press, rows, summ
 
 
 @pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    return tmp_path / "notes.triage.json"
-
-
-@pytest.fixture
-def app(notes: Path) -> FlakeApp:
-    return make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(notes), divergence="all")
+def app(tmp_path: Path) -> FlakeApp:
+    """Both fixture runs, the notes in a tmp file."""
+    return make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.triage.json"))
 
 
 def reviewed_marks(app: FlakeApp) -> dict[str, str]:
@@ -54,7 +50,7 @@ class TestSwapKey:
             assert isinstance(app.screen, CompareScreen)
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
 
-    async def test_a_swap_keeps_the_reviews(self, app: FlakeApp, notes: Path) -> None:
+    async def test_a_swap_keeps_the_reviews(self, app: FlakeApp) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             total = len(app.screen.flips)
@@ -70,7 +66,8 @@ class TestSwapKey:
             assert reviewed_marks(app)["summarizeIncident"] == "✓"
             # A label given after the swap lands on the same entry, not a second one.
             await press(pilot, "l", "6")
-            entries = load_entries(notes)
+            assert app.triage_store.path is not None
+            entries = load_entries(app.triage_store.path)
             assert entries[BROKEN_KEY].label == "real-regression" and entries[BROKEN_KEY].reviewed
             assert TriageKey.flip(B, A, "summarizeIncident") not in entries
             # The A-vs-B trace screen of the swapped pane shows the same review.
