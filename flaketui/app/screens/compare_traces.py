@@ -255,7 +255,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
             a, b, label_a, label_b = b, None, label_b, ""
         view.mode_choice = self.mode
         view.set_pair(a, b, label_a, label_b, note)
-        view.call_later(self._drawn)  # after the view's rebuild (queued by set_pair): a τ-bench pair takes ~2 s
+        view.call_later(self._drawn)  # runs after the rebuild set_pair queued (a long pair takes seconds)
 
     def _drawn(self) -> None:
         """The pair is drawn: the loading indicator goes."""
