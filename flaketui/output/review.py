@@ -8,7 +8,7 @@ no Rich.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,20 @@ class FlipRow:
     def kind(self) -> str:
         """``flipped``, ``moved`` or ``unchanged``."""
         return FLIPPED if self.flipped else MOVED if self.is_flip else UNCHANGED
+
+
+def flip_key(entries: Container[TriageKey], run_a: str, run_b: str, task: str) -> TriageKey:
+    """The key of ``task``'s flip between runs A and B, whichever direction its review is under.
+
+    A review is written under the direction the pane showed (A → B); after a swap
+    (B → A) the same pair of runs is reviewed, so an entry under the other direction
+    is found too. With entries under neither (or both), the key A → B.
+    """
+    key = TriageKey.flip(run_a, run_b, task)
+    if key in entries:
+        return key
+    other = TriageKey.flip(run_b, run_a, task)
+    return other if other in entries else key
 
 
 FLIPPED, MOVED = "flipped", "moved"

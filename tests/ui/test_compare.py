@@ -352,7 +352,7 @@ class TestOpening:
             assert isinstance(app.screen, CompareScreen)
             assert [(r["change"], r["task"]) for r in rows(app)] == [
                 ("fixed", "summarizeIncident"), ("~broken", "searchRunbook")]
-            await press(pilot, "x")
+            await press(pilot, "X")
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
             assert rows(app)[0]["task"] == "summarizeIncident"
             # The swap keeps the view: all common tasks, sorted by task name.
@@ -360,7 +360,7 @@ class TestOpening:
             app.screen.action_sort_by("task")
             await settle(pilot)
             assert len(rows(app)) == 25 and rows(app)[0]["task"] == "checkCertificateExpiry"
-            await press(pilot, "x")
+            await press(pilot, "X")
             await settle(pilot)
             assert (app.screen.run_a, app.screen.run_b) == (B, A)
             assert app.screen.show_all and app.screen.sort_key == "task"

@@ -115,8 +115,8 @@ class CompareScreen(SortActions, FlakeScreen[None]):
                 tooltip="Reverse the sort order"),
         Binding("p", "pick_runs", "Runs", id="pick-runs", show=False,
                 tooltip="Choose runs A and B (when more than two are loaded)"),
-        Binding("x", "swap_runs", "Swap A/B", id="swap-runs", show=False,
-                tooltip="Compare A against B instead"),
+        Binding("X", "swap_runs", "Swap A/B", id="swap-runs", show=False,
+                tooltip="Compare A against B instead (shift+x; the reviews stay)"),
         Binding("escape,c", "close", "Back", id="close-compare",
                 tooltip="Back to the task table"),
     ]
@@ -216,8 +216,9 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         return [i for i, r in enumerate(self.rows) if r.flipped]
 
     def key_of(self, row: int) -> TriageKey:
-        """The triage key of data row ``row``: its task's flip from A to B."""
-        return TriageKey.flip(self.run_a, self.run_b, self.rows[row].task)
+        """The triage key of data row ``row``: its task's flip between A and B, under the direction
+        its review was written in (a swap keeps the reviews; :func:`review.flip_key`)."""
+        return review.flip_key(self.flake_app.triage_store, self.run_a, self.run_b, self.rows[row].task)
 
     def columns(self) -> list[Column]:
         """The flip list's columns, each with its cells and sort values; the note takes the
@@ -500,7 +501,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         """Choose other runs A and B."""
         log = self.flake_app.trial_log
         if log is None or len(log.runs) < 3:
-            self.notify("only two runs are loaded; x swaps A and B", timeout=3)
+            self.notify("only two runs are loaded; X (shift+x) swaps A and B", timeout=3)
             return
 
         def chosen(pair: tuple[str, str] | None) -> None:

@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker, WorkerState
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
@@ -155,7 +156,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
 
     @property
     def key(self) -> TriageKey:
-        return TriageKey.flip(self.run_a, self.run_b, self.row.task)
+        return review.flip_key(self.flake_app.triage_store, self.run_a, self.run_b, self.row.task)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -177,6 +178,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         self.loaded = False
         self.sub_title = visible(f"{self.row.task}: {self.run_a} → {self.run_b}")
         self.update_head()
+        self.query_one(TraceDiffView).loading = True  # until the pair is read and drawn (show_pair)
         self.read_trials(position)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-traces",
@@ -236,6 +238,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
                 "(trace, traj or messages; --trace-field names another)", style="yellow"))
             status.display = True
             view.display = False
+            view.loading = False
             return
         status.display = False
         view.display = True
@@ -252,6 +255,17 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
             a, b, label_a, label_b = b, None, label_b, ""
         view.mode_choice = self.mode
         view.set_pair(a, b, label_a, label_b, note)
+        view.call_later(self._drawn)  # runs after the rebuild set_pair queued (a long pair takes seconds)
+
+    def _drawn(self) -> None:
+        """The pair is drawn: the loading indicator goes."""
+        self.query_one(TraceDiffView).loading = False
+
+    @on(Worker.StateChanged)
+    def _reading_ended(self, event: Worker.StateChanged) -> None:
+        """A failed read leaves no loading indicator spinning (its error shows as on every screen)."""
+        if event.worker.group == "compare-traces" and event.state == WorkerState.ERROR:
+            self.query_one(TraceDiffView).loading = False
 
     def _label(self, side: str, trial: Trial | None, pos: int, trials: list[Trial]) -> str:
         if trial is None:

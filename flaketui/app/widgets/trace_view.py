@@ -455,8 +455,9 @@ class TraceDiffView(Vertical):
         if step is None:
             text.append("first divergence: none", style="bold")
             what = "agent's actions" if self.mode != ALL else "traces"
-            text.append(f" — the {what} are equal after normalisation ({self.mode} mode); the outcome "
-                        "was decided outside the trace", style="yellow")
+            text.append(f" — the {what} are equal after normalisation ({self.mode} mode)", style="yellow")
+            if self.a.outcome != self.b.outcome:
+                text.append("; the outcome was decided outside the trace", style="yellow")
             return text
         assert self.alignment is not None
         step_b = self.alignment.divergence_b
