@@ -87,7 +87,7 @@ async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> No
         await pilot.press("v")  # newly failing since r1
         await settle(pilot)
         assert sorted(table.row_text(p)[0] for p in range(len(table.order))) == ["newfail", "newflaky"]
-        await pilot.press("x", "v")  # run X = r2, back to every task
+        await pilot.press("r", "v")  # run X = r2, back to every task
         await settle(pilot)
         assert len(table.order) == 5 and screen.since == 1
         await pilot.press("enter")

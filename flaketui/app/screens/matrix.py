@@ -73,7 +73,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
                 tooltip="The comparison pane of run X (A) against the last run (B)"),
         Binding("p", "pick_runs", "Compare…", id="matrix-pick-runs",
                 tooltip="Choose any two runs and open their comparison pane"),
-        Binding("x", "next_since", "Run X", id="matrix-since",
+        Binding("r", "next_since", "Run X", id="matrix-since",
                 tooltip="Choose run X, the run the filters and enter compare the last run with"),
         Binding("v", "next_filter", "Filter", id="matrix-filter",
                 tooltip="Every task, those newly flaky since run X, or those newly failing since run X"),
