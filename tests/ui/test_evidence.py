@@ -1,0 +1,115 @@
+"""Pilot tests of the trace screen's evidence line and the fork map's decisive fork, and of a
+failed trace read on the A-vs-B screen (the error is shown, never swallowed)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+
+from flaketui.app.app import make_app
+from flaketui.app.screens.compare import CompareScreen
+from flaketui.app.screens.compare_traces import CompareTracesScreen
+from flaketui.app.screens.traces import TaskTraceScreen
+from flaketui.app.widgets.fork_map import ForkMap
+from tests.conftest import BASELINE, CANDIDATE, SIZE, settle
+from tests.ui.test_app import record_notifications
+from tests.ui.test_traces_ui import open_task
+
+
+def screen_text(widget: object) -> str:
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(widget)
+    return console.export_text()
+
+
+def tree_text(tree: ForkMap) -> str:
+    lines = []
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        lines.append(str(node.label))
+        stack.extend(reversed(node.children))
+    return "\n".join(lines)
+
+
+async def test_evidence_line_names_the_source_and_the_decisive_fork() -> None:
+    app = make_app([str(BASELINE)], k=5)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_task(app, pilot, "searchRunbook")
+        await settle(pilot)
+        line = screen_text(screen.query_one("#trace-evidence", Static).render())
+        assert "suspected source: tool-nondeterminism" in line
+        assert "this pair" in line
+        assert "decisive fork: when step 3 returns" in line
+        assert "p = 0.015" in line
+        assert "Holm-adjusted over 3 tests: 0.045" in line
+        mark = tree_text(screen.query_one(ForkMap))
+        assert "◆ decisive (step 3 in all mode): p = 0.015 (Holm 0.045)" in mark  # the actions map
+        assert "10/10 pass" in mark and "0/2 pass" in mark
+        await pilot.press("v")  # the all mode's map has the tool result's fork itself
+        await settle(pilot)
+        mark = tree_text(screen.query_one(ForkMap))
+        assert "◆ decisive: p = 0.015 (Holm 0.045)" in mark
+
+
+async def test_the_next_passing_trial_gets_its_own_evidence() -> None:
+    app = make_app([str(BASELINE)], k=5)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_task(app, pilot, "searchRunbook")
+        await settle(pilot)
+        first = screen.evidence
+        assert first is not None and first.trial_a == screen.passing[screen.pass_pos].trial
+        await pilot.press("a")
+        await settle(pilot)
+        shown = screen.evidence
+        assert shown is not None and shown.trial_a == screen.passing[screen.pass_pos].trial != first.trial_a
+        line = screen_text(screen.query_one("#trace-evidence", Static).render())
+        assert "suspected source: tool-nondeterminism" in line and "◆ decisive fork" in line
+
+
+@pytest.mark.parametrize("screen_key", ["trace", "compare"])
+async def test_a_failed_trace_read_is_shown(screen_key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_trial raising on the trace screen or the A-vs-B screen: a notification and the status text."""
+    import flaketui.loading
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise OSError("disk gone")
+
+    app = make_app([str(BASELINE), str(CANDIDATE)], k=5) if screen_key == "compare" else make_app([str(BASELINE)], k=5)
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        if screen_key == "compare":
+            await pilot.press("c")
+            await settle(pilot)
+            assert isinstance(app.screen, CompareScreen)
+        monkeypatch.setattr(flaketui.loading, "read_trial", broken)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareTracesScreen if screen_key == "compare" else TaskTraceScreen)
+        status = screen.query_one(screen.STATUS or "", Static)
+        assert status.display
+        assert "Reading traces failed: OSError: disk gone" in screen_text(status.render())
+        assert any("OSError: disk gone" in m for m in shown)
+
+
+async def test_a_failed_evidence_search_is_shown_on_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import flaketui.app.screens.traces as traces
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ValueError("no luck")
+
+    monkeypatch.setattr(traces, "suggest_task", broken)
+    app = make_app([str(BASELINE)], k=5)
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_task(app, pilot, "searchRunbook")
+        await settle(pilot)
+        line = screen_text(screen.query_one("#trace-evidence", Static).render())
+        assert "Finding the evidence failed: ValueError: no luck" in line
+        assert any("ValueError: no luck" in m for m in shown)
+        assert screen.diff_view is not None and screen.diff_view.display  # the traces stay shown
