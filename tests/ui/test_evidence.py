@@ -41,11 +41,10 @@ async def test_evidence_line_names_the_source_and_the_decisive_fork() -> None:
         screen = await open_task(app, pilot, "searchRunbook")
         await settle(pilot)
         line = screen_text(screen.query_one("#trace-evidence", Static).render())
-        assert "suspected source: tool-nondeterminism" in line
-        assert "this pair" in line
-        assert "decisive fork: when step 3 returns" in line
-        assert "p = 0.015" in line
-        assert "Holm-adjusted over 3 tests: 0.045" in line
+        assert "cause? tool-nondeterminism, 20 of 20 pairs" in line
+        assert "decisive fork at step 3: 0 of 2 pass, otherwise 10 of 10 (Fisher p = 0.015, Holm 0.045 over 3 tests)" \
+            in line
+        assert "step 3: searchRunbook(…) returned" in line
         mark = tree_text(screen.query_one(ForkMap))
         assert "◆ decisive (step 3 in all mode): p = 0.015 (Holm 0.045)" in mark  # the actions map
         assert "10/10 pass" in mark and "0/2 pass" in mark
@@ -67,7 +66,7 @@ async def test_the_next_passing_trial_gets_its_own_evidence() -> None:
         shown = screen.evidence
         assert shown is not None and shown.trial_a == screen.passing[screen.pass_pos].trial != first.trial_a
         line = screen_text(screen.query_one("#trace-evidence", Static).render())
-        assert "suspected source: tool-nondeterminism" in line and "◆ decisive fork" in line
+        assert "cause? tool-nondeterminism, 20 of 20 pairs" in line and "◆ decisive fork" in line
 
 
 @pytest.mark.parametrize("screen_key", ["trace", "compare"])

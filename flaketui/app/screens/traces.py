@@ -14,7 +14,7 @@ lists its trials instead, each one ``enter`` away from the inspector.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -41,6 +41,7 @@ from flaketui.traces import (
     CauseSuggestion,
     Evidence,
     ForkNode,
+    ForkTest,
     Normaliser,
     best_pair,
     build_fork_map,
@@ -49,6 +50,7 @@ from flaketui.traces import (
     pair_keys,
     suggest_task,
 )
+from flaketui.traces.normalise import one_line
 from flaketui.triage import TriageKey
 
 if TYPE_CHECKING:
@@ -119,11 +121,38 @@ class TaskEvidence(Message):
     """``suggestion`` is new (the task's trials were read again), not only the pair's evidence."""
 
 
+EVIDENCE_VALUE_WIDTH = 18
+"""Longest value (a tool result, an error) on the evidence line; the trace view has them whole."""
+
+
+def _short(value: str | None) -> str | None:
+    return None if value is None else one_line(value, EVIDENCE_VALUE_WIDTH)
+
+
+def _call_name(call: str | None) -> str | None:
+    """``searchRunbook(…)`` of ``searchRunbook(query="…", top_k=3)`` (the trace view shows the arguments)."""
+    if call is None or "(" not in call:
+        return _short(call)
+    return one_line(call.split("(", 1)[0], EVIDENCE_VALUE_WIDTH) + "(…)"
+
+
+def fork_line(test: ForkTest) -> str:
+    """The decisive fork with its exact test first (so a narrow terminal cuts only the branch's
+    step): ``at step 3: 0 of 2 pass, otherwise 10 of 10 (Fisher p = 0.015, Holm 0.045 over 3
+    tests), when step 3 returns `[1] Restart…```; ``ForkTest.text`` says the same in one sentence."""
+    b = test.branch
+    holm = f", Holm {test.p_adjusted:.2g} over {test.tests} tests" if test.tests > 1 else ""
+    when = test.text().split(":", 1)[0]
+    return (f"at step {test.step}: {b.passes} of {b.n} pass, otherwise {test.rest_passes} of "
+            f"{test.rest_n} (Fisher p = {test.p_value:.2g}{holm}), {when}")
+
+
 def evidence_text(suggestion: CauseSuggestion | None, evidence: Evidence | None) -> Text:
-    """Two lines under the trace screen's header: the suggested source with its share and the
-    shown pair's evidence; the decisive fork with its exact test. Log text through ``visible``."""
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append("suspected source: ", style="dim")
+    """Two lines under the trace screen's header: the suggested source (``cause?``, as in the task
+    table) with its share and the shown pair's evidence (values cut; its own cause if another);
+    the decisive fork with its exact test. Log text goes through ``visible``, as plain text."""
+    text = Text()
+    text.append("cause? ", style="dim")
     if suggestion is not None:
         text.append(suggestion.cause, style="bold magenta")
         text.append(f", {suggestion.agree} of {suggestion.pairs} pairs"
@@ -131,15 +160,18 @@ def evidence_text(suggestion: CauseSuggestion | None, evidence: Evidence | None)
     else:
         text.append("none (not flaky)", style="dim")
     if evidence is not None:
-        text.append(f"   this pair ({evidence.cause}): ", style="dim")
-        text.append(visible(evidence.text()))
+        own = "" if suggestion is not None and evidence.cause == suggestion.cause else f"this pair: {evidence.cause}, "
+        text.append(f" · {own}", style="dim")
+        short = replace(evidence, a=_short(evidence.a), b=_short(evidence.b), error=_short(evidence.error),
+                        call=_call_name(evidence.call))
+        text.append(visible(short.text()))
     text.append("\n")
     fork = None if suggestion is None else suggestion.decisive_fork
     if fork is None:
         text.append("decisive fork: none (no split point separates the outcomes)", style="dim")
     else:
-        text.append("◆ decisive fork: ", style="bold yellow")
-        text.append(visible(fork.text()))
+        text.append("◆ decisive fork ", style="bold yellow")
+        text.append(visible(fork_line(fork)))
     return text
 
 
@@ -269,7 +301,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     DEFAULT_CSS = """
     TaskTraceScreen #trace-search { dock: bottom; display: none; }
     TaskTraceScreen #trial-list { height: 1fr; }
-    TaskTraceScreen #trace-evidence { height: auto; padding: 0 1; }
+    TaskTraceScreen #trace-evidence { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     STATUS = "#trace-status"
