@@ -112,3 +112,13 @@ async def test_a_failed_evidence_search_is_shown_on_its_line(monkeypatch: pytest
         assert "Finding the evidence failed: ValueError: no luck" in line
         assert any("ValueError: no luck" in m for m in shown)
         assert screen.diff_view is not None and screen.diff_view.display  # the traces stay shown
+
+
+def test_fork_line_puts_the_test_first_and_keeps_a_label_with_colons() -> None:
+    from flaketui.app.screens.traces import fork_line
+    from flaketui.traces import ACTIONS, Branch, ForkTest
+
+    branches = (Branch(5, '{"status": 503}', 0, 3, result=True), Branch(5, "ok", 7, 7, result=True))
+    test = ForkTest(5, ACTIONS, branches, 0, 7, 7, 0.008333, 0.016666, 2)
+    assert fork_line(test) == ("at step 5: 0 of 3 pass, otherwise 7 of 7 (Fisher p = 0.0083, Holm 0.017 over 2 tests), "
+                               'when step 5 returns `{"status": 503}`')

@@ -142,7 +142,8 @@ def fork_line(test: ForkTest) -> str:
     tests), when step 3 returns `[1] Restart…```; ``ForkTest.text`` says the same in one sentence."""
     b = test.branch
     holm = f", Holm {test.p_adjusted:.2g} over {test.tests} tests" if test.tests > 1 else ""
-    when = test.text().split(":", 1)[0]
+    sentence = test.text()  # "when step 3 returns `…`: 0 of 2 pass; …" (the label may hold a colon)
+    when = sentence[:sentence.rindex(f": {b.passes} of {b.n} pass")]
     return (f"at step {test.step}: {b.passes} of {b.n} pass, otherwise {test.rest_passes} of "
             f"{test.rest_n} (Fisher p = {test.p_value:.2g}{holm}), {when}")
 
@@ -383,7 +384,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                 yield Static(Text(
                     "Every trial as a tree of shared steps (after normalisation). Each branch "
                     "counts the passing ✓ and failing ✗ trials that took it; ◆ marks the fork "
-                    "where the outcomes separate.", style="dim"), id="fork-legend")
+                    "where the outcomes separate, and the decisive one (smallest Fisher p).", style="dim"),
+                    id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
         yield Footer()
