@@ -122,3 +122,17 @@ def test_fork_line_puts_the_test_first_and_keeps_a_label_with_colons() -> None:
     test = ForkTest(5, ACTIONS, branches, 0, 7, 7, 0.008333, 0.016666, 2)
     assert fork_line(test) == ("at step 5: 0 of 3 pass, otherwise 7 of 7 (Fisher p = 0.0083, Holm 0.017 over 2 tests), "
                                'when step 5 returns `{"status": 503}`')
+
+
+async def test_a_task_with_one_outcome_has_no_evidence_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.ui.test_traces_ui import chat, open_first, write_log
+
+    log = write_log(tmp_path / "run.jsonl", [{"task": "t", "trial": n, "passed": True, "trace": chat(6)}
+                                             for n in range(3)])
+    app = make_app([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_first(app, pilot)
+        await settle(pilot)
+        assert not screen.query_one("#trace-evidence", Static).display
+        assert screen.suggestion is None and screen.evidence is None
+        assert "decisive" not in tree_text(screen.query_one(ForkMap))
