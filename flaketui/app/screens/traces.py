@@ -14,7 +14,7 @@ lists its trials instead, each one ``enter`` away from the inspector.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
+from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
@@ -34,7 +35,22 @@ from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
 from flaketui.sanitize import visible
 from flaketui.stats import TaskStats
-from flaketui.traces import ACTIONS, ALL, ForkNode, Normaliser, best_pair, build_fork_map, default_mode, pair_keys
+from flaketui.traces import (
+    ACTIONS,
+    ALL,
+    CauseSuggestion,
+    Evidence,
+    ForkNode,
+    ForkTest,
+    Normaliser,
+    best_pair,
+    build_fork_map,
+    classify_pair,
+    default_mode,
+    pair_keys,
+    suggest_task,
+)
+from flaketui.traces.normalise import one_line
 from flaketui.triage import TriageKey
 
 if TYPE_CHECKING:
@@ -91,6 +107,73 @@ class TaskTrials(Message):
     mode: str
     rows: list[int]
     """The log row of each trial (for the inspector's raw record)."""
+
+
+@dataclass
+class TaskEvidence(Message):
+    """The task's suggested source of flakiness (with its decisive fork) and the shown pair's evidence."""
+
+    suggestion: CauseSuggestion | None
+    pair: tuple[Trial, Trial]
+    """The (passing, failing) pair ``evidence`` is about."""
+    evidence: Evidence
+    whole: bool
+    """``suggestion`` is new (the task's trials were read again), not only the pair's evidence."""
+
+
+EVIDENCE_VALUE_WIDTH = 18
+"""Longest value (a tool result, an error) on the evidence line; the trace view has them whole."""
+
+
+def _short(value: str | None) -> str | None:
+    return None if value is None else one_line(value, EVIDENCE_VALUE_WIDTH)
+
+
+def _call_name(call: str | None) -> str | None:
+    """``searchRunbook(…)`` of ``searchRunbook(query="…", top_k=3)`` (the trace view shows the arguments)."""
+    if call is None or "(" not in call:
+        return _short(call)
+    return one_line(call.split("(", 1)[0], EVIDENCE_VALUE_WIDTH) + "(…)"
+
+
+def fork_line(test: ForkTest) -> str:
+    """The decisive fork with its exact test first (so a narrow terminal cuts only the branch's
+    step): ``at step 3: 0 of 2 pass, otherwise 10 of 10 (Fisher p = 0.015, Holm 0.045 over 3
+    tests), when step 3 returns `[1] Restart…```; ``ForkTest.text`` says the same in one sentence."""
+    b = test.branch
+    holm = f", Holm {test.p_adjusted:.2g} over {test.tests} tests" if test.tests > 1 else ""
+    sentence = test.text()  # "when step 3 returns `…`: 0 of 2 pass; …" (the label may hold a colon)
+    when = sentence[:sentence.rindex(f": {b.passes} of {b.n} pass")]
+    return (f"at step {test.step}: {b.passes} of {b.n} pass, otherwise {test.rest_passes} of "
+            f"{test.rest_n} (Fisher p = {test.p_value:.2g}{holm}), {when}")
+
+
+def evidence_text(suggestion: CauseSuggestion | None, evidence: Evidence | None) -> Text:
+    """Two lines under the trace screen's header: the suggested source (``cause?``, as in the task
+    table) with its share and the shown pair's evidence (values cut; its own cause if another);
+    the decisive fork with its exact test. Log text goes through ``visible``, as plain text."""
+    text = Text()
+    text.append("cause? ", style="dim")
+    if suggestion is not None:
+        text.append(suggestion.cause, style="bold magenta")
+        text.append(f", {suggestion.agree} of {suggestion.pairs} pairs"
+                    + (" (a sample)" if suggestion.sampled else ""))
+    else:
+        text.append("none (not flaky)", style="dim")
+    if evidence is not None:
+        own = "" if suggestion is not None and evidence.cause == suggestion.cause else f"this pair: {evidence.cause}, "
+        text.append(f" · {own}", style="dim")
+        short = replace(evidence, a=_short(evidence.a), b=_short(evidence.b), error=_short(evidence.error),
+                        call=_call_name(evidence.call))
+        text.append(visible(short.text()))
+    text.append("\n")
+    fork = None if suggestion is None else suggestion.decisive_fork
+    if fork is None:
+        text.append("decisive fork: none (no split point separates the outcomes)", style="dim")
+    else:
+        text.append("◆ decisive fork ", style="bold yellow")
+        text.append(visible(fork_line(fork)))
+    return text
 
 
 @dataclass
@@ -219,6 +302,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     DEFAULT_CSS = """
     TaskTraceScreen #trace-search { dock: bottom; display: none; }
     TaskTraceScreen #trial-list { height: 1fr; }
+    TaskTraceScreen #trace-evidence { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     STATUS = "#trace-status"
@@ -274,6 +358,12 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         self.mode = ACTIONS
         """The divergence mode of the view and the fork map."""
         self.loaded = False
+        self.suggestion: CauseSuggestion | None = None
+        """The task's suggested source of flakiness and decisive fork (None: not found yet, or not flaky)."""
+        self.evidence: Evidence | None = None
+        """What the shown (passing, failing) pair shows."""
+        self.suggested = False
+        """The task's suggestion was found (:attr:`suggestion` is final)."""
 
     @property
     def normaliser(self) -> Normaliser:
@@ -286,6 +376,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(self.head_text(), id="trace-head")
+        yield Static(Text("finding the evidence…", style="dim"), id="trace-evidence")
         with TabbedContent(initial="traces-tab", id="trace-tabs"):
             with TabPane("Traces", id="traces-tab"):
                 yield Static(Text("reading the task's trials…", style="dim"), id="trace-status")
@@ -293,7 +384,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                 yield Static(Text(
                     "Every trial as a tree of shared steps (after normalisation). Each branch "
                     "counts the passing ✓ and failing ✗ trials that took it; ◆ marks the fork "
-                    "where the outcomes separate.", style="dim"), id="fork-legend")
+                    "where the outcomes separate, and the decisive one (smallest Fisher p).", style="dim"),
+                    id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
         yield Footer()
@@ -409,9 +501,11 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                                  id="trial-list")
             await self.query_one("#traces-tab", TabPane).mount(options)
             options.focus()
+            self.query_one("#trace-evidence", Static).display = False
             self.loaded = True
             return
         status.display = False
+        self.find_evidence(whole=True)
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
@@ -478,6 +572,46 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         view = self.diff_view
         if view is not None:
             view.set_pair(*self.current_pair())
+            self.find_evidence(whole=False)
+
+    def find_evidence(self, whole: bool) -> None:
+        """Find the shown pair's evidence (and, if ``whole``, the task's suggestion and decisive
+        fork) in a thread; a task without both a passing and a failing trace has none."""
+        line = self.query_one("#trace-evidence", Static)
+        if not (self.passing and self.failing):
+            line.display = False
+            return
+        line.display = True
+        self._evidence_worker(list(self.trials), self.passing[self.pass_pos], self.failing[self.fail_pos], whole)
+
+    @work(thread=True, exit_on_error=False, group="evidence", description="Finding the evidence")
+    def _evidence_worker(self, trials: list[Trial], a: Trial, b: Trial, whole: bool) -> None:
+        norm = self.normaliser
+        suggestion = suggest_task(self.task_name, trials, norm) if whole else None
+        self.post_message(TaskEvidence(suggestion, (a, b), classify_pair(a, b, norm), whole))
+
+    def show_worker_error(self, worker: Worker[object]) -> None:
+        """A failed evidence search says so on the evidence line (the traces stay shown)."""
+        if worker.group != "evidence":
+            super().show_worker_error(worker)
+            return
+        message = f"{type(worker.error).__name__}: {worker.error}"
+        self.notify(message, title=worker.description, severity="error", timeout=30, markup=False)
+        self.query_one("#trace-evidence", Static).update(
+            Text(f"{worker.description} failed: {visible(message)}", style="bold red"))
+
+    @on(TaskEvidence)
+    def evidence_found(self, event: TaskEvidence) -> None:
+        if event.whole:
+            self.suggestion = event.suggestion
+            self.suggested = True
+            self.query_one(ForkMap).set_decisive(None if event.suggestion is None else event.suggestion.decisive_fork)
+        if self.passing and self.failing:
+            a, b = event.pair
+            if a is self.passing[self.pass_pos] and b is self.failing[self.fail_pos]:
+                self.evidence = event.evidence
+        if self.suggested:  # else the task's suggestion is still on its way: keep "finding…"
+            self.query_one("#trace-evidence", Static).update(evidence_text(self.suggestion, self.evidence))
 
     def action_back(self) -> None:
         """Close the search box, or go back to the task table."""
