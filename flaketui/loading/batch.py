@@ -238,17 +238,18 @@ class _Batch:
                 starts[0] = 0
                 starts[1:] = ends[:-1] + 1
                 taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
-                lines = list(map(view.__getitem__, map(slice, starts[:taken].tolist(), ends[:taken].tolist())))
                 is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
                 offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
                 # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
+                # (and only one batch's line views and records are held at a time)
                 cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
                 for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
-                    self.block(lines[a:b], offsets[a:b], lengths[a:b], line + a, is_ascii)
+                    lines = list(map(view.__getitem__, map(slice, starts[a:b].tolist(), ends[a:b].tolist())))
+                    self.block(lines, offsets[a:b], lengths[a:b], line + a, is_ascii)
+                    for piece in lines:
+                        piece.release()
+                    del lines
                 line += taken
-                for piece in lines:
-                    piece.release()
-                del lines
                 if taken < len(ends):
                     break
                 consumed = last + 1
