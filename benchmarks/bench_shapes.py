@@ -23,10 +23,10 @@ runs and the largest peak resident memory of the process tree.
 - flaketui cold: ``flaketui report LOG -k 1 --format json --no-cache``
 - flaketui warm: the same without ``--no-cache``, after one run has filled the index cache
 - DuckDB: ``read_json_auto`` + ``group by task``
-- with ``--batch``, also flaketui cold with the line parser of
-  :mod:`flaketui.loading.batch` put in place of the per-line one for this process
-  (the same command, the same process pool: only the function each worker runs differs),
-  and the parse alone (``JsonLines.read``, nothing of the report) with either parser
+- with ``--batch``, also the parse alone (``JsonLines.read``, nothing of the report) with
+  the batch line parser of :mod:`flaketui.loading.batch` (flaketui's own) or the per-line
+  one in the process pool's workers (the same pool: only the function each worker runs
+  differs; logs of at least ``PARALLEL_BYTES``)
 
 The table gives each figure's ratio to DuckDB (time and memory).
 """
@@ -52,25 +52,14 @@ SHAPES: dict[str, tuple[int, int, int]] = {
 }
 """Name: (tasks, trials per task, steps per trace)."""
 
-BATCH_CLI = """
-import sys
-from flaketui.loading import batch
-from flaketui.loading.formats import json_lines
-json_lines._parse_range = batch.parse_job
-from flaketui.cli import main
-sys.argv[0] = "flaketui"
-main()
-"""
-"""``flaketui`` with the batch parser in the process pool's workers (issue 15 prototype)."""
-
 PARSE = """
 import sys
 from pathlib import Path
 from flaketui.loading.formats import json_lines
 from flaketui.model import FieldMap
-if sys.argv[2] == "batch":
+if sys.argv[2] == "per-line":  # the pool's workers run the per-line reader instead
     from flaketui.loading import batch
-    json_lines._parse_range = batch.parse_job
+    batch.parse_job = json_lines._parse_range
 log = Path(sys.argv[1])
 parsed = json_lines.JsonLines().read(log, log.stat().st_size, FieldMap(), "run", None, lambda n: None)
 print(len(parsed))
@@ -110,7 +99,6 @@ def measure_shape(log: Path, runs: int, with_batch: bool) -> dict[str, tuple[flo
             ("DuckDB", [sys.executable, "-c", DUCKDB, str(log)], None),
         ]
         if with_batch:
-            tools.insert(1, ("batch cold", [sys.executable, "-c", BATCH_CLI, *report, "--no-cache"], env))
             tools += [("parse per-line", [sys.executable, "-c", PARSE, str(log), "per-line"], None),
                       ("parse batch", [sys.executable, "-c", PARSE, str(log), "batch"], None)]
         samples: dict[str, list[tuple[float, int]]] = {name: [] for name, _, _ in tools}
@@ -145,7 +133,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs of each tool (the median is shown)")
     ap.add_argument("--seed", type=int, default=1, help="gen_trials.py --seed")
     ap.add_argument("--batch", action="store_true",
-                    help="also flaketui cold with the batch line parser (flaketui.loading.batch)")
+                    help="also the parse alone, with the batch and the per-line line parser")
     a = ap.parse_args()
     shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
     unknown = [s for s in shapes if s not in SHAPES]

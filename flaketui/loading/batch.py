@@ -33,7 +33,7 @@ from __future__ import annotations
 import gc
 import math
 from itertools import chain, count, repeat
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
 
 import msgspec
@@ -238,17 +238,18 @@ class _Batch:
                 starts[0] = 0
                 starts[1:] = ends[:-1] + 1
                 taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
-                lines = list(map(view.__getitem__, map(slice, starts[:taken].tolist(), ends[:taken].tolist())))
                 is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
                 offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
                 # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
+                # (and only one batch's line views and records are held at a time)
                 cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
                 for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
-                    self.block(lines[a:b], offsets[a:b], lengths[a:b], line + a, is_ascii)
+                    lines = list(map(view.__getitem__, map(slice, starts[a:b].tolist(), ends[a:b].tolist())))
+                    self.block(lines, offsets[a:b], lengths[a:b], line + a, is_ascii)
+                    for piece in lines:
+                        piece.release()
+                    del lines
                 line += taken
-                for piece in lines:
-                    piece.release()
-                del lines
                 if taken < len(ends):
                     break
                 consumed = last + 1
@@ -295,17 +296,30 @@ class _Batch:
         gc.disable()
         try:
             recs = self.decode_all(lines, alone)
-            keep, cols = self.columns(recs, alone)
+            # the columns are made of the records that decoded only (garbage lines cost no
+            # per-row work there): `got` are their places in the block
+            decoded = np.fromiter(map(is_not, recs, repeat(None)), dtype=bool, count=n)
+            got: Any = slice(None) if decoded.all() else np.flatnonzero(decoded)
+            if not isinstance(got, slice):
+                recs = [r for r in recs if r is not None]
+            if recs:
+                taken, cols = self.columns(recs, np.zeros(len(recs), dtype=bool))
+            else:  # nothing decoded: every line goes to feed
+                taken, cols = np.zeros(0, dtype=bool), {"run": [], "task": [], "group": [], "metrics": [],
+                                                        **{k: np.empty(0, dtype=_DTYPES[k]) for k in _COLUMN_NUMS}}
             del recs
+            keep = np.zeros(n, dtype=bool)
+            keep[got] = taken
             every = bool(keep.all())
             for i in () if every else np.flatnonzero(~keep).tolist():
                 self.parser.feed(lines[i], int(offsets[i]), first_line + i, is_ascii)
-            idx: Any = slice(None) if every else np.flatnonzero(keep)
+            sub: Any = slice(None) if taken.all() else np.flatnonzero(taken)  # into the columns
+            idx: Any = slice(None) if every else np.flatnonzero(keep)  # into the block
             out = {"run": cols["run"], "task": cols["task"], "group": cols["group"],
-                   "trial": cols["trial"][idx], "outcome": cols["outcome"][idx], "score": cols["score"][idx],
+                   "trial": cols["trial"][sub], "outcome": cols["outcome"][sub], "score": cols["score"][sub],
                    "offset": offsets[idx], "length": lengths[idx],
                    "line": np.arange(first_line, first_line + n)[idx],
-                   "has_trace": cols["has_trace"][idx], "metrics": cols["metrics"]}
+                   "has_trace": cols["has_trace"][sub], "metrics": cols["metrics"]}
             if self.sink.rows:
                 out = self.merge_rows(out)
             self.add_chunk(out)
@@ -473,6 +487,8 @@ class _Batch:
 _DTYPES: dict[str, Any] = {"trial": np.int64, "outcome": np.int8, "score": np.float64, "offset": np.int64,
                            "length": np.int64, "line": np.int64, "has_trace": np.int8}
 """The numeric columns and the types :class:`RecordSink` stores them in."""
+_COLUMN_NUMS = ("trial", "outcome", "score", "has_trace")
+"""The numeric columns :meth:`_Batch.columns` makes."""
 _NO_METRICS: dict[str, float] = {}
 
 

@@ -86,21 +86,48 @@ def csv_number(x: Any) -> str:
 
 
 def floats(values: Any) -> list[float | None]:
-    """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column)."""
-    arr = np.asarray(values, dtype=np.float64)
-    out: list[float | None] = arr.tolist()
-    for i in np.flatnonzero(np.isnan(arr)).tolist():
-        out[i] = None
-    return out
+    """An array as JSON floats, NaN as ``null`` (fmt.json_float over a whole column).
+
+    Equal values share one float object: a per-task column holds few distinct values (they
+    follow from the counts), so a million tasks' column costs 8-byte references, not a
+    24-byte float each (issue 15: the report's peak memory)."""
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    if _negative_zero(arr):  # np.unique takes -0.0 for 0.0; JSON tells them apart
+        plain: list[float | None] = arr.tolist()
+        for i in np.flatnonzero(np.isnan(arr)).tolist():
+            plain[i] = None
+        return plain
+    uniq, inv = np.unique(arr, return_inverse=True)  # NaNs collapse into one, last
+    objs: list[float | None] = uniq.tolist()
+    if uniq.size and np.isnan(uniq[-1]):
+        objs[-1] = None
+    return list(map(objs.__getitem__, inv.ravel().tolist()))
 
 
 def intervals(low: Any, high: Any) -> list[list[float | None] | None]:
-    """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval)."""
-    pairs = np.stack([np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)], axis=1)
-    out: list[list[float | None] | None] = pairs.tolist()
-    for i in np.flatnonzero(np.isnan(pairs).any(axis=1)).tolist():
-        out[i] = None
-    return out
+    """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval).
+
+    Equal intervals share one list (as :func:`floats` shares floats); treat them as read-only."""
+    lo = np.asarray(low, dtype=np.float64).ravel()
+    hi = np.asarray(high, dtype=np.float64).ravel()
+    missing = np.isnan(lo) | np.isnan(hi)
+    if _negative_zero(lo) or _negative_zero(hi):
+        plain: list[list[float | None] | None] = np.stack([lo, hi], axis=1).tolist()
+        for i in np.flatnonzero(missing).tolist():
+            plain[i] = None
+        return plain
+    pairs = np.empty(lo.shape, dtype=np.complex128)  # one complex per interval: np.unique
+    pairs.real, pairs.imag = lo, hi                  # orders (low, high) pairs
+    pairs[missing] = np.nan
+    uniq, inv = np.unique(pairs, return_inverse=True)
+    objs: list[list[float | None] | None] = [[z.real, z.imag] for z in uniq.tolist()]
+    for i in np.flatnonzero(np.isnan(uniq)).tolist():
+        objs[i] = None
+    return list(map(objs.__getitem__, inv.ravel().tolist()))
+
+
+def _negative_zero(arr: np.ndarray) -> bool:
+    return bool((np.signbit(arr) & (arr == 0)).any())
 
 
 def label_ranks(labels: Sequence[str]) -> np.ndarray:

@@ -45,6 +45,13 @@ class JsonLines(LogFormat):
         if (not gzipped and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1
                 and not is_url(path)):  # a remote object is streamed once, start to end
             return _read_parallel(spath, size, fields, default_run, workers, tick)
+        if not gzipped and not is_url(path):  # a local plain file: read a block of lines at a time
+            from flaketui.loading.batch import parse_range
+
+            parsed, _ = parse_range(spath, 0, size, fields, default_run, progress=tick)
+            if len(parsed) == 0 and not parsed.problems:
+                parsed.problems.append(Problem(spath, None, "no trials in this file"))
+            return parsed
         sink = RecordSink(fields, default_run)
         parser = LineParser(spath, sink)
         if gzipped:
@@ -81,7 +88,8 @@ def _split_points(path: str, size: int, parts: int) -> list[int]:
 
 
 def _parse_range(args: tuple[str, int, int, FieldMap, str]) -> tuple[Parsed, int]:
-    """Worker: parse ``[start, end)`` of a plain file; line numbers are relative (from 1)."""
+    """The per-line reader of ``[start, end)`` of a plain file, lines numbered from 1: what
+    :func:`~flaketui.loading.batch.parse_job` (the pool's job) is tested to equal."""
     path, start, end, fields, default_run = args
     sink = RecordSink(fields, default_run)
     parser = LineParser(path, sink)
@@ -94,13 +102,15 @@ def _read_parallel(path: str, size: int, fields: FieldMap, default_run: str,
     """Parse byte ranges of a plain file in a process pool; one result for the whole file."""
     from concurrent.futures import ProcessPoolExecutor
 
+    from flaketui.loading.batch import parse_job
+
     nproc = workers or os.cpu_count() or 1
     points = _split_points(path, size, nproc * 4)
     jobs = [(path, a, b, fields, default_run) for a, b in zip(points, points[1:], strict=False)]
     pieces = Merger()
     with ProcessPoolExecutor(max_workers=nproc) as pool:
         line_base = 0
-        for (_, a, b, _, _), (piece, lines) in zip(jobs, pool.map(_parse_range, jobs), strict=True):
+        for (_, a, b, _, _), (piece, lines) in zip(jobs, pool.map(parse_job, jobs), strict=True):
             pieces.add(piece, line_base)
             line_base += lines
             tick(b - a)
