@@ -26,6 +26,7 @@ from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output.matrix import RunMatrix, run_matrix, sparkline
 from flaketui.sanitize import visible
@@ -133,8 +134,10 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         m = self.matrix
         assert m is not None
         p, flaky, var = m.p_hat, m.flaky, m.variance
-        names = np.argsort(np.argsort(np.array(m.tasks, dtype=object))).astype(np.float64)
-        name_w = min(28, max([4, *(len(t) for t in m.tasks[:20000])]))
+        names = natural_ranks(m.tasks).astype(np.float64)
+        # as the task table: sized to the names, up to a third of the screen, cut in the middle
+        cap = min(64, max(24, self.app.size.width // 3))
+        name_w = min(cap, max([4, *(len(visible(t)) for t in m.tasks[:20000])]))
 
         def cell(j: int) -> Column:
             def render(i: int) -> Text:
@@ -148,7 +151,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
 
         return [
             Column("task", "task", name_w, "left", "task name", lambda i: Text(visible(m.tasks[i])),
-                   lambda: names, descending=False),
+                   lambda: names, descending=False, cut="middle"),
             Column("trend", "trend", max(5, len(m.runs)), "left", "p̂ over the runs, in load order",
                    lambda i: Text(sparkline(p[i]), style="cyan"), None),
             Column("variance", "var", 5, "right", "variance of p̂ across the runs",
