@@ -458,10 +458,6 @@ class CompareScreen(SortActions, FlakeScreen[None]):
     def watch_sort_reverse(self) -> None:
         self.refresh_order()
 
-    @on(TaskTable.HeaderClicked)
-    def header_clicked(self, event: TaskTable.HeaderClicked) -> None:
-        self.action_sort_by(event.key)
-
     @on(TaskTable.TaskSelected)
     def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
