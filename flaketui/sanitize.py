@@ -36,6 +36,8 @@ def _escape(code: int) -> str:
 _TABLE: dict[int, str] = {c: _escape(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
 _TABLE.update({c: _escape(c) for c in _BIDI_AND_INVISIBLE})
 _MULTILINE = {k: v for k, v in _TABLE.items() if chr(k) not in "\n\t"}
+_SPELLED = ("Cf", "Cs")
+"""Unicode categories spelled out beyond the table: format characters, lone surrogates."""
 
 
 def visible(text: object, multiline: bool = False) -> str:
@@ -44,14 +46,15 @@ def visible(text: object, multiline: bool = False) -> str:
 
     ``multiline`` keeps newlines and tabs (trace contents, notes shown in a text pane);
     otherwise they are spelled out too (a name stays on one line). Other Unicode format
-    characters (category Cf, e.g. soft hyphens, tag characters) are spelled out as well.
+    characters (category Cf, e.g. soft hyphens, tag characters) and lone surrogates (Cs,
+    which no terminal encoding can write) are spelled out as well.
     """
     s = text if isinstance(text, str) else str(text)
     if s.isprintable() and s.isascii():  # the common case: nothing to do
         return s
     out = s.translate(_MULTILINE if multiline else _TABLE)
-    if any(unicodedata.category(ch) == "Cf" for ch in out):
-        out = "".join(_escape(ord(ch)) if unicodedata.category(ch) == "Cf" else ch for ch in out)
+    if any(unicodedata.category(ch) in _SPELLED for ch in out):
+        out = "".join(_escape(ord(ch)) if unicodedata.category(ch) in _SPELLED else ch for ch in out)
     return out
 
 

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flaketui.sanitize import visible
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL
 from flaketui.stats.suite import TaskStats
 
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-_UNSAFE_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -99,22 +99,25 @@ def quarantine_json(lists: Sequence[QuarantineList]) -> list[dict[str, Any]]:
 def quarantine_ids(lists: Sequence[QuarantineList]) -> str:
     """Quarantined task ids, one per line, each once (for a harness's task filter).
 
-    A line break or control character inside an id is written as ``\\xNN`` (or
-    ``\\uNNNN``) so that one line stays one id and nothing reaches a terminal raw.
+    A line break, control, bidi or invisible character inside an id is spelled out by
+    :func:`flaketui.sanitize.visible` (``\\xNN``, ``\\uNNNN``), so that one line stays one
+    id and nothing reaches a terminal raw.
     """
     seen: dict[str, None] = {}
     for ql in lists:
         for e in ql.quarantined:
-            seen.setdefault(_escape(e.task, _UNSAFE_IDS), None)
+            seen.setdefault(visible(e.task), None)
     return "".join(f"{t}\n" for t in seen)
 
 
-def _escape(text: str, pattern: re.Pattern[str] = _UNSAFE) -> str:
+def _escape(text: str) -> str:
+    """``text`` as XML 1.0 can hold it: characters XML forbids (controls, surrogates,
+    U+FFFE/U+FFFF) spelled out; tab and line breaks, which XML keeps, stay."""
     def one(m: re.Match[str]) -> str:
         code = ord(m.group())
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
-    return pattern.sub(one, text)
+    return _UNSAFE.sub(one, text)
 
 
 def _figures(e: QuarantineEntry) -> str:

@@ -53,3 +53,8 @@ def test_csv_formulas_are_neutralised(text: str) -> None:
 def test_csv_plain_cells_are_kept() -> None:
     assert csv_cell("searchRunbook") == "searchRunbook"
     assert csv_cell("a=b") == "a=b"
+
+
+def test_lone_surrogates_are_spelled_out() -> None:
+    """A lone surrogate (from a JSON \\ud800 escape) can't be written by any terminal encoding."""
+    assert visible("a\ud800b") == "a\\ud800b"
