@@ -183,13 +183,20 @@ class LoadProgress:
             return
         if self._bar is None:
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress, TimeRemainingColumn
 
-            self._bar = Progress("Loading", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+            label, count = self.columns()
+            self._bar = Progress(label, BarColumn(), count, TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=True)
             self._bar.start()
-            self._task = self._bar.add_task("load", total=total)
+            self._task = self._bar.add_task(label, total=total)
         self._bar.update(self._task, completed=done, total=total)
+
+    def columns(self) -> tuple[str, Any]:
+        """The bar's label and the column that counts what is done (here: bytes)."""
+        from rich.progress import DownloadColumn
+
+        return "Loading", DownloadColumn()
 
     def close(self) -> None:
         if self._bar is not None:

@@ -84,17 +84,11 @@ class CauseProgress(LoadProgress):
     """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
     JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
 
-    def update(self, done: int, total: int) -> None:
-        """Called with tasks done and total."""
-        if self.enabled and self._bar is None and self._clock() - self._start >= self.DELAY:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    def columns(self) -> tuple[str, Any]:
+        """The bar counts tasks (``3/10``), not bytes."""
+        from rich.progress import MofNCompleteColumn
 
-            self._bar = Progress("Reading traces", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("causes", total=total)
-        super().update(done, total)
+        return "Reading traces", MofNCompleteColumn()
 
 
 def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
