@@ -123,7 +123,12 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     kk, stats = run_stats(log, run, k)
     results = [(st, summarise(st)) for st in stats]
     found = find_causes(log, [st.run for st in stats], workers) if causes else None
-    if fmt == "json":
+    if fmt == "json" and found is None:  # the tasks written as they are made (issue 15)
+        from flaketui.output.json_stream import write_report_json
+
+        write_report_json(sys.stdout.buffer.write, kk, results)
+        sys.stdout.flush()
+    elif fmt == "json":
         write_json(out.report_json(kk, results, found))
     elif fmt == "csv":
         click.echo(out.report_csv(kk, results), nl=False)

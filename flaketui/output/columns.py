@@ -66,6 +66,10 @@ class TaskColumn:
     """CSV header names: one, or two (``_low``, ``_high``) for an interval."""
     descending: bool = True
     """Whether the column first sorts largest first (numbers); text reads best A→Z."""
+    arrays: Callable[[TaskStats], tuple[Any, ...]] | None = None
+    """The values behind :attr:`json`, one array (or sequence) per part: two tasks whose
+    parts are all equal have equal JSON values (:mod:`flaketui.output.json_stream` writes
+    such tasks' values once)."""
 
     def header(self, k: int) -> str:
         """The label at ``k``: ``pass^5``."""
@@ -147,7 +151,7 @@ def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | 
     return TaskColumn(key, label, tooltip, json=lambda st: list(get(st)),
                       text=lambda st, i: visible(get(st)[i] or ""),
                       sort=lambda st: sort([v or "" for v in get(st)]),
-                      csv_names=(key,), descending=False)
+                      csv_names=(key,), descending=False, arrays=lambda st: (get(st),))
 
 
 def count_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
@@ -155,7 +159,8 @@ def count_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
     """A column of whole numbers."""
     return TaskColumn(key, label, tooltip, json=lambda st: np.asarray(get(st)).tolist(),
                       text=lambda st, i: str(int(get(st)[i])),
-                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,),
+                      arrays=lambda st: (get(st),))
 
 
 def rate_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
@@ -163,7 +168,8 @@ def rate_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
     """A column of rates in [0, 1] (``0.318``; NaN shown as a dash)."""
     return TaskColumn(key, label, tooltip, json=lambda st: floats(get(st)),
                       text=lambda st, i: fmt.rate(get(st)[i]),
-                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,),
+                      arrays=lambda st: (get(st),))
 
 
 def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], tooltip: str,
@@ -172,7 +178,8 @@ def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], 
     return TaskColumn(key, label, tooltip, json=lambda st: intervals(get(st).low, get(st).high),
                       text=lambda st, i: fmt.interval(get(st).low[i], get(st).high[i]),
                       sort=lambda st: np.asarray(get(st).low, dtype=np.float64),
-                      csv_names=(f"{csv_stem}_low", f"{csv_stem}_high"))
+                      csv_names=(f"{csv_stem}_low", f"{csv_stem}_high"),
+                      arrays=lambda st: (get(st).low, get(st).high))
 
 
 def rule_of_three_text(st: TaskStats, i: int) -> str:
@@ -204,7 +211,8 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     TaskColumn("rule_of_three", "rule of 3",
                "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
                json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,
-               sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64)),
+               sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64),
+               arrays=lambda st: (st.rule_of_three,)),
     text_column("group", "group", lambda st: st.groups, "cluster for the standard error"),
 )}
 """Every per-task column, by key, in the order of the JSON objects."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -96,15 +96,18 @@ def tasks_json(st: TaskStats) -> list[dict[str, Any]]:
 
 
 def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
-                causes: Causes | None = None) -> dict[str, Any]:
+                causes: Causes | None = None, tasks: Callable[[TaskStats], Any] | None = None) -> dict[str, Any]:
     """The ``report --format json`` document; with ``causes`` (``--causes``) each flaky task also
     gets its suggestion's keys (:meth:`~flaketui.traces.causes.CauseSuggestion.to_json`) and each
-    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first)."""
+    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first). ``tasks`` gives what
+    stands for a run's ``tasks`` (default :func:`tasks_json`; :mod:`flaketui.output.json_stream`
+    puts a marker there and writes the tasks itself)."""
     from flaketui.traces.causes import breakdown
 
     out = []
     for st, sm in runs:
-        entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm), "tasks": tasks_json(st)}
+        entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm),
+                                 "tasks": (tasks or tasks_json)(st)}
         if causes is not None:
             found = causes.get(st.run, {})
             for task in entry["tasks"]:

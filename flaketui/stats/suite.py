@@ -7,7 +7,7 @@ observations of the suite mean, and tasks that share a ``group`` are one cluster
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +57,22 @@ class TaskStats:
 
     def __len__(self) -> int:
         return len(self.tasks)
+
+    def take(self, rows: Sequence[int] | NDArray[np.integer]) -> TaskStats:
+        """The statistics of the tasks at ``rows`` only, in that order."""
+        idx = np.asarray(rows, dtype=np.intp)
+        pick = idx.tolist()
+        return replace(
+            self,
+            tasks=[self.tasks[i] for i in pick],
+            groups=[self.groups[i] for i in pick],
+            classes=[self.classes[i] for i in pick],
+            p_hat_ci=Interval(self.p_hat_ci.low[idx], self.p_hat_ci.high[idx]),
+            pass_hat_k_ci=Interval(self.pass_hat_k_ci.low[idx], self.pass_hat_k_ci.high[idx]),
+            **{name: getattr(self, name)[idx]
+               for name in ("n", "passes", "errored", "p_hat", "pass_at_k", "pass_hat_k", "flakiness",
+                            "rule_of_three")},
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,159 @@
+"""``report --format json`` written as it is made, without an object per task.
+
+:func:`~flaketui.output.report.report_json` builds the whole document, one dict per task,
+and orjson then writes it: about 2.5 µs and 1 KB a task, so a million tasks took 3 s and
+the document's objects most of the report's peak memory (issue 15). :func:`write_report_json`
+writes the same bytes (``orjson.dumps(report_json(...), option=OPT_INDENT_2)`` plus a
+newline; :func:`tests.unit.test_json_stream` checks byte equality) in pieces:
+
+1. a task's JSON values follow from a few of its counts, so tasks fall into few *shapes*:
+   every column but the name hashed together from its arrays
+   (:attr:`TaskColumn.arrays <flaketui.output.columns.TaskColumn.arrays>`: the bits of each
+   float, so ``-0.0`` is not ``0.0``), grouped with one :func:`numpy.unique`, and each task
+   checked equal, part by part, to its shape's first task (a hash collision only makes a
+   task a shape of its own);
+2. each shape's object is written once by orjson, with an empty name, and cut around that
+   name;
+3. the names are written by one orjson call per chunk and split at their separators (a JSON
+   string holds no raw newline, so ``",\\n  "`` only ever ends an element);
+4. a chunk of tasks is then one join of name and shape text, written before the next is made.
+
+The rest of the document (``k``, each run's ``summary``) is written by orjson around a
+random marker that stands where each run's ``tasks`` array goes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from itertools import count
+from typing import Any
+
+import numpy as np
+import orjson
+
+from flaketui.output.columns import TASK_COLUMNS
+from flaketui.stats.suite import SuiteSummary, TaskStats
+
+CHUNK = 1 << 16
+"""Tasks written per piece (a few MB of text)."""
+
+OPTION = orjson.OPT_INDENT_2
+TASK_DEPTH = 4
+"""Where task objects sit in the document: ``{"runs": [{"tasks": [{…}]}]}``."""
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def write_report_json(write: Callable[[bytes], Any], k: int,
+                      runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> None:
+    """Write the ``report --format json`` document of ``runs`` at ``k`` (and a newline)
+    through ``write``, a chunk of tasks at a time."""
+    from flaketui.output.report import report_json
+
+    marker = f"flaketui-tasks-{secrets.token_hex(16)}"
+    doc = report_json(k, runs, tasks=lambda st: marker)
+    text = orjson.dumps(doc, option=OPTION)
+    pieces = text.split(orjson.dumps(marker))
+    assert len(pieces) == len(runs) + 1, "the marker is random: it occurs once per run"
+    write(pieces[0])
+    for (st, _), after in zip(runs, pieces[1:], strict=True):
+        for chunk in tasks_array(st):
+            write(chunk)
+        write(after)
+    write(b"\n")
+
+
+def tasks_array(st: TaskStats) -> Iterator[bytes]:
+    """The bytes of a run's ``tasks`` array as it stands in the document, in pieces of
+    :data:`CHUNK` tasks."""
+    chunk = CHUNK
+    if not len(st):
+        yield b"[]"
+        return
+    outer = b" " * (2 * TASK_DEPTH)
+    head, tails, shape = task_shapes(st)
+    joint = b",\n" + outer + head
+    joined = [t + joint for t in tails]  # a task's tail, then the next task's head
+    yield b"[\n" + outer + head
+    parts: list[bytes] = []
+    for start in range(0, len(st), chunk):
+        stop = min(start + chunk, len(st))
+        rows = shape[start:stop].tolist()
+        parts[:] = [b""] * (2 * (stop - start))
+        parts[0::2] = _names(st.tasks[start:stop])
+        parts[1::2] = map(joined.__getitem__, rows)
+        if stop == len(st):
+            parts[-1] = tails[rows[-1]]
+        yield b"".join(parts)
+    yield b"\n" + b" " * (2 * TASK_DEPTH - 2) + b"]"
+
+
+def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
+    """What each task's object is around its name: the text before the name (the same for
+    every task), each shape's text after it, and each task's shape."""
+    keys = [key for key in TASK_COLUMNS if key != "task"]
+    parts = [_bits(a) for key in keys for a in _arrays(key, st)]
+    n = len(st)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for p in parts:
+            h ^= p
+            h *= _MIX
+            h ^= h >> np.uint64(29)
+    _, first, shape = np.unique(h, return_index=True, return_inverse=True)
+    shape = shape.ravel()
+    same = np.ones(n, dtype=bool)
+    for p in parts:
+        same &= p == p[first][shape]
+    odd = np.flatnonzero(~same)  # a hash shared by tasks that differ: each its own shape
+    if odd.size:
+        shape[odd] = len(first) + np.arange(odd.size)
+        first = np.concatenate([first, odd])
+    reps = st.take(first)
+    objects = [dict.fromkeys(TASK_COLUMNS, None) for _ in range(len(first))]
+    for key in TASK_COLUMNS:
+        values = [""] * len(first) if key == "task" else TASK_COLUMNS[key].json(reps)
+        for obj, value in zip(objects, values, strict=True):
+            obj[key] = value
+    indent = b"\n" + b" " * (2 * TASK_DEPTH)
+    texts = [orjson.dumps(obj, option=OPTION).replace(b"\n", indent) for obj in objects]
+    head = texts[0][:texts[0].index(b'""')]
+    assert all(t.startswith(head + b'""') for t in texts)
+    return head, [t[len(head) + 2:] for t in texts], shape
+
+
+def _arrays(key: str, st: TaskStats) -> tuple[Any, ...]:
+    arrays = TASK_COLUMNS[key].arrays
+    if arrays is None:  # a column without its arrays: its JSON values stand in
+        return (TASK_COLUMNS[key].json(st),)
+    return arrays(st)
+
+
+def _bits(values: Any) -> np.ndarray:
+    """Each value as 64 bits that are equal only for equal JSON values: a float's bits, an
+    integer, or the place a text value (or ``None``) was first seen."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+        return values.astype(np.int64).view(np.uint64)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        arr = values.astype(np.float64)
+        arr[np.isnan(arr)] = np.nan  # one NaN: every NaN is null
+        return arr.view(np.uint64)
+    seen: dict[Any, int] = {}
+    if not set(map(type, values)) <= {str, type(None)}:  # str and None are dict keys as they are
+        values = list(map(_key, values))
+    return np.fromiter(map(seen.setdefault, values, count()), dtype=np.uint64, count=len(values))
+
+
+def _key(value: Any) -> Any:
+    """A dict key that tells apart values JSON writes differently (``1`` and ``1.0``,
+    ``0.0`` and ``-0.0`` are equal keys in a dict)."""
+    return (type(value), repr(value))
+
+
+def _names(names: list[str]) -> list[bytes]:
+    """Each name as a JSON string, from one orjson call."""
+    if len(names) == 1:
+        return [orjson.dumps(names[0])]
+    text = orjson.dumps(names, option=OPTION)
+    return text[4:-2].split(b",\n  ")
