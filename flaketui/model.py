@@ -178,8 +178,12 @@ class TrialLog:
         # --errored-as fail counts errored trials as failures (n includes them; passes do not)
         n = counts if self.fields.errored_as == "fail" else counts - errored
         group_idx = self.group[rows[starts]] if rows.shape[0] else np.empty(0, np.int32)
-        names = [self.tasks[i] for i in uniq]
-        groups = [self.groups[g] if g >= 0 else None for g in group_idx]
+        ids = uniq.tolist()
+        names = (list(self.tasks) if len(ids) == len(self.tasks) and ids == list(range(len(ids)))
+                 else list(map(self.tasks.__getitem__, ids)))
+        labels: list[str | None] = [*self.groups, None]  # group -1 (none) is the last entry
+        groups = (list(map(labels.__getitem__, group_idx.tolist())) if self.groups
+                  else [None] * len(ids))
         return RunOutcomes(
             run=run,
             tasks=names,

@@ -293,10 +293,9 @@ NO_TRIALS = "no-trials"
 def classify(n: ArrayLike, c: ArrayLike) -> list[str]:
     """``stable-pass`` (c = n), ``stable-fail`` (c = 0), else ``flaky``; ``no-trials`` at n = 0."""
     n_arr, c_arr = _counts(n, c)
-    return [
-        NO_TRIALS if nn == 0 else STABLE_PASS if cc == nn else STABLE_FAIL if cc == 0 else FLAKY
-        for nn, cc in zip(n_arr.tolist(), c_arr.tolist(), strict=True)
-    ]
+    labels = (NO_TRIALS, STABLE_PASS, STABLE_FAIL, FLAKY)
+    code = np.select([n_arr == 0, c_arr == n_arr, c_arr == 0], [0, 1, 2], default=3)
+    return list(map(labels.__getitem__, np.ravel(code).tolist()))
 
 
 def rule_of_three(n: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
