@@ -16,8 +16,8 @@ The workload is ``../shared/bench/gen_trials.py --tasks 10000 --trials 20 --step
 
 flaketui's modules are compiled to bytecode first, as an install does. Wall time is
 the median of ``--runs`` runs; peak memory is the largest sum of the
-resident set sizes of the process and all its children, sampled every 20 ms from /proc
-(the parsing workers count). The ratios are against DuckDB's median.
+proportional set sizes (PSS) of the process and all its children, sampled every 20 ms
+from /proc (the parsing workers count; see :func:`tree_rss`). The ratios are against DuckDB's median.
 """
 
 from __future__ import annotations
@@ -52,20 +52,38 @@ print(df.group_by("task").agg(pl.len(), pl.col("passed").sum()).height)
 
 
 def tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and every process below it (children from
-    /proc/PID/task/TID/children, resident pages from /proc/PID/statm)."""
+    """Memory of ``pid`` and every process below it (children from
+    /proc/PID/task/TID/children): the sum of their proportional set sizes (PSS, from
+    /proc/PID/smaps_rollup; resident pages from /proc/PID/statm where that is missing).
+
+    PSS, not RSS: a parsing worker is forked from flaketui's process and shares its pages
+    (the interpreter, numpy); the sum of RSS counted those pages once per process, PSS
+    splits each shared page among the processes that map it, so the sum is the memory
+    the tree takes (for one process such as DuckDB's, PSS is its RSS less its share of the
+    shared libraries)."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
         try:
-            with open(f"/proc/{p}/statm", "rb") as fh:
-                total += int(fh.read().split()[1]) * PAGE
+            total += _pss(p)
             for tid in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{tid}/children", "rb") as fh:
                     todo.extend(int(c) for c in fh.read().split())
         except (OSError, ValueError, IndexError):
             continue
     return total
+
+
+def _pss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+            for row in fh:
+                if row.startswith(b"Pss:"):
+                    return int(row.split()[1]) * 1024
+    except OSError:
+        pass
+    with open(f"/proc/{pid}/statm", "rb") as fh:
+        return int(fh.read().split()[1]) * PAGE
 
 
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:

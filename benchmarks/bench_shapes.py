@@ -18,7 +18,7 @@ name  tasks        trials   steps
 
 Each is measured as ``bench_load.py`` measures its log, with its helpers: every tool in
 its own subprocess, the tools interleaved run by run, the median wall time of ``--runs``
-runs and the largest peak resident memory of the process tree.
+runs and the largest peak memory of the process tree (the sum of its processes' PSS).
 
 - flaketui cold: ``flaketui report LOG -k 1 --format json --no-cache``
 - flaketui warm: the same without ``--no-cache``, after one run has filled the index cache
@@ -148,7 +148,7 @@ def main() -> None:
         got = ", ".join(f"{t} {s:.2f} s {m / 2**20:.0f} MB" for t, (s, m) in results[shape].items())
         print(f"{shape}: {got}", flush=True)
     sizes = {s: p.stat().st_size for s, p in logs.items()}
-    print(f"\n{os.cpu_count()} cores, median of {a.runs} run(s); peak = resident memory of the process tree\n")
+    print(f"\n{os.cpu_count()} cores, median of {a.runs} run(s); peak = memory of the process tree (sum of PSS)\n")
     print(table(results, sizes))
 
 

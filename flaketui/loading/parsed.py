@@ -6,6 +6,8 @@ keeps one; the loader and ``--watch`` merge them into a :class:`~flaketui.model.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import eq
 
 import numpy as np
 
@@ -71,15 +73,52 @@ class Parsed:
         return cls.from_sink(RecordSink(FieldMap(), ""), problems)
 
 
+def intern(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:
+    """Merge name tables (each a piece's own: distinct names): the names numbered in the
+    order first seen across the tables, and for each table its names' merged numbers.
+
+    Vectorised over the names' hashes (issue 15: a dict lookup per name was a third of a
+    many-task load): names whose hashes are all distinct are all distinct, so each table's
+    numbers are its own moved on by the names before it; equal hashes are checked name by
+    name (a collision of unequal names falls back to a dict).
+    """
+    sizes = [len(t) for t in tables]
+    if sum(1 for n in sizes if n) <= 1:  # one table with names: nothing to merge
+        names = next((t for t in tables if t), [])
+        return list(names), [np.arange(n, dtype=np.int32) for n in sizes]
+    every = list(chain.from_iterable(tables))
+    hashes = np.fromiter(map(hash, every), dtype=np.int64, count=len(every))
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    starts = np.cumsum([0, *sizes])
+    if first.size == len(every):  # all distinct
+        return every, [np.arange(a, b, dtype=np.int32) for a, b in zip(starts, starts[1:], strict=False)]
+    home = first[inverse.ravel()]  # where each name's hash was first seen
+    again = np.flatnonzero(home != np.arange(len(every)))
+    if not all(map(eq, map(every.__getitem__, again.tolist()),
+                   map(every.__getitem__, home[again].tolist()))):
+        return _intern_by_dict(tables)
+    kept = np.sort(first)  # first seen, first numbered
+    number = np.empty(len(every), dtype=np.int32)
+    number[kept] = np.arange(kept.size, dtype=np.int32)
+    merged = number[home]
+    return (list(map(every.__getitem__, kept.tolist())),
+            [merged[a:b] for a, b in zip(starts, starts[1:], strict=False)])
+
+
+def _intern_by_dict(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:
+    """:func:`intern` with a dict (one lookup per name)."""
+    index: dict[str, int] = {}
+    ids = [np.array([index.setdefault(n, len(index)) for n in t], dtype=np.int32) for t in tables]
+    return list(index), ids
+
+
 class Merger:
     """Joins :class:`Parsed` pieces into one: the name tables are merged (first seen,
-    first numbered), each piece's ids are mapped onto them and the columns concatenated
-    in the order the pieces were added. :attr:`lengths` keeps each piece's trial count."""
+    first numbered, :func:`intern`), each piece's ids are mapped onto them and the columns
+    concatenated in the order the pieces were added. :attr:`lengths` keeps each piece's
+    trial count."""
 
     def __init__(self) -> None:
-        self.runs: dict[str, int] = {}
-        self.tasks: dict[str, int] = {}
-        self.groups: dict[str, int] = {}
         self.pieces: list[Parsed] = []
         self.problems: list[Problem] = []
 
@@ -88,39 +127,41 @@ class Merger:
         """The number of trials of each piece added, in order."""
         return [len(p) for p in self.pieces]
 
-    @staticmethod
-    def _remap(table: dict[str, int], names: list[str]) -> np.ndarray:
-        return np.array([table.setdefault(n, len(table)) for n in names], dtype=np.int32)
-
     def add(self, piece: Parsed, line_base: int = 0) -> None:
         """Add ``piece``, its line numbers (and its problems') moved on by ``line_base``."""
-        count = len(piece)
-        ids: dict[str, np.ndarray] = {}
-        for key, names, table in (("run", piece.runs, self.runs), ("task", piece.tasks, self.tasks),
-                                  ("group", piece.groups, self.groups)):
-            col: np.ndarray = getattr(piece, key)
-            if not table:  # the first piece with names: its ids are the merged ids
-                table.update(zip(names, range(len(names)), strict=True))
-                ids[key] = col.astype(np.int32, copy=False)
-                continue
-            mapping = self._remap(table, names)
-            idx = col.astype(np.int32)
-            if key == "group":
-                ids[key] = np.where(idx >= 0, mapping[np.maximum(idx, 0)] if mapping.size else -1, -1)
-            else:
-                ids[key] = mapping[idx] if count else idx
         line = piece.line + line_base if line_base else piece.line
-        self.pieces.append(replace(piece, line=line, **ids))
+        self.pieces.append(replace(piece, line=line) if line_base else piece)
         for p in piece.problems:
             self.problems.append(p if p.line is None or not line_base else replace(p, line=p.line + line_base))
+
+    def _ids(self, key: str) -> tuple[list[str], list[np.ndarray]]:
+        """The merged names of column ``key`` and each piece's ids mapped onto them."""
+        if len(self.pieces) == 1:  # one piece: its names and ids as they are
+            piece = self.pieces[0]
+            return list(getattr(piece, key + "s")), [getattr(piece, key).astype(np.int32, copy=False)]
+        names, maps = intern([getattr(p, key + "s") for p in self.pieces])
+        ids = []
+        for piece, mapping in zip(self.pieces, maps, strict=True):
+            col = getattr(piece, key).astype(np.int32, copy=False)
+            if key == "group":
+                ids.append(np.where(col >= 0, mapping[np.maximum(col, 0)] if mapping.size else -1, -1)
+                           .astype(np.int32, copy=False))
+            else:
+                ids.append(mapping[col] if len(piece) else col)
+        return names, ids
 
     def parsed(self) -> Parsed:
         """The pieces added so far as one :class:`Parsed` (a single piece's columns as they are)."""
         pieces = self.pieces
+        tables: dict[str, list[str]] = {}
+        ids: dict[str, list[np.ndarray]] = {}
+        for key in ("run", "task", "group"):
+            tables[key], ids[key] = self._ids(key)
         if len(pieces) == 1:
-            columns = {name: getattr(pieces[0], name) for name in COLUMNS}
+            columns = {name: ids[name][0] if name in ids else getattr(pieces[0], name) for name in COLUMNS}
         elif pieces:
-            columns = {name: np.concatenate([getattr(p, name) for p in pieces]) for name in COLUMNS}
+            columns = {name: np.concatenate(ids[name] if name in ids else [getattr(p, name) for p in pieces])
+                       for name in COLUMNS}
         else:
             empty = Parsed.empty([])
             columns = {name: getattr(empty, name) for name in COLUMNS}
@@ -129,5 +170,5 @@ class Merger:
             name: np.concatenate([p.metrics.get(name, np.full(len(p), np.nan)) for p in pieces])
             for name in metric_names
         }
-        return Parsed(runs=list(self.runs), tasks=list(self.tasks), groups=list(self.groups),
+        return Parsed(runs=tables["run"], tasks=tables["task"], groups=tables["group"],
                       metrics=metrics, problems=list(self.problems), **columns)
