@@ -92,19 +92,23 @@ def tasks_array(st: TaskStats) -> Iterator[bytes]:
 def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
     """What each task's object is around its name: the text before the name (the same for
     every task), each shape's text after it, and each task's shape."""
-    keys = [key for key in TASK_COLUMNS if key != "task"]
-    parts = [_bits(a) for key in keys for a in _arrays(key, st)]
+    def parts() -> Iterator[np.ndarray]:  # made again for the check: a million tasks' 14 parts
+        for key in TASK_COLUMNS:           # held at once would be 110 MB
+            if key != "task":
+                yield from map(_bits, _arrays(key, st))
+
     n = len(st)
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for p in parts:
+        for p in parts():
             h ^= p
             h *= _MIX
             h ^= h >> np.uint64(29)
     _, first, shape = np.unique(h, return_index=True, return_inverse=True)
+    del h
     shape = shape.ravel()
     same = np.ones(n, dtype=bool)
-    for p in parts:
+    for p in parts():
         same &= p == p[first][shape]
     odd = np.flatnonzero(~same)  # a hash shared by tasks that differ: each its own shape
     if odd.size:
