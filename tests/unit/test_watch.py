@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -209,7 +210,7 @@ async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
 
 def test_file_removed_while_read_waits_for_the_next_poll(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flaketui.loading.formats import json_lines
+    from flaketui.loading import batch
 
     p = tmp_path / "run.jsonl"
     p.write_bytes(line("a", True))
@@ -217,9 +218,9 @@ def test_file_removed_while_read_waits_for_the_next_poll(
     watcher.load()
     with open(p, "ab") as fh:
         fh.write(line("b", False))
-    real = json_lines.read_range
+    real = batch.parse_range
 
-    def removed_meanwhile(*args: object, **kwargs: object) -> int:
+    def removed_meanwhile(*args: object, **kwargs: object) -> Any:
         data = p.read_bytes()
         p.unlink()
         try:
@@ -227,7 +228,7 @@ def test_file_removed_while_read_waits_for_the_next_poll(
         finally:
             p.write_bytes(data + line("c", True))  # the writer puts a new file in place
 
-    monkeypatch.setattr(json_lines, "read_range", removed_meanwhile)
+    monkeypatch.setattr(batch, "parse_range", removed_meanwhile)
     assert watcher.poll() is False
     monkeypatch.undo()
     assert watcher.poll() is True

@@ -69,6 +69,10 @@ class JsonLines(LogFormat):
 
     def read_lines(self, path: Path, start: int, end: int, first_line: int, fields: FieldMap,
                    default_run: str) -> tuple[Parsed, int]:
+        if not is_url(path):  # lines appended to a local file (--watch): a block of lines at a time
+            from flaketui.loading import batch
+
+            return batch.parse_range(str(path), start, end, fields, default_run, first_line)
         sink = RecordSink(fields, default_run)
         parser = LineParser(str(path), sink)
         lines = read_range(str(path), start, end, parser, first_line=first_line) if end > start else 0
