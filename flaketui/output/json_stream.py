@@ -9,9 +9,9 @@ newline; :func:`tests.unit.test_json_stream` checks byte equality) in pieces:
 1. a task's JSON values follow from a few of its counts, so tasks fall into few *shapes*:
    every column but the name hashed together from its arrays
    (:attr:`TaskColumn.arrays <flaketui.output.columns.TaskColumn.arrays>`: the bits of each
-   float, so ``-0.0`` is not ``0.0``), grouped with one :func:`numpy.unique`, and each task
-   checked equal, part by part, to its shape's first task (a hash collision only makes a
-   task a shape of its own);
+   float, so ``-0.0`` is not ``0.0``; a text value's identity), grouped with one
+   :func:`numpy.unique`, and each task checked equal, part by part, to its shape's first
+   task (a hash collision only makes a task a shape of its own);
 2. each shape's object is written once by orjson, with an empty name, and cut around that
    name;
 3. the names are written by one orjson call per chunk and split at their separators (a JSON
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator, Sequence
-from itertools import count
 from typing import Any
 
 import numpy as np
@@ -92,15 +91,11 @@ def tasks_array(st: TaskStats) -> Iterator[bytes]:
 def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
     """What each task's object is around its name: the text before the name (the same for
     every task), each shape's text after it, and each task's shape."""
-    def parts() -> Iterator[np.ndarray]:  # made again for the check: a million tasks' 14 parts
-        for key in TASK_COLUMNS:           # held at once would be 110 MB
-            if key != "task":
-                yield from map(_bits, _arrays(key, st))
-
+    parts = [_bits(a) for key in TASK_COLUMNS if key != "task" for a in _arrays(key, st)]
     n = len(st)
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for p in parts():
+        for p in parts:
             h ^= p
             h *= _MIX
             h ^= h >> np.uint64(29)
@@ -108,8 +103,9 @@ def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
     del h
     shape = shape.ravel()
     same = np.ones(n, dtype=bool)
-    for p in parts():
+    for p in parts:
         same &= p == p[first][shape]
+    del parts
     odd = np.flatnonzero(~same)  # a hash shared by tasks that differ: each its own shape
     if odd.size:
         shape[odd] = len(first) + np.arange(odd.size)
@@ -135,24 +131,20 @@ def _arrays(key: str, st: TaskStats) -> tuple[Any, ...]:
 
 
 def _bits(values: Any) -> np.ndarray:
-    """Each value as 64 bits that are equal only for equal JSON values: a float's bits, an
-    integer, or the place a text value (or ``None``) was first seen."""
+    """Each value as 64 bits, equal for two tasks only where their JSON values are equal: a
+    float's bits (a view of the column: no copy unless it holds a NaN, as every NaN is
+    ``null``), an integer, or a text value's identity (the same object is the same text;
+    equal text in two objects only makes two shapes)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
-        return values.astype(np.int64).view(np.uint64)
+        return values.astype(np.int64, copy=False).view(np.uint64)
     if isinstance(values, np.ndarray) and values.dtype.kind == "f":
-        arr = values.astype(np.float64)
-        arr[np.isnan(arr)] = np.nan  # one NaN: every NaN is null
+        arr = values.astype(np.float64, copy=False)
+        nan = np.isnan(arr)
+        if nan.any():
+            arr = arr.copy()
+            arr[nan] = np.nan
         return arr.view(np.uint64)
-    seen: dict[Any, int] = {}
-    if not set(map(type, values)) <= {str, type(None)}:  # str and None are dict keys as they are
-        values = list(map(_key, values))
-    return np.fromiter(map(seen.setdefault, values, count()), dtype=np.uint64, count=len(values))
-
-
-def _key(value: Any) -> Any:
-    """A dict key that tells apart values JSON writes differently (``1`` and ``1.0``,
-    ``0.0`` and ``-0.0`` are equal keys in a dict)."""
-    return (type(value), repr(value))
+    return np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
 
 
 def _names(names: list[str]) -> list[bytes]:
