@@ -89,7 +89,12 @@ def read_task_extras(log: TrialLog, outcomes: RunOutcomes) -> dict[str, TaskExtr
     return out
 
 
+_NONE = TaskExtras()
+
+
 def _extras(extra: Mapping[str, Any]) -> TaskExtras:
+    if extra.get("temperature") is None and not any(map(extra.get, ("tags", "tag", "risk"))):
+        return _NONE  # none of them (most trials): one shared object
     temp = extra.get("temperature")
     value = None
     if isinstance(temp, (int, float)) and not isinstance(temp, bool) and math.isfinite(temp):
