@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,8 +23,9 @@ from flaketui.cli.common import fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
 from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
 from flaketui.sanitize import visible
-from flaketui.traces import MISSING, Normaliser, TraceDiff, best_pair, default_mode, diff_traces, pair_keys
-from flaketui.traces.normalise import json_text
+
+if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
+    from flaketui.traces import Normaliser, TraceDiff
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def _best(a: Sequence[Trial], b: Sequence[Trial], norm: Normaliser, mode: str | 
     b = [t for t in b if t.trace is not None]
     if not a or not b:
         return None
+    from flaketui.traces import best_pair, default_mode, pair_keys
+
     m = mode or default_mode(*(t.trace for t in a + b))
     best = best_pair([pair_keys(t.trace, norm, m) for t in a], [pair_keys(t.trace, norm, m) for t in b])
     assert best is not None
@@ -111,6 +114,9 @@ def diff_json(task: str, pair: Pair, d: TraceDiff) -> dict[str, Any]:
 
 
 def _value(v: Any) -> str:
+    from flaketui.traces import MISSING
+    from flaketui.traces.normalise import json_text
+
     return "(none)" if v is MISSING else visible(v if isinstance(v, str) else json_text(v))
 
 
@@ -190,6 +196,8 @@ def diff(logs: tuple[str, ...], task: str, runs: tuple[str, str] | None, trials:
     if not tolerance >= 0 or tolerance == float("inf"):
         fail("--tolerance must be a finite number >= 0")
     log = load(logs, fields)
+    from flaketui.traces import Normaliser, diff_traces
+
     norm = Normaliser.with_keys(ignore_key)
     pair = choose_pair(log, task, runs, trials, norm, divergence)
     d = diff_traces(pair.a.trace, pair.b.trace, divergence, norm, tolerance)

@@ -102,13 +102,13 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
     run a ``cause_breakdown`` (flaky tasks per suspected cause, most first). ``tasks`` gives what
     stands for a run's ``tasks`` (default :func:`tasks_json`; :mod:`flaketui.output.json_stream`
     puts a marker there and writes the tasks itself)."""
-    from flaketui.traces.causes import breakdown
-
     out = []
     for st, sm in runs:
         entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm),
                                  "tasks": (tasks or tasks_json)(st)}
         if causes is not None:
+            from flaketui.traces.causes import breakdown
+
             found = causes.get(st.run, {})
             for task in entry["tasks"]:
                 if task["task"] in found:
