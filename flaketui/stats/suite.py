@@ -112,11 +112,19 @@ class SuiteSummary:
 
 
 def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
-    """Every per-task statistic of a run at ``k``, vectorised over tasks."""
+    """Every per-task statistic of a run at ``k``, vectorised over tasks.
+
+    Each statistic is a function of a task's (n, c) alone, and a suite has few distinct
+    pairs (a million tasks of two trials have six): each is computed once per distinct
+    pair (:func:`count_pairs`) and spread to the tasks, the same values as computing it
+    task by task.
+    """
     n, c = outcomes.n, outcomes.passes
-    phat = p_hat(n, c)
-    r3 = rule_of_three(n)
-    classes = classify(n, c)
+    un, uc, inv = count_pairs(n, c)
+    r3 = rule_of_three(un)
+    ci = wilson_interval(un, uc)
+    hk_ci = pass_hat_k_interval(un, uc, k)
+    classes = classify(un, uc)
     return TaskStats(
         run=outcomes.run,
         k=k,
@@ -125,16 +133,39 @@ def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
         n=n,
         passes=c,
         errored=outcomes.errored,
-        p_hat=phat,
-        p_hat_ci=wilson_interval(n, c),
-        pass_at_k=pass_at_k(n, c, k),
-        pass_hat_k=pass_hat_k(n, c, k),
-        pass_hat_k_ci=pass_hat_k_interval(n, c, k),
-        flakiness=flakiness(n, c),
-        classes=classes,
-        rule_of_three=np.where((c == n) | (c == 0), r3, np.nan),
+        p_hat=p_hat(un, uc)[inv],
+        p_hat_ci=Interval(ci.low[inv], ci.high[inv]),
+        pass_at_k=pass_at_k(un, uc, k)[inv],
+        pass_hat_k=pass_hat_k(un, uc, k)[inv],
+        pass_hat_k_ci=Interval(hk_ci.low[inv], hk_ci.high[inv]),
+        flakiness=flakiness(un, uc)[inv],
+        classes=list(map(classes.__getitem__, inv.tolist())),
+        rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
         errored_as=outcomes.errored_as,
     )
+
+
+def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                                           NDArray[np.intp]]:
+    """The distinct (n, c) pairs and each task's pair: ``(un[inv], uc[inv]) == (n, c)``.
+
+    Small counts (as trial counts are) are told apart by a table indexed by the pair,
+    without a sort; larger ones by :func:`numpy.unique`.
+    """
+    n = np.asarray(n, dtype=np.int64).ravel()
+    c = np.asarray(c, dtype=np.int64).ravel()
+    if n.size == 0:
+        return n, c, np.empty(0, dtype=np.intp)
+    width = int(c.max()) + 1 if c.min() >= 0 else 0
+    if width and n.min() >= 0 and int(n.max()) * width + width <= 1 << 22:
+        key = n * width + c
+        seen = np.zeros(int(key.max()) + 1, dtype=bool)
+        seen[key] = True
+        present = np.flatnonzero(seen)
+        number = np.cumsum(seen) - 1
+        return present // width, present % width, number[key].astype(np.intp)
+    pairs, inv = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    return pairs[:, 0], pairs[:, 1], inv.ravel().astype(np.intp)
 
 
 def default_k(outcomes: Sequence[RunOutcomes]) -> int:

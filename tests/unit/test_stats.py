@@ -295,3 +295,31 @@ class TestPaired:
         assert verdict(cmp2) == (
             "not shown to differ at 5%: 7 fixed vs 4 broken happens by chance 55% of the time"
         )
+
+
+class TestDistinctPairs:
+    """task_stats computes each statistic once per distinct (n, c) pair: the same values as
+    computing it on every task."""
+
+    @pytest.mark.parametrize("top", [1, 5, 40, 2100])  # 2100: past the table, np.unique's path
+    def test_same_as_task_by_task(self, top: int) -> None:
+        from flaketui.stats import estimators as est
+        from flaketui.stats.suite import count_pairs
+
+        rng = np.random.default_rng(top)
+        n = rng.integers(0, top + 1, 300 if top > 100 else 3000)
+        c = rng.integers(0, n + 1)
+        un, uc, inv = count_pairs(n, c)
+        assert np.array_equal(un[inv], n) and np.array_equal(uc[inv], c)
+        assert len(set(zip(un.tolist(), uc.tolist(), strict=True))) == un.size
+        outcomes = RunOutcomes("r", [f"t{i}" for i in range(n.size)], n, c, np.zeros_like(n),
+                               [None] * n.size, np.arange(int(n.sum())), np.r_[0, np.cumsum(n)])
+        for k in (1, 3):
+            st = task_stats(outcomes, k)
+            np.testing.assert_array_equal(st.p_hat, est.p_hat(n, c))
+            np.testing.assert_array_equal(st.p_hat_ci.low, est.wilson_interval(n, c).low)
+            np.testing.assert_array_equal(st.pass_at_k, est.pass_at_k(n, c, k))
+            np.testing.assert_array_equal(st.pass_hat_k, est.pass_hat_k(n, c, k))
+            np.testing.assert_array_equal(st.pass_hat_k_ci.high, est.pass_hat_k_interval(n, c, k).high)
+            np.testing.assert_array_equal(st.flakiness, est.flakiness(n, c))
+            assert st.classes == est.classify(n, c)
