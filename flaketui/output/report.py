@@ -418,7 +418,7 @@ def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
 def left_out_line(left: int, shown: int) -> str:
     """What a cut table says under its rows."""
     return (f"… {left:,} more task{'s' if left != 1 else ''} not shown (the {shown:,} flakiest are): "
-            f"--all for every row, --top N for more or fewer, --format json or csv for all of them")
+            f"--all shows every row, --top N the N flakiest, --format json or csv every task")
 
 
 def compare_markdown(v: CompareView) -> str:

@@ -57,9 +57,10 @@ def chunk_stats(st: TaskStats, rows: np.ndarray) -> TaskStats:
     return dataclasses.replace(st, **changes)
 
 
-def chunks(st: TaskStats, order: np.ndarray | Sequence[int], size: int = CHUNK) -> Iterator[TaskStats]:
-    """``st`` cut into consecutive pieces of ``size`` tasks, following ``order``."""
+def chunks(st: TaskStats, order: np.ndarray | Sequence[int]) -> Iterator[TaskStats]:
+    """``st`` cut into consecutive pieces of :data:`CHUNK` tasks, following ``order``."""
     rows = np.asarray(order, dtype=np.int64)
+    size = CHUNK
     for start in range(0, rows.size, size):
         yield chunk_stats(st, rows[start:start + size])
 
