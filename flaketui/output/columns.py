@@ -66,28 +66,10 @@ class TaskColumn:
     """CSV header names: one, or two (``_low``, ``_high``) for an interval."""
     descending: bool = True
     """Whether the column first sorts largest first (numbers); text reads best A→Z."""
-    texts: Callable[[TaskStats], list[str]] | None = None
-    """Every cell of a run at once, as :attr:`text` writes each (vectorised; None: cell by cell)."""
-    csv_texts: Callable[[TaskStats], list[list[Any]]] | None = None
-    """Every CSV cell of a run at once, as :meth:`csv_cells` writes them (None: from :attr:`json`)."""
 
     def header(self, k: int) -> str:
         """The label at ``k``: ``pass^5``."""
         return self.label.replace("{k}", str(k))
-
-    def cell_texts(self, st: TaskStats) -> list[str]:
-        """Every task's cell as plain text (``text`` of each task, computed per column where
-        the column knows how: a million tasks in a fraction of a second)."""
-        if self.texts is not None:
-            return self.texts(st)
-        return [self.text(st, i) for i in range(len(st))]
-
-    def csv_columns(self, st: TaskStats) -> list[list[Any]]:
-        """Every task's CSV cells, one list per name of :attr:`csv_names` (the same cells as
-        ``csv_cells(json(st))``, computed per column where the column knows how)."""
-        if self.csv_texts is not None:
-            return self.csv_texts(st)
-        return self.csv_cells(self.json(st))
 
     def csv_cells(self, values: Sequence[Any]) -> list[list[Any]]:
         """CSV cells of the column's JSON ``values``: one per name of :attr:`csv_names`."""
@@ -144,32 +126,6 @@ def intervals(low: Any, high: Any) -> list[list[float | None] | None]:
     return list(map(objs.__getitem__, inv.ravel().tolist()))
 
 
-def format_each(values: Any, one: Callable[[float], str]) -> list[str]:
-    """``one(x)`` for each float of ``values``, called once per distinct value: a per-task column
-    holds few (they follow from the counts), so a million cells cost one ``np.unique``."""
-    arr = np.asarray(values, dtype=np.float64).ravel()
-    if _negative_zero(arr):  # np.unique takes -0.0 for 0.0; formats tell them apart
-        return [one(x) for x in arr.tolist()]
-    uniq, inv = np.unique(arr, return_inverse=True)  # NaNs collapse into one
-    texts = [one(x) for x in uniq.tolist()]
-    return list(map(texts.__getitem__, inv.ravel().tolist()))
-
-
-def format_pairs(first: Any, second: Any, one: Callable[[float, float], Any], empty: Any) -> list[Any]:
-    """``one(a, b)`` of each pair of floats (``empty`` where either is NaN), once per distinct
-    pair (:func:`format_each` over pairs: an interval's bounds, a bound and a flag)."""
-    lo = np.asarray(first, dtype=np.float64).ravel()
-    hi = np.asarray(second, dtype=np.float64).ravel()
-    if _negative_zero(lo) or _negative_zero(hi):
-        return [empty if a != a or b != b else one(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
-    pairs = np.empty(lo.shape, dtype=np.complex128)
-    pairs.real, pairs.imag = lo, hi
-    pairs[np.isnan(lo) | np.isnan(hi)] = np.nan
-    uniq, inv = np.unique(pairs, return_inverse=True)
-    texts = [empty if z != z else one(z.real, z.imag) for z in uniq.tolist()]
-    return list(map(texts.__getitem__, inv.ravel().tolist()))
-
-
 def _negative_zero(arr: np.ndarray) -> bool:
     return bool((np.signbit(arr) & (arr == 0)).any())
 
@@ -191,9 +147,7 @@ def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | 
     return TaskColumn(key, label, tooltip, json=lambda st: list(get(st)),
                       text=lambda st, i: visible(get(st)[i] or ""),
                       sort=lambda st: sort([v or "" for v in get(st)]),
-                      csv_names=(key,), descending=False,
-                      texts=lambda st: [visible(v or "") for v in get(st)],
-                      csv_texts=lambda st: [["" if v is None else csv_cell(v) for v in get(st)]])
+                      csv_names=(key,), descending=False)
 
 
 def count_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
@@ -201,9 +155,7 @@ def count_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
     """A column of whole numbers."""
     return TaskColumn(key, label, tooltip, json=lambda st: np.asarray(get(st)).tolist(),
                       text=lambda st, i: str(int(get(st)[i])),
-                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,),
-                      texts=lambda st: format_each(get(st), lambda x: str(int(x))),
-                      csv_texts=lambda st: [np.asarray(get(st)).tolist()])
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
 
 
 def rate_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
@@ -211,9 +163,7 @@ def rate_column(key: str, label: str, get: Callable[[TaskStats], np.ndarray],
     """A column of rates in [0, 1] (``0.318``; NaN shown as a dash)."""
     return TaskColumn(key, label, tooltip, json=lambda st: floats(get(st)),
                       text=lambda st, i: fmt.rate(get(st)[i]),
-                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,),
-                      texts=lambda st: format_each(get(st), fmt.rate),
-                      csv_texts=lambda st: [format_each(get(st), csv_number)])
+                      sort=lambda st: np.asarray(get(st), dtype=np.float64), csv_names=(key,))
 
 
 def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], tooltip: str,
@@ -222,15 +172,7 @@ def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], 
     return TaskColumn(key, label, tooltip, json=lambda st: intervals(get(st).low, get(st).high),
                       text=lambda st, i: fmt.interval(get(st).low[i], get(st).high[i]),
                       sort=lambda st: np.asarray(get(st).low, dtype=np.float64),
-                      csv_names=(f"{csv_stem}_low", f"{csv_stem}_high"),
-                      texts=lambda st: format_pairs(get(st).low, get(st).high, fmt.interval, fmt.DASH),
-                      csv_texts=lambda st: interval_csv(get(st)))
-
-
-def interval_csv(iv: Interval) -> list[list[str]]:
-    """The two CSV columns of intervals: both cells empty where either bound is missing."""
-    pairs = format_pairs(iv.low, iv.high, lambda lo, hi: (csv_number(lo), csv_number(hi)), ("", ""))
-    return [[p[0] for p in pairs], [p[1] for p in pairs]]
+                      csv_names=(f"{csv_stem}_low", f"{csv_stem}_high"))
 
 
 def rule_of_three_text(st: TaskStats, i: int) -> str:
@@ -240,14 +182,6 @@ def rule_of_three_text(st: TaskStats, i: int) -> str:
     if fmt.is_missing(bound) or st.n[i] == 0:
         return ""
     return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
-
-
-def rule_of_three_texts(st: TaskStats) -> list[str]:
-    """:func:`rule_of_three_text` of every task: the bounds formatted once per distinct value."""
-    n = np.asarray(st.n)
-    bounds = np.where(n != 0, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
-    passed = (np.asarray(st.passes) == n).astype(np.float64)
-    return format_pairs(bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}", "")
 
 
 TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
@@ -270,7 +204,7 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     TaskColumn("rule_of_three", "rule of 3",
                "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
                json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,
-               sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64), texts=rule_of_three_texts),
+               sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64)),
     text_column("group", "group", lambda st: st.groups, "cluster for the standard error"),
 )}
 """Every per-task column, by key, in the order of the JSON objects."""
@@ -292,5 +226,5 @@ def cause_column(causes: Mapping[str, str]) -> TaskColumn:
     return TaskColumn("suspected_cause", "cause?",
                       "suggested source of flakiness, from the traces (a suggestion, not a label)",
                       json=values, text=lambda st, i: visible(causes.get(st.tasks[i]) or ""),
-                      sort=sort, texts=lambda st: [visible(v or "") for v in values(st)],
+                      sort=sort,
                       csv_names=("suspected_cause",), descending=False)

@@ -2,7 +2,7 @@
 
 A million-task run printed as one Rich table took minutes and gigabytes (issue 15). Here the
 rows are cut into chunks of :data:`CHUNK` tasks; each chunk's cells are computed a column at
-a time (:meth:`~flaketui.output.columns.TaskColumn.cell_texts`) and written before the next
+a time (:func:`~flaketui.output.cells.cell_texts`) and written before the next
 is made. Three writers:
 
 - :func:`table_chunks`: the terminal table as Rich draws it (``report_table``), character for
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import natural_ranks
+from flaketui.output.cells import cell_texts, csv_columns
 from flaketui.output.columns import TaskColumn
 from flaketui.stats.estimators import Interval
 from flaketui.stats.suite import TaskStats
@@ -181,7 +182,7 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
         for j, col in enumerate(columns):
             if j == task:
                 longest_name = max(longest_name, max(map(len, piece.tasks), default=0))
-            cells = col.cell_texts(piece)
+            cells = cell_texts(col, piece)
             if cells:
                 widths[j] = max(widths[j], max(map(_cell_len, set(cells))))
     floor = min(12, longest_name) if len(order) else 4
@@ -206,7 +207,7 @@ def table_chunks(st: TaskStats, columns: Sequence[TaskColumn], layout: TableLayo
     for piece in chunks(st, order):
         cells = []
         for j, col in enumerate(columns):
-            texts = col.cell_texts(piece)
+            texts = cell_texts(col, piece)
             width, right = layout.widths[j], layout.right[j]
             if j == layout.task:
                 texts = [_fit(t, width) for t in texts]
@@ -231,7 +232,7 @@ def csv_chunks(st: TaskStats, k: int, run_cell: str, columns: Sequence[TaskColum
     """The CSV rows of one run (``run_cell``, ``k``, then each column's cells), in task order,
     :data:`CHUNK` rows per string."""
     for piece in chunks(st, np.arange(len(st))):
-        cells = [cells for col in columns for cells in col.csv_columns(piece)]
+        cells = [cells for col in columns for cells in csv_columns(col, piece)]
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerows(zip(itertools.repeat(run_cell), itertools.repeat(k), *cells))
@@ -242,9 +243,15 @@ def markdown_rows(st: TaskStats, columns: Sequence[TaskColumn], order: np.ndarra
     """The Markdown table rows of one run in ``order`` (``| a | b |``, ``|`` in cells escaped),
     :data:`CHUNK` rows per string."""
     for piece in chunks(st, order):
-        cells = [[t.replace("|", "\\|") if "|" in t else t for t in col.cell_texts(piece)]
-                 if not col.descending else col.cell_texts(piece) for col in columns]
+        cells = [_md_cells(cell_texts(col, piece)) for col in columns]
         yield "".join(map(_md_row, zip(*cells, strict=True)))
+
+
+def _md_cells(texts: list[str]) -> list[str]:
+    """Cells (already visible) with ``|`` escaped for a Markdown table."""
+    if not any("|" in t for t in set(texts)):
+        return texts
+    return [t.replace("|", "\\|") for t in texts]
 
 
 def _md_row(cells: tuple[str, ...]) -> str:

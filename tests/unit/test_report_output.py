@@ -24,6 +24,7 @@ from flaketui.loading import load_logs
 from flaketui.model import FieldMap, natural_key, natural_ranks
 from flaketui.output import report as out
 from flaketui.output import stream
+from flaketui.output.cells import cell_texts, csv_columns
 from flaketui.output.columns import TASK_COLUMNS, cause_column
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats import summarise
@@ -120,8 +121,8 @@ def test_every_column_gives_its_cells_at_once_as_cell_by_cell(tmp_path: Path) ->
     for name, _, runs in suites(tmp_path):
         for st, _ in runs:
             for col in [*TASK_COLUMNS.values(), cause_column(causes)]:
-                assert col.cell_texts(st) == [col.text(st, i) for i in range(len(st))], (name, col.key)
-                assert col.csv_columns(st) == col.csv_cells(col.json(st)), (name, col.key)
+                assert cell_texts(col, st) == [col.text(st, i) for i in range(len(st))], (name, col.key)
+                assert csv_columns(col, st) == col.csv_cells(col.json(st)), (name, col.key)
 
 
 def test_csv_and_markdown_are_the_bytes_the_whole_document_writers_made(tmp_path: Path, small_chunks: None) -> None:
