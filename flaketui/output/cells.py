@@ -64,8 +64,15 @@ def _negative_zero(arr: np.ndarray) -> bool:
 
 
 def _texts(values: Any) -> list[str]:
-    """A text column's cells (``None`` shown empty), made visible."""
-    return [visible(v or "") for v in values]
+    """A text column's cells (``None`` shown empty), made visible (printable ASCII, most names,
+    is left as it is without a call)."""
+    return [v if v and v.isascii() and v.isprintable() else visible(v or "") for v in values]
+
+
+def _labels(values: Any, one: Callable[[Any], str]) -> list[str]:
+    """``one`` of each of a few labels repeated over the tasks (classes, groups), once each."""
+    made = {v: one(v) for v in set(values)}
+    return list(map(made.__getitem__, values))
 
 
 def _counts(values: Any) -> list[str]:
@@ -88,8 +95,14 @@ def _rule_of_three(st: TaskStats) -> list[str]:
     return format_pairs(bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}", "")
 
 
-def _csv_texts(values: Any) -> list[list[str]]:
-    return [["" if v is None else csv_cell(v) for v in values]]
+def _csv_text(v: str | None) -> str:
+    return "" if v is None else csv_cell(v)
+
+
+def _csv_names(values: Any) -> list[list[str]]:
+    """Task names for CSV: a printable ASCII name starting with a letter or digit is its own
+    cell (never a formula); any other goes through :func:`~flaketui.sanitize.csv_cell`."""
+    return [[v if v[:1].isalnum() and v.isascii() and v.isprintable() else csv_cell(v) for v in values]]
 
 
 def _csv_rates(values: Any) -> list[list[str]]:
@@ -104,8 +117,8 @@ def _csv_intervals(iv: Any) -> list[list[str]]:
 
 _TEXTS: dict[str, Callable[[TaskStats], list[str]]] = {
     "task": lambda st: _texts(st.tasks),
-    "group": lambda st: _texts(st.groups),
-    "class": lambda st: _texts(st.classes),
+    "group": lambda st: _labels(st.groups, lambda v: visible(v or "")),
+    "class": lambda st: _labels(st.classes, lambda v: visible(v or "")),
     "n": lambda st: _counts(st.n),
     "passes": lambda st: _counts(st.passes),
     "errored": lambda st: _counts(st.errored),
@@ -120,9 +133,9 @@ _TEXTS: dict[str, Callable[[TaskStats], list[str]]] = {
 """Each column of :data:`~flaketui.output.columns.TASK_COLUMNS` whose cells are made at once, by key."""
 
 _CSV: dict[str, Callable[[TaskStats], list[list[Any]]]] = {
-    "task": lambda st: _csv_texts(st.tasks),
-    "group": lambda st: _csv_texts(st.groups),
-    "class": lambda st: _csv_texts(st.classes),
+    "task": lambda st: _csv_names(st.tasks),
+    "group": lambda st: [_labels(st.groups, _csv_text)],
+    "class": lambda st: [_labels(st.classes, _csv_text)],
     "n": lambda st: [np.asarray(st.n).tolist()],
     "passes": lambda st: [np.asarray(st.passes).tolist()],
     "errored": lambda st: [np.asarray(st.errored).tolist()],
