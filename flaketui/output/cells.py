@@ -34,6 +34,22 @@ def csv_columns(col: TaskColumn, st: TaskStats) -> list[list[Any]]:
     return cells(st) if cells is not None else col.csv_cells(col.json(st))
 
 
+def widest(col: TaskColumn, st: TaskStats) -> int | None:
+    """The widest of ``col``'s cells, in terminal cells, from its distinct values alone (no
+    list of every cell); None for a column not known here."""
+    width = _WIDEST.get(col.key)
+    return None if width is None else width(st)
+
+
+def cell_width(text: str) -> int:
+    """``text``'s width on a terminal (East Asian wide characters take two cells)."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def format_each(values: Any, one: Callable[[float], Any]) -> list[Any]:
     """``one(x)`` for each float of ``values``, called once per distinct value."""
     arr = np.asarray(values, dtype=np.float64).ravel()
@@ -57,6 +73,36 @@ def format_pairs(first: Any, second: Any, one: Callable[[float, float], Any], em
     uniq, inv = np.unique(pairs, return_inverse=True)
     made = [empty if z != z else one(z.real, z.imag) for z in uniq.tolist()]
     return list(map(made.__getitem__, inv.ravel().tolist()))
+
+
+def _distinct_each(values: Any, one: Callable[[float], str]) -> set[str]:
+    """The texts :func:`format_each` would make, each once."""
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    return {one(x) for x in (arr.tolist() if _negative_zero(arr) else np.unique(arr).tolist())}
+
+
+def _distinct_pairs(first: Any, second: Any, one: Callable[[float, float], str], empty: str) -> set[str]:
+    """The texts :func:`format_pairs` would make, each once."""
+    lo = np.asarray(first, dtype=np.float64).ravel()
+    hi = np.asarray(second, dtype=np.float64).ravel()
+    if _negative_zero(lo) or _negative_zero(hi):
+        return set(format_pairs(lo, hi, one, empty))
+    pairs = np.empty(lo.shape, dtype=np.complex128)
+    pairs.real, pairs.imag = lo, hi
+    pairs[np.isnan(lo) | np.isnan(hi)] = np.nan
+    return {empty if z != z else one(z.real, z.imag) for z in np.unique(pairs).tolist()}
+
+
+def _widest_names(names: Any) -> int:
+    """The widest name once made visible: printable ASCII names by their length, the others
+    (escapes, wide or combining characters) one by one."""
+    plain = max((len(t) for t in names if t.isascii() and t.isprintable()), default=0)
+    odd = [cell_width(visible(t)) for t in names if not (t.isascii() and t.isprintable())]
+    return max(plain, *odd) if odd else plain
+
+
+def _widest(texts: set[str]) -> int:
+    return max(map(cell_width, texts), default=0)
 
 
 def _negative_zero(arr: np.ndarray) -> bool:
@@ -87,12 +133,18 @@ def _intervals(iv: Any) -> list[str]:
     return format_pairs(iv.low, iv.high, fmt.interval, fmt.DASH)
 
 
-def _rule_of_three(st: TaskStats) -> list[str]:
-    """``fail < 0.221`` / ``pass < 0.221`` (:func:`~flaketui.output.columns.rule_of_three_text`)."""
+def _rule_of_three_pairs(st: TaskStats) -> tuple[np.ndarray, np.ndarray, Callable[[float, float], str]]:
+    """Each task's bound (NaN where none is shown), whether it always passed, and the text of
+    the two (:func:`~flaketui.output.columns.rule_of_three_text`)."""
     n = np.asarray(st.n)
     bounds = np.where(n != 0, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
     passed = (np.asarray(st.passes) == n).astype(np.float64)
-    return format_pairs(bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}", "")
+    return bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}"
+
+
+def _rule_of_three(st: TaskStats) -> list[str]:
+    """``fail < 0.221`` / ``pass < 0.221``, empty for a flaky task."""
+    return format_pairs(*_rule_of_three_pairs(st), "")
 
 
 def _csv_text(v: str | None) -> str:
@@ -147,3 +199,21 @@ _CSV: dict[str, Callable[[TaskStats], list[list[Any]]]] = {
     "pass_hat_k_ci": lambda st: _csv_intervals(st.pass_hat_k_ci),
 }
 """The same for the CSV cells."""
+
+_WIDEST: dict[str, Callable[[TaskStats], int]] = {
+    "task": lambda st: _widest_names(st.tasks),
+    "group": lambda st: _widest({visible(v or "") for v in set(st.groups)}),
+    "class": lambda st: _widest({visible(v or "") for v in set(st.classes)}),
+    "n": lambda st: _widest(_distinct_each(st.n, lambda x: str(int(x)))),
+    "passes": lambda st: _widest(_distinct_each(st.passes, lambda x: str(int(x)))),
+    "errored": lambda st: _widest(_distinct_each(st.errored, lambda x: str(int(x)))),
+    "p_hat": lambda st: _widest(_distinct_each(st.p_hat, fmt.rate)),
+    "pass_at_k": lambda st: _widest(_distinct_each(st.pass_at_k, fmt.rate)),
+    "pass_hat_k": lambda st: _widest(_distinct_each(st.pass_hat_k, fmt.rate)),
+    "flakiness": lambda st: _widest(_distinct_each(st.flakiness, fmt.rate)),
+    "p_hat_ci": lambda st: _widest(_distinct_pairs(st.p_hat_ci.low, st.p_hat_ci.high, fmt.interval, fmt.DASH)),
+    "pass_hat_k_ci": lambda st: _widest(_distinct_pairs(st.pass_hat_k_ci.low, st.pass_hat_k_ci.high,
+                                                        fmt.interval, fmt.DASH)),
+    "rule_of_three": lambda st: _widest(_distinct_pairs(*_rule_of_three_pairs(st), "")),
+}
+"""The widest cell of each column of :data:`_TEXTS`, from its distinct values."""

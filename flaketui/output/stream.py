@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import natural_ranks
-from flaketui.output.cells import cell_texts, csv_columns
+from flaketui.output.cells import cell_texts, cell_width, csv_columns, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.stats.estimators import Interval
 from flaketui.stats.suite import TaskStats
@@ -141,17 +141,9 @@ class TableLayout:
         return head + "\n" + "━╇━".join("━" * w for w in self.widths) + "\n"
 
 
-def _cell_len(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
 def pad(text: str, width: int, right: bool) -> str:
     """``text`` padded with spaces to ``width`` terminal cells, on the left when ``right``."""
-    gap = " " * (width - _cell_len(text))
+    gap = " " * (width - cell_width(text))
     return gap + text if right else text + gap
 
 
@@ -169,23 +161,25 @@ def _fit(text: str, width: int) -> str:
 def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence[str],
                  min_widths: Sequence[int], rows: np.ndarray | None = None,
                  max_total: int | None = None) -> TableLayout:
-    """The widths Rich gives ``report_table``'s columns, from one pass over the cells of
-    ``rows`` (default: every task) a chunk at a time: each column as wide as its widest cell
-    or header, at least its minimum; the task column at most :data:`TASK_MAX_WIDTH`, and
-    narrower (down to its minimum) when the table would pass ``max_total`` cells (a terminal)."""
-    widths = [max(_cell_len(h), m) for h, m in zip(headers, min_widths, strict=True)]
+    """The widths Rich gives ``report_table``'s columns over the tasks ``rows`` (default:
+    every task): each column as wide as its widest cell or header, at least its minimum; the
+    task column at most :data:`TASK_MAX_WIDTH`, and narrower (down to its minimum) when the
+    table would pass ``max_total`` cells (a terminal). The widest cells come from each
+    column's distinct values (:func:`~flaketui.output.cells.widest`), or else a pass over the
+    cells a chunk at a time."""
+    widths = [max(cell_width(h), m) for h, m in zip(headers, min_widths, strict=True)]
     keys = [c.key for c in columns]
     task = keys.index("task")
-    order = np.arange(len(st)) if rows is None else rows
-    longest_name = 0
-    for piece in chunks(st, order):
-        for j, col in enumerate(columns):
-            if j == task:
-                longest_name = max(longest_name, max(map(len, piece.tasks), default=0))
-            cells = cell_texts(col, piece)
-            if cells:
-                widths[j] = max(widths[j], max(map(_cell_len, set(cells))))
-    floor = min(12, longest_name) if len(order) else 4
+    sub = st if rows is None else chunk_stats(st, np.asarray(rows, dtype=np.int64))
+    measured = [widest(col, sub) for col in columns]
+    for j, width in enumerate(measured):
+        widths[j] = max(widths[j], width or 0)
+    others = [j for j, width in enumerate(measured) if width is None]
+    for piece in chunks(sub, np.arange(len(sub))) if others else ():  # columns known only cell by cell
+        for j in others:
+            widths[j] = max(widths[j], max(map(cell_width, set(cell_texts(columns[j], piece))), default=0))
+    longest_name = max(map(len, sub.tasks), default=0)
+    floor = min(12, longest_name) if len(sub) else 4
     widths[task] = max(min(widths[task], TASK_MAX_WIDTH), floor)
     if max_total is not None:
         over = sum(widths) + 3 * (len(widths) - 1) - max_total

@@ -24,7 +24,7 @@ from flaketui.loading import load_logs
 from flaketui.model import FieldMap, natural_key, natural_ranks
 from flaketui.output import report as out
 from flaketui.output import stream
-from flaketui.output.cells import cell_texts, csv_columns
+from flaketui.output.cells import cell_texts, csv_columns, widest
 from flaketui.output.columns import TASK_COLUMNS, cause_column
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats import summarise
@@ -117,12 +117,16 @@ def rich_text(renderable: object, width: int = 1000) -> str:
 
 
 def test_every_column_gives_its_cells_at_once_as_cell_by_cell(tmp_path: Path) -> None:
+    """Each column's cells made at once (table text, CSV cells, widest cell) are the ones made
+    cell by cell."""
     causes = {"searchRunbook": "sampling", "x" * 50: "environment"}
     for name, _, runs in suites(tmp_path):
         for st, _ in runs:
             for col in [*TASK_COLUMNS.values(), cause_column(causes)]:
                 assert cell_texts(col, st) == [col.text(st, i) for i in range(len(st))], (name, col.key)
                 assert csv_columns(col, st) == col.csv_cells(col.json(st)), (name, col.key)
+                width = widest(col, st)
+                assert width is None or width == max(map(cell_len, cell_texts(col, st)), default=0), (name, col.key)
 
 
 def test_csv_and_markdown_are_the_bytes_the_whole_document_writers_made(tmp_path: Path, small_chunks: None) -> None:
