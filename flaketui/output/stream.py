@@ -20,14 +20,14 @@ import csv
 import dataclasses
 import io
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from flaketui.model import natural_ranks
-from flaketui.output.cells import cell_texts, cell_width, csv_columns, widest
+from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_columns, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.stats.estimators import Interval
 from flaketui.stats.suite import TaskStats
@@ -165,19 +165,12 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
     every task): each column as wide as its widest cell or header, at least its minimum; the
     task column at most :data:`TASK_MAX_WIDTH`, and narrower (down to its minimum) when the
     table would pass ``max_total`` cells (a terminal). The widest cells come from each
-    column's distinct values (:func:`~flaketui.output.cells.widest`), or else a pass over the
-    cells a chunk at a time."""
+    column's distinct texts (:func:`~flaketui.output.cells.widest`)."""
     widths = [max(cell_width(h), m) for h, m in zip(headers, min_widths, strict=True)]
     keys = [c.key for c in columns]
     task = keys.index("task")
     sub = st if rows is None else chunk_stats(st, np.asarray(rows, dtype=np.int64))
-    measured = [widest(col, sub) for col in columns]
-    for j, width in enumerate(measured):
-        widths[j] = max(widths[j], width or 0)
-    others = [j for j, width in enumerate(measured) if width is None]
-    for piece in chunks(sub, np.arange(len(sub))) if others else ():  # columns known only cell by cell
-        for j in others:
-            widths[j] = max(widths[j], max(map(cell_width, set(cell_texts(columns[j], piece))), default=0))
+    widths = [max(w, widest(col, sub)) for w, col in zip(widths, columns, strict=True)]
     longest_name = max(map(len, sub.tasks), default=0)
     floor = min(12, longest_name) if len(sub) else 4
     widths[task] = max(min(widths[task], TASK_MAX_WIDTH), floor)
@@ -198,25 +191,48 @@ def table_chunks(st: TaskStats, columns: Sequence[TaskColumn], layout: TableLayo
                  order: np.ndarray | Sequence[int]) -> Iterator[str]:
     """The table's header, then its rows in ``order``, :data:`CHUNK` rows per string."""
     yield layout.header_lines()
+
+    def cell(j: int, text: str) -> str:
+        padded = pad(text, layout.widths[j], layout.right[j])
+        return layout.styled.get(j, {}).get(padded, padded)
+
     for piece in chunks(st, order):
-        cells = []
-        for j, col in enumerate(columns):
-            texts = cell_texts(col, piece)
-            width, right = layout.widths[j], layout.right[j]
-            if j == layout.task:
-                texts = [_fit(t, width) for t in texts]
-            else:
-                padded = {t: pad(t, width, right) for t in set(texts)}  # few distinct cells
-                styled = layout.styled.get(j)
-                if styled:
-                    padded = {t: styled.get(p, p) for t, p in padded.items()}
-                texts = list(map(padded.__getitem__, texts))
-            cells.append(texts)
-        yield "".join(map(_row, zip(*cells, strict=True)))
+        names = _fit_all(cell_texts(columns[layout.task], piece), layout.widths[layout.task])
+        yield from _rows(piece, columns, layout.task, names, cell, " │ ", "{} │ {}\n")
 
 
-def _row(cells: tuple[str, ...]) -> str:
-    return " │ ".join(cells) + "\n"
+def _rows(piece: TaskStats, columns: Sequence[TaskColumn], name: int, names: list[str],
+          cell: Callable[[int, str], str], sep: str, row: str) -> Iterator[str]:
+    """The rows of a chunk: ``row`` filled with the name's cell and the other cells joined by
+    ``sep`` (``cell(j, text)`` draws column ``j``'s text). The name's column comes first; the
+    other cells of a row are made once per distinct combination (most tasks share theirs)."""
+    if name != 0:  # not the usual layout: each row made cell by cell
+        cells = [names if j == name else [cell(j, t) for t in cell_texts(col, piece)]
+                 for j, col in enumerate(columns)]
+        yield "".join(row.format(r[0], sep.join(r[1:])) for r in zip(*cells, strict=True))
+        return
+    coded = [cell_codes(col, piece) for col in columns[1:]]
+    key = np.zeros(len(piece), dtype=np.int64)
+    size = 1
+    for c in coded:
+        key = key * len(c.texts) + c.codes
+        size *= len(c.texts)
+        if size > 1 << 40:  # keep the combined key small: renumber the combinations seen
+            _, key = np.unique(key, return_inverse=True)
+            key, size = key.ravel(), int(key.max()) + 1
+    combos, inv = np.unique(key, return_inverse=True)
+    first = np.empty(len(combos), dtype=np.int64)
+    first[inv.ravel()[::-1]] = np.arange(len(piece))[::-1]  # a task of each combination
+    drawn = [[cell(j, t) for t in c.texts] for j, c in enumerate(coded, 1)]
+    tails = [sep.join(d[c.codes[i]] for d, c in zip(drawn, coded, strict=True)) for i in first.tolist()]
+    yield "".join(map(row.format, names, map(tails.__getitem__, inv.ravel().tolist())))
+
+
+def _fit_all(texts: list[str], width: int) -> list[str]:
+    """:func:`_fit` of each name: one call for a chunk of short ASCII names (the common case)."""
+    if max(map(len, texts), default=0) <= width and "".join(texts).isascii():
+        return list(map(str.ljust, texts, itertools.repeat(width)))
+    return [_fit(t, width) for t in texts]
 
 
 # --- CSV and Markdown -------------------------------------------------------------
@@ -236,17 +252,12 @@ def csv_chunks(st: TaskStats, k: int, run_cell: str, columns: Sequence[TaskColum
 def markdown_rows(st: TaskStats, columns: Sequence[TaskColumn], order: np.ndarray | Sequence[int]) -> Iterator[str]:
     """The Markdown table rows of one run in ``order`` (``| a | b |``, ``|`` in cells escaped),
     :data:`CHUNK` rows per string."""
+    name = [c.key for c in columns].index("task")
     for piece in chunks(st, order):
-        cells = [_md_cells(cell_texts(col, piece)) for col in columns]
-        yield "".join(map(_md_row, zip(*cells, strict=True)))
+        names = [_md_cell(t) for t in cell_texts(columns[name], piece)]
+        yield from _rows(piece, columns, name, names, lambda _j, t: _md_cell(t), " | ", "| {} | {} |\n")
 
 
-def _md_cells(texts: list[str]) -> list[str]:
-    """Cells (already visible) with ``|`` escaped for a Markdown table."""
-    if not any("|" in t for t in set(texts)):
-        return texts
-    return [t.replace("|", "\\|") for t in texts]
-
-
-def _md_row(cells: tuple[str, ...]) -> str:
-    return "| " + " | ".join(cells) + " |\n"
+def _md_cell(text: str) -> str:
+    """A cell (already visible) with ``|`` escaped for a Markdown table."""
+    return text.replace("|", "\\|") if "|" in text else text
