@@ -56,8 +56,18 @@ def cell_texts(col: TaskColumn, st: TaskStats) -> list[str]:
 
 def csv_columns(col: TaskColumn, st: TaskStats) -> list[list[Any]]:
     """``col.csv_cells(col.json(st))``: one list of cells per name of ``col.csv_names``."""
-    cells = _CSV.get(col.key)
-    return cells(st) if cells is not None else col.csv_cells(col.json(st))
+    if col.key in NAME_KEYS:
+        return [_csv_names(st.tasks)]
+    coded = _CSV.get(col.key)
+    return [c.cells() for c in coded(st)] if coded is not None else col.csv_cells(col.json(st))
+
+
+def csv_codes(col: TaskColumn, st: TaskStats) -> list[Coded]:
+    """:func:`csv_columns` coded, one per name of ``col.csv_names``."""
+    coded = _CSV.get(col.key)
+    if coded is not None:
+        return coded(st)
+    return [_coded_labels(cells, lambda v: v) for cells in csv_columns(col, st)]
 
 
 def widest(col: TaskColumn, st: TaskStats) -> int:
@@ -160,16 +170,21 @@ def _csv_text(v: str | None) -> str:
     return "" if v is None else csv_cell(v)
 
 
-def _csv_names(values: Sequence[str]) -> list[list[str]]:
+def _csv_names(values: Sequence[str]) -> list[str]:
     """Task names for CSV: a printable ASCII name starting with a letter or digit is its own
     cell (never a formula); any other goes through :func:`~flaketui.sanitize.csv_cell`."""
-    return [[v if v[:1].isalnum() and _plain(v) else csv_cell(v) for v in values]]
+    return [v if v[:1].isalnum() and _plain(v) else csv_cell(v) for v in values]
 
 
-def _csv_intervals(iv: Any) -> list[list[str]]:
-    """Both cells empty where either bound is missing."""
-    pairs = coded_pairs(iv.low, iv.high, lambda lo, hi: (csv_number(lo), csv_number(hi)), ("", "")).cells()
-    return [[p[0] for p in pairs], [p[1] for p in pairs]]
+def _csv_counts(values: Any) -> list[Coded]:
+    """Whole numbers (the CSV writer writes each as ``str`` of the int)."""
+    return [coded_each(values, int)]
+
+
+def _csv_intervals(iv: Any) -> list[Coded]:
+    """The low and high cells; both empty where either bound is missing."""
+    pairs = coded_pairs(iv.low, iv.high, lambda lo, hi: (csv_number(lo), csv_number(hi)), ("", ""))
+    return [Coded([p[0] for p in pairs.texts], pairs.codes), Coded([p[1] for p in pairs.texts], pairs.codes)]
 
 
 _CODED: dict[str, Callable[[TaskStats], Coded]] = {
@@ -188,18 +203,17 @@ _CODED: dict[str, Callable[[TaskStats], Coded]] = {
 }
 """Each column of :data:`~flaketui.output.columns.TASK_COLUMNS` (but the name) made at once, by key."""
 
-_CSV: dict[str, Callable[[TaskStats], list[list[Any]]]] = {
-    "task": lambda st: _csv_names(st.tasks),
-    "group": lambda st: [_coded_labels(st.groups, _csv_text).cells()],
-    "class": lambda st: [_coded_labels(st.classes, _csv_text).cells()],
-    "n": lambda st: [np.asarray(st.n).tolist()],
-    "passes": lambda st: [np.asarray(st.passes).tolist()],
-    "errored": lambda st: [np.asarray(st.errored).tolist()],
-    "p_hat": lambda st: [coded_each(st.p_hat, csv_number).cells()],
-    "pass_at_k": lambda st: [coded_each(st.pass_at_k, csv_number).cells()],
-    "pass_hat_k": lambda st: [coded_each(st.pass_hat_k, csv_number).cells()],
-    "flakiness": lambda st: [coded_each(st.flakiness, csv_number).cells()],
+_CSV: dict[str, Callable[[TaskStats], list[Coded]]] = {
+    "group": lambda st: [_coded_labels(st.groups, _csv_text)],
+    "class": lambda st: [_coded_labels(st.classes, _csv_text)],
+    "n": lambda st: _csv_counts(st.n),
+    "passes": lambda st: _csv_counts(st.passes),
+    "errored": lambda st: _csv_counts(st.errored),
+    "p_hat": lambda st: [coded_each(st.p_hat, csv_number)],
+    "pass_at_k": lambda st: [coded_each(st.pass_at_k, csv_number)],
+    "pass_hat_k": lambda st: [coded_each(st.pass_hat_k, csv_number)],
+    "flakiness": lambda st: [coded_each(st.flakiness, csv_number)],
     "p_hat_ci": lambda st: _csv_intervals(st.p_hat_ci),
     "pass_hat_k_ci": lambda st: _csv_intervals(st.pass_hat_k_ci),
 }
-"""The same for the CSV cells."""
+"""The same for the CSV cells (but the name), one per CSV column."""

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import natural_ranks
-from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_columns, widest
+from flaketui.output.cells import Coded, cell_codes, cell_texts, cell_width, csv_codes, csv_columns, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.stats.estimators import Interval
 from flaketui.stats.suite import TaskStats
@@ -212,7 +212,17 @@ def _rows(piece: TaskStats, columns: Sequence[TaskColumn], name: int, names: lis
         yield "".join(row.format(r[0], sep.join(r[1:])) for r in zip(*cells, strict=True))
         return
     coded = [cell_codes(col, piece) for col in columns[1:]]
-    key = np.zeros(len(piece), dtype=np.int64)
+    combos, inv = np.unique(_combination(coded, len(piece)), return_inverse=True)
+    first = np.empty(len(combos), dtype=np.int64)
+    first[inv.ravel()[::-1]] = np.arange(len(piece))[::-1]  # a task of each combination
+    drawn = [[cell(j, t) for t in c.texts] for j, c in enumerate(coded, 1)]
+    tails = [sep.join(d[c.codes[i]] for d, c in zip(drawn, coded, strict=True)) for i in first.tolist()]
+    yield "".join(map(row.format, names, map(tails.__getitem__, inv.ravel().tolist())))
+
+
+def _combination(coded: Sequence[Coded], n: int) -> np.ndarray:
+    """One int per task that is equal exactly where all of ``coded``'s codes are equal."""
+    key = np.zeros(n, dtype=np.int64)
     size = 1
     for c in coded:
         key = key * len(c.texts) + c.codes
@@ -220,12 +230,7 @@ def _rows(piece: TaskStats, columns: Sequence[TaskColumn], name: int, names: lis
         if size > 1 << 40:  # keep the combined key small: renumber the combinations seen
             _, key = np.unique(key, return_inverse=True)
             key, size = key.ravel(), int(key.max()) + 1
-    combos, inv = np.unique(key, return_inverse=True)
-    first = np.empty(len(combos), dtype=np.int64)
-    first[inv.ravel()[::-1]] = np.arange(len(piece))[::-1]  # a task of each combination
-    drawn = [[cell(j, t) for t in c.texts] for j, c in enumerate(coded, 1)]
-    tails = [sep.join(d[c.codes[i]] for d, c in zip(drawn, coded, strict=True)) for i in first.tolist()]
-    yield "".join(map(row.format, names, map(tails.__getitem__, inv.ravel().tolist())))
+    return key
 
 
 def _fit_all(texts: list[str], width: int) -> list[str]:
@@ -240,13 +245,42 @@ def _fit_all(texts: list[str], width: int) -> list[str]:
 
 def csv_chunks(st: TaskStats, k: int, run_cell: str, columns: Sequence[TaskColumn]) -> Iterator[str]:
     """The CSV rows of one run (``run_cell``, ``k``, then each column's cells), in task order,
-    :data:`CHUNK` rows per string."""
+    :data:`CHUNK` rows per string. The task name comes first; the cells after it are written
+    once per distinct combination (by the ``csv`` module, which quotes what needs it)."""
+    prefix = _csv_line([run_cell, k, ""])[:-1]  # "run,k,"
+    if columns[0].key != "task":  # not the usual layout: every row through the writer
+        for piece in chunks(st, np.arange(len(st))):
+            cells = [cells for col in columns for cells in csv_columns(col, piece)]
+            yield "".join(prefix + _csv_line(row) for row in zip(*cells, strict=True))
+        return
     for piece in chunks(st, np.arange(len(st))):
-        cells = [cells for col in columns for cells in csv_columns(col, piece)]
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        w.writerows(zip(itertools.repeat(run_cell), itertools.repeat(k), *cells))
-        yield out.getvalue()
+        (names,) = csv_columns(columns[0], piece)
+        if "," in "".join(names) or '"' in "".join(names):  # some need quotes: the writer adds them
+            names = _csv_line_each([(n, "") for n in names])
+        else:
+            names = [n + "," for n in names]
+        coded = [c for col in columns[1:] for c in csv_codes(col, piece)]
+        key = _combination(coded, len(piece))
+        combos, inv = np.unique(key, return_inverse=True)
+        first = np.empty(len(combos), dtype=np.int64)
+        first[inv.ravel()[::-1]] = np.arange(len(piece))[::-1]
+        tails = _csv_line_each([[c.texts[c.codes[i]] for c in coded] for i in first.tolist()])
+        yield "".join(map((prefix + "{}{}\n").format, names, map(tails.__getitem__, inv.ravel().tolist())))
+
+
+def _csv_line(row: Sequence[Any]) -> str:
+    """One row as the ``csv`` module writes it (with its newline)."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(row)
+    return out.getvalue()
+
+
+def _csv_line_each(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Each row as the ``csv`` module writes it, without the newline (no cell holds one: log
+    text is made visible first)."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().split("\n")[:-1]
 
 
 def markdown_rows(st: TaskStats, columns: Sequence[TaskColumn], order: np.ndarray | Sequence[int]) -> Iterator[str]:

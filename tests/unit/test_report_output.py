@@ -282,3 +282,19 @@ def test_markdown_top() -> None:
     assert "… 23 more tasks not shown" in text
     code, every, _ = run("report", BASELINE, "-k", "5", "--format", "markdown", "--all")
     assert every == run("report", BASELINE, "-k", "5", "--format", "markdown")[1]
+
+
+def test_rows_without_the_name_first_are_made_cell_by_cell(tmp_path: Path, small_chunks: None) -> None:
+    """Columns in another order (the name not first) still give each row's cells in order."""
+    log = load_logs([str(write_hostile_log(tmp_path / "hostile.jsonl"))], FieldMap())
+    kk, stats = run_stats(log, [], None)
+    for st in stats:
+        columns = [TASK_COLUMNS[key] for key in ("class", "task", "n", "p_hat_ci")]
+        order = out.display_order(st)
+        expected = "".join("| " + " | ".join(md(c.text(st, i)) for c in columns) + " |\n" for i in order)
+        assert "".join(stream.markdown_rows(st, columns, order)) == expected
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        cells = [cell for c in columns for cell in c.csv_cells(c.json(st))]
+        writer.writerows([csv_cell(st.run), kk, *row] for row in zip(*cells, strict=True))
+        assert "".join(stream.csv_chunks(st, kk, csv_cell(st.run), columns)) == buf.getvalue()
