@@ -71,10 +71,42 @@ def csv_codes(col: TaskColumn, st: TaskStats) -> list[Coded]:
 
 
 def widest(col: TaskColumn, st: TaskStats) -> int:
-    """The widest of ``col``'s cells, in terminal cells (from its distinct texts)."""
+    """The widest of ``col``'s cells, in terminal cells: from the values' range where that
+    decides it (rates, intervals, counts), else from the distinct texts."""
     if col.key in NAME_KEYS:
         return _widest_names(st.tasks)
-    return max(map(cell_width, set(cell_codes(col, st).texts)), default=0)
+    quick = _WIDEST.get(col.key)
+    width = quick(st) if quick is not None else None
+    return width if width is not None else max(map(cell_width, set(cell_codes(col, st).texts)), default=0)
+
+
+def _widest_decimal(values: Any, digits: int) -> int | None:
+    """The width of ``f"{x:.{digits}f}"`` over ``values`` (a dash where NaN) when every value
+    lies in [0, 10), so that each takes ``digits + 2`` characters; None when one does not."""
+    arr = np.asarray(values, dtype=np.float64)
+    seen = arr[~np.isnan(arr)]
+    if not seen.size:
+        return len(fmt.DASH) if arr.size else 0
+    if seen.min() < 0 or seen.max() >= 9.5 or _negative_zero(seen):  # 9.9996 rounds to "10.000"
+        return None
+    return digits + 2
+
+
+def _widest_interval(iv: Any) -> int | None:
+    """The same for ``[0.03, 1.00]`` intervals."""
+    low, high = _widest_decimal(iv.low, 2), _widest_decimal(iv.high, 2)
+    if low is None or high is None:
+        return None
+    both = ~(np.isnan(np.asarray(iv.low, dtype=np.float64)) | np.isnan(np.asarray(iv.high, dtype=np.float64)))
+    return 2 * 4 + 4 if both.any() else (len(fmt.DASH) if both.size else 0)
+
+
+def _widest_count(values: Any) -> int | None:
+    """Whole numbers, none negative: the largest is the widest."""
+    arr = np.asarray(values)
+    if not arr.size:
+        return 0
+    return len(str(int(arr.max()))) if arr.min() >= 0 else None
 
 
 def cell_width(text: str) -> int:
@@ -217,3 +249,18 @@ _CSV: dict[str, Callable[[TaskStats], list[Coded]]] = {
     "pass_hat_k_ci": lambda st: _csv_intervals(st.pass_hat_k_ci),
 }
 """The same for the CSV cells (but the name), one per CSV column."""
+
+_WIDEST: dict[str, Callable[[TaskStats], int | None]] = {
+    "group": lambda st: max((cell_width(_label(v)) for v in set(st.groups)), default=0),
+    "class": lambda st: max((cell_width(_label(v)) for v in set(st.classes)), default=0),
+    "n": lambda st: _widest_count(st.n),
+    "passes": lambda st: _widest_count(st.passes),
+    "errored": lambda st: _widest_count(st.errored),
+    "p_hat": lambda st: _widest_decimal(st.p_hat, 3),
+    "pass_at_k": lambda st: _widest_decimal(st.pass_at_k, 3),
+    "pass_hat_k": lambda st: _widest_decimal(st.pass_hat_k, 3),
+    "flakiness": lambda st: _widest_decimal(st.flakiness, 3),
+    "p_hat_ci": lambda st: _widest_interval(st.p_hat_ci),
+    "pass_hat_k_ci": lambda st: _widest_interval(st.pass_hat_k_ci),
+}
+"""Columns whose widest cell follows from the values' range (None: it does not here)."""

@@ -174,9 +174,13 @@ def test_fast_natural_ranks_agree_with_natural_key() -> None:
                         for _ in range(25)})
         rng.shuffle(names)
         assert stream.fast_natural_ranks(names).tolist() == natural_ranks(names).tolist(), names
-    names = [f"task-{i}" for i in range(3000)] + [f"q{i:05d}" for i in range(3000)] + ["plain", "task-"]
-    rng.shuffle(names)
-    assert stream.fast_natural_ranks(names).tolist() == natural_ranks(names).tolist()
+    padded = [f"task-{i:06d}" for i in range(0, 3_000_000, 997)]  # one stem, one width: the quickest path
+    for names in ([f"task-{i}" for i in range(3000)] + [f"q{i:05d}" for i in range(3000)] + ["plain", "task-"],
+                  padded, [f"{i:04d}" for i in range(3000)], padded + ["task-x00001"],
+                  [f"a{i}-{i:03d}" for i in range(10)], [f"t{i % 7}{i:04d}" for i in range(2000)],
+                  [f"{i:020d}" for i in range(50)]):
+        rng.shuffle(names)
+        assert stream.fast_natural_ranks(names).tolist() == natural_ranks(names).tolist(), names[:3]
 
 
 def test_rows_are_written_in_chunks(small_chunks: None) -> None:
@@ -298,3 +302,22 @@ def test_rows_without_the_name_first_are_made_cell_by_cell(tmp_path: Path, small
         cells = [cell for c in columns for cell in c.csv_cells(c.json(st))]
         writer.writerows([csv_cell(st.run), kk, *row] for row in zip(*cells, strict=True))
         assert "".join(stream.csv_chunks(st, kk, csv_cell(st.run), columns)) == buf.getvalue()
+
+
+@pytest.mark.parametrize("values", [[0.5, np.nan], [np.nan, np.nan], [-0.0, 1.0], [9.9996, 0.1], [12.25, 0.5],
+                                    [-3.0, 0.0]])
+def test_widest_cell_outside_the_usual_range(values: list[float]) -> None:
+    """Where the range does not decide a column's width (negative, ten or more, -0), the
+    widest cell is still the widest text."""
+    import dataclasses
+
+    from flaketui.stats.estimators import Interval
+
+    log = load_logs([str(BASELINE)], FieldMap())
+    _, (st,) = run_stats(log, [], 5)
+    arr = np.resize(np.array(values), len(st))
+    odd = dataclasses.replace(st, p_hat=arr, p_hat_ci=Interval(arr, arr[::-1].copy()), n=-np.asarray(st.n)
+                              if values[0] < -1 else st.n)
+    for key in ("p_hat", "p_hat_ci", "n"):
+        col = TASK_COLUMNS[key]
+        assert widest(col, odd) == max(cell_len(col.text(odd, i)) for i in range(len(odd))), (key, values)
