@@ -41,10 +41,10 @@ TASK_MAX_WIDTH = 40
 ELLIPSIS = "…"
 
 
-def chunk_stats(st: TaskStats, rows: np.ndarray) -> TaskStats:
+def chunk_stats(st: TaskStats, rows: np.ndarray, objects: dict[str, np.ndarray] | None = None) -> TaskStats:
     """The statistics of the tasks ``rows`` of ``st`` (in that order): every per-task array
-    and list picked, the rest kept."""
-    picked = rows.tolist()
+    and list picked, the rest kept (``objects``: the lists as numpy object arrays, to pick
+    from at C speed; see :func:`chunks`)."""
     n = len(st)
     changes: dict[str, Any] = {}
     for f in dataclasses.fields(st):
@@ -54,16 +54,23 @@ def chunk_stats(st: TaskStats, rows: np.ndarray) -> TaskStats:
         elif isinstance(value, Interval):
             changes[f.name] = Interval(np.asarray(value.low)[rows], np.asarray(value.high)[rows])
         elif isinstance(value, list) and len(value) == n:
-            changes[f.name] = list(map(value.__getitem__, picked))
+            held = objects.get(f.name) if objects is not None else None
+            changes[f.name] = held[rows].tolist() if held is not None else list(map(value.__getitem__, rows.tolist()))
     return dataclasses.replace(st, **changes)
 
 
 def chunks(st: TaskStats, order: np.ndarray | Sequence[int]) -> Iterator[TaskStats]:
     """``st`` cut into consecutive pieces of :data:`CHUNK` tasks, following ``order``."""
     rows = np.asarray(order, dtype=np.int64)
-    size = CHUNK
-    for start in range(0, rows.size, size):
-        yield chunk_stats(st, rows[start:start + size])
+    objects: dict[str, np.ndarray] = {}
+    if rows.size > CHUNK:  # many pieces: pick the names and labels from object arrays
+        for f in dataclasses.fields(st):
+            value = getattr(st, f.name)
+            if isinstance(value, list) and len(value) == len(st):
+                objects[f.name] = np.empty(len(value), dtype=object)
+                objects[f.name][:] = value
+    for start in range(0, rows.size, CHUNK):
+        yield chunk_stats(st, rows[start:start + CHUNK], objects)
 
 
 # --- order --------------------------------------------------------------------
