@@ -517,7 +517,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
     layout = stream.table_layout(st, columns, headers, lows, rows=shown,
                                  max_total=con.width if con.is_terminal else None)
     if con.is_terminal:
-        layout = _coloured(con, layout, columns, st)
+        layout = _coloured(con, layout, columns, st, causes)
     for part in table_head(sm, why):
         con.print(part)
     write = con.file.write
@@ -531,7 +531,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
 
 
 def _coloured(con: Console, layout: stream.TableLayout, columns: Sequence[TaskColumn],
-              st: TaskStats) -> stream.TableLayout:
+              st: TaskStats, causes: Causes | None = None) -> stream.TableLayout:
     """``layout`` with the colours of :func:`report_table`: a bold header, each class in its
     colour, the causes dim (each distinct cell drawn once by the console, then reused)."""
     import dataclasses
@@ -546,9 +546,11 @@ def _coloured(con: Console, layout: stream.TableLayout, columns: Sequence[TaskCo
     styled: dict[int, dict[str, str]] = {}
     for j, col in enumerate(columns):
         if col.key == "class":
-            labels = set(st.classes)
-            styled[j] = {p: draw(p, class_style(c)) for c in labels
+            styled[j] = {p: draw(p, class_style(c)) for c in set(st.classes)
                          for p in [stream.pad(c, layout.widths[j], False)]}
+        elif col.key == "suspected_cause" and causes is not None:
+            found = {"", *(visible(s.cause) for s in causes.get(st.run, {}).values())}
+            styled[j] = {p: draw(p, "dim") for c in found for p in [stream.pad(c, layout.widths[j], False)]}
     before, _, after = draw("x", "bold").partition("x")  # the codes around bold text
     return dataclasses.replace(layout, styled=styled, bold=(before, after))
 

@@ -210,6 +210,8 @@ def many_tasks_log(path: Path, tasks: int = 130) -> Path:
 
 
 def test_streamed_table_on_a_terminal_fits_and_keeps_colours(tmp_path: Path) -> None:
+    """On a terminal the streamed table fits the width (names give way), stays aligned with
+    wide characters, and keeps Rich's bold header and class colours."""
     log = load_logs([str(odd_log(tmp_path / "odd.jsonl"))], FieldMap())
     _, (st,) = run_stats(log, [], None)
     buf = io.StringIO()
@@ -222,6 +224,18 @@ def test_streamed_table_on_a_terminal_fits_and_keeps_colours(tmp_path: Path) -> 
     assert any("…" in line for line in rows)
     assert "\x1b[1m" in text and "\x1b[33m" in SGR.sub(lambda m: m[0].replace(";", "m\x1b["), text)  # bold, yellow
     assert {cell_len(row[:row.index("│")]) for row in rows[1:]} == {cell_len(rows[0][:rows[0].index("┃")])}
+
+
+def test_streamed_causes_on_a_terminal_are_dim() -> None:
+    """With --causes on a terminal, the cause? cells are dim, as in Rich's table."""
+    log = load_logs([str(BASELINE)], FieldMap())
+    _, (st,) = run_stats(log, [], 5)
+    causes = find_causes(log, [st.run])
+    buf = io.StringIO()
+    out.print_streamed_table(Console(file=buf, width=200, height=30, force_terminal=True, color_system="standard"),
+                             st, summarise(st), causes)
+    (row,) = [line for line in buf.getvalue().splitlines() if line.startswith("searchRunbook")]
+    assert "\x1b[2mtool-nondeterminism" in row
 
 
 def test_terminal_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
