@@ -101,6 +101,17 @@ def _widest_interval(iv: Any) -> int | None:
     return 2 * 4 + 4 if both.any() else (len(fmt.DASH) if both.size else 0)
 
 
+def _widest_rule_of_three(st: TaskStats) -> int | None:
+    """``fail < `` and the widest bound shown (from the distinct bounds)."""
+    bounds, _, _ = _rule_of_three_pairs(st)
+    seen = bounds[~np.isnan(bounds)]
+    if not seen.size:
+        return 0
+    if _negative_zero(seen):
+        return None
+    return len("fail < ") + max(len(f"{b:.3g}") for b in np.unique(seen).tolist())
+
+
 def _widest_count(values: Any) -> int | None:
     """Whole numbers, none negative: the largest is the widest."""
     arr = np.asarray(values)
@@ -189,13 +200,19 @@ def _intervals(iv: Any) -> Coded:
     return coded_pairs(iv.low, iv.high, fmt.interval, fmt.DASH)
 
 
-def _rule_of_three(st: TaskStats) -> Coded:
-    """``fail < 0.221`` for a task that always passed, ``pass < 0.221`` for one that always
-    failed, empty for a flaky one (:func:`~flaketui.output.columns.rule_of_three_text`)."""
+def _rule_of_three_pairs(st: TaskStats) -> tuple[np.ndarray, np.ndarray, Callable[[float, float], str]]:
+    """Each task's bound (NaN where none is shown: a flaky task, or no trial), whether it
+    always passed, and the text of the two."""
     n = np.asarray(st.n)
     bounds = np.where(n != 0, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
     passed = (np.asarray(st.passes) == n).astype(np.float64)
-    return coded_pairs(bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}", "")
+    return bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}"
+
+
+def _rule_of_three(st: TaskStats) -> Coded:
+    """``fail < 0.221`` for a task that always passed, ``pass < 0.221`` for one that always
+    failed, empty for a flaky one (:func:`~flaketui.output.columns.rule_of_three_text`)."""
+    return coded_pairs(*_rule_of_three_pairs(st), "")
 
 
 def _csv_text(v: str | None) -> str:
@@ -262,5 +279,7 @@ _WIDEST: dict[str, Callable[[TaskStats], int | None]] = {
     "flakiness": lambda st: _widest_decimal(st.flakiness, 3),
     "p_hat_ci": lambda st: _widest_interval(st.p_hat_ci),
     "pass_hat_k_ci": lambda st: _widest_interval(st.pass_hat_k_ci),
+    "rule_of_three": _widest_rule_of_three,
 }
-"""Columns whose widest cell follows from the values' range (None: it does not here)."""
+"""Columns whose widest cell follows from the values' range or distinct values (None: it does
+not here)."""

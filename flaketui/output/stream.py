@@ -200,7 +200,7 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
     widths = [max(cell_width(h), m) for h, m in zip(headers, min_widths, strict=True)]
     keys = [c.key for c in columns]
     task = keys.index("task")
-    sub = st if rows is None else chunk_stats(st, np.asarray(rows, dtype=np.int64))
+    sub = st if rows is None or len(rows) == len(st) else chunk_stats(st, np.asarray(rows, dtype=np.int64))
     widths = [max(w, widest(col, sub)) for w, col in zip(widths, columns, strict=True)]
     longest_name = max(map(len, sub.tasks), default=0)
     floor = min(12, longest_name) if len(sub) else 4

@@ -330,8 +330,8 @@ def test_widest_cell_outside_the_usual_range(values: list[float]) -> None:
     log = load_logs([str(BASELINE)], FieldMap())
     _, (st,) = run_stats(log, [], 5)
     arr = np.resize(np.array(values), len(st))
-    odd = dataclasses.replace(st, p_hat=arr, p_hat_ci=Interval(arr, arr[::-1].copy()), n=-np.asarray(st.n)
-                              if values[0] < -1 else st.n)
-    for key in ("p_hat", "p_hat_ci", "n"):
+    odd = dataclasses.replace(st, p_hat=arr, p_hat_ci=Interval(arr, arr[::-1].copy()), rule_of_three=arr,
+                              n=-np.asarray(st.n) if values[0] < -1 else st.n)
+    for key in ("p_hat", "p_hat_ci", "n", "rule_of_three"):
         col = TASK_COLUMNS[key]
         assert widest(col, odd) == max(cell_len(col.text(odd, i)) for i in range(len(odd))), (key, values)
