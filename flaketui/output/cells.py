@@ -146,11 +146,11 @@ def coded_pairs(first: Any, second: Any, one: Callable[[float, float], Any], emp
     if _negative_zero(lo) or _negative_zero(hi):
         return Coded([empty if a != a or b != b else one(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)],
                      np.arange(lo.size))
-    pairs = np.empty(lo.shape, dtype=np.complex128)  # one complex per pair: np.unique orders them
-    pairs.real, pairs.imag = lo, hi
-    pairs[np.isnan(lo) | np.isnan(hi)] = np.nan
-    uniq, inv = np.unique(pairs, return_inverse=True)
-    return Coded([empty if z != z else one(z.real, z.imag) for z in uniq.tolist()], inv.ravel())
+    low, low_at = np.unique(lo, return_inverse=True)  # each side's distinct values (NaNs as one),
+    high, high_at = np.unique(hi, return_inverse=True)  # then the distinct pairs of them
+    pairs, inv = np.unique(low_at.ravel() * len(high) + high_at.ravel(), return_inverse=True)
+    firsts, seconds = low[pairs // len(high)].tolist(), high[pairs % len(high)].tolist()
+    return Coded([empty if a != a or b != b else one(a, b) for a, b in zip(firsts, seconds, strict=True)], inv.ravel())
 
 
 def _coded_labels(values: Sequence[Any], one: Callable[[Any], Any]) -> Coded:
