@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
                    "(Ctrl-C stops).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
+@click.option("--top", type=int, default=None, metavar="N",
+              help="The table (and Markdown) show the N flakiest tasks of each run and say how many are "
+                   "left out. Default: on a terminal, the 50 flakiest when a run has more tasks than the "
+                   "screen has lines (--watch: what fits the screen); piped, every task.")
+@click.option("--all", "all_rows", is_flag=True, default=False,
+              help="The table shows every task, whatever the terminal (written row by row).")
 @baseline_option
 @alpha_option
 @click.option("--causes", is_flag=True, default=False,
@@ -51,12 +59,13 @@ if TYPE_CHECKING:
                    "gets a copy of the loaded log); 1 reads them here, one by one.")
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
-           interval: float, baseline: str | None, alpha: float, causes: bool, workers: int,
-           fields: FieldMap) -> None:
+           interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
+           causes: bool, workers: int, fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     check_k(k)
     if fmt == "csv" and causes:
         raise click.UsageError("--causes goes with --format table, json or markdown (not csv)")
+    rows = check_rows(top, all_rows, fmt)
     if baseline is not None:
         if watch:
             raise click.UsageError("--baseline and --watch cannot be combined")
@@ -70,14 +79,57 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
             doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
             return
-        print_report(log, k, run, fmt)
+        print_report(log, k, run, fmt, rows=rows)
         print_baseline(log, baseline, alpha, fmt)
         return
     if watch:
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
-                                                     workers=workers))
-    print_report(load(logs, fields), k, run, fmt, causes=causes, workers=workers)
+                                                     workers=workers, rows=dataclasses.replace(rows, watch=True)))
+    print_report(load(logs, fields), k, run, fmt, causes=causes, workers=workers, rows=rows)
+
+
+DEFAULT_TOP = 50
+"""Tasks per run the table shows on a terminal when a run has more than a screenful."""
+
+RICH_ROWS = 500
+"""Up to this many rows a terminal table is laid out by Rich (fitted to a narrow terminal);
+beyond, it is written row by row."""
+
+
+@dataclass(frozen=True)
+class RowChoice:
+    """Which of a run's tasks the table shows: ``--top N``, ``--all``, or the default (every
+    task when piped; on a terminal, the :data:`DEFAULT_TOP` flakiest when a run has more tasks
+    than the screen has lines, or with ``--watch`` the flakiest that fit the screen)."""
+
+    top: int | None = None
+    all: bool = False
+    watch: bool = False
+
+    def shown(self, tasks: int, terminal: bool, height: int, head: int) -> int | None:
+        """How many of ``tasks`` to show (None: all) on a ``height``-line screen or a pipe, below
+        ``head`` lines of summary."""
+        if self.all:
+            return None
+        if self.top is not None:
+            return self.top if self.top < tasks else None
+        if not terminal or tasks <= height:
+            return None
+        fits = max(height - head - 4, 5)  # the header, its rule, the left-out line, a blank
+        return min(DEFAULT_TOP, fits) if self.watch else DEFAULT_TOP
+
+
+def check_rows(top: int | None, all_rows: bool, fmt: str) -> RowChoice:
+    """``--top`` / ``--all`` as given: usage errors (exit 2) for a count below 1, both at once,
+    or --top with a format that always lists every task."""
+    if top is not None and top < 1:
+        raise click.BadParameter(f"{top} is not a count of tasks (1 or more)", param_hint="--top")
+    if top is not None and all_rows:
+        raise click.UsageError("--top and --all cannot be combined")
+    if top is not None and fmt in ("json", "csv"):
+        raise click.UsageError(f"--top goes with --format table or markdown ({fmt} lists every task)")
+    return RowChoice(top, all_rows)
 
 
 class CauseProgress(LoadProgress):
@@ -114,9 +166,12 @@ def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
-                 clear: bool = False, causes: bool = False, workers: int = 1) -> None:
+                 clear: bool = False, causes: bool = False, workers: int = 1,
+                 rows: RowChoice = RowChoice()) -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
-    ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes)."""
+    ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes;
+    ``rows``: which tasks the table and Markdown show). Each format is written a few thousand
+    rows at a time, so a million tasks take no more memory than a hundred."""
     from flaketui.output import report as out
     from flaketui.stats import summarise
 
@@ -131,16 +186,28 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     elif fmt == "json":
         write_json(out.report_json(kk, results, found))
     elif fmt == "csv":
-        click.echo(out.report_csv(kk, results), nl=False)
+        write_chunks(out.csv_chunks(kk, results))
     elif fmt == "markdown":
-        click.echo(out.report_markdown(kk, results, found), nl=False)
+        write_chunks(out.markdown_chunks(kk, results, found, top=rows.top))
     else:
         console = out.console()
         if clear and console.is_terminal:
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))
         for st, sm in results:
-            console.print(out.report_table(st, sm, found))
+            head = len(out.summary_lines(sm)) + len(sm.warnings) + 2  # and "k = …", the causes line
+            top = rows.shown(len(st), console.is_terminal, console.height, head)
+            if console.is_terminal and min(len(st), top or len(st)) <= RICH_ROWS:
+                console.print(out.report_table(st, sm, found, top=top))  # fitted to the terminal by Rich
+            else:
+                out.print_streamed_table(console, st, sm, found, top=top)
+
+
+def write_chunks(chunks: Iterable[str]) -> None:
+    """Write text to stdout piece by piece (never the whole report in memory at once)."""
+    for text in chunks:
+        sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,

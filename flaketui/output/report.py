@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
+from flaketui.output import stream
 from flaketui.output.columns import TASK_COLUMNS, TaskColumn, cause_column, class_style, csv_number
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
+    from collections.abc import Iterator
+
     from rich.console import Console, Group
 
     from flaketui.output.review import FlipRow
@@ -36,12 +38,10 @@ CURVE_IN_TEXT = 12
 """The pass^k row (k = 1..K) is printed above a table when K is at most this."""
 
 
-def display_order(stats: TaskStats) -> list[int]:
-    """Most dangerous first: flakiness descending, then p̂ ascending, then name."""
-    flak = np.nan_to_num(stats.flakiness, nan=-1.0)
-    phat = np.nan_to_num(stats.p_hat, nan=2.0)
-    names = [natural_key(t) for t in stats.tasks]
-    return sorted(range(len(stats)), key=lambda i: (-flak[i], phat[i], names[i]))
+def display_order(stats: TaskStats) -> np.ndarray:
+    """Most dangerous first: flakiness descending, then p̂ ascending, then natural name order
+    (:func:`~flaketui.output.stream.flakiest_order`, vectorised)."""
+    return stream.flakiest_order(stats)
 
 
 # --- JSON -------------------------------------------------------------------
@@ -305,17 +305,18 @@ def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
 # --- CSV and Markdown ---------------------------------------------------------
 
 
-def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
-    """One row per (run, task); empty cells for missing values."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+def csv_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> Iterator[str]:
+    """The CSV report in pieces (a header, then a few thousand rows at a time): one row per
+    (run, task) in task order; empty cells for missing values."""
+    yield ",".join(CSV_COLUMNS) + "\n"
+    columns = [TASK_COLUMNS[key] for key in CSV_KEYS]
     for st, _ in runs:
-        cells = [cell for key in CSV_KEYS
-                 for cell in TASK_COLUMNS[key].csv_cells(TASK_COLUMNS[key].json(st))]
-        for row in zip(*cells, strict=True):
-            w.writerow([csv_cell(st.run), k, *row])
-    return out.getvalue()
+        yield from stream.csv_chunks(st, k, csv_cell(st.run), columns)
+
+
+def report_csv(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> str:
+    """The whole CSV report as one string (:func:`csv_chunks` joined)."""
+    return "".join(csv_chunks(k, runs))
 
 
 def compare_csv(v: CompareView) -> str:
@@ -370,16 +371,17 @@ def report_columns(run: str, causes: Causes | None = None) -> list[TaskColumn]:
     return columns
 
 
-def cause_lines(st: TaskStats, causes: Causes | None) -> list[str]:
+def cause_lines(st: TaskStats, causes: Causes | None, order: Sequence[int] | np.ndarray | None = None) -> list[str]:
     """With ``--causes``: the breakdown line, then each flaky task's suggestion, evidence and
-    decisive fork, one line each, in display order (log content made visible)."""
+    decisive fork, one line each, in display order (``order``, when already known; log content
+    made visible)."""
     if causes is None:
         return []
     from flaketui.traces.causes import breakdown_line
 
     found = causes.get(st.run, {})
     lines = [breakdown_line(found.values())]
-    for i in display_order(st):
+    for i in (display_order(st) if order is None else order):
         s = found.get(st.tasks[i])
         if s is None:
             continue
@@ -392,22 +394,36 @@ def cause_lines(st: TaskStats, causes: Causes | None) -> list[str]:
     return lines
 
 
-def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None) -> str:
-    parts = []
-    for st, sm in runs:
+def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None,
+                    top: int | None = None) -> Iterator[str]:
+    """The Markdown report in pieces (a few thousand table rows at a time); with ``top``, each
+    run's table keeps its ``top`` flakiest tasks and a line says how many are left out."""
+    yield f"# flaketui report (k = {k})\n\n"
+    for r, (st, sm) in enumerate(runs):
         lines = summary_lines(sm)
-        why = cause_lines(st, causes)
-        parts.append(f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *why[:1]]) + "\n")
+        order = display_order(st)
+        why = cause_lines(st, causes, order)
+        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *why[:1]]) + "\n"
         for w in sm.warnings:
-            parts.append(f"> warning: {_md_escape(w)}\n")
+            yield f"\n> warning: {_md_escape(w)}\n"
         columns = report_columns(st.run, causes)
-        rows = ["| " + " | ".join(c.header(k) for c in columns) + " |", "|" + "---|" * len(columns)]
-        for i in display_order(st):
-            rows.append("| " + " | ".join(_md_escape(c.text(st, i)) for c in columns) + " |")
-        parts.append("\n".join(rows) + "\n")
+        yield "\n| " + " | ".join(c.header(k) for c in columns) + " |\n|" + "---|" * len(columns) + "\n"
+        yield from stream.markdown_rows(st, columns, order[:top])
+        if top is not None and len(order) > top:
+            yield f"\n{left_out_line(len(order) - top, top)}\n"
         if len(why) > 1:
-            parts.append("### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[1:]) + "\n")
-    return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
+            yield "\n### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[1:]) + "\n"
+
+
+def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None) -> str:
+    """The whole Markdown report as one string (:func:`markdown_chunks` joined)."""
+    return "".join(markdown_chunks(k, runs, causes))
+
+
+def left_out_line(left: int, shown: int) -> str:
+    """What a cut table says under its rows."""
+    return (f"… {left:,} more task{'s' if left != 1 else ''} not shown (the {shown:,} flakiest are): "
+            f"--all shows every row, --top N the N flakiest, --format json or csv every task")
 
 
 def compare_markdown(v: CompareView) -> str:
@@ -426,43 +442,120 @@ def compare_markdown(v: CompareView) -> str:
 # --- Rich ---------------------------------------------------------------------
 
 
-def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None) -> Group:
+def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, top: int | None = None) -> Group:
     """The suite summary above a table of tasks, most dangerous first; with ``causes``
-    (``--causes``) a ``cause?`` column, the breakdown line and each suggestion's evidence."""
+    (``--causes``) a ``cause?`` column, the breakdown line and each suggestion's evidence.
+    ``top``: only the ``top`` flakiest tasks, and a line saying how many are left out. Built
+    whole in memory, for a screenful of rows (:func:`print_streamed_table` writes any number)."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    k = st.k
-    why = cause_lines(st, causes)
-    head = Text("\n".join([*summary_lines(sm), *why[:1]]), style="bold")
-    warnings = [Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings]
+    order = display_order(st)
+    shown = order[:top]
+    why = cause_lines(st, causes, order)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    count = len(str(int(st.n.max()))) if len(st) else 1
-    widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
-              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5}
     columns = report_columns(st.run, causes)
     keys = [c.key for c in columns]
-    for col in columns:
-        name = TABLE_LABELS.get(col.key, col.header(k))
+    for col, name, low in zip(columns, *table_headers(st, columns), strict=True):
         if col.key == "task":
             # In a narrow terminal the task names give way (cut with …); figures never do.
-            longest = max((len(t) for t in st.tasks), default=4)
-            table.add_column(name, no_wrap=True, min_width=min(12, longest), max_width=40,
+            longest = max((len(st.tasks[i]) for i in shown.tolist()), default=4)
+            table.add_column(name, no_wrap=True, min_width=min(12, longest), max_width=stream.TASK_MAX_WIDTH,
                              overflow="ellipsis")
-        elif col.key in widths:
-            table.add_column(name, justify="right", no_wrap=True,
-                             min_width=max(widths[col.key], len(name)))
+        elif col.key in stream.RIGHT_ALIGNED:
+            table.add_column(name, justify="right", no_wrap=True, min_width=low)
         else:
-            table.add_column(name, no_wrap=True, min_width=11 if col.key == "class" else None,
+            table.add_column(name, no_wrap=True, min_width=low or None,
                              style="dim" if col.key == "suspected_cause" else None)
-    for i in display_order(st):
+    for i in shown:
         cells: list[str | Text] = [c.text(st, i) for c in columns]
         cells[keys.index("task")] = Text(visible(st.tasks[i]))  # a name from the log: not markup
         cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
+    left = len(order) - len(shown)
+    cut = [Text(left_out_line(left, len(shown)), style="dim")] if left else []
+    return Group(*table_head(sm, why), table, *cut, *table_tail(why))
+
+
+def table_headers(st: TaskStats, columns: Sequence[TaskColumn]) -> tuple[list[str], list[int]]:
+    """The terminal table's header of each column and its narrowest width (figures keep theirs)."""
+    count = len(str(int(st.n.max()))) if len(st) else 1
+    widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11}
+    names = [TABLE_LABELS.get(col.key, col.header(st.k)) for col in columns]
+    return names, [max(widths[c.key], len(name)) if c.key in widths else 0
+                   for c, name in zip(columns, names, strict=True)]
+
+
+def table_head(sm: SuiteSummary, why: Sequence[str]) -> list[Any]:
+    """What the terminal report prints above a run's table: the summary (and with --causes
+    the breakdown line) in bold, then each warning."""
+    from rich.text import Text
+
+    head = Text("\n".join([*summary_lines(sm), *why[:1]]), style="bold")
+    return [head, *(Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings)]
+
+
+def table_tail(why: Sequence[str]) -> list[Any]:
+    """What it prints below: each suggestion's evidence (--causes), then a blank line."""
+    from rich.text import Text
+
     evidence = [Text(line, style="dim") for line in why[1:]]  # log content: Text, never markup
-    return Group(head, *warnings, table, *([Text("")] + evidence if evidence else []), Text(""))
+    return [*([Text("")] + evidence if evidence else []), Text("")]
+
+
+def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: Causes | None = None,
+                         top: int | None = None) -> None:
+    """:func:`report_table` written a few thousand rows at a time (constant memory, for any
+    number of tasks): the same characters when piped; on a terminal the task column gives way
+    to fit the width, and the header and classes keep their colours."""
+    from rich.text import Text
+
+    order = display_order(st)
+    shown = order[:top]
+    why = cause_lines(st, causes, order)
+    columns = report_columns(st.run, causes)
+    headers, lows = table_headers(st, columns)
+    layout = stream.table_layout(st, columns, headers, lows, rows=shown,
+                                 max_total=con.width if con.is_terminal else None)
+    if con.is_terminal:
+        layout = _coloured(con, layout, columns, st, causes)
+    for part in table_head(sm, why):
+        con.print(part)
+    write = con.file.write
+    for text in stream.table_chunks(st, columns, layout, shown):
+        write(text)
+    con.file.flush()
+    if len(order) > len(shown):
+        con.print(Text(left_out_line(len(order) - len(shown), len(shown)), style="dim"))
+    for part in table_tail(why):
+        con.print(part)
+
+
+def _coloured(con: Console, layout: stream.TableLayout, columns: Sequence[TaskColumn],
+              st: TaskStats, causes: Causes | None = None) -> stream.TableLayout:
+    """``layout`` with the colours of :func:`report_table`: a bold header, each class in its
+    colour, the causes dim (each distinct cell drawn once by the console, then reused)."""
+    import dataclasses
+
+    from rich.text import Text
+
+    def draw(text: str, style: str) -> str:
+        with con.capture() as cap:
+            con.print(Text(text, style=style), end="", soft_wrap=True)
+        return cap.get()
+
+    styled: dict[int, dict[str, str]] = {}
+    for j, col in enumerate(columns):
+        if col.key == "class":
+            styled[j] = {p: draw(p, class_style(c)) for c in set(st.classes)
+                         for p in [stream.pad(c, layout.widths[j], False)]}
+        elif col.key == "suspected_cause" and causes is not None:
+            found = {"", *(visible(s.cause) for s in causes.get(st.run, {}).values())}
+            styled[j] = {p: draw(p, "dim") for c in found for p in [stream.pad(c, layout.widths[j], False)]}
+    before, _, after = draw("x", "bold").partition("x")  # the codes around bold text
+    return dataclasses.replace(layout, styled=styled, bold=(before, after))
 
 
 def compare_table(v: CompareView) -> Group:

@@ -68,3 +68,38 @@ def test_json_keeps_names_exact(hostile: Path) -> None:
     assert code == 0 and raw_controls(out) == []
     tasks = {t["task"] for r in json.loads(out)["runs"] for t in r["tasks"]}
     assert tasks == set(HOSTILE_NAMES)
+
+
+@pytest.mark.parametrize("args", [["--all"], ["--top", "3"], ["--format", "markdown", "--top", "3"]])
+def test_rows_written_in_chunks_spell_out_names(hostile: Path, args: list[str]) -> None:
+    """The chunked writers (every row, or the flakiest few) show names as the Rich table does:
+    spelled out, whole, never read as markup."""
+    code, out, err = invoke("report", hostile, *args)
+    assert code == 0 and raw_controls(out) == [] and raw_controls(err) == []
+    if "--top" in args:  # the three flakiest of each run, by name: the two escapes, then the formula
+        assert "\\x1b]0;title\\x07t" in out and "\\x1b[2J\\x1b[Hclear" in out and "more tasks not shown" in out
+    else:
+        assert "[link=https://evil]x[/link]" in out and "[/]" in out and "not shown" not in out
+
+
+def test_streamed_table_on_a_terminal_writes_only_its_own_colours(hostile: Path) -> None:
+    """On a terminal the streamed table adds colour codes; a name never adds a control byte."""
+    import re
+
+    from rich.console import Console
+
+    from flaketui.cli.common import run_stats
+    from flaketui.loading import load_logs
+    from flaketui.model import FieldMap
+    from flaketui.output import report as out
+    from flaketui.stats import summarise
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=200, height=40, force_terminal=True, color_system="truecolor")
+    _, stats = run_stats(load_logs([str(hostile)], FieldMap()), [], None)
+    for st in stats:
+        out.print_streamed_table(con, st, summarise(st))
+    text = buf.getvalue()
+    assert "\x1b[" in text  # coloured
+    assert raw_controls(re.sub(r"\x1b\[[0-9;]*m", "", text)) == []
+    assert "\\x1b]52;c;ZXZpbA==\\x07clip" in text and "[link=https://evil]x[/link]" in text
