@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -46,6 +47,18 @@ class DefaultGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; when its reader closes the pipe (``flaketui report BIG | head``),
+        stop quietly with exit 0: the reader has what it wanted, and exit 1 would read as a
+        failed gate."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)  # the flush at exit must not fail again
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            ctx.exit(EXIT_OK)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.LAZY and cmd_name not in self.commands:

@@ -586,8 +586,15 @@ def console() -> Console:
     file or pipe (so tables keep every column instead of being cut to 80)."""
     from rich.console import Console
 
-    con = Console()
-    return con if con.is_terminal else Console(width=1000)
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader closed the pipe: let the command line end quietly with exit 0
+            (:meth:`~flaketui.cli.common.DefaultGroup.invoke`), not Rich's exit 1."""
+            self.quiet = True
+            raise BrokenPipeError
+
+    con = StdoutConsole()
+    return con if con.is_terminal else StdoutConsole(width=1000)
 
 
 def print_renderable(renderable: Any) -> None:
