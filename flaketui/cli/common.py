@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -311,3 +312,59 @@ def check_triage(path: str | None) -> None:
         fail(f"--triage {path}: folder {p.parent} does not exist")
 
 
+DEFAULT_TOP = 50
+"""Tasks per run the table shows on a terminal when a run has more than a screenful."""
+
+RICH_ROWS = 500
+"""Up to this many rows a terminal table is laid out by Rich (fitted to a narrow terminal);
+beyond, it is written row by row."""
+
+
+@dataclass(frozen=True)
+class RowChoice:
+    """Which of a run's tasks the table shows: ``--top N``, ``--all``, or the default (every
+    task when piped; on a terminal, the :data:`DEFAULT_TOP` flakiest when a run has more tasks
+    than the screen has lines, or with ``--watch`` the flakiest that fit the screen)."""
+
+    top: int | None = None
+    all: bool = False
+    watch: bool = False
+
+    def shown(self, tasks: int, terminal: bool, height: int, head: int) -> int | None:
+        """How many of ``tasks`` to show (None: all) on a ``height``-line screen or a pipe, below
+        ``head`` lines of summary."""
+        if self.all:
+            return None
+        if self.top is not None:
+            return self.top if self.top < tasks else None
+        if not terminal or tasks <= height:
+            return None
+        fits = max(height - head - 4, 5)  # the header, its rule, the left-out line, a blank
+        return min(DEFAULT_TOP, fits) if self.watch else DEFAULT_TOP
+
+
+def rows_options(what: str, first: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--top N`` and ``--all``: how many rows (``what``: tasks, changed tasks) the table shows,
+    the ``first`` (flakiest, most changed) first."""
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = click.option("--all", "all_rows", is_flag=True, default=False,
+                            help=f"The table shows every one of the {what}, whatever the terminal "
+                                 "(written row by row).")(func)
+        return click.option(
+            "--top", type=int, default=None, metavar="N",
+            help=f"The table (and Markdown) show the N {first} {what} of each run and say how many are "
+                 f"left out. Default: on a terminal, the {DEFAULT_TOP} {first} when there are more than "
+                 "the screen has lines (report --watch: what fits the screen); piped, every one.")(func)
+    return decorate
+
+
+def check_rows(top: int | None, all_rows: bool, fmt: str) -> RowChoice:
+    """``--top`` / ``--all`` as given: usage errors (exit 2) for a count below 1, both at once,
+    or --top with a format that always lists every task."""
+    if top is not None and top < 1:
+        raise click.BadParameter(f"{top} is not a count of tasks (1 or more)", param_hint="--top")
+    if top is not None and all_rows:
+        raise click.UsageError("--top and --all cannot be combined")
+    if top is not None and fmt in ("json", "csv"):
+        raise click.UsageError(f"--top goes with --format table or markdown ({fmt} lists every task)")
+    return RowChoice(top, all_rows)

@@ -9,12 +9,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flaketui.cli.common import (
+    RICH_ROWS,
     FiniteFloat,
+    RowChoice,
+    check_rows,
     check_triage,
     fail,
     load,
     log_options,
     main,
+    rows_options,
     triage_option,
     write_json,
 )
@@ -23,6 +27,7 @@ from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
+    from flaketui.output.report import CompareView
     from flaketui.stats.baseline import BaselineComparisons
 
 
@@ -60,16 +65,19 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--ignore-key", multiple=True,
               help="Another step key to ignore when comparing traces (with --tui).")
 @divergence_option
+@rows_options("changed tasks", "most changed")
 @triage_option
 @log_options
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
-            divergence: str | None, triage: str | None, fields: FieldMap) -> None:
+            divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
+            fields: FieldMap) -> None:
     """Paired comparison of run B against run A: flipped and moved tasks, sign test, mean difference,
     permutation test and one verdict from them all."""
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 
+    choice = check_rows(top, all_rows, fmt)
     if tui:
         open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return
@@ -82,8 +90,38 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     view = out.compare_view(compare_runs(stats_a, stats_b), alpha,
                             read_config(a, config_field), read_config(b, config_field))
+    if fmt == "table":
+        print_compare_table(view, choice)
+        return
     emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": fields.errored_as}, out.compare_csv,
-         out.compare_markdown, out.compare_table)
+         lambda v: out.compare_markdown(v, choice.top), out.compare_table)
+
+
+def print_compare_table(view: CompareView, choice: RowChoice) -> None:
+    """The comparison's table: on a terminal, the most changed tasks that fit (``--top``, ``--all``)
+    laid out by Rich; piped or past :data:`RICH_ROWS` rows, written a few thousand rows at a time."""
+    from flaketui.output import report as out
+
+    con = out.console()
+    rows = view.rows()
+    shown = choice.shown(len(rows), con.is_terminal, con.height, len(view.lines()) + 2)
+    if con.is_terminal and min(len(rows), shown or len(rows)) <= RICH_ROWS:
+        con.print(out.compare_table(view, rows[:shown], len(rows) - len(rows[:shown])))
+        return
+    picked = rows[:shown]
+    lines = out.compare_lines_streamed(view, picked, con.width if con.is_terminal else 1000)
+    if lines is None:  # wider than the page: Rich wraps the cells
+        con.print(out.compare_table(view, picked, len(rows) - len(picked)))
+        return
+    con.print(out.compare_head(view))
+    for text in lines:
+        con.file.write(text)
+    con.file.flush()
+    if len(picked) < len(rows):
+        from rich.text import Text
+
+        con.print(Text(out.left_out_line(len(rows) - len(picked), len(picked), "changed task", "most changed"),
+                       style="dim"))
 
 
 def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],

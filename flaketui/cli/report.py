@@ -5,20 +5,23 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from flaketui.cli.common import (
     EXIT_OK,
+    RICH_ROWS,
     LoadProgress,
+    RowChoice,
     check_k,
+    check_rows,
     fail,
     load,
     log_options,
     main,
     report_problems,
+    rows_options,
     run_stats,
     write_json,
 )
@@ -41,12 +44,7 @@ if TYPE_CHECKING:
                    "(Ctrl-C stops).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
-@click.option("--top", type=int, default=None, metavar="N",
-              help="The table (and Markdown) show the N flakiest tasks of each run and say how many are "
-                   "left out. Default: on a terminal, the 50 flakiest when a run has more tasks than the "
-                   "screen has lines (--watch: what fits the screen); piped, every task.")
-@click.option("--all", "all_rows", is_flag=True, default=False,
-              help="The table shows every task, whatever the terminal (written row by row).")
+@rows_options("tasks", "flakiest")
 @baseline_option
 @alpha_option
 @click.option("--causes", is_flag=True, default=False,
@@ -89,49 +87,6 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
     print_report(load(logs, fields), k, run, fmt, causes=causes, workers=workers, rows=rows)
 
 
-DEFAULT_TOP = 50
-"""Tasks per run the table shows on a terminal when a run has more than a screenful."""
-
-RICH_ROWS = 500
-"""Up to this many rows a terminal table is laid out by Rich (fitted to a narrow terminal);
-beyond, it is written row by row."""
-
-
-@dataclass(frozen=True)
-class RowChoice:
-    """Which of a run's tasks the table shows: ``--top N``, ``--all``, or the default (every
-    task when piped; on a terminal, the :data:`DEFAULT_TOP` flakiest when a run has more tasks
-    than the screen has lines, or with ``--watch`` the flakiest that fit the screen)."""
-
-    top: int | None = None
-    all: bool = False
-    watch: bool = False
-
-    def shown(self, tasks: int, terminal: bool, height: int, head: int) -> int | None:
-        """How many of ``tasks`` to show (None: all) on a ``height``-line screen or a pipe, below
-        ``head`` lines of summary."""
-        if self.all:
-            return None
-        if self.top is not None:
-            return self.top if self.top < tasks else None
-        if not terminal or tasks <= height:
-            return None
-        fits = max(height - head - 4, 5)  # the header, its rule, the left-out line, a blank
-        return min(DEFAULT_TOP, fits) if self.watch else DEFAULT_TOP
-
-
-def check_rows(top: int | None, all_rows: bool, fmt: str) -> RowChoice:
-    """``--top`` / ``--all`` as given: usage errors (exit 2) for a count below 1, both at once,
-    or --top with a format that always lists every task."""
-    if top is not None and top < 1:
-        raise click.BadParameter(f"{top} is not a count of tasks (1 or more)", param_hint="--top")
-    if top is not None and all_rows:
-        raise click.UsageError("--top and --all cannot be combined")
-    if top is not None and fmt in ("json", "csv"):
-        raise click.UsageError(f"--top goes with --format table or markdown ({fmt} lists every task)")
-    return RowChoice(top, all_rows)
-
-
 class CauseProgress(LoadProgress):
     """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
     JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
@@ -167,7 +122,7 @@ def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  clear: bool = False, causes: bool = False, workers: int = 1,
-                 rows: RowChoice = RowChoice()) -> None:
+                 rows: RowChoice | None = None) -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
     ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes;
     ``rows``: which tasks the table and Markdown show). Each format is written a few thousand
@@ -175,6 +130,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     from flaketui.output import report as out
     from flaketui.stats import summarise
 
+    rows = rows or RowChoice()
     kk, stats = run_stats(log, run, k)
     results = [(st, summarise(st)) for st in stats]
     found = find_causes(log, [st.run for st in stats], workers) if causes else None

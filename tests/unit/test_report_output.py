@@ -18,8 +18,8 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from flaketui.cli import main
-from flaketui.cli.common import run_stats
-from flaketui.cli.report import DEFAULT_TOP, RowChoice, find_causes
+from flaketui.cli.common import DEFAULT_TOP, RowChoice, run_stats
+from flaketui.cli.report import find_causes
 from flaketui.loading import load_logs
 from flaketui.model import FieldMap, natural_key, natural_ranks
 from flaketui.output import report as out
