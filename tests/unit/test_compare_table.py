@@ -93,3 +93,25 @@ def test_cli_piped_lists_every_changed_task_and_top_cuts(tmp_path: Path) -> None
     assert "more changed tasks not shown" in md.stdout
     bad = run(main, ["compare", str(log), "--runs", "base", "cand", "--top", "3", "--format", "json"])
     assert bad.exit_code == 2
+
+
+def test_terminal_shows_the_most_changed_that_fit_and_says_how_many_are_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a 30-line terminal, 300 changed tasks: the first 50 rows (flipped first), then the left-out line."""
+    from flaketui.cli.common import RowChoice
+    from flaketui.cli.compare import print_compare_table
+
+    buf = io.StringIO()
+    monkeypatch.setattr(out, "console", lambda: Console(file=buf, force_terminal=True, width=150, height=30))
+    v = view(7, 400)
+    rows = v.rows()
+    assert len(rows) > 60
+    print_compare_table(v, RowChoice())
+    text = buf.getvalue()
+    shown = [r.task for r in rows if f"{r.task} " in text]
+    assert shown == [r.task for r in rows[:50]]
+    assert f"… {len(rows) - 50} more changed tasks not shown (the 50 most changed are)" in text
+    buf.seek(0)
+    buf.truncate()
+    print_compare_table(v, RowChoice(all=True))
+    assert all(f"{r.task} " in buf.getvalue() for r in rows)
