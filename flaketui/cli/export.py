@@ -35,11 +35,12 @@ def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMa
         if fmt == "parquet":
             trials.write_parquet(log, path)
         elif out == "-":
-            click.echo(trials.trials_csv(log, raw), nl=False)
+            for text in trials.trials_csv_chunks(log, raw):
+                click.echo(text, nl=False)
         else:
             from flaketui.triage import atomic_write
 
-            atomic_write(path, trials.trials_csv(log, raw).encode("utf-8"))
+            atomic_write(path, (text.encode("utf-8") for text in trials.trials_csv_chunks(log, raw)))
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:

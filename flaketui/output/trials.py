@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,17 @@ def _locations(log: TrialLog) -> list[str]:
     return out
 
 
-def trial_columns(log: TrialLog) -> dict[str, Any]:
-    """The table as columns (numpy arrays; names as object arrays), in the documented order."""
-    runs = np.array(log.runs, dtype=object)
-    tasks = np.array(log.tasks, dtype=object)
-    groups = np.array([*log.groups, None], dtype=object)  # -1 picks the trailing None
-    sources = np.array(_locations(log), dtype=object)
+def trial_columns(log: TrialLog, text: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """The table as columns (numpy arrays; names as object arrays), in the documented order;
+    ``text`` is applied to each distinct run, task, group and source name (once a name, not
+    once a row)."""
+    def names(values: Sequence[str]) -> list[str]:
+        return list(map(text, values)) if text is not None else list(values)
+
+    runs = np.array(names(log.runs), dtype=object)
+    tasks = np.array(names(log.tasks), dtype=object)
+    groups = np.array([*names(log.groups), None], dtype=object)  # -1 picks the trailing None
+    sources = np.array(names(_locations(log)), dtype=object)
     kinds = np.array([s.kind for s in log.sources], dtype=object)
     errored = log.outcome == ERRORED
     passed = np.where(errored, None, log.outcome == PASS).astype(object)
@@ -84,15 +90,28 @@ def write_parquet(log: TrialLog, out: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+CSV_ROWS = 1 << 16
+"""Rows made into Python values at a time (the rest stay numpy columns)."""
+
+
 def trials_csv(log: TrialLog, raw: bool = False) -> str:
-    """The trial table as CSV; text cells pass :func:`~flaketui.sanitize.csv_cell` unless ``raw``."""
-    cols = trial_columns(log)
-    text = {"run", "task", "group", "source"}
+    """The trial table as CSV (:func:`trials_csv_chunks` joined)."""
+    return "".join(trials_csv_chunks(log, raw))
+
+
+def trials_csv_chunks(log: TrialLog, raw: bool = False) -> Iterator[str]:
+    """The trial table as CSV, :data:`CSV_ROWS` rows a piece; text cells pass
+    :func:`~flaketui.sanitize.csv_cell` unless ``raw`` (each distinct name once), missing
+    values are empty cells."""
+    cols = trial_columns(log, None if raw else csv_cell)
+    arrays = list(cols.values())
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(cols)
-    values = [cols[name].tolist() for name in cols]
-    for row in zip(*values, strict=True):
-        w.writerow(["" if v is None else (csv_cell(v) if (name in text and not raw) else v)
-                    for name, v in zip(cols, row, strict=True)])
-    return out.getvalue()
+    for start in range(0, len(log), CSV_ROWS):  # the csv module writes None as an empty cell
+        w.writerows(zip(*(a[start:start + CSV_ROWS].tolist() for a in arrays), strict=True))
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    if out.tell():
+        yield out.getvalue()

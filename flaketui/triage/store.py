@@ -55,7 +55,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -296,8 +296,9 @@ def read_triage_bytes(path: str | os.PathLike[str]) -> bytes | None:
     return data
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that a kill at any moment leaves the old or new file.
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Replace ``path`` with ``data`` (bytes, or pieces of bytes written as they come) so that
+    a kill at any moment leaves the old or new file.
 
     Write a temporary file in the same folder (a rename is atomic only within
     one file system), flush and fsync it, give it the old file's permissions,
@@ -319,7 +320,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for piece in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         try:

@@ -103,3 +103,29 @@ def test_missing_pyarrow_is_one_line(table: Path, monkeypatch: pytest.MonkeyPatc
     assert code == 2 and "needs the parquet extra: pip install 'flaketui[parquet]'" in err
     code, _, err = invoke("export", FIXTURES, "--out", table.with_name("x.parquet"))
     assert code == 2 and "parquet extra" in err
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_csv_in_pieces_equals_the_table_written_row_by_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          raw: bool) -> None:
+    """The CSV made a few rows at a time (names neutralised once each) is the table written row by
+    row with each text cell neutralised: hostile names, errored trials, missing scores, metrics."""
+    import csv
+    import io
+
+    from flaketui.output import trials
+    from flaketui.sanitize import csv_cell
+    from tests.security.hostile import write_hostile_log
+
+    log = load_logs([write_hostile_log(tmp_path / "h.jsonl"), BASELINE], use_cache=False)
+    cols = trials.trial_columns(log)
+    want = io.StringIO()
+    w = csv.writer(want, lineterminator="\n")
+    w.writerow(cols)
+    for row in zip(*(c.tolist() for c in cols.values()), strict=True):
+        w.writerow(["" if v is None else (csv_cell(v) if name in ("run", "task", "group", "source") and not raw
+                                          else v) for name, v in zip(cols, row, strict=True)])
+    monkeypatch.setattr(trials, "CSV_ROWS", 3)
+    pieces = list(trials.trials_csv_chunks(log, raw))
+    assert len(pieces) > 3
+    assert "".join(pieces) == want.getvalue()
