@@ -82,9 +82,10 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
                  for i, part in enumerate(_DIGITS.split(name)) if part or i == 0)
 
 
-def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
-    """Each name's position in :func:`natural_key` order (names distinct), as int64. Names
-    without a digit sort as plain text, in one vectorised argsort."""
+def natural_ranks_by_key(names: list[str] | tuple[str, ...]) -> np.ndarray:
+    """Each name's position in :func:`natural_key` order, as int64, by sorting on the key
+    (the reference :func:`natural_ranks` is tested against, and its way for names it does
+    not take). Names without a digit sort as plain text, in one vectorised argsort."""
     if not len(names):
         return np.empty(0, dtype=np.int64)
     if any(_DIGITS.search(n) for n in names):
@@ -94,6 +95,89 @@ def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
     ranks = np.empty(len(names), dtype=np.int64)
     ranks[order] = np.arange(len(names))
     return ranks
+
+
+MAX_DIGITS = 18
+"""Longest run of digits read as an int64 (longer runs: :func:`natural_ranks_by_key`)."""
+
+SEPARATOR, HOLE = "\n", "\x01"
+"""Between two names in the joined text; what each digit becomes in a name's shape."""
+
+_DIGITS_AS_HOLES = bytes.maketrans(b"0123456789", HOLE.encode() * 10)
+_HOLES = re.compile(HOLE.encode() + b"+")
+
+
+def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
+    """Each name's position in :func:`natural_key` order, as int64 (equal keys, ``a01`` and
+    ``a1``, keep their order): what :func:`natural_ranks_by_key` gives, without a Python key
+    per name (a million names in about 0.3 s instead of 1.6 to 5 s).
+
+    A name's natural key alternates text and numbers: ``task-10b`` is ("task-", 10, "b").
+    Keys compare part by part, a key that is a prefix of another first, so the order is a
+    lexsort over part columns: text columns hold each text's rank among the texts in that
+    column, number columns the number, and -1 where a name has no such part.
+
+    A name's shape is its text with every digit made :data:`HOLE` (a run keeps its
+    length): the names are grouped by shape in a few C calls over all of them joined, a
+    suite has few shapes, and each is split into texts and runs of digits in Python. The
+    numbers are then read from the joined bytes, a digit position at a time, for every
+    name at once. Names that are not ASCII (``\\d`` and ``int`` read other scripts'
+    digits), hold a newline or :data:`HOLE`, or a run of over :data:`MAX_DIGITS` digits go
+    to :func:`natural_ranks_by_key`.
+    """
+    names = list(names)
+    n = len(names)
+    if n < 2:
+        return natural_ranks_by_key(names)
+    joined = SEPARATOR.join(names)
+    if not joined.isascii() or HOLE in joined or joined.count(SEPARATOR) != n - 1:
+        return natural_ranks_by_key(names)
+    raw = joined.encode("ascii")
+    shapes = raw.translate(_DIGITS_AS_HOLES).split(SEPARATOR.encode())
+    shape_ids = {shape: i for i, shape in enumerate(dict.fromkeys(shapes))}
+    shape_of = (np.zeros(n, dtype=np.int64) if len(shape_ids) == 1 else
+                np.fromiter(map(shape_ids.__getitem__, shapes), dtype=np.int64, count=n))
+    parts = [_shape_parts(shape) for shape in shape_ids]
+    if max((size for _, runs in parts for _, size in runs), default=0) > MAX_DIGITS:
+        return natural_ranks_by_key(names)
+    joined_bytes = np.frombuffer(raw, dtype=np.uint8)
+    starts = np.r_[0, np.flatnonzero(joined_bytes == ord(SEPARATOR)) + 1]
+    most = max(len(runs) for _, runs in parts)
+    columns = []
+    for j in range(most + 1):
+        texts = [t[j] if j < len(t) else None for t, _ in parts]
+        rank = {text: r for r, text in enumerate(sorted({t for t in texts if t is not None}))}
+        columns.append(np.array([-1 if t is None else rank[t] for t in texts], dtype=np.int64)[shape_of])
+        if j < most:
+            at = np.array([runs[j][0] if j < len(runs) else 0 for _, runs in parts], dtype=np.int64)
+            size = np.array([runs[j][1] if j < len(runs) else 0 for _, runs in parts], dtype=np.int64)
+            columns.append(_numbers(joined_bytes, starts + at[shape_of], size[shape_of]))
+    # a column where every name is alike orders nothing (one shape: its texts)
+    columns = [c for c in columns if c.min() != c.max()] or [np.zeros(n, dtype=np.int64)]
+    order = np.lexsort(columns[::-1])
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n)
+    return ranks
+
+
+def _shape_parts(shape: bytes) -> tuple[list[str], list[tuple[int, int]]]:
+    """A shape's texts (the last one left out when empty, as :func:`~flaketui.model.natural_key`
+    leaves it, unless it is the only one) and its runs of digits as (offset, length)."""
+    texts = [text.decode("ascii") for text in _HOLES.split(shape)]
+    if len(texts) > 1 and not texts[-1]:
+        texts.pop()
+    return texts, [(m.start(), m.end() - m.start()) for m in _HOLES.finditer(shape)]
+
+
+def _numbers(joined: np.ndarray, first: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The number of ``size`` digits at ``first`` in ``joined`` for each name (-1 where
+    ``size`` is 0), read a digit position at a time."""
+    value = np.zeros(first.shape, dtype=np.int64)
+    for i in range(int(size.max(initial=0))):
+        more = size > i
+        digit = joined[np.where(more, first + i, 0)].astype(np.int64) - ord("0")
+        value = np.where(more, value * 10 + digit, value)
+    return np.where(size > 0, value, -1)
 
 
 @dataclass(frozen=True)

@@ -76,68 +76,6 @@ def chunks(st: TaskStats, order: np.ndarray | Sequence[int]) -> Iterator[TaskSta
 # --- order --------------------------------------------------------------------
 
 
-NAMES_STEP = 1 << 16
-"""Names turned into numpy strings at a time by :func:`fast_natural_ranks` (bounded memory)."""
-
-
-def fast_natural_ranks(names: Sequence[str]) -> np.ndarray:
-    """:func:`flaketui.model.natural_ranks`, vectorised for the common shape of task ids: ASCII
-    names whose only digits are at the end (``task-000123``, ``q17``, ``checkout``). Each then
-    sorts by (the text before the digits, the number), which is :func:`~flaketui.model.natural_key`
-    order (equal keys, e.g. ``a01`` and ``a1``, keep their order); other names fall back to it.
-    A million ids in 0.2-0.3 s (one stem, one width: ``task-000123``) or about 0.6 s (others),
-    instead of 2.5 s."""
-    joined = "".join(names)
-    if not len(names) or not joined.isascii() or "\x00" in joined:  # numpy strings drop NULs
-        return natural_ranks(list(names))
-    fixed = _fixed_width_numbers(joined, len(names)) if len(set(map(len, names))) == 1 else None
-    del joined
-    if fixed is not None:
-        return _ranks(np.argsort(fixed, kind="stable"))
-    number = np.full(len(names), -1, dtype=np.int64)  # no digits: first (a shorter natural key)
-    stems: list[np.ndarray] = []
-    for start in range(0, len(names), NAMES_STEP):
-        part = names[start:start + NAMES_STEP]
-        arr = np.fromiter(part, dtype=f"U{max(map(len, part)) or 1}", count=len(part))
-        stem = np.strings.rstrip(arr, "0123456789")
-        cut = np.strings.str_len(stem)
-        has = cut < np.strings.str_len(arr)
-        if (np.strings.str_len(arr) - cut).max() > 18 or any(
-                (np.strings.find(stem, d) >= 0).any() for d in "0123456789"):
-            return natural_ranks(list(names))  # a number inside, or too long for an int64
-        if has.any():
-            number[start:start + len(part)][has] = np.strings.slice(arr[has], cut[has], None).astype(np.int64)
-        stems.append(stem)
-    if all((st == stems[0][0]).all() for st in stems):
-        order = np.argsort(number, kind="stable")  # one stem (``task-``): by number
-    else:
-        _, stem_rank = np.unique(np.concatenate(stems), return_inverse=True)
-        order = np.lexsort((number, stem_rank.ravel()))
-    return _ranks(order)
-
-
-def _ranks(order: np.ndarray) -> np.ndarray:
-    ranks = np.empty(order.size, dtype=np.int64)
-    ranks[order] = np.arange(order.size)
-    return ranks
-
-
-def _fixed_width_numbers(joined: str, count: int) -> np.ndarray | None:
-    """Each name's number when all ``count`` names (``joined``: ASCII, all of one length) are
-    one stem and a run of digits (``task-000123``: ids padded with zeros, the usual shape of a
-    big suite), whose natural order is then the numbers'; else None. One pass over the bytes."""
-    width = len(joined) // count
-    grid = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).reshape(count, width)
-    digit = (grid >= ord("0")) & (grid <= ord("9"))
-    stem = width - int(np.argmin(digit[0][::-1])) if not digit[0].all() else 0  # where row 0's digits start
-    if not 0 < width - stem <= 18 or not digit[:, stem:].all() or digit[:, :stem].any():
-        return None
-    if stem and not (grid[:, :stem] == grid[0, :stem]).all():
-        return None
-    powers = 10 ** np.arange(width - stem - 1, -1, -1, dtype=np.int64)
-    return (grid[:, stem:].astype(np.int64) - ord("0")) @ powers
-
-
 def flakiest_order(st: TaskStats) -> np.ndarray:
     """Task indices most dangerous first: flakiness descending, then p̂ ascending (so among
     equally flaky tasks the one failing more comes first, and stable-fail before stable-pass),
@@ -145,7 +83,7 @@ def flakiest_order(st: TaskStats) -> np.ndarray:
     key ties only on equal names, so the order is the same on every run (a stable sort)."""
     flak = np.nan_to_num(np.asarray(st.flakiness, dtype=np.float64), nan=-1.0)
     phat = np.nan_to_num(np.asarray(st.p_hat, dtype=np.float64), nan=2.0)
-    return np.lexsort((fast_natural_ranks(st.tasks), phat, -flak))
+    return np.lexsort((natural_ranks(st.tasks), phat, -flak))
 
 
 # --- the terminal table --------------------------------------------------------

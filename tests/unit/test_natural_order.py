@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from flaketui.cli import main
-from flaketui.model import natural_key, natural_ranks
+from flaketui.model import natural_key, natural_ranks, natural_ranks_by_key
 from flaketui.output.columns import name_ranks
 
 
@@ -35,3 +37,32 @@ def test_plan_orders_tasks_naturally(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", str(log), "--budget", "0"], terminal_width=200)
     rows = [line.split()[0] for line in result.stdout.splitlines() if line[:2] in ("t1", "t2", "t9")]
     assert rows == ["t1", "t2", "t9", "t10"]
+
+
+ALPHABET = "ab-. _/Z9z0017x"
+"""Letters that make the hard cases: texts that are prefixes of others, characters that sort
+before digits, leading zeros (ties), names that are all digits or end in them."""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vectorised_ranks_match_sorting_by_key_on_random_names(seed: int) -> None:
+    """natural_ranks (names grouped by shape, numbers read from the bytes) equals sorting by natural_key."""
+    rng = random.Random(seed)
+    for _ in range(500):
+        names = list({"".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 9)))
+                      for _ in range(rng.randint(1, 40))})
+        assert natural_ranks(names).tolist() == natural_ranks_by_key(names).tolist(), names
+
+
+@pytest.mark.parametrize("names", [
+    ["task-10", "task-9", "2", "10", "b", "a", "task-9b", "1e3"],
+    ["a07", "a7", "a007", "a6"],                      # equal numbers: the names' order breaks the tie
+    ["x", "x1", "x-1", "x 1", "x1a", "x1-", ""],      # a prefix first; "-" and " " before digits
+    ["t9999999999999999999", "t10", "t2"],            # a number too long for int64: sorted by key
+    ["tâche-10", "tâche-9"],                          # not ASCII: sorted by key
+    ["a\x01", "a1"],                                  # the shape marker in a name: sorted by key
+    ["one"],
+    [],
+])
+def test_vectorised_ranks_on_hard_cases(names: list[str]) -> None:
+    assert natural_ranks(names).tolist() == natural_ranks_by_key(names).tolist()
