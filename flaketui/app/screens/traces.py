@@ -76,6 +76,7 @@ def choose_mode(app: FlakeApp, mode: str) -> None:
         app.workers.cancel_group(tasks, "divergence")  # its steps are the other mode's
         tasks.divergence.clear()
         tasks.divergence[run] = {}
+        tasks.forget_order("divergence")
         tasks.find_divergences(run)
 
 
