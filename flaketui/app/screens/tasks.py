@@ -793,7 +793,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             line.append("▸ ")
             line.append(visible(st.tasks[row]), style="bold")
             line.append(f"  {int(st.passes[row])}/{int(st.n[row])} passed", style="dim")
-        self.query_one("#current-task", Static).update(line)
+        self.query_one("#current-task", Static).update(line, layout=False)  # one line, whatever it says
 
     @on(TaskTable.TaskHighlighted)
     def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
