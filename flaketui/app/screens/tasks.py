@@ -20,7 +20,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.widgets import Header, Input, Label, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
@@ -30,6 +30,7 @@ from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_order
 from flaketui.app.vectorised import metric_medians, natural_ranks
 from flaketui.app.widgets.curve import Curves
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
@@ -274,7 +275,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield TaskTable(id="task-table")
         yield Static("", id="current-task")
         yield Curves(id="curves")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self.theme_changed)

@@ -23,12 +23,13 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
@@ -389,7 +390,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                     id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
