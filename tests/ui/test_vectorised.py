@@ -1,4 +1,5 @@
-"""The app's faster natural order and metric medians give exactly what the core's give."""
+"""The app's faster natural order, metric medians, k figures and label ranks give exactly what
+the core's give."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from flaketui import model
 from flaketui.app import vectorised
 from flaketui.loading import load_logs
+from flaketui.output import columns
+from flaketui.stats.estimators import pass_at_k, pass_hat_k, pass_hat_k_interval
 
 ALPHABET = "ab-. _/Z9z0017x"
 """Letters that make the hard cases: texts that are prefixes of others, characters that sort
@@ -71,3 +74,47 @@ def test_metric_medians_with_many_trial_counts_are_the_cores(tmp_path: Path) -> 
     outcomes = log.run_outcomes(log.runs[0])
     np.testing.assert_array_equal(vectorised.metric_medians(log, outcomes)["tokens"],
                                   log.metric_medians(outcomes)["tokens"])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7, 40])
+def test_k_figures_are_the_estimators_bits(k: int) -> None:
+    rng = np.random.default_rng(k)
+    n = rng.integers(0, 30, 5000)
+    c = (rng.random(5000) * (n + 1)).astype(np.int64)
+    at, hat, interval = vectorised.k_figures(n, c, k)
+    np.testing.assert_array_equal(at, pass_at_k(n, c, k))
+    np.testing.assert_array_equal(hat, pass_hat_k(n, c, k))
+    expected = pass_hat_k_interval(n, c, k)
+    np.testing.assert_array_equal(interval.low, expected.low)
+    np.testing.assert_array_equal(interval.high, expected.high)
+
+
+def test_k_figures_of_bad_or_huge_counts_are_the_estimators() -> None:
+    with pytest.raises(ValueError):
+        vectorised.k_figures(np.array([3, 2]), np.array([1, 5]), 2)  # more passes than trials
+    n, c = np.array([10**5, 4]), np.array([3, 4])  # too wide for a lookup table
+    np.testing.assert_array_equal(vectorised.k_figures(n, c, 2)[1], pass_hat_k(n, c, 2))
+    none = np.array([], dtype=np.int64)
+    assert [a.size for a in vectorised.k_figures(none, none, 2)[:2]] == [0, 0]
+
+
+@pytest.mark.parametrize("labels", [
+    ["flaky", "stable-pass", "stable-fail", "flaky", "no-trials"],
+    ["b", None, "a", "", "a\x00", "é", "Z", None],
+    [],
+])
+def test_label_ranks_order_as_the_cores(labels: list[str | None]) -> None:
+    assert vectorised.label_ranks(labels).tolist() == columns.label_ranks([v or "" for v in labels]).tolist()
+
+
+@pytest.mark.parametrize("trials", [1, 4])
+def test_metric_medians_when_every_task_has_as_many_values(tmp_path: Path, trials: int) -> None:
+    rng = random.Random(trials)
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps({"task": f"t{task}", "trial": trial, "passed": True,
+                                        "metrics": {"duration_s": rng.choice([1.5, 2.0, rng.random()])}}) + "\n"
+                            for task in range(50) for trial in range(trials)))
+    log = load_logs([str(path)])
+    outcomes = log.run_outcomes(log.runs[0])
+    np.testing.assert_array_equal(vectorised.metric_medians(log, outcomes)["duration_s"],
+                                  log.metric_medians(outcomes)["duration_s"])

@@ -28,7 +28,7 @@ from flaketui.app.name_filter import NameFilter
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_order
-from flaketui.app.vectorised import metric_medians, natural_ranks
+from flaketui.app.vectorised import k_figures, label_ranks, metric_medians, natural_ranks
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
@@ -39,7 +39,7 @@ from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import KCurve, histogram, k_curve
-from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, pass_at_k, pass_hat_k, pass_hat_k_interval
+from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 from flaketui.triage import TriageKey
 
 WATCH_INTERVAL = 1.0
@@ -243,8 +243,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """The log :attr:`_outcomes` (each run's trials by task) were grouped from."""
         self._stats_of: RunOutcomes | None = None
         """The outcomes :attr:`stats` were computed from (a k change recomputes only what k moves)."""
-        self._orders: dict[tuple[str, bool], np.ndarray] = {}
-        """Every data row sorted by a column, per (key, descending): the filters pick from it."""
+        self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
+        """Per (key, descending), a column's sort values and every data row sorted by them:
+        the filters pick from it."""
         self._flaky: tuple[list[str], np.ndarray] | None = None
         """A list of classes and, per task, whether it is flaky."""
         self._suite_curves: tuple[np.ndarray, KCurve, np.ndarray] | None = None
@@ -443,6 +444,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                              min(14, max(5, *(len(g or "") for g in groups[:20000]))))
         self._stats_of = None
         self._suite_curves = None
+        self._orders = {}  # another run (or more trials): other rows, another natural order
         new_run = self.run not in self.causes
         if new_run:
             from flaketui.traces.causes import CAUSES
@@ -476,7 +478,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         keep = self.current_row
         self.stats = self.stats_at(k)
         self.summary = summarise(self.stats)
-        self.set_table_columns()
+        self.set_table_columns(keep_unchanged=True)
         self.refresh_order(keep)
         self.update_summary()
         self.update_curves()
@@ -491,15 +493,18 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if st is None or self._stats_of is not outcomes:
             self._stats_of = outcomes
             return task_stats(outcomes, k)
-        n, c = outcomes.n, outcomes.passes
-        return replace(st, k=k, pass_at_k=pass_at_k(n, c, k), pass_hat_k=pass_hat_k(n, c, k),
-                       pass_hat_k_ci=pass_hat_k_interval(n, c, k))
+        at, hat, hat_ci = k_figures(outcomes.n, outcomes.passes, k)
+        return replace(st, k=k, pass_at_k=at, pass_hat_k=hat, pass_hat_k_ci=hat_ci)
 
-    def set_table_columns(self) -> None:
-        """Give the table its columns again (the data behind them changed): every sorted
-        order is forgotten."""
-        self._orders.clear()
+    def set_table_columns(self, keep_unchanged: bool = False) -> None:
+        """Give the table its columns again (the data behind them changed). The sorted
+        orders are forgotten; with ``keep_unchanged`` (a new k) those whose values are the
+        same are kept (a sort by flakiness outlives a k change)."""
+        kept, self._orders = (self._orders if keep_unchanged else {}), {}
         self.query_one(TaskTable).set_columns(self.columns())
+        for (key, reverse), (values, order) in kept.items():
+            if np.array_equal(self.sort_values(key), values, equal_nan=True):
+                self._orders[(key, reverse)] = (values, order)
 
     def columns(self) -> list[Column]:
         """The table's columns for the shown run, each with its cells and sort values.
@@ -536,15 +541,17 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            stat("class", 5, "left",
-                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
-                 render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
-                                         style=class_style(st.classes[row]))),
+            replace(stat("class", 5, "left",
+                         tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
+                         render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
+                                                 style=class_style(st.classes[row]))),
+                    sort=lambda: label_ranks(st.classes)),
         ]
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
         if self._group_width is not None:
-            cols.append(stat("group", self._group_width, "left", style=lambda row: "dim"))
+            cols.append(replace(stat("group", self._group_width, "left", style=lambda row: "dim"),
+                                sort=lambda: label_ranks(st.groups)))
         if self.has_traces.any():
             cols.append(Column("divergence", "div", 4, "right",
                                "first divergence step of the most informative pass/fail pair",
@@ -636,11 +643,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     def full_order(self, key: str, reverse: bool) -> np.ndarray:
         """Every data row sorted by column ``key`` (descending when ``reverse``), ties in
         natural order of the names; computed once until the data change."""
-        order = self._orders.get((key, reverse))
-        if order is None:
-            order = sorted_order(self.sort_values(key), reverse, self._natural)
-            self._orders[(key, reverse)] = order
-        return order
+        cached = self._orders.get((key, reverse))
+        if cached is None:
+            values = self.sort_values(key)
+            cached = self._orders[(key, reverse)] = (values, sorted_order(values, reverse, self._natural))
+        return cached[1]
 
     def divergence_of(self, row: int) -> int | None:
         """First divergence of data row ``row``: a step, None, or :data:`PENDING`."""
