@@ -28,14 +28,14 @@ from flaketui import model
 from flaketui.model import RunOutcomes, TrialLog
 from flaketui.stats.estimators import Interval, pass_at_k, pass_hat_k, pass_hat_k_interval
 
-_RUN = re.compile(r"\d+")
-"""A run of digits, as :func:`flaketui.model.natural_key` splits names."""
-
 MAX_DIGITS = 18
 """Longest run of digits read as an int64 (longer runs: the core's natural_ranks)."""
 
 SEPARATOR, HOLE = "\n", "\x01"
-"""Between two names in the joined text; where a run of digits was, in a name's shape."""
+"""Between two names in the joined text; what each digit becomes in a name's shape."""
+
+_DIGITS_AS_HOLES = bytes.maketrans(b"0123456789", HOLE.encode() * 10)
+_HOLES = re.compile(HOLE.encode() + b"+")
 
 
 def natural_ranks(names: list[str]) -> np.ndarray:
@@ -43,13 +43,16 @@ def natural_ranks(names: list[str]) -> np.ndarray:
 
     A name's natural key alternates text and numbers: ``task-10b`` is ("task-", 10, "b").
     Keys compare part by part, a key that is a prefix of another first, so the order is a
-    lexsort over part columns: text columns hold each text's rank among the texts in
-    that column, number columns the number, and -1 where a name has no such part.
-    Runs of digits and the names' shapes (the text with each run cut out) come from
-    one regex call over all the names joined; the texts of each distinct shape (a suite
-    has few) are split in Python. Names that are not ASCII (``\\d`` and ``int`` read
-    other scripts' digits), hold a newline or ``\\x01``, or a run of over
-    :data:`MAX_DIGITS` digits go to the core's function.
+    lexsort over part columns: text columns hold each text's rank among the texts in that
+    column, number columns the number, and -1 where a name has no such part.
+
+    A name's shape is its text with every digit made :data:`HOLE` (a run keeps its
+    length): the names are grouped by shape in a few C calls over all of them joined, a
+    suite has few shapes, and each is split into texts and runs of digits in Python. The
+    numbers are then read from the joined bytes, a digit position at a time, for every
+    name at once. Names that are not ASCII (``\\d`` and ``int`` read other scripts'
+    digits), hold a newline or :data:`HOLE`, or a run of over :data:`MAX_DIGITS` digits go
+    to the core's function.
     """
     n = len(names)
     if n < 2:
@@ -57,34 +60,52 @@ def natural_ranks(names: list[str]) -> np.ndarray:
     joined = SEPARATOR.join(names)
     if not joined.isascii() or HOLE in joined or joined.count(SEPARATOR) != n - 1:
         return model.natural_ranks(names)
-    runs = _RUN.findall(joined)
-    if runs and max(map(len, runs)) > MAX_DIGITS:
-        return model.natural_ranks(names)
-    shapes = _RUN.sub(HOLE, joined).split(SEPARATOR)
+    raw = joined.encode("ascii")
+    shapes = raw.translate(_DIGITS_AS_HOLES).split(SEPARATOR.encode())
     shape_ids = {shape: i for i, shape in enumerate(dict.fromkeys(shapes))}
-    shape_of = np.fromiter(map(shape_ids.__getitem__, shapes), dtype=np.int64, count=n)
-    # a shape's parts: text, number, text, …; a name ending in digits has no last text
-    texts = [shape.split(HOLE) for shape in shape_ids]
-    texts = [t[:-1] if len(t) > 1 and not t[-1] else t for t in texts]
-    numbers = np.array([shape.count(HOLE) for shape in shape_ids], dtype=np.int64)
-    per_name = numbers[shape_of]
-    values = np.array(runs, dtype=np.int64) if runs else np.empty(0, dtype=np.int64)
-    first = np.cumsum(per_name) - per_name
+    shape_of = (np.zeros(n, dtype=np.int64) if len(shape_ids) == 1 else
+                np.fromiter(map(shape_ids.__getitem__, shapes), dtype=np.int64, count=n))
+    parts = [_shape_parts(shape) for shape in shape_ids]
+    if max((size for _, runs in parts for _, size in runs), default=0) > MAX_DIGITS:
+        return model.natural_ranks(names)
+    joined_bytes = np.frombuffer(raw, dtype=np.uint8)
+    starts = np.r_[0, np.flatnonzero(joined_bytes == ord(SEPARATOR)) + 1]
+    most = max(len(runs) for _, runs in parts)
     columns = []
-    for j in range(int(numbers.max()) + 1):
-        distinct = sorted({t[j] for t in texts if j < len(t)})
-        rank = {text: r for r, text in enumerate(distinct)}
-        table = np.array([rank[t[j]] if j < len(t) else -1 for t in texts], dtype=np.int64)
-        columns.append(table[shape_of])
-        if j < numbers.max():
-            column = np.full(n, -1, dtype=np.int64)
-            has = per_name > j
-            column[has] = values[first[has] + j]
-            columns.append(column)
+    for j in range(most + 1):
+        texts = [t[j] if j < len(t) else None for t, _ in parts]
+        rank = {text: r for r, text in enumerate(sorted({t for t in texts if t is not None}))}
+        columns.append(np.array([-1 if t is None else rank[t] for t in texts], dtype=np.int64)[shape_of])
+        if j < most:
+            at = np.array([runs[j][0] if j < len(runs) else 0 for _, runs in parts], dtype=np.int64)
+            size = np.array([runs[j][1] if j < len(runs) else 0 for _, runs in parts], dtype=np.int64)
+            columns.append(_numbers(joined_bytes, starts + at[shape_of], size[shape_of]))
+    # a column where every name is alike orders nothing (one shape: its texts)
+    columns = [c for c in columns if c.min() != c.max()] or [np.zeros(n, dtype=np.int64)]
     order = np.lexsort(columns[::-1])
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n)
     return ranks
+
+
+def _shape_parts(shape: bytes) -> tuple[list[str], list[tuple[int, int]]]:
+    """A shape's texts (the last one left out when empty, as :func:`~flaketui.model.natural_key`
+    leaves it, unless it is the only one) and its runs of digits as (offset, length)."""
+    texts = [text.decode("ascii") for text in _HOLES.split(shape)]
+    if len(texts) > 1 and not texts[-1]:
+        texts.pop()
+    return texts, [(m.start(), m.end() - m.start()) for m in _HOLES.finditer(shape)]
+
+
+def _numbers(joined: np.ndarray, first: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The number of ``size`` digits at ``first`` in ``joined`` for each name (-1 where
+    ``size`` is 0), read a digit position at a time."""
+    value = np.zeros(first.shape, dtype=np.int64)
+    for i in range(int(size.max(initial=0))):
+        more = size > i
+        digit = joined[np.where(more, first + i, 0)].astype(np.int64) - ord("0")
+        value = np.where(more, value * 10 + digit, value)
+    return np.where(size > 0, value, -1)
 
 
 MAX_COUNTS = 64
