@@ -507,7 +507,6 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             self.loaded = True
             return
         status.display = False
-        self.find_evidence(whole=True)
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
@@ -515,6 +514,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
         self.loaded = True
+        # The evidence is looked for once the traces are shown: its thread would slow their mounting.
+        self.call_after_refresh(self.find_evidence, True)
 
     @on(OptionList.OptionSelected, "#trial-list")
     def trial_chosen(self, event: OptionList.OptionSelected) -> None:
