@@ -498,13 +498,14 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def set_table_columns(self, keep_unchanged: bool = False) -> None:
         """Give the table its columns again (the data behind them changed). The sorted
-        orders are forgotten; with ``keep_unchanged`` (a new k) those whose values are the
-        same are kept (a sort by flakiness outlives a k change)."""
+        orders are forgotten; with ``keep_unchanged`` (a new k) the shown column's is kept
+        if its values are the same (a sort by flakiness outlives a k change). The other
+        columns sort again when asked: checking each would cost more than the k change."""
         kept, self._orders = (self._orders if keep_unchanged else {}), {}
         self.query_one(TaskTable).set_columns(self.columns())
-        for (key, reverse), (values, order) in kept.items():
-            if np.array_equal(self.sort_values(key), values, equal_nan=True):
-                self._orders[(key, reverse)] = (values, order)
+        shown = [(key, cached) for key, cached in kept.items() if key[0] == self.sort_key]
+        if shown and np.array_equal(self.sort_values(self.sort_key), shown[0][1][0], equal_nan=True):
+            self._orders.update(shown)
 
     def columns(self) -> list[Column]:
         """The table's columns for the shown run, each with its cells and sort values.
