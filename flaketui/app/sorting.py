@@ -17,6 +17,18 @@ def sorted_rows(idx: np.ndarray, values: np.ndarray, reverse: bool, tiebreak: np
     return idx[np.lexsort((tiebreak, signed, missing))]
 
 
+def sorted_order(values: np.ndarray, reverse: bool, ties: np.ndarray) -> np.ndarray:
+    """Every row ordered by ``values`` (missing values last in either direction), ties in
+    the order ``ties`` (a permutation of the rows, e.g. the natural order of the names).
+
+    The same order as :func:`sorted_rows` over every row with ``ties``' ranks as the
+    tiebreak, in one stable argsort of values already in ``ties`` order (numpy puts NaN
+    last, and -NaN is NaN): a filtered table takes its rows from it in order.
+    """
+    ranked = values[ties]
+    return ties[np.argsort(-ranked if reverse else ranked, kind="stable")]
+
+
 class SortActions:
     """Sort actions for a screen with reactives ``sort_key`` and ``sort_reverse``.
 
@@ -61,8 +73,9 @@ class SortActions:
         if key == self.sort_key:
             self.sort_reverse = not self.sort_reverse
             return
+        # the direction first, without its watcher: the key's watcher then sorts once
+        self.set_reactive(type(self).sort_reverse, self.descending_by_default(key))  # type: ignore[attr-defined]
         self.sort_key = key
-        self.sort_reverse = self.descending_by_default(key)
 
     def action_sort_next(self) -> None:
         """Sort by the next column to the right (wraps around)."""

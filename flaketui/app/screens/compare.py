@@ -28,12 +28,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import RunOutcomes, natural_ranks
 from flaketui.output import formatting as fmt
@@ -160,7 +161,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         yield Static("Comparing…", id="compare-summary")
         yield Input(placeholder="filter by task name or label (enter: keep, escape: clear)", id="compare-filter-box")
         yield TaskTable(id="flip-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"{visible(self.run_b)} vs {visible(self.run_a)}"

@@ -23,12 +23,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.screens.traces import TRACE_KEYS, TraceKeys, choose_mode, divergence_mode, trial_label
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
@@ -164,7 +165,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         yield Static(Text("reading both runs' trials…", style="dim"), id="compare-trace-status")
         yield TraceDiffView(None, None, normaliser=self.normaliser, id="compare-trace-diff")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TraceDiffView).display = False

@@ -20,9 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Header, Static, TabbedContent, TabPane, TextArea
 
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.model import ERRORED, PASS, Trial
 from flaketui.sanitize import visible
 
@@ -147,7 +148,7 @@ class InspectorScreen(FlakeScreen[None]):
             with TabPane("Raw JSON", id="inspector-json"):
                 yield Static(Text("reading the record…", style="dim"), id="inspector-status")
                 yield TextArea("", read_only=True, show_line_numbers=True, soft_wrap=True, id="inspector-raw")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         t = self.trial

@@ -20,11 +20,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
@@ -102,7 +103,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         yield Header()
         yield Static("Reading every run…", id="matrix-summary")
         yield TaskTable(id="matrix-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "runs × tasks"

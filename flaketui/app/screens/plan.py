@@ -22,9 +22,10 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import DataTable, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.loading.extras import TaskExtras
 from flaketui.output import formatting as fmt
 from flaketui.output import plan as plan_report
@@ -110,7 +111,7 @@ class PlanScreen(Screen[None]):
                         placeholder="further trials ⏎", id="budget")
             yield Static("", id="plan-status")
         yield DataTable(id="plan-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"plan · {visible(self.run_name)}"

@@ -20,22 +20,25 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.widgets import Header, Input, Label, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from flaketui.app.messages import DivergencesFound, LoadFailed, LoadProgress, LogsGrew, RunsLoaded
+from flaketui.app.name_filter import NameFilter
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
-from flaketui.app.sorting import SortActions, sorted_rows
+from flaketui.app.sorting import SortActions, sorted_order
+from flaketui.app.vectorised import k_figures, label_ranks, metric_medians, natural_ranks
 from flaketui.app.widgets.curve import Curves
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
-from flaketui.model import ERRORED, InputError, RunOutcomes, natural_ranks
+from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
-from flaketui.stats.curves import histogram, k_curve
+from flaketui.stats.curves import KCurve, histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
 from flaketui.triage import TriageKey
 
@@ -73,6 +76,13 @@ def flakiness_cell(f: float) -> Text:
     """``0.556 ██▎`` : the flakiness and a bar, amber when the task is flaky."""
     style = class_style(FLAKY) if not fmt.is_missing(f) and f > 0 else "dim"
     return Text(f"{fmt.rate(f)} ") + Text(bar(f), style=style)
+
+
+def any_per_task(flags: np.ndarray, outcomes: RunOutcomes) -> np.ndarray:
+    """Per task of ``outcomes``, whether any of its trials has ``flags`` (one per trial row)."""
+    if not flags.size:
+        return np.zeros(len(outcomes.tasks), dtype=bool)
+    return (np.add.reduceat(flags.astype(np.int64), outcomes.bounds[:-1]) > 0) & (np.diff(outcomes.bounds) > 0)
 
 
 def whole_valued(medians: np.ndarray) -> bool:
@@ -218,7 +228,29 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.has_traces: np.ndarray = np.empty(0, dtype=bool)
         self.divergence: dict[str, dict[str, int | None]] = {}
         """Per run, task -> first divergence step (None: none), filled by a worker."""
+        # What the table needs of the shown run, computed once per run (show_run), not per key:
         self._name_rank: np.ndarray = np.empty(0, dtype=np.int64)
+        self._natural: np.ndarray = np.empty(0, dtype=np.int64)
+        """The data rows in natural order of their names (every sort's tiebreak)."""
+        self._names = NameFilter([])
+        self._name_width = 4
+        self._group_width: int | None = None
+        """Width of the group column (None: no task of the run has a group)."""
+        self._whole: dict[str, bool] = {}
+        """Per metric, whether it counts whole things (:func:`whole_valued`)."""
+        self._outcomes: dict[str, RunOutcomes] = {}
+        self._outcomes_of: TrialLog | None = None
+        """The log :attr:`_outcomes` (each run's trials by task) were grouped from."""
+        self._stats_of: RunOutcomes | None = None
+        """The outcomes :attr:`stats` were computed from (a k change recomputes only what k moves)."""
+        self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
+        """Per (key, descending), a column's sort values and every data row sorted by them:
+        the filters pick from it."""
+        self._flaky: tuple[list[str], np.ndarray] | None = None
+        """A list of classes and, per task, whether it is flaky."""
+        self._suite_curves: tuple[np.ndarray, KCurve, np.ndarray] | None = None
+        """The run's n with its suite curve and histogram of p̂ (neither moves with k or the cursor)."""
+        self._task_index: dict[str, int] | None = None
         self._last_progress = 0.0
         self._watcher: LogWatcher | None = None
         """Follows the logs with ``--watch`` (set by the loading worker)."""
@@ -244,7 +276,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield TaskTable(id="task-table")
         yield Static("", id="current-task")
         yield Curves(id="curves")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self.theme_changed)
@@ -342,7 +374,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         log = event.log
         app.trial_log = log
         if app.k is None:
-            app.k = default_k([log.run_outcomes(r) for r in log.runs])
+            app.k = default_k([self.run_outcomes(r) for r in log.runs])
         self.remove_class("-loading")
         self.query_one("#filter", Input).disabled = False
         self.refresh_bindings()  # the footer shows the keys that work now
@@ -375,7 +407,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if app.k_is_default:
             # k follows the smallest n up as trials arrive, never down: a new task with one
             # trial is counted below k (as the summary says), not a reason to drop to k = 1.
-            smallest = default_k([event.log.run_outcomes(r) for r in event.log.runs])
+            smallest = default_k([self.run_outcomes(r) for r in event.log.runs])
             if app.k is None or smallest > app.k:
                 app.k = smallest
         self.divergence.clear()
@@ -395,15 +427,24 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             return
         self.set_reactive(TasksScreen.run_index, index)
         self.run = log.runs[index]
-        self.outcomes = log.run_outcomes(self.run)
-        rows = self.outcomes.rows
-        counts = np.diff(self.outcomes.bounds)
-        traced = log.has_trace[rows] & (log.outcome[rows] != ERRORED)
-        self.has_traces = (np.add.reduceat(traced.astype(np.int64), self.outcomes.bounds[:-1])
-                           > 0) if rows.size else np.zeros(0, bool)
-        self.has_traces &= counts > 0
-        self.medians = log.metric_medians(self.outcomes)
-        self._name_rank = natural_ranks(self.outcomes.tasks)
+        self.outcomes = outcomes = self.run_outcomes(self.run)
+        traced = log.has_trace[outcomes.rows] & (log.outcome[outcomes.rows] != ERRORED)
+        self.has_traces = any_per_task(traced, outcomes)
+        self.medians = metric_medians(log, outcomes)
+        self._whole = {name: whole_valued(medians) for name, medians in self.medians.items()}
+        tasks = outcomes.tasks
+        self._name_rank = natural_ranks(tasks)
+        self._natural = np.empty_like(self._name_rank)
+        self._natural[self._name_rank] = np.arange(len(tasks))
+        self._names = NameFilter(tasks)
+        self._task_index = None
+        self._name_width = max([4, *(cell_len(visible(t)) for t in tasks[:20000])])
+        groups = outcomes.groups
+        self._group_width = (None if groups.count(None) == len(groups) else
+                             min(14, max(5, *(len(g or "") for g in groups[:20000]))))
+        self._stats_of = None
+        self._suite_curves = None
+        self._orders = {}  # another run (or more trials): other rows, another natural order
         new_run = self.run not in self.causes
         if new_run:
             from flaketui.traces.causes import CAUSES
@@ -412,11 +453,22 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             self.causes[self.run] = {t: c for t, c in kept.items() if c in CAUSES}
             self._causes_progress[self.run] = "…"
         self.recompute()
+        # The readers of traces start once the table is drawn: they would slow its first paint.
         if self.run not in self.divergence:
             self.divergence[self.run] = {}
-            self.find_divergences(self.run)
+            self.call_after_refresh(self.find_divergences, self.run)
         if new_run:
-            self.find_causes(self.run, frozenset(self.causes[self.run]))
+            self.call_after_refresh(self.find_causes, self.run, frozenset(self.causes[self.run]))
+
+    def run_outcomes(self, run: str) -> RunOutcomes:
+        """Run ``run``'s trials grouped by task, grouped once per loaded log."""
+        log = self.flake_app.trial_log
+        assert log is not None
+        if self._outcomes_of is not log:
+            self._outcomes, self._outcomes_of = {}, log
+        if run not in self._outcomes:
+            self._outcomes[run] = log.run_outcomes(run)
+        return self._outcomes[run]
 
     def recompute(self) -> None:
         """Statistics at the current k, then the table, summary and curves."""
@@ -424,14 +476,36 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             return
         k = self.flake_app.k or 1
         keep = self.current_row
-        self.stats = task_stats(self.outcomes, k)
+        self.stats = self.stats_at(k)
         self.summary = summarise(self.stats)
-        table = self.query_one(TaskTable)
-        table.set_columns(self.columns())
+        self.set_table_columns(keep_unchanged=True)
         self.refresh_order(keep)
         self.update_summary()
         self.update_curves()
         self.update_current_task()
+
+    def stats_at(self, k: int) -> TaskStats:
+        """The shown run's statistics at ``k``: :func:`task_stats`, or after a k change the
+        same statistics with only the three that depend on k computed again (the classes,
+        intervals and rates are kept: a million tasks' classes alone take 0.1 s)."""
+        outcomes, st = self.outcomes, self.stats
+        assert outcomes is not None
+        if st is None or self._stats_of is not outcomes:
+            self._stats_of = outcomes
+            return task_stats(outcomes, k)
+        at, hat, hat_ci = k_figures(outcomes.n, outcomes.passes, k)
+        return replace(st, k=k, pass_at_k=at, pass_hat_k=hat, pass_hat_k_ci=hat_ci)
+
+    def set_table_columns(self, keep_unchanged: bool = False) -> None:
+        """Give the table its columns again (the data behind them changed). The sorted
+        orders are forgotten; with ``keep_unchanged`` (a new k) the shown column's is kept
+        if its values are the same (a sort by flakiness outlives a k change). The other
+        columns sort again when asked: checking each would cost more than the k change."""
+        kept, self._orders = (self._orders if keep_unchanged else {}), {}
+        self.query_one(TaskTable).set_columns(self.columns())
+        shown = [(key, cached) for key, cached in kept.items() if key[0] == self.sort_key]
+        if shown and np.array_equal(self.sort_values(self.sort_key), shown[0][1][0], equal_nan=True):
+            self._orders.update(shown)
 
     def columns(self) -> list[Column]:
         """The table's columns for the shown run, each with its cells and sort values.
@@ -441,7 +515,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """
         st = self.stats
         assert st is not None
-        name_w = min(self.name_cap(), max([4, *(cell_len(visible(t)) for t in st.tasks[:20000])]))
+        name_w = min(self.name_cap(), self._name_width)
         flaky_style = class_style(FLAKY)
 
         def stat(key: str, width: int, align: str = "right",
@@ -468,28 +542,29 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            stat("class", 5, "left",
-                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
-                 render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
-                                         style=class_style(st.classes[row]))),
+            replace(stat("class", 5, "left",
+                         tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
+                         render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
+                                                 style=class_style(st.classes[row]))),
+                    sort=lambda: label_ranks(st.classes)),
         ]
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
-        if any(g is not None for g in st.groups):
-            width = min(14, max(5, *(len(g or "") for g in st.groups[:20000])))
-            cols.append(stat("group", width, "left", style=lambda row: "dim"))
+        if self._group_width is not None:
+            cols.append(replace(stat("group", self._group_width, "left", style=lambda row: "dim"),
+                                sort=lambda: label_ranks(st.groups)))
         if self.has_traces.any():
             cols.append(Column("divergence", "div", 4, "right",
                                "first divergence step of the most informative pass/fail pair",
                                self.divergence_cell, self.divergence_values))
             spec = cause_column(self.causes.get(self.run or "", {}))
             cols.append(Column(spec.key, spec.label, 19, "left", spec.tooltip + "; l confirms it",
-                               self.cause_cell, partial(spec.sort, st), descending=spec.descending))
+                               self.cause_cell, self.cause_values, descending=spec.descending))
         for name, medians in self.medians.items():
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
                                f"median {name} over the task's trials",
-                               partial(metric_cell, medians, whole_valued(medians)),
+                               partial(metric_cell, medians, self._whole[name]),
                                partial(np.asarray, medians, dtype=np.float64)))
         return cols
 
@@ -523,10 +598,57 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         return Text(cause, style="" if label == cause else "dim")
 
     def divergence_values(self) -> np.ndarray:
-        """Sort values of the divergence column (no step or pending: NaN)."""
-        assert self.stats is not None
-        vals = [self.divergence_of(i) for i in range(len(self.stats))]
-        return np.array([np.nan if v is None or v == PENDING else v for v in vals], float)
+        """Sort values of the divergence column (no step or pending: NaN); only flaky
+        tasks with traces have one."""
+        st = self.stats
+        assert st is not None and self.run is not None
+        found = self.divergence.get(self.run, {})
+        rows = np.flatnonzero(self.has_traces & self.flaky_mask())
+        steps = [found.get(task, PENDING) for task in map(st.tasks.__getitem__, rows.tolist())]
+        values = np.full(len(st), np.nan)
+        values[rows] = [np.nan if v is None or v == PENDING else v for v in steps]
+        return values
+
+    def cause_values(self) -> np.ndarray:
+        """Sort values of the cause? column: each suggestion's rank A→Z (none: NaN), set
+        task by task from the suggestions (a run has far fewer than tasks)."""
+        st = self.stats
+        assert st is not None and self.run is not None
+        found = self.causes.get(self.run, {})
+        values = np.full(len(st), np.nan)
+        if found:
+            if self._task_index is None:
+                self._task_index = dict(zip(st.tasks, range(len(st)), strict=True))
+            rank = {cause: i for i, cause in enumerate(sorted(set(found.values())))}
+            index = self._task_index
+            hits = [(index[t], rank[c]) for t, c in found.items() if t in index]
+            if hits:
+                rows, ranks = zip(*hits, strict=True)
+                values[list(rows)] = ranks
+        return values
+
+    def flaky_mask(self) -> np.ndarray:
+        """Per task of the shown run, whether it is flaky (kept while the classes are)."""
+        st = self.stats
+        assert st is not None
+        if self._flaky is None or self._flaky[0] is not st.classes:
+            self._flaky = (st.classes, np.fromiter(map(FLAKY.__eq__, st.classes), dtype=bool,
+                                                   count=len(st.classes)))
+        return self._flaky[1]
+
+    def forget_order(self, key: str) -> None:
+        """Column ``key``'s values changed (divergences or causes found): sort it again."""
+        self._orders.pop((key, False), None)
+        self._orders.pop((key, True), None)
+
+    def full_order(self, key: str, reverse: bool) -> np.ndarray:
+        """Every data row sorted by column ``key`` (descending when ``reverse``), ties in
+        natural order of the names; computed once until the data change."""
+        cached = self._orders.get((key, reverse))
+        if cached is None:
+            values = self.sort_values(key)
+            cached = self._orders[(key, reverse)] = (values, sorted_order(values, reverse, self._natural))
+        return cached[1]
 
     def divergence_of(self, row: int) -> int | None:
         """First divergence of data row ``row``: a step, None, or :data:`PENDING`."""
@@ -550,14 +672,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if st is None:
             return
         table = self.query_one(TaskTable)
-        idx = np.arange(len(st))
-        if self.filter_text:
-            needle = self.filter_text.lower()
-            idx = idx[[needle in st.tasks[i].lower() for i in idx]]
+        order = self.full_order(self.sort_key, self.sort_reverse)
+        shown = self._names.mask(self.filter_text) if self.filter_text else None
         if self.flaky_only:
-            idx = idx[[st.classes[i] == FLAKY for i in idx]]
-        order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse,
-                            self._name_rank[idx])
+            shown = self.flaky_mask() if shown is None else shown & self.flaky_mask()
+        if shown is not None:
+            order = order[shown[order]]
         table.sort_key = self.sort_key
         table.sort_reverse = self.sort_reverse
         table.empty_text = "no task matches" if (self.filter_text or self.flaky_only) else "no tasks"
@@ -662,7 +782,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         st = self.stats
         if st is None:
             return
-        suite = k_curve(st.n, st.passes)
+        if self._suite_curves is None or self._suite_curves[0] is not st.n:
+            self._suite_curves = (st.n, k_curve(st.n, st.passes), histogram(st.p_hat))
+        _, suite, spread = self._suite_curves
         row = self.current_row
         task = None
         title = "highlighted task"
@@ -670,8 +792,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             task = k_curve(st.n[row], st.passes[row])
             title = f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})"
         self.query_one(Curves).show_curves(
-            suite, f"suite ({len(st)} tasks)", task, title,
-            histogram(st.p_hat), st.k)
+            suite, f"suite ({len(st)} tasks)", task, title, spread, st.k)
 
     def update_current_task(self) -> None:
         """The full name of the highlighted task (the table may cut it), under the table."""
@@ -681,7 +802,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             line.append("▸ ")
             line.append(visible(st.tasks[row]), style="bold")
             line.append(f"  {int(st.passes[row])}/{int(st.n[row])} passed", style="dim")
-        self.query_one("#current-task", Static).update(line)
+        self.query_one("#current-task", Static).update(line, layout=False)  # one line, whatever it says
 
     @on(TaskTable.TaskHighlighted)
     def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
@@ -701,11 +822,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         app = self.flake_app
         log = app.trial_log
         assert log is not None
-        outcomes = log.run_outcomes(run)
+        outcomes = self.run_outcomes(run)
         norm = app.normaliser
-        todo = [i for i in range(len(outcomes.tasks))
-                if 0 < outcomes.passes[i] < outcomes.n[i]
-                and log.has_trace[outcomes.task_rows(i)].any()]
+        traced = any_per_task(log.has_trace[outcomes.rows], outcomes)
+        todo = np.flatnonzero((outcomes.passes > 0) & (outcomes.passes < outcomes.n) & traced).tolist()
         worker = get_current_worker()
         batch: dict[str, int | None] = {}
         last = time.monotonic()
@@ -730,6 +850,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.divergence.setdefault(event.run, {}).update(event.steps)
         if event.run != self.run:
             return
+        self.forget_order("divergence")
         table = self.query_one(TaskTable)
         table.invalidate()
         if self.sort_key == "divergence":
@@ -748,7 +869,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         log = self.flake_app.trial_log
         assert log is not None
         read = partial(read_trial, log)
-        todo = {t: r for t, r in flaky_rows(log.run_outcomes(run)).items()
+        todo = {t: r for t, r in flaky_rows(self.run_outcomes(run)).items()
                 if t not in known and log.has_trace[r].any()}
         worker = get_current_worker()
         batch: dict[str, str] = {}
@@ -776,6 +897,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             self._causes_progress.pop(run, None)
         if run != self.run:
             return
+        self.forget_order("suspected_cause")
         self.query_one(TaskTable).invalidate()
         if self.sort_key == "suspected_cause":
             self.refresh_order(self.current_row)
@@ -790,7 +912,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if progress is not None:
             return f"suspected sources: reading the flaky tasks' traces, {progress}"
         found = self.causes.get(self.run, {})
-        flaky = [t for t, c in zip(self.stats.tasks, self.stats.classes, strict=True) if c == FLAKY and t in found]
+        tasks = self.stats.tasks
+        flaky = [t for t in map(tasks.__getitem__, np.flatnonzero(self.flaky_mask()).tolist())
+                 if t in found] if found else []
         return breakdown_line(CauseSuggestion(t, found[t], 0, 0) for t in flaky)
 
     # -- actions ----------------------------------------------------------------------------
@@ -820,6 +944,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         box = self.query_one("#filter", Input)
         box.display = True
         box.focus()
+        self._names.prepare()  # the names lower-cased now, not on the first letter typed
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
@@ -870,7 +995,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             return
         runs = []
         for run in log.runs:
-            outcomes = log.run_outcomes(run)
+            outcomes = self.run_outcomes(run)
             runs.append((run, len(outcomes.tasks), int(outcomes.n.sum())))
 
         def picked(index: int | None) -> None:

@@ -23,12 +23,13 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, PASS, RunOutcomes, Trial
@@ -76,6 +77,7 @@ def choose_mode(app: FlakeApp, mode: str) -> None:
         app.workers.cancel_group(tasks, "divergence")  # its steps are the other mode's
         tasks.divergence.clear()
         tasks.divergence[run] = {}
+        tasks.forget_order("divergence")
         tasks.find_divergences(run)
 
 
@@ -388,7 +390,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                     id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
@@ -505,7 +507,6 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             self.loaded = True
             return
         status.display = False
-        self.find_evidence(whole=True)
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
@@ -513,6 +514,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
         self.loaded = True
+        # The evidence is looked for once the traces are shown: its thread would slow their mounting.
+        self.call_after_refresh(self.find_evidence, True)
 
     @on(OptionList.OptionSelected, "#trial-list")
     def trial_chosen(self, event: OptionList.OptionSelected) -> None:

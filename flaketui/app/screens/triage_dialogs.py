@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.app.widgets.task_table import Column
 from flaketui.sanitize import visible
 from flaketui.triage import LABELS, TriageEntry, TriageKey, TriageStore, default_triage_path
 
@@ -313,8 +313,7 @@ def triage_task(screen: TasksScreen, what: str) -> None:
     key = TriageKey(run, task)
 
     def changed(_: TriageKey) -> None:
-        table = screen.query_one(TaskTable)
-        table.set_columns(screen.columns())
+        screen.set_table_columns()
         screen.refresh_order(screen.current_row)
 
     action = {"reviewed": toggle_reviewed, "label": choose_label, "note": edit_note}[what]

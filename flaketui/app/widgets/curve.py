@@ -135,6 +135,8 @@ class Curves(Static):
         super().__init__(*args, **kwargs)
         self._blocks: list[list[Text]] = []
         """The charts last given, each as lines; as many as fit the width are shown."""
+        self._lines: int | None = None
+        """Lines of the charts shown (None: none yet): the same number again needs no new layout."""
 
     def show_curves(
         self,
@@ -160,7 +162,11 @@ class Curves(Static):
         # is used, so that the charts never wrap and squeeze the table meanwhile.
         width = self.content_size.width or max(1, self.app.size.width - 4)
         text = side_by_side(fitting(self._blocks, width))
-        self.update(themed(text, theme_colours(self.app.theme_variables)))
+        lines = len(text.plain.split("\n"))
+        # A new task's charts have as many lines as the last: redrawn without laying out the
+        # screen again (a layout is most of the time a key takes at 100k tasks).
+        self.update(themed(text, theme_colours(self.app.theme_variables)), layout=lines != self._lines)
+        self._lines = lines
 
     def on_resize(self) -> None:
         self._fit()
