@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -229,13 +231,13 @@ def cause_column(causes: Mapping[str, str]) -> TaskColumn:
     """The ``cause?`` column: each flaky task's suggested source of flakiness (task name → cause,
     :mod:`flaketui.traces.causes`); empty for a task without one. A suggestion, never a label."""
     def values(st: TaskStats) -> list[str | None]:
-        return [causes.get(t) for t in st.tasks]
+        return list(map(causes.get, st.tasks))
 
     def sort(st: TaskStats) -> np.ndarray:
         """A→Z by cause; tasks without one (NaN) last either way."""
         got = values(st)
-        ranks = label_ranks([v or "" for v in got])
-        ranks[[i for i, v in enumerate(got) if v is None]] = np.nan
+        ranks = label_ranks(got)  # None ranks as ""
+        ranks[np.fromiter(map(is_, got, repeat(None)), dtype=bool, count=len(got))] = np.nan
         return ranks
 
     return TaskColumn("suspected_cause", "cause?",

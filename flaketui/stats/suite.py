@@ -248,7 +248,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     - fewer than :data:`MIN_TASKS_FOR_CI` tasks: the interval is rough.
     - tasks with fewer than k trials are left out of the k-statistics.
     """
-    groups = stats.groups if any(g is not None for g in stats.groups) else None
+    groups = stats.groups if stats.groups.count(None) != len(stats.groups) else None
     p1 = mean_estimate(stats.p_hat, groups)
     pak = mean_estimate(stats.pass_at_k, groups)
     phk = mean_estimate(stats.pass_hat_k, groups)
@@ -283,7 +283,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         pass_at_1=p1,
         pass_at_k=pak,
         pass_hat_k=phk,
-        flaky_tasks=sum(1 for c in stats.classes if c == FLAKY),
+        flaky_tasks=stats.classes.count(FLAKY),
         tasks_below_k=below_k,
         warnings=warnings,
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),

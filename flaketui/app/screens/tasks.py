@@ -28,18 +28,18 @@ from flaketui.app.name_filter import NameFilter
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_order
-from flaketui.app.vectorised import k_figures, label_ranks, metric_medians, natural_ranks
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
-from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
+from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, natural_ranks
 from flaketui.output import formatting as fmt
-from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
+from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style, label_ranks
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import KCurve, histogram, k_curve
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
+from flaketui.stats.suite import k_figures
 from flaketui.triage import TriageKey
 
 WATCH_INTERVAL = 1.0
@@ -430,7 +430,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.outcomes = outcomes = self.run_outcomes(self.run)
         traced = log.has_trace[outcomes.rows] & (log.outcome[outcomes.rows] != ERRORED)
         self.has_traces = any_per_task(traced, outcomes)
-        self.medians = metric_medians(log, outcomes)
+        self.medians = log.metric_medians(outcomes)
         self._whole = {name: whole_valued(medians) for name, medians in self.medians.items()}
         tasks = outcomes.tasks
         self._name_rank = natural_ranks(tasks)
