@@ -25,13 +25,14 @@ from flaketui.model import FieldMap
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
                k: int | None, fields: FieldMap) -> None:
     """The flaky tasks of each run in LOGS, to keep out of a CI gate."""
-    from flaketui.output.quarantine import junit_xml, quarantine_ids, quarantine_json, quarantine_list
+    from flaketui.output.quarantine import junit_chunks, quarantine_ids, quarantine_json, quarantine_list
 
     check_k(k)
     _, stats = run_stats(load(logs, fields), run, k)
     lists = [quarantine_list(st, max_flakiness) for st in stats]
     if fmt == "junit":
-        sys.stdout.buffer.write(junit_xml(lists))
+        for text in junit_chunks(lists):  # written as it is made
+            sys.stdout.buffer.write(text.encode("utf-8"))
         sys.stdout.flush()
     elif fmt == "json":
         write_json(quarantine_json(lists))

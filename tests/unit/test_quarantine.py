@@ -106,3 +106,50 @@ def test_no_textual_or_rich() -> None:
             "assert not [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'scipy')]")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def element_tree_junit(lists) -> bytes:  # type: ignore[no-untyped-def]
+    """The JUnit document as ElementTree built it before it was written in pieces (the reference)."""
+    from flaketui.output.quarantine import FLAKY, STABLE_FAIL, _escape, _figures
+
+    def suite_of(ql):  # type: ignore[no-untyped-def]
+        suite = ET.Element("testsuite", {
+            "name": _escape(ql.run), "tests": str(len(ql.entries)), "failures": str(ql.failures),
+            "errors": "0", "skipped": str(ql.without_trials), "time": "0"})
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", {"name": "flaketui.quarantined", "value": str(len(ql.quarantined))})
+        cap = "" if ql.max_flakiness is None else f"{ql.max_flakiness:g}"
+        ET.SubElement(props, "property", {"name": "flaketui.max_flakiness", "value": cap})
+        for e in ql.entries:
+            case = ET.SubElement(suite, "testcase", {"name": _escape(e.task), "classname": _escape(e.run), "time": "0"})
+            figures = _figures(e)
+            if e.status == STABLE_FAIL:
+                ET.SubElement(case, "failure", {"message": figures, "type": STABLE_FAIL})
+            elif e.quarantined:
+                flaky = ET.SubElement(case, "flakyFailure", {"message": f"flaky: {figures}", "type": FLAKY})
+                ET.SubElement(flaky, "stackTrace").text = f"flaky: {figures}"
+            elif e.n == 0:
+                ET.SubElement(case, "skipped", {"message": f"no non-errored trial ({e.errored} errored)"})
+            ET.SubElement(case, "system-out").text = figures
+        return suite
+
+    if len(lists) == 1:
+        root = suite_of(lists[0])
+    else:
+        root = ET.Element("testsuites")
+        root.extend(suite_of(ql) for ql in lists)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+@pytest.mark.parametrize("runs", [["r"], ["r", 'run "b"\t<2>\r'], ["a", "b", "c"], []])
+@pytest.mark.parametrize("cap", [None, 0.5])
+def test_junit_written_in_pieces_is_element_trees_document(runs: list[str], cap: float | None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile task and run names (markup, quotes, tabs, controls, NUL), every kind of test case,
+    one run or several, pieces of 2 test cases: the bytes ElementTree wrote."""
+    from flaketui.output import quarantine
+
+    monkeypatch.setattr(quarantine, "JUNIT_ROWS", 2)
+    lists = [quarantine_list(stats(run), cap) for run in runs]
+    assert junit_xml(lists) == element_tree_junit(lists)
