@@ -3,7 +3,7 @@
 
 A per-task column other than the name holds few distinct values (they follow from the
 counts), so each distinct value is formatted once and each task keeps the index of its
-cell (:class:`Coded`, from ``np.unique``): a million tasks' column in a few tens of
+cell (:class:`~flaketui.output.distinct.Coded`, from ``np.unique``): a million tasks' column in a few tens of
 milliseconds, where :attr:`TaskColumn.text` per cell takes a second. :func:`cell_texts`
 and :func:`csv_columns` give exactly what :attr:`~flaketui.output.columns.TaskColumn.text`
 and ``csv_cells(json(st))`` give (tests check every column); a column not known here falls
@@ -13,30 +13,18 @@ back to those.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import TaskColumn, csv_number
+from flaketui.output.distinct import Coded, coded_each, coded_pairs, negative_zero
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.suite import TaskStats
 
 NAME_KEYS = frozenset({"task"})
 """Columns with a different cell for (almost) every task: kept as lists, never coded."""
-
-
-@dataclass(frozen=True)
-class Coded:
-    """A column's cells as its distinct texts and, per task, the index of its text."""
-
-    texts: list[Any]
-    codes: np.ndarray
-
-    def cells(self) -> list[Any]:
-        """Every task's cell."""
-        return list(map(self.texts.__getitem__, self.codes.tolist()))
 
 
 def cell_codes(col: TaskColumn, st: TaskStats) -> Coded:
@@ -87,7 +75,7 @@ def _widest_decimal(values: Any, digits: int) -> int | None:
     seen = arr[~np.isnan(arr)]
     if not seen.size:
         return len(fmt.DASH) if arr.size else 0
-    if seen.min() < 0 or seen.max() >= 9.5 or _negative_zero(seen):  # 9.9996 rounds to "10.000"
+    if seen.min() < 0 or seen.max() >= 9.5 or negative_zero(seen):  # 9.9996 rounds to "10.000"
         return None
     return digits + 2
 
@@ -107,7 +95,7 @@ def _widest_rule_of_three(st: TaskStats) -> int | None:
     seen = bounds[~np.isnan(bounds)]
     if not seen.size:
         return 0
-    if _negative_zero(seen):
+    if negative_zero(seen):
         return None
     return len("fail < ") + max(len(f"{b:.3g}") for b in np.unique(seen).tolist())
 
@@ -129,39 +117,11 @@ def cell_width(text: str) -> int:
     return cell_len(text)
 
 
-def coded_each(values: Any, one: Callable[[float], Any]) -> Coded:
-    """``one(x)`` for each float of ``values``, called once per distinct value."""
-    arr = np.asarray(values, dtype=np.float64).ravel()
-    if _negative_zero(arr):  # np.unique takes -0.0 for 0.0; formats tell them apart
-        return Coded([one(x) for x in arr.tolist()], np.arange(arr.size))
-    uniq, inv = np.unique(arr, return_inverse=True)  # NaNs collapse into one
-    return Coded([one(x) for x in uniq.tolist()], inv.ravel())
-
-
-def coded_pairs(first: Any, second: Any, one: Callable[[float, float], Any], empty: Any) -> Coded:
-    """``one(a, b)`` of each pair of floats (``empty`` where either is NaN), once per distinct
-    pair (an interval's bounds; a bound and a flag)."""
-    lo = np.asarray(first, dtype=np.float64).ravel()
-    hi = np.asarray(second, dtype=np.float64).ravel()
-    if _negative_zero(lo) or _negative_zero(hi):
-        return Coded([empty if a != a or b != b else one(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)],
-                     np.arange(lo.size))
-    low, low_at = np.unique(lo, return_inverse=True)  # each side's distinct values (NaNs as one),
-    high, high_at = np.unique(hi, return_inverse=True)  # then the distinct pairs of them
-    pairs, inv = np.unique(low_at.ravel() * len(high) + high_at.ravel(), return_inverse=True)
-    firsts, seconds = low[pairs // len(high)].tolist(), high[pairs % len(high)].tolist()
-    return Coded([empty if a != a or b != b else one(a, b) for a, b in zip(firsts, seconds, strict=True)], inv.ravel())
-
-
 def _coded_labels(values: Sequence[Any], one: Callable[[Any], Any]) -> Coded:
     """``one`` of each of a few labels repeated over the tasks (classes, groups), once each."""
     distinct = list(dict.fromkeys(values))
     index = {v: i for i, v in enumerate(distinct)}
     return Coded([one(v) for v in distinct], np.fromiter(map(index.__getitem__, values), np.int64, len(values)))
-
-
-def _negative_zero(arr: np.ndarray) -> bool:
-    return bool((np.signbit(arr) & (arr == 0)).any())
 
 
 def _plain(text: str) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 
 from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
+from flaketui.output.distinct import coded_each, coded_pairs
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
 from flaketui.stats.suite import TaskStats
@@ -97,43 +98,14 @@ def floats(values: Any) -> list[float | None]:
     Equal values share one float object: a per-task column holds few distinct values (they
     follow from the counts), so a million tasks' column costs 8-byte references, not a
     24-byte float each (issue 15: the report's peak memory)."""
-    arr = np.asarray(values, dtype=np.float64).ravel()
-    if _negative_zero(arr):  # np.unique takes -0.0 for 0.0; JSON tells them apart
-        plain: list[float | None] = arr.tolist()
-        for i in np.flatnonzero(np.isnan(arr)).tolist():
-            plain[i] = None
-        return plain
-    uniq, inv = np.unique(arr, return_inverse=True)  # NaNs collapse into one, last
-    objs: list[float | None] = uniq.tolist()
-    if uniq.size and np.isnan(uniq[-1]):
-        objs[-1] = None
-    return list(map(objs.__getitem__, inv.ravel().tolist()))
+    return coded_each(values, fmt.json_float).cells()
 
 
 def intervals(low: Any, high: Any) -> list[list[float | None] | None]:
     """Arrays of bounds as JSON intervals, ``null`` where one is missing (fmt.json_interval).
 
     Equal intervals share one list (as :func:`floats` shares floats); treat them as read-only."""
-    lo = np.asarray(low, dtype=np.float64).ravel()
-    hi = np.asarray(high, dtype=np.float64).ravel()
-    missing = np.isnan(lo) | np.isnan(hi)
-    if _negative_zero(lo) or _negative_zero(hi):
-        plain: list[list[float | None] | None] = np.stack([lo, hi], axis=1).tolist()
-        for i in np.flatnonzero(missing).tolist():
-            plain[i] = None
-        return plain
-    pairs = np.empty(lo.shape, dtype=np.complex128)  # one complex per interval: np.unique
-    pairs.real, pairs.imag = lo, hi                  # orders (low, high) pairs
-    pairs[missing] = np.nan
-    uniq, inv = np.unique(pairs, return_inverse=True)
-    objs: list[list[float | None] | None] = [[z.real, z.imag] for z in uniq.tolist()]
-    for i in np.flatnonzero(np.isnan(uniq)).tolist():
-        objs[i] = None
-    return list(map(objs.__getitem__, inv.ravel().tolist()))
-
-
-def _negative_zero(arr: np.ndarray) -> bool:
-    return bool((np.signbit(arr) & (arr == 0)).any())
+    return coded_pairs(low, high, lambda lo, hi: [lo, hi], None).cells()
 
 
 def label_ranks(labels: Sequence[str | None]) -> np.ndarray:

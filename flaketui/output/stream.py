@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import natural_ranks
-from flaketui.output.cells import Coded, cell_codes, cell_texts, cell_width, csv_codes, csv_columns, widest
+from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes, csv_columns, widest
 from flaketui.output.columns import TaskColumn
+from flaketui.output.distinct import Coded
 from flaketui.stats.estimators import Interval
 from flaketui.stats.suite import TaskStats
 
