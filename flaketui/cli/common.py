@@ -11,7 +11,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -223,6 +223,13 @@ def _stream_is_tty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+def write_chunks(chunks: Iterable[str]) -> None:
+    """Write text to stdout piece by piece (never the whole output in memory at once)."""
+    for text in chunks:
+        sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def write_json(doc: Any) -> None:

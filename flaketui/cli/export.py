@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from flaketui.cli.common import fail, load, log_options, main, report_problems
+from flaketui.cli.common import fail, load, log_options, main, report_problems, write_chunks
 from flaketui.model import FieldMap, InputError
 
 
@@ -16,7 +17,8 @@ from flaketui.model import FieldMap, InputError
 @click.option("--out", "out", required=True, metavar="PATH",
               help="The file to write (replaced whole when complete; - for CSV on stdout).")
 @click.option("--raw", is_flag=True, default=False,
-              help="CSV: write text cells as they are (no quote before =, +, -, @).")
+              help="CSV: write text cells as they are (no quote before =, +, -, @; on a terminal, "
+                   "control characters are still spelled out).")
 @log_options
 def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMap) -> None:
     """Write one row per trial of LOGS (run, task, trial, outcome, score, group, metrics and
@@ -35,8 +37,7 @@ def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMa
         if fmt == "parquet":
             trials.write_parquet(log, path)
         elif out == "-":
-            for text in trials.trials_csv_chunks(log, raw):
-                click.echo(text, nl=False)
+            write_chunks(trials.trials_csv_chunks(log, raw, terminal=sys.stdout.isatty()))
         else:
             from flaketui.triage import atomic_write
 

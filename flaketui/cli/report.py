@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,6 +23,7 @@ from flaketui.cli.common import (
     report_problems,
     rows_options,
     run_stats,
+    write_chunks,
     write_json,
 )
 from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
@@ -157,13 +158,6 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                 console.print(out.report_table(st, sm, found, top=top))  # fitted to the terminal by Rich
             else:
                 out.print_streamed_table(console, st, sm, found, top=top)
-
-
-def write_chunks(chunks: Iterable[str]) -> None:
-    """Write text to stdout piece by piece (never the whole report in memory at once)."""
-    for text in chunks:
-        sys.stdout.write(text)
-    sys.stdout.flush()
 
 
 def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,

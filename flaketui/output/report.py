@@ -20,8 +20,6 @@ from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
-    from collections.abc import Iterator
-
     from rich.console import Console, Group
     from rich.text import Text
 
@@ -615,7 +613,6 @@ def compare_lines_streamed(v: CompareView, rows: Sequence[FlipRow], width: int =
     """:func:`compare_table`'s table as Rich writes it to a pipe (``width`` cells), a few thousand
     rows at a time, without a Rich table of every row (45,000 changed tasks took Rich 23 s);
     ``None`` when the table is wider than ``width`` (Rich would wrap its cells: let it)."""
-    from flaketui.output import stream
     from flaketui.output.cells import cell_width
 
     headers = compare_headers(v)

@@ -25,7 +25,7 @@ import numpy as np
 
 from flaketui.loading.formats.parquet_trials import METRIC_PREFIX, OUTCOMES, pyarrow_parquet
 from flaketui.model import ERRORED, PASS, TrialLog
-from flaketui.sanitize import csv_cell
+from flaketui.sanitize import csv_cell, visible
 
 OUTCOME_NAMES = np.array(sorted(OUTCOMES, key=OUTCOMES.__getitem__), dtype=object)
 """Outcome names by code + 1 (:data:`~flaketui.model.ERRORED` is -1): errored, fail, pass."""
@@ -99,11 +99,12 @@ def trials_csv(log: TrialLog, raw: bool = False) -> str:
     return "".join(trials_csv_chunks(log, raw))
 
 
-def trials_csv_chunks(log: TrialLog, raw: bool = False) -> Iterator[str]:
+def trials_csv_chunks(log: TrialLog, raw: bool = False, terminal: bool = False) -> Iterator[str]:
     """The trial table as CSV, :data:`CSV_ROWS` rows a piece; text cells pass
     :func:`~flaketui.sanitize.csv_cell` unless ``raw`` (each distinct name once), missing
-    values are empty cells."""
-    cols = trial_columns(log, None if raw else csv_cell)
+    values are empty cells. ``raw`` for a ``terminal`` still spells out control characters
+    (:func:`~flaketui.sanitize.visible`): a name from a log never reaches a terminal raw."""
+    cols = trial_columns(log, (visible if terminal else None) if raw else csv_cell)
     arrays = list(cols.values())
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")

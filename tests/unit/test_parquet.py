@@ -129,3 +129,15 @@ def test_csv_in_pieces_equals_the_table_written_row_by_row(tmp_path: Path, monke
     pieces = list(trials.trials_csv_chunks(log, raw))
     assert len(pieces) > 3
     assert "".join(pieces) == want.getvalue()
+
+
+def test_raw_csv_on_a_terminal_spells_out_control_characters(tmp_path: Path) -> None:
+    """--raw keeps names as they are in a file; for a terminal their control characters are spelled out."""
+    from flaketui.output import trials
+    from tests.security.hostile import raw_controls, write_hostile_log
+
+    log = load_logs([write_hostile_log(tmp_path / "h.jsonl")], use_cache=False)
+    assert raw_controls("".join(trials.trials_csv_chunks(log, raw=True)))  # a file gets them as they are
+    on_terminal = "".join(trials.trials_csv_chunks(log, raw=True, terminal=True))
+    assert not raw_controls(on_terminal.replace("\n", ""))
+    assert "\\x1b" in on_terminal and "'=" not in on_terminal  # spelled out, and no formula quote
