@@ -118,10 +118,7 @@ def print_compare_table(view: CompareView, choice: RowChoice) -> None:
         con.file.write(text)
     con.file.flush()
     if len(picked) < len(rows):
-        from rich.text import Text
-
-        con.print(Text(out.left_out_line(len(rows) - len(picked), len(picked), "changed task", "most changed"),
-                       style="dim"))
+        con.print(out.left_out_text(len(rows) - len(picked), len(picked), *out.CHANGED))
 
 
 def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],

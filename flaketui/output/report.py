@@ -425,6 +425,17 @@ def left_out_line(left: int, shown: int, what: str = "task", first: str = "flaki
             f"--all shows every row, --top N the N {first}, --format json or csv every {what}")
 
 
+CHANGED = ("changed task", "most changed")
+"""What ``compare``'s cut table calls its rows and their order (:func:`left_out_line`)."""
+
+
+def left_out_text(left: int, shown: int, what: str = "task", first: str = "flakiest") -> Text:
+    """:func:`left_out_line` as the terminal shows it, dim."""
+    from rich.text import Text
+
+    return Text(left_out_line(left, shown, what, first), style="dim")
+
+
 def compare_markdown(v: CompareView, top: int | None = None) -> str:
     """The comparison as Markdown; ``top``: only the first ``top`` changed tasks, and a line
     saying how many are left out."""
@@ -440,7 +451,7 @@ def compare_markdown(v: CompareView, top: int | None = None) -> str:
             f"{r.n_a} | {r.n_b} | {fmt.pvalue(r.p_adjusted)} |"
         )
     if left:
-        lines += ["", _md_escape(left_out_line(left, len(rows) - left, "changed task", "most changed"))]
+        lines += ["", _md_escape(left_out_line(left, len(rows) - left, *CHANGED))]
     return "\n".join(lines) + "\n"
 
 
@@ -479,7 +490,7 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
         cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     left = len(order) - len(shown)
-    cut = [Text(left_out_line(left, len(shown)), style="dim")] if left else []
+    cut = [left_out_text(left, len(shown))] if left else []
     return Group(*table_head(sm, why), table, *cut, *table_tail(why))
 
 
@@ -515,7 +526,6 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
     """:func:`report_table` written a few thousand rows at a time (constant memory, for any
     number of tasks): the same characters when piped; on a terminal the task column gives way
     to fit the width, and the header and classes keep their colours."""
-    from rich.text import Text
 
     order = display_order(st)
     shown = order[:top]
@@ -533,7 +543,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
         write(text)
     con.file.flush()
     if len(order) > len(shown):
-        con.print(Text(left_out_line(len(order) - len(shown), len(shown)), style="dim"))
+        con.print(left_out_text(len(order) - len(shown), len(shown)))
     for part in table_tail(why):
         con.print(part)
 
@@ -605,7 +615,7 @@ def compare_table(v: CompareView, rows: Sequence[FlipRow] | None = None, left: i
                       Text(r.kind, style="bold" if r.flipped else "dim"), *cells[3:])
     parts: list[Any] = [compare_head(v), table]
     if left:
-        parts.append(Text(left_out_line(left, len(rows or ()), "changed task", "most changed"), style="dim"))
+        parts.append(left_out_text(left, len(rows or ()), *CHANGED))
     return Group(*parts)
 
 
