@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import eq
 from typing import Any
 
 import numpy as np
@@ -73,7 +74,7 @@ class QuarantineList:
     @property
     def failures(self) -> int:
         """Tasks that never passed (stable-fail)."""
-        return int(np.count_nonzero((self.stats.passes == 0) & (self.stats.n > 0)))
+        return self.stats.classes.count(STABLE_FAIL)
 
     @property
     def without_trials(self) -> int:
@@ -95,7 +96,7 @@ def quarantine_list(stats: TaskStats, max_flakiness: float | None = None) -> Qua
     Without a cap every task that both passed and failed is quarantined; with
     one, only those whose flakiness 4·p̂·(1 − p̂) exceeds it (the gate's rule).
     """
-    flaky = (stats.passes > 0) & (stats.passes < stats.n)  # estimators.classify's flaky
+    flaky = np.fromiter(map(eq, stats.classes, repeat(FLAKY)), dtype=bool, count=len(stats))
     if max_flakiness is not None:
         flaky &= np.asarray(stats.flakiness, dtype=np.float64) > max_flakiness
     return QuarantineList(stats.run, max_flakiness, stats, flaky)

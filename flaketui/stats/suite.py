@@ -123,7 +123,7 @@ def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
     un, uc, inv = count_pairs(n, c)
     r3 = rule_of_three(un)
     ci = wilson_interval(un, uc)
-    hk_ci = pass_hat_k_interval(un, uc, k)
+    at_k, hat_k, hat_k_ci = _k_figures(un, uc, inv, k)
     classes = classify(un, uc)
     return TaskStats(
         run=outcomes.run,
@@ -135,9 +135,9 @@ def task_stats(outcomes: RunOutcomes, k: int) -> TaskStats:
         errored=outcomes.errored,
         p_hat=p_hat(un, uc)[inv],
         p_hat_ci=Interval(ci.low[inv], ci.high[inv]),
-        pass_at_k=pass_at_k(un, uc, k)[inv],
-        pass_hat_k=pass_hat_k(un, uc, k)[inv],
-        pass_hat_k_ci=Interval(hk_ci.low[inv], hk_ci.high[inv]),
+        pass_at_k=at_k,
+        pass_hat_k=hat_k,
+        pass_hat_k_ci=hat_k_ci,
         flakiness=flakiness(un, uc)[inv],
         classes=list(map(classes.__getitem__, inv.tolist())),
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
@@ -150,7 +150,13 @@ def k_figures(n: NDArray[np.integer], c: NDArray[np.integer], k: int) -> tuple[N
     """The per-task figures that move with k (pass@k, pass^k and its interval), as
     :func:`task_stats` computes them: once per distinct (n, c) pair. For a change of k alone
     (the app's ``+`` / ``-``)."""
-    un, uc, inv = count_pairs(n, c)
+    return _k_figures(*count_pairs(n, c), k)
+
+
+def _k_figures(un: NDArray[np.int64], uc: NDArray[np.int64], inv: NDArray[np.intp],
+               k: int) -> tuple[NDArray[np.float64], NDArray[np.float64], Interval]:
+    """pass@k, pass^k and its interval of the distinct pairs (``un``, ``uc``), spread to the
+    tasks (``inv``: each task's pair)."""
     interval = pass_hat_k_interval(un, uc, k)
     return (pass_at_k(un, uc, k)[inv], pass_hat_k(un, uc, k)[inv],
             Interval(interval.low[inv], interval.high[inv]))
