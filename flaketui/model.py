@@ -67,6 +67,12 @@ class FieldMap:
     runs_as_trials: bool = False
     """``--runs-as-trials``: the runs of one folder are read as trials of one run."""
 
+    def known_names(self) -> set[str]:
+        """The fields a trial's roles are read from, with ``metrics`` and ``error``: every
+        other field of a trial is an extra one (:attr:`Trial.extra`)."""
+        return {"metrics", "error", *self.run, *self.task, *self.trial, *self.passed, *self.score,
+                *self.trace, *self.group}
+
 
 _DIGITS = re.compile(r"(\d+)")
 

@@ -105,10 +105,7 @@ def _extras(extra: Mapping[str, Any]) -> TaskExtras:
 def _read_mapped(log: TrialLog, rows: list[int]) -> dict[int, dict[str, Any]]:
     """The extra fields of ``rows`` that lie in local plain JSONL files, read from a map of
     each file (rows elsewhere, or that fail to decode, are left out)."""
-    fields = log.fields
-    known = {"metrics", "error", *fields.run, *fields.task, *fields.trial, *fields.passed,
-             *fields.score, *fields.trace, *fields.group}
-    if not rows or known.intersection(EXTRA_NAMES):  # a role field named like an extra one
+    if not rows or log.fields.known_names().intersection(EXTRA_NAMES):  # a role field named like an extra
         return {}
     idx = np.asarray(rows, dtype=np.int64)
     decode = msgspec.json.Decoder(_Extras).decode

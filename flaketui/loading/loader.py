@@ -372,8 +372,7 @@ def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
         total = len(trace)
         if max_steps is not None and total > max_steps:
             trace = trace[:max_steps]
-    known = {"metrics", "error", *fields.run, *fields.task, *fields.trial, *fields.passed,
-             *fields.score, *fields.trace, *fields.group}
+    known = fields.known_names()
     metrics = {k: float(v[row]) for k, v in log.metrics.items() if not np.isnan(v[row])}
     score = float(log.score[row])
     g = int(log.group[row])
