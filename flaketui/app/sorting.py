@@ -11,19 +11,17 @@ if TYPE_CHECKING:
 
 
 def sorted_rows(idx: np.ndarray, values: np.ndarray, reverse: bool, tiebreak: np.ndarray) -> np.ndarray:
-    """``idx`` ordered by ``values`` (missing values last in either direction), ties by ``tiebreak``."""
-    missing = np.isnan(values)
-    signed = np.where(missing, 0.0, -values if reverse else values)
-    return idx[np.lexsort((tiebreak, signed, missing))]
+    """``idx`` ordered by ``values`` (missing values last in either direction), ties by
+    ``tiebreak`` (then by their place in ``idx``): :func:`sorted_order` of those rows."""
+    return idx[sorted_order(values, reverse, np.argsort(tiebreak, kind="stable"))]
 
 
 def sorted_order(values: np.ndarray, reverse: bool, ties: np.ndarray) -> np.ndarray:
     """Every row ordered by ``values`` (missing values last in either direction), ties in
     the order ``ties`` (a permutation of the rows, e.g. the natural order of the names).
 
-    The same order as :func:`sorted_rows` over every row with ``ties``' ranks as the
-    tiebreak, in one stable argsort of values already in ``ties`` order (numpy puts NaN
-    last, and -NaN is NaN): a filtered table takes its rows from it in order.
+    One stable argsort of values already in ``ties`` order (numpy puts NaN last, and -NaN
+    is NaN): a filtered table takes its rows from it in order.
     """
     ranked = values[ties]
     return ties[np.argsort(-ranked if reverse else ranked, kind="stable")]

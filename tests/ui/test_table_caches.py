@@ -147,3 +147,23 @@ async def test_the_footer_shows_the_keys_of_what_has_focus(log: Path) -> None:
         await pilot.press("enter")  # another screen, another footer
         await pilot.pause()
         assert shown() == expected() and ("escape", "Back") in shown()
+
+
+def test_sorted_rows_is_sorted_order_of_a_subset() -> None:
+    """sorted_rows (a subset of rows, ties by a tiebreak) orders as a lexsort of (missing,
+    value, tiebreak) did: NaN last both ways, -0.0 equal to 0.0, equal tiebreaks in idx order."""
+    import numpy as np
+
+    from flaketui.app.sorting import sorted_rows
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(0, 30))
+        idx = rng.permutation(100)[:n]
+        values = rng.choice([0.0, -0.0, 1.0, 0.5, np.nan, 2.0], n)
+        tiebreak = rng.integers(0, 5, n).astype(float)
+        for reverse in (False, True):
+            missing = np.isnan(values)
+            signed = np.where(missing, 0.0, -values if reverse else values)
+            want = idx[np.lexsort((tiebreak, signed, missing))]
+            assert sorted_rows(idx, values, reverse, tiebreak).tolist() == want.tolist()
