@@ -127,11 +127,11 @@ def name_ranks(names: Sequence[str]) -> np.ndarray:
 
 
 def text_column(key: str, label: str, get: Callable[[TaskStats], Sequence[str | None]],
-                tooltip: str, sort: Callable[[Sequence[str]], np.ndarray] = label_ranks) -> TaskColumn:
-    """A column of strings (``None`` shown empty, ``null`` in JSON), sorted A→Z."""
+                tooltip: str, sort: Callable[[Sequence[str | None]], np.ndarray] = label_ranks) -> TaskColumn:
+    """A column of strings (``None`` shown empty, ``null`` in JSON), sorted A→Z (``None`` as ``""``)."""
     return TaskColumn(key, label, tooltip, json=lambda st: list(get(st)),
                       text=lambda st, i: visible(get(st)[i] or ""),
-                      sort=lambda st: sort([v or "" for v in get(st)]),
+                      sort=lambda st: sort(get(st)),
                       csv_names=(key,), descending=False, arrays=lambda st: (get(st),))
 
 

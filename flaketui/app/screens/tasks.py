@@ -34,7 +34,7 @@ from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, natural_ranks
 from flaketui.output import formatting as fmt
-from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style, label_ranks
+from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import KCurve, histogram, k_curve
@@ -542,17 +542,15 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            replace(stat("class", 5, "left",
-                         tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
-                         render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
-                                                 style=class_style(st.classes[row]))),
-                    sort=lambda: label_ranks(st.classes)),
+            stat("class", 5, "left",
+                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
+                 render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
+                                         style=class_style(st.classes[row]))),
         ]
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
         if self._group_width is not None:
-            cols.append(replace(stat("group", self._group_width, "left", style=lambda row: "dim"),
-                                sort=lambda: label_ranks(st.groups)))
+            cols.append(stat("group", self._group_width, "left", style=lambda row: "dim"))
         if self.has_traces.any():
             cols.append(Column("divergence", "div", 4, "right",
                                "first divergence step of the most informative pass/fail pair",
