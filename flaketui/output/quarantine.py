@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import eq
 from typing import Any
 
 import numpy as np
@@ -96,7 +95,7 @@ def quarantine_list(stats: TaskStats, max_flakiness: float | None = None) -> Qua
     Without a cap every task that both passed and failed is quarantined; with
     one, only those whose flakiness 4·p̂·(1 − p̂) exceeds it (the gate's rule).
     """
-    flaky = np.fromiter(map(eq, stats.classes, repeat(FLAKY)), dtype=bool, count=len(stats))
+    flaky = stats.flaky()
     if max_flakiness is not None:
         flaky &= np.asarray(stats.flakiness, dtype=np.float64) > max_flakiness
     return QuarantineList(stats.run, max_flakiness, stats, flaky)

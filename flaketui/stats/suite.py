@@ -58,6 +58,10 @@ class TaskStats:
     def __len__(self) -> int:
         return len(self.tasks)
 
+    def flaky(self) -> NDArray[np.bool_]:
+        """Per task, whether its class is flaky (it both passed and failed)."""
+        return np.fromiter(map(FLAKY.__eq__, self.classes), dtype=bool, count=len(self.classes))
+
     def take(self, rows: Sequence[int] | NDArray[np.integer]) -> TaskStats:
         """The statistics of the tasks at ``rows`` only, in that order."""
         idx = np.asarray(rows, dtype=np.intp)

@@ -630,8 +630,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         st = self.stats
         assert st is not None
         if self._flaky is None or self._flaky[0] is not st.classes:
-            self._flaky = (st.classes, np.fromiter(map(FLAKY.__eq__, st.classes), dtype=bool,
-                                                   count=len(st.classes)))
+            self._flaky = (st.classes, st.flaky())
         return self._flaky[1]
 
     def forget_order(self, key: str) -> None:
