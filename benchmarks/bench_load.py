@@ -17,7 +17,7 @@ The workload is ``../shared/bench/gen_trials.py --tasks 10000 --trials 20 --step
 flaketui's modules are compiled to bytecode first, as an install does. Wall time is
 the median of ``--runs`` runs; peak memory is the largest sum of the
 proportional set sizes (PSS) of the process and all its children, sampled every 20 ms
-from /proc (the parsing workers count; see :func:`tree_rss`). The ratios are against DuckDB's median.
+from /proc (the parsing workers count; see :func:`tree_pss`). The ratios are against DuckDB's median.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ print(df.group_by("task").agg(pl.len(), pl.col("passed").sum()).height)
 """
 
 
-def tree_rss(pid: int) -> int:
+def tree_pss(pid: int) -> int:
     """Memory of ``pid`` and every process below it (children from
     /proc/PID/task/TID/children): the sum of their proportional set sizes (PSS, from
     /proc/PID/smaps_rollup; resident pages from /proc/PID/statm where that is missing).
@@ -87,12 +87,12 @@ def _pss(pid: int) -> int:
 
 
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
-    """(wall seconds, peak tree RSS bytes) of one run of ``cmd``; its output is discarded."""
+    """(wall seconds, peak bytes of the tree's summed PSS) of one run of ``cmd``; its output is discarded."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peak = 0
     while True:
-        peak = max(peak, tree_rss(proc.pid))
+        peak = max(peak, tree_pss(proc.pid))
         try:  # wait() notices the exit within a few ms; a sleep would add up to its length
             proc.wait(timeout=0.02)
             break
