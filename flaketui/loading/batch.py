@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import math
+from collections import deque
 from itertools import chain, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
@@ -43,6 +44,7 @@ from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_st
 from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, next_newline, read_range
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
+from flaketui.loading.scanned import Part, Scanner, available, renumber
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 
 BATCH_BYTES = 1 << 19
@@ -54,25 +56,35 @@ _NO_TRACE, _EMPTY, _FULL, _BAD = 0, 1, 2, 3
 
 
 def parse_range(path: str, start: int, end: int, fields: FieldMap, default_run: str,
-                first_line: int = 1, progress: Progress | None = None) -> tuple[Parsed, int]:
+                first_line: int = 1, progress: Progress | None = None, threads: int = 1) -> tuple[Parsed, int]:
     """Parse the lines of plain JSONL file ``path`` that start in ``[start, end)``, numbered
     from ``first_line``: (what they hold, the number of lines seen).
 
     The same contract as :func:`~flaketui.loading.jsonl.read_range` feeding a
     :class:`~flaketui.loading.jsonl.LineParser` into a :class:`RecordSink` and
     :meth:`Parsed.from_sink` (``start`` starts a line; a last line without a newline
-    counts if it ends the file; ``progress`` gets the bytes read).
+    counts if it ends the file; ``progress`` gets the bytes read). With the C scanner
+    (:func:`scans`), ``threads`` threads scan blocks ahead.
     """
     sink = _RowSink(fields, default_run)
     parser = LineParser(path, sink)
     if parser.fast.typed_roles:
         batch = _Batch(path, parser, sink)
-        lines = batch.read(start, end, first_line, progress)
+        lines = batch.read(start, end, first_line, progress, threads)
         return batch.parsed(), lines
     plain = RecordSink(fields, default_run)  # a field map the typed tier does not take
     parser = LineParser(path, plain)
     lines = read_range(path, start, end, parser, first_line=first_line, progress=progress) if end > start else 0
     return Parsed.from_sink(plain, parser.problems), lines
+
+
+def scans(fields: FieldMap) -> bool:
+    """Whether the C scanner reads lines for this field map (it is compiled, and the typed
+    tier takes the map): then one process reads a file, with threads."""
+    fast = FastDecoder(fields)
+    if not (available() and fast._typed is not None):
+        return False
+    return Scanner.takes([f.encode_name for f in msgspec.structs.fields(fast._typed.type)])
 
 
 def parse_job(args: tuple[str, int, int, FieldMap, str]) -> tuple[Parsed, int]:
@@ -193,87 +205,151 @@ class _Batch:
         self.getters = {role: [attrgetter(names[i]) for i in where]
                         for role, where in fast.typed_roles.items()}
         self.get_error, self.get_metrics = attrgetter("error"), attrgetter("metrics")
+        keys = [f.encode_name for f in info]
+        self.scanner = Scanner(keys, {**fast.typed_roles, "error": (names.index("error"),),
+                                      "metrics": (names.index("metrics"),)},
+                               sink.fields.threshold, sink.default_run) if Scanner.takes(keys) else None
         self.fields = sink.fields
         self.default_run = sink.default_run
         self.runs, self.tasks, self.groups = _Names(), _Names(), _Names()
-        self.metric_names: dict[str, None] = {}
-        self.chunks: list[dict[str, Any]] = []
+        self.cols: dict[str, _Column] = {}
+        """The trials' columns, written block by block (made with the first trials)."""
+        self.metrics: dict[str, _Column] = {}
+        """The metric columns, in the order first seen."""
+        self.rows = 0
+        self.start = self.end = 0
 
     # reading ---------------------------------------------------------------------------
 
-    def read(self, start: int, end: int, first_line: int, progress: Progress | None) -> int:
-        """Read the lines starting in ``[start, end)`` block by block, as ``read_range`` does."""
+    def read(self, start: int, end: int, first_line: int, progress: Progress | None, threads: int = 1) -> int:
+        """Read the lines starting in ``[start, end)`` block by block, as ``read_range`` does;
+        with the C scanner, ``threads`` scan blocks ahead while this thread keeps them."""
         if end <= start:
             return 0
-        line = first_line
+        self.line = first_line
+        self.start, self.end = start, end
+        ahead = _Ahead(self, threads) if self.scanner else None
         buf = bytearray(BLOCK)
         view = memoryview(buf)
         data = np.frombuffer(buf, dtype=np.uint8)
         newline = np.empty(len(buf), dtype=bool)
         filled, base = 0, start
-        with open(self.path, "rb", buffering=0) as fh:
-            fh.seek(start)
-            while True:
-                if filled == len(buf):  # one line fills the buffer
-                    base, line = self.long_line(fh, base, line, progress)
-                    filled = 0
-                    if base < end:
+        try:
+            with open(self.path, "rb", buffering=0) as fh:
+                fh.seek(start)
+                while True:
+                    if filled == len(buf):  # one line fills the buffer
+                        if ahead:
+                            ahead.drain()
+                        base = self.long_line(fh, base, progress)
+                        filled = 0
+                        if base < end:
+                            continue
+                        break
+                    got = fh.readinto(view[filled:])
+                    if not got:  # a last line without a newline: the per-line reader's rules
+                        if filled and base < end:
+                            if ahead:
+                                ahead.drain()
+                            self.line += read_range(self.path, base, end, self.parser, first_line=self.line)
+                            self.flush_rows()
+                        break
+                    filled += got
+                    if progress:
+                        progress(got)
+                    last = buf.rfind(b"\n", 0, filled)
+                    if last < 0:
                         continue
-                    break
-                got = fh.readinto(view[filled:])
-                if not got:  # a last line without a newline: the per-line reader's rules
-                    if filled and base < end:
-                        line += read_range(self.path, base, end, self.parser, first_line=line)
-                        self.flush_rows()
-                    break
-                filled += got
-                if progress:
-                    progress(got)
-                last = buf.rfind(b"\n", 0, filled)
-                if last < 0:
-                    continue
-                # the lines are decoded where they lie in the buffer: no copy of the block
-                ends = np.flatnonzero(np.equal(data[: last + 1], 0x0A, out=newline[: last + 1]))
-                starts = np.empty_like(ends)
-                starts[0] = 0
-                starts[1:] = ends[:-1] + 1
-                taken = int(np.searchsorted(starts, end - base))  # lines that start before `end`
-                is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
-                offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
-                # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
-                # (and only one batch's line views and records are held at a time)
-                cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
-                for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
-                    lines = list(map(view.__getitem__, map(slice, starts[a:b].tolist(), ends[a:b].tolist())))
-                    self.block(lines, offsets[a:b], lengths[a:b], line + a, is_ascii)
-                    for piece in lines:
-                        piece.release()
-                    del lines
-                line += taken
-                if taken < len(ends):
-                    break
-                consumed = last + 1
-                if base + consumed >= end:
-                    break
-                rest = filled - consumed
-                if rest:
-                    view[:rest] = view[consumed:filled]
-                base += consumed
-                filled = rest
+                    consumed = last + 1
+                    if ahead:  # scanned ahead; the next block goes to a buffer of its own
+                        ahead.submit(buf, consumed, end - base, base)
+                        rest = filled - consumed
+                        fresh = ahead.buffer()
+                        fresh[:rest] = view[consumed:filled]
+                        view.release()
+                        buf, view = fresh, memoryview(fresh)
+                    else:
+                        is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
+                        self.decoded(buf, view, data, newline, last, end - base, base, is_ascii)
+                        rest = filled - consumed
+                        if rest:
+                            view[:rest] = view[consumed:filled]
+                    if base + consumed >= end:  # the range ends in this block
+                        break
+                    base += consumed
+                    filled = rest
+            if ahead:
+                ahead.drain()
+        finally:
+            if ahead:
+                ahead.close()
         del data
         view.release()
-        return line - first_line
+        return self.line - first_line
 
-    def long_line(self, fh: Any, base: int, line: int, progress: Progress | None) -> tuple[int, int]:
-        """Have the per-line reader read the line at ``base``, longer than a block: (where the
-        next line starts, its number). ``fh`` is left there."""
+    def decoded(self, buf: bytearray, view: memoryview, data: np.ndarray, newline: np.ndarray, last: int,
+                limit: int, base: int, is_ascii: bool) -> None:
+        """Parse the lines of ``buf`` up to its newline at ``last`` that start before
+        ``limit`` with msgspec, a batch at a time (``base``: the block's file offset)."""
+        # the lines are decoded where they lie in the buffer: no copy of the block
+        ends = np.flatnonzero(np.equal(data[: last + 1], 0x0A, out=newline[: last + 1]))
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        taken = int(np.searchsorted(starts, limit))  # lines that start before `limit`
+        offsets, lengths = starts[:taken] + base, ends[:taken] - starts[:taken]
+        # batches of about BATCH_BYTES, so that a batch's objects stay in the CPU's caches
+        # (and only one batch's line views and records are held at a time)
+        cuts = np.unique(np.searchsorted(starts[:taken], np.arange(0, last + 1, BATCH_BYTES))).tolist()
+        for a, b in zip(cuts, [*cuts[1:], taken], strict=True):
+            lines = list(map(view.__getitem__, map(slice, starts[a:b].tolist(), ends[a:b].tolist())))
+            self.block(lines, offsets[a:b], lengths[a:b], self.line + a, is_ascii)
+            for piece in lines:
+                piece.release()
+            del lines
+        self.line += taken
+
+    def scanned_rows(self, buf: bytearray, part: Part, base: int) -> None:
+        """Keep the lines of ``buf`` (at file offset ``base``) the scanner put in ``part``, the
+        next lines of the range."""
+        scanner = self.scanner
+        assert scanner is not None
+        line, n, out = self.line, part.n, part.out
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            cols = scanner.number(buf, part)
+            starts, ends = out.starts[:n], out.ends[:n]
+            keep = cols.keep
+            every = bool(keep.all())
+            if not every:
+                with memoryview(buf) as view:
+                    for i in np.flatnonzero(~keep).tolist():
+                        a, b = int(starts[i]), int(ends[i])
+                        self.parser.feed(view[a:b], base + a, line + i, not part.alone[i] and _ascii(view[a:b]))
+            idx: Any = slice(None) if every else np.flatnonzero(keep)
+            rows = {"run": cols.run, "task": cols.task, "group": cols.group, "trial": cols.trial,
+                    "outcome": cols.outcome, "score": cols.score, "offset": starts[idx] + base,
+                    "length": (ends - starts)[idx], "line": np.arange(line, line + n)[idx],
+                    "has_trace": cols.has_trace, "metrics": cols.metrics}
+            if self.sink.rows:
+                rows = self.merge_rows(rows)
+            self.add_chunk(rows)
+        finally:
+            if enabled:
+                gc.enable()
+        self.line += n
+
+    def long_line(self, fh: Any, base: int, progress: Progress | None) -> int:
+        """Have the per-line reader read the line at ``base``, longer than a block: where the
+        next line starts. ``fh`` is left there."""
         stop = next_newline(fh, base + BLOCK)
-        line += read_range(self.path, base, base + 1, self.parser, first_line=line)
+        self.line += read_range(self.path, base, base + 1, self.parser, first_line=self.line)
         self.flush_rows()
         if progress:
             progress(max(0, stop + 1 - base - BLOCK))
         fh.seek(stop + 1)
-        return stop + 1, line
+        return stop + 1
 
     # one block -------------------------------------------------------------------------
 
@@ -319,7 +395,7 @@ class _Batch:
                    "trial": cols["trial"][sub], "outcome": cols["outcome"][sub], "score": cols["score"][sub],
                    "offset": offsets[idx], "length": lengths[idx],
                    "line": np.arange(first_line, first_line + n)[idx],
-                   "has_trace": cols["has_trace"][sub], "metrics": cols["metrics"]}
+                   "has_trace": cols["has_trace"][sub], "metrics": _metric_columns(cols["metrics"])}
             if self.sink.rows:
                 out = self.merge_rows(out)
             self.add_chunk(out)
@@ -437,51 +513,174 @@ class _Batch:
                                    ("length", length, np.int64), ("line", line, np.int64),
                                    ("has_trace", has_trace, np.int8)):
             merged[name] = np.concatenate([out[name], np.array(extra, dtype=dtype)])[order]
-        for name, extra in (("run", run), ("task", task), ("group", group), ("metrics", metrics)):
-            both = out[name] + extra
-            merged[name] = [both[i] for i in order.tolist()]
+        scanner = self.scanner
+        for name, extra in (("run", run), ("task", task), ("group", group)):
+            if scanner is None:  # names as they are, numbered in add_chunk
+                both = out[name] + extra
+                merged[name] = [both[i] for i in order.tolist()]
+            else:  # names as ids in the scanner's tables
+                ids = [-1 if x is None else scanner.add(name, x) for x in extra]
+                merged[name] = np.concatenate([out[name], np.array(ids, dtype=np.int32)])[order]
+                scanner.irregular[name] = True  # a deferred line's names may come before the block's
+        theirs = _metric_columns(metrics)
+        n = len(out["line"])
+        merged["metrics"] = {
+            name: np.concatenate([out["metrics"].get(name, np.full(n, math.nan)),
+                                  theirs.get(name, np.full(len(line), math.nan))])[order]
+            for name in (*out["metrics"], *(k for k in theirs if k not in out["metrics"]))}
         return merged
 
     def flush_rows(self) -> None:
         """Add the trials ``feed`` kept outside any block (long lines, a last line)."""
         if self.sink.rows:
-            empty = {"run": [], "task": [], "group": [], "metrics": [],
+            names: Any = [] if self.scanner is None else np.empty(0, dtype=np.int32)
+            empty = {"run": names, "task": names, "group": names, "metrics": {},
                      **{name: np.empty(0, dtype=dt) for name, dt in _DTYPES.items()}}
             self.add_chunk(self.merge_rows(empty))
 
     def add_chunk(self, out: dict[str, Any]) -> None:
-        """Number the names of a block's trials and turn its metrics into columns."""
+        """Number the names of a block's trials and keep its columns."""
         n = len(out["line"])
         if n == 0:
             return
-        chunk = {name: np.asarray(out[name], dtype=dt) for name, dt in _DTYPES.items()}
-        self.runs.add(out["run"])
-        self.tasks.add(out["task"])
-        self.groups.add(out["group"])
-        dicts = [m or _NO_METRICS for m in out["metrics"]]
-        columns = {}
-        for name in dict.fromkeys(chain.from_iterable(dicts)):
-            self.metric_names.setdefault(name)
-            columns[name] = np.fromiter(map(dict.get, dicts, repeat(name), repeat(math.nan)),
-                                        dtype=np.float64, count=n)
-        chunk["metrics"] = columns
-        self.chunks.append(chunk)
+        cols = self.cols
+        if not cols:  # the first trials: room for the range's, as many more as these bytes promise
+            read = int(out["offset"][-1] + out["length"][-1]) + 1 - self.start
+            expect = int(n * max(1.0, (self.end - self.start) / max(read, 1)) * 1.02) + 16
+            names: tuple[tuple[str, Any], ...] = ((("run", np.int32), ("task", np.int32), ("group", np.int32))
+                                                  if self.scanner is not None else ())
+            for name, dt in (*_DTYPES.items(), *names):
+                cols[name] = _Column(dt, expect)
+        for name in _DTYPES:
+            cols[name].add(out[name])
+        if self.scanner is None:
+            self.runs.add(out["run"])
+            self.tasks.add(out["task"])
+            self.groups.add(out["group"])
+        else:  # ids already
+            for name in ("run", "task", "group"):
+                cols[name].add(out[name])
+        columns = out["metrics"]
+        # names in the order first seen: by the first trial that has each (stable: a trial's own order)
+        firsts = [int(np.argmin(np.isnan(col))) for col in columns.values()]
+        for _, name in sorted(zip(firsts, columns, strict=True), key=itemgetter(0)):
+            if name not in self.metrics:  # NaN for the trials before
+                self.metrics[name] = _Column(np.float64, cols["line"].capacity, self.rows)
+        for name, column in self.metrics.items():
+            column.add(columns.get(name, _nan(n)))
+        self.rows += n
 
     def parsed(self) -> Parsed:
         """Everything read, as :meth:`Parsed.from_sink` would give it."""
         self.flush_rows()
-        chunks = self.chunks
-        columns: dict[str, np.ndarray] = {}
-        for name, dt in _DTYPES.items():
-            columns[name] = (np.concatenate([c[name] for c in chunks]).astype(dt, copy=False) if chunks
-                             else np.empty(0, dtype=dt))
-        metrics = {name: np.concatenate([c["metrics"].get(name, np.full(len(c["line"]), math.nan))
-                                         for c in chunks]) for name in self.metric_names}
-        runs, columns["run"] = self.runs.ids()
-        tasks, columns["task"] = self.tasks.ids()
-        groups, columns["group"] = self.groups.ids(none=True)
+        cols = self.cols
+        columns = {name: cols[name].array() if cols else np.empty(0, dtype=dt) for name, dt in _DTYPES.items()}
+        metrics = {name: column.array() for name, column in self.metrics.items()}
+        if self.scanner is None:
+            runs, columns["run"] = self.runs.ids()
+            tasks, columns["task"] = self.tasks.ids()
+            groups, columns["group"] = self.groups.ids(none=True)
+        else:
+            scanner = self.scanner
+            named = {}
+            for role in ("run", "task", "group"):
+                ids = cols[role].array() if cols else np.empty(0, dtype=np.int32)
+                names = scanner.tables[role].names
+                if scanner.irregular[role]:
+                    names, ids = renumber(ids, names)
+                named[role], columns[role] = names, ids
+            runs, tasks, groups = named["run"], named["task"], named["group"]
         return Parsed(runs=runs, tasks=tasks, groups=groups, metrics=metrics,
                       problems=list(self.parser.problems), **columns)
+
+
+class _Column:
+    """A column written block by block into one array (grown, when the guess of its length
+    was short, by half again): no per-block arrays to join at the end."""
+
+    def __init__(self, dtype: Any, capacity: int, nans: int = 0) -> None:
+        """``nans``: rows of NaN it starts with (a metric first seen after them)."""
+        self.data = np.empty(max(capacity, nans, 16), dtype=dtype)
+        if nans:
+            self.data[:nans] = np.nan
+        self.n = nans
+
+    @property
+    def capacity(self) -> int:
+        return len(self.data)
+
+    def add(self, values: np.ndarray) -> None:
+        end = self.n + len(values)
+        if end > len(self.data):
+            grown = np.empty(max(end, len(self.data) * 3 // 2), dtype=self.data.dtype)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n: end] = values
+        self.n = end
+
+    def array(self) -> np.ndarray:
+        """The rows written (a copy when the array is much longer, so as not to hold the rest)."""
+        if self.n < len(self.data) * 0.9:
+            return self.data[: self.n].copy()
+        return self.data[: self.n]
+
+
+def _nan(n: int) -> np.ndarray:
+    return np.full(n, math.nan)
+
+
+class _Ahead:
+    """Blocks scanned ahead by a pool of threads (the C scan runs without the GIL), kept in
+    file order by the reading thread: names are numbered, and trials kept, as one thread
+    would. At most ``threads + 1`` blocks are in flight; with one thread, each block is
+    scanned when submitted."""
+
+    def __init__(self, batch: _Batch, threads: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.batch = batch
+        self.scanner = batch.scanner
+        self.threads = max(1, threads)
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="flaketui-scan") if self.threads > 1 else None
+        self.pending: deque[tuple[Any, bytearray, int]] = deque()
+        self.buffers: list[bytearray] = []
+
+    def buffer(self) -> bytearray:
+        """A block's buffer, one whose lines have been kept if there is one."""
+        return self.buffers.pop() if self.buffers else bytearray(BLOCK)
+
+    def submit(self, buf: bytearray, stop: int, limit: int, base: int) -> None:
+        """Scan the lines of ``buf[:stop]`` that start before ``limit`` (``buf`` starts at file
+        offset ``base``); keep the oldest blocks while too many are in flight."""
+        assert self.scanner is not None
+        if self.pool is None:
+            self.keep(self.scanner.scan(buf, stop, limit), buf, base)
+            return
+        self.pending.append((self.pool.submit(self.scanner.scan, buf, stop, limit), buf, base))
+        while len(self.pending) > self.threads:
+            self.take()
+
+    def take(self) -> None:
+        future, buf, base = self.pending.popleft()
+        self.keep(future.result(), buf, base)
+
+    def keep(self, parts: list[Part], buf: bytearray, base: int) -> None:
+        assert self.scanner is not None
+        for part in parts:
+            self.batch.scanned_rows(buf, part, base)
+            self.scanner.release(part.out)
+        self.buffers.append(buf)
+
+    def drain(self) -> None:
+        """Keep every block in flight."""
+        while self.pending:
+            self.take()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            for future, *_ in self.pending:
+                future.cancel()
+            self.pool.shutdown(wait=True)
 
 
 _DTYPES: dict[str, Any] = {"trial": np.int64, "outcome": np.int8, "score": np.float64, "offset": np.int64,
@@ -492,11 +691,24 @@ _COLUMN_NUMS = ("trial", "outcome", "score", "has_trace")
 _NO_METRICS: dict[str, float] = {}
 
 
+def _metric_columns(dicts: list[dict[str, float] | None]) -> dict[str, np.ndarray]:
+    """Metrics per trial (``None``: none) as a column per name, NaN where a trial has none;
+    names in the order first seen."""
+    dicts = [m or _NO_METRICS for m in dicts]
+    n = len(dicts)
+    return {name: np.fromiter(map(dict.get, dicts, repeat(name), repeat(math.nan)), dtype=np.float64, count=n)
+            for name in dict.fromkeys(chain.from_iterable(dicts))}
+
+
 class _Stub:
     """Stands in for a record that did not decode: every field absent."""
 
     def __getattr__(self, name: str) -> None:
         return None
+
+
+def _ascii(raw: memoryview) -> bool:
+    return bytes(raw).isascii()
 
 
 def _utf8(raw: memoryview) -> bool:

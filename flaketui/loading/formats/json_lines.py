@@ -42,13 +42,14 @@ class JsonLines(LogFormat):
         if size == 0:
             return Parsed.empty([Problem(spath, None, "empty file, no trials")])
         gzipped = self.kind_of(path) == "jsonl.gz"
-        if (not gzipped and size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1
-                and not is_url(path)):  # a remote object is streamed once, start to end
-            return _read_parallel(spath, size, fields, default_run, workers, tick)
+        many = size >= PARALLEL_BYTES and (workers or os.cpu_count() or 1) > 1
         if not gzipped and not is_url(path):  # a local plain file: read a block of lines at a time
-            from flaketui.loading.batch import parse_range
+            from flaketui.loading.batch import parse_range, scans
 
-            parsed, _ = parse_range(spath, 0, size, fields, default_run, progress=tick)
+            if many and not scans(fields):  # no C scanner: processes parse pieces
+                return _read_parallel(spath, size, fields, default_run, workers, tick)
+            threads = (workers or os.cpu_count() or 1) if many else 1
+            parsed, _ = parse_range(spath, 0, size, fields, default_run, progress=tick, threads=threads)
             if len(parsed) == 0 and not parsed.problems:
                 parsed.problems.append(Problem(spath, None, "no trials in this file"))
             return parsed

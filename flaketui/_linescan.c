@@ -1,0 +1,952 @@
+/* The batch line parser's C scanner: a block of JSON Lines in one call.
+ *
+ * flaketui/loading/batch.py calls scan_block() on a block of a plain JSONL file. For each
+ * line it validates the whole line as one JSON object (strict RFC 8259 grammar, nesting
+ * at most MAX_DEPTH deep) and describes the top-level values of a few keys: their kind,
+ * and their number or string. It never decides what a trial is: the Python side applies
+ * the typed tier's rules to these columns, and every line the scanner is not sure of is
+ * marked DEFER and read by the per-line parser (msgspec, then orjson), which names the
+ * problem. So the scanner only has to be *conservative*: a line it accepts must be a line
+ * msgspec's typed decoder accepts, with the same values. It defers:
+ *
+ *   - anything that is not valid JSON, or not an object, or nested deeper than MAX_DEPTH;
+ *   - a key with an escape (it might spell one of the keys asked for);
+ *   - a key asked for that appears twice;
+ *   - a string asked for that has an escape; a \u escape that is a surrogate, anywhere;
+ *   - an integer of more than 18 digits, or a float that is not finite or too long to
+ *     convert, where its value is asked for; an exponent of more than 4 digits anywhere;
+ *   - a metrics object with a value that is not a number, or a key with an escape, or more
+ *     distinct names than the caller's columns.
+ *
+ * Bytes from 0x80 up are taken as they are inside strings: the caller checks that a block
+ * is valid UTF-8 (or sends its bad lines to the per-line parser) before scanning it.
+ * Every read is bounds-checked against the end of its line.
+ */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* strtod_l */
+#include <Python.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GLIBC__) || defined(__APPLE__)
+#ifdef __APPLE__
+#include <xlocale.h>
+#endif
+#define HAVE_STRTOD_L
+static locale_t c_locale; /* numbers are read in the C locale, whatever the process's is */
+#endif
+
+#define MAX_DEPTH 64
+#define MAX_KEYS 64
+
+enum { K_ABSENT = 0, K_NULL, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STRING, K_ARRAY, K_OBJECT, K_OTHER };
+enum { S_OK = 0, S_DEFER = 1, S_GIL = 2 }; /* S_GIL: to scan again with the GIL */
+
+typedef struct {
+    const unsigned char *p;
+    const unsigned char *end;
+} cursor;
+
+static inline void skip_ws(cursor *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n'))
+        c->p++;
+}
+
+static inline int hexval(unsigned char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+/* whether any byte of x is zero / less than n (n <= 128): exact as to "any" */
+#define HAS_ZERO(x) (((x) - ONES) & ~(x) & HIGHS)
+#define HAS_LESS(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+
+/* A string starting at c->p (its opening quote). On success c->p is past the closing quote,
+ * *s and *len give the bytes between the quotes and *escaped says whether there was a
+ * backslash. Returns 0, or -1 for anything that is not a valid JSON string. */
+static int scan_string(cursor *c, const unsigned char **s, Py_ssize_t *len, int *escaped) {
+    const unsigned char *p = c->p + 1, *end = c->end;
+    *s = p;
+    *escaped = 0;
+    for (;;) {
+        while (end - p >= 8) { /* eight bytes at a time, to the first special one */
+            uint64_t x;
+            memcpy(&x, p, 8);
+            uint64_t special = HAS_ZERO(x ^ (ONES * '"')) | HAS_ZERO(x ^ (ONES * '\\')) | HAS_LESS(x, 0x20);
+            if (special) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                p += __builtin_ctzll(special) >> 3; /* the lowest flag is exact */
+#endif
+                break;
+            }
+            p += 8;
+        }
+        if (p >= end) return -1;
+        unsigned char ch = *p;
+        if (ch == '"') {
+            *len = p - *s;
+            c->p = p + 1;
+            return 0;
+        }
+        if (ch < 0x20) return -1;
+        if (ch == '\\') {
+            *escaped = 1;
+            if (end - p < 2) return -1;
+            ch = p[1];
+            if (ch == 'u') {
+                if (end - p < 6) return -1;
+                int v = 0;
+                for (int i = 2; i < 6; i++) {
+                    int h = hexval(p[i]);
+                    if (h < 0) return -1;
+                    v = v * 16 + h;
+                }
+                if (v >= 0xD800 && v <= 0xDFFF) return -1; /* surrogates: left to the per-line parser */
+                p += 6;
+                continue;
+            }
+            if (ch != '"' && ch != '\\' && ch != '/' && ch != 'b' && ch != 'f' && ch != 'n' && ch != 'r' &&
+                ch != 't')
+                return -1;
+            p += 2;
+            continue;
+        }
+        p++;
+    }
+}
+
+/* A number starting at c->p, by the JSON grammar. *is_int says it has no fraction or
+ * exponent; *digits counts its integer digits. Returns 0 or -1. */
+static int scan_number(cursor *c, int *is_int, int *digits) {
+    const unsigned char *p = c->p, *end = c->end;
+    *is_int = 1;
+    if (p < end && *p == '-') p++;
+    if (p >= end) return -1;
+    const unsigned char *first = p;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    } else {
+        return -1;
+    }
+    *digits = (int)(p - first);
+    if (p < end && *p == '.') {
+        *is_int = 0;
+        p++;
+        const unsigned char *f = p;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        if (p == f) return -1;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        *is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        const unsigned char *e = p;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        if (p == e || p - e > 4) return -1;
+    }
+    c->p = p;
+    return 0;
+}
+
+static inline int literal(cursor *c, const char *word, size_t n) {
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return -1;
+    c->p += n;
+    return 0;
+}
+
+/* Any value at c->p, checked and skipped. *empty (may be NULL) says an array or object
+ * had no items. Returns its kind, or -1. */
+static int skip_value(cursor *c, int depth, int *empty) {
+    if (c->p >= c->end) return -1;
+    unsigned char ch = *c->p;
+    if (ch == '"') {
+        const unsigned char *s;
+        Py_ssize_t len;
+        int esc;
+        return scan_string(c, &s, &len, &esc) < 0 ? -1 : K_STRING;
+    }
+    if (ch == '{' || ch == '[') {
+        if (depth >= MAX_DEPTH) return -1;
+        unsigned char close = ch == '{' ? '}' : ']';
+        c->p++;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == close) {
+            c->p++;
+            if (empty) *empty = 1;
+            return ch == '{' ? K_OBJECT : K_ARRAY;
+        }
+        if (empty) *empty = 0;
+        for (;;) {
+            if (ch == '{') {
+                const unsigned char *s;
+                Py_ssize_t len;
+                int esc;
+                if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0) return -1;
+                skip_ws(c);
+                if (c->p >= c->end || *c->p != ':') return -1;
+                c->p++;
+                skip_ws(c);
+            }
+            if (skip_value(c, depth + 1, NULL) < 0) return -1;
+            skip_ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') {
+                c->p++;
+                skip_ws(c);
+                continue;
+            }
+            if (*c->p == close) {
+                c->p++;
+                return ch == '{' ? K_OBJECT : K_ARRAY;
+            }
+            return -1;
+        }
+    }
+    if (ch == 't') return literal(c, "true", 4) < 0 ? -1 : K_TRUE;
+    if (ch == 'f') return literal(c, "false", 5) < 0 ? -1 : K_FALSE;
+    if (ch == 'n') return literal(c, "null", 4) < 0 ? -1 : K_NULL;
+    int is_int, digits;
+    if (scan_number(c, &is_int, &digits) < 0) return -1;
+    return is_int ? K_INT : K_FLOAT;
+}
+
+/* The value of number token [a, b) as a double, or -1 (too long, or not finite, or, without
+ * the GIL where no C-locale strtod is at hand, not to be converted here: -3). Both
+ * conversions are correctly rounded, as msgspec's is. */
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Clinger's fast path: a number of at most 19 digits whose digits make an integer m <= 2^53
+ * and whose power of ten e has |e| <= 22 is m * 10^e or m / 10^-e, both exact operands, so
+ * one correctly rounded operation gives the correctly rounded value (W. D. Clinger, "How
+ * to Read Floating Point Numbers Accurately", PLDI 1990). Returns 0, or -1 (not taken). */
+static int fast_double(const unsigned char *a, const unsigned char *b, double *out) {
+    const unsigned char *p = a;
+    int neg = *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int digits = 0, e = 0;
+    for (; p < b && *p >= '0' && *p <= '9'; p++, digits++) m = m * 10 + (uint64_t)(*p - '0');
+    if (p < b && *p == '.') {
+        for (p++; p < b && *p >= '0' && *p <= '9'; p++, digits++, e--) m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < b) { /* an exponent */
+        p++;
+        int eneg = 0, x = 0;
+        if (*p == '+' || *p == '-') eneg = *p++ == '-';
+        for (; p < b; p++) x = x * 10 + (*p - '0'); /* at most 4 digits: scan_number checked */
+        e += eneg ? -x : x;
+    }
+    if (digits > 19 || m > (1ULL << 53) || e < -22 || e > 22) return -1;
+    double v = (double)m;
+    v = e < 0 ? v / POW10[-e] : v * POW10[e];
+    *out = neg ? -v : v;
+    return 0;
+}
+
+static int to_double(const unsigned char *a, const unsigned char *b, double *out, int gil) {
+    if (fast_double(a, b, out) == 0) return 0;
+    char tmp[72];
+    size_t n = (size_t)(b - a);
+    if (n >= sizeof tmp) return -1;
+    memcpy(tmp, a, n);
+    tmp[n] = 0;
+    double v;
+#ifdef HAVE_STRTOD_L
+    v = strtod_l(tmp, NULL, c_locale);
+    (void)gil;
+#else
+    if (!gil) return -3;
+    v = PyOS_string_to_double(tmp, NULL, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+#endif
+    if (!isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The value of integer token [a, b) of at most 18 digits. */
+static int64_t to_int(const unsigned char *a, const unsigned char *b) {
+    int neg = *a == '-';
+    int64_t v = 0;
+    for (const unsigned char *p = a + neg; p < b; p++) v = v * 10 + (*p - '0');
+    return neg ? -v : v;
+}
+
+typedef struct {
+    Py_ssize_t nkeys;
+    const char *key[MAX_KEYS];
+    Py_ssize_t keylen[MAX_KEYS];
+    int want[MAX_KEYS];         /* a string key whose value is numbered (run, task, group) */
+    PyObject *table[MAX_KEYS];  /* its Names (number_block only) */
+    Py_ssize_t metrics;         /* the position of the metrics key, or -1 */
+    PyObject *mnames;           /* dict: metric name (str) -> column */
+    Py_ssize_t mcap;            /* columns of mvals, at most MAX_KEYS */
+    Py_ssize_t nknown;          /* the metric names known, as UTF-8 (kept by mnames' strs) */
+    const char *known[MAX_KEYS];
+    Py_ssize_t knownlen[MAX_KEYS];
+    int gil;                    /* whether the GIL is held: then new metric names are learnt */
+} spec;
+
+/* Remember metric name ``name`` (a str kept alive by the dict) as column j < mcap. */
+static int learn(spec *sp, PyObject *name, Py_ssize_t j) {
+    Py_ssize_t len;
+    const char *u = PyUnicode_AsUTF8AndSize(name, &len);
+    if (u == NULL) return -1;
+    while (sp->nknown <= j) sp->knownlen[sp->nknown++] = -1;
+    sp->known[j] = u;
+    sp->knownlen[j] = len;
+    return 0;
+}
+
+/* The column of a new metric name (GIL held): -1 (defer: not UTF-8, or no column left),
+ * -2 (a Python error). */
+static Py_ssize_t new_metric(spec *sp, const unsigned char *s, Py_ssize_t len) {
+    PyObject *name = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    if (name == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -2;
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t j = PyDict_GET_SIZE(sp->mnames);
+    PyObject *col = PyDict_GetItemWithError(sp->mnames, name);
+    if (col != NULL || PyErr_Occurred() || j >= sp->mcap) { /* known names are all in sp->known */
+        Py_DECREF(name);
+        return PyErr_Occurred() ? -2 : -1;
+    }
+    PyObject *jj = PyLong_FromSsize_t(j);
+    int bad = jj == NULL || PyDict_SetItem(sp->mnames, name, jj) < 0 || learn(sp, name, j) < 0;
+    Py_XDECREF(jj);
+    Py_DECREF(name);
+    return bad ? -2 : j;
+}
+
+/* The metrics object at c->p into row[0..mcap): 0, -1 (defer or invalid), -2 (a Python
+ * error), -3 (without the GIL: a new name, or a float to convert with it). */
+static int scan_metrics(cursor *c, spec *sp, double *row) {
+    c->p++; /* past '{' */
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        return 0;
+    }
+    for (;;) {
+        const unsigned char *s;
+        Py_ssize_t len;
+        int esc;
+        if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0 || esc) return -1;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != ':') return -1;
+        c->p++;
+        skip_ws(c);
+        const unsigned char *a = c->p;
+        int is_int, digits;
+        if (c->p >= c->end || !(*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) return -1;
+        if (scan_number(c, &is_int, &digits) < 0) return -1;
+        double v;
+        if (is_int && digits > 18) return -1; /* past 64 bits: the per-line parser's rules */
+        if (is_int) {
+            v = (double)to_int(a, c->p);
+        } else {
+            int r = to_double(a, c->p, &v, sp->gil);
+            if (r < 0) return r;
+        }
+        Py_ssize_t j = -1;
+        for (Py_ssize_t i = 0; i < sp->nknown; i++) {
+            if (sp->knownlen[i] == len && memcmp(sp->known[i], s, (size_t)len) == 0) {
+                j = i;
+                break;
+            }
+        }
+        if (j < 0) {
+            if (!sp->gil) return -3;
+            j = new_metric(sp, s, len);
+            if (j < 0) return (int)j;
+        }
+        row[j] = v; /* a name twice: the last value, as a dict keeps it */
+        skip_ws(c);
+        if (c->p >= c->end) return -1;
+        if (*c->p == ',') {
+            c->p++;
+            skip_ws(c);
+            continue;
+        }
+        if (*c->p == '}') {
+            c->p++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+/* ---- Names: strings numbered in the order first seen ------------------------------- */
+
+/* A hash table of the names of one role (runs, tasks or groups): each distinct string gets
+ * the next id, and the str is made once. The hash is CPython's own (SipHash, seeded per
+ * process), so a log cannot be crafted to make every name collide. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *list;       /* the names as str, by id */
+    Py_ssize_t count;     /* names */
+    Py_ssize_t cap;       /* slots, a power of two, at least twice count */
+    uint64_t *slots;      /* the hash's high half << 32 | id + 1, or 0 (empty): a probe reads only these */
+    Py_hash_t *hashes;    /* by id */
+    const char **utf8;    /* by id: the str's UTF-8 (kept by the str) */
+    Py_ssize_t *lens;     /* by id */
+    Py_ssize_t idcap;     /* room in the by-id arrays */
+} NamesObject;
+
+static Py_hash_t hash_bytes(const void *s, Py_ssize_t len) {
+#if PY_VERSION_HEX >= 0x030E0000
+    return Py_HashBuffer(s, len);
+#else
+    return _Py_HashBytes(s, len);
+#endif
+}
+
+static inline uint64_t slot_of(Py_hash_t h, Py_ssize_t id) {
+    return ((uint64_t)h & 0xffffffff00000000ULL) | (uint64_t)(id + 1);
+}
+
+static int names_grow(NamesObject *self) {
+    if (self->count + 1 > self->idcap) {
+        Py_ssize_t cap = self->idcap ? 2 * self->idcap : 1024;
+        Py_hash_t *h = PyMem_Realloc(self->hashes, (size_t)cap * sizeof *h);
+        if (h == NULL) return -1;
+        self->hashes = h;
+        const char **u = PyMem_Realloc(self->utf8, (size_t)cap * sizeof *u);
+        if (u == NULL) return -1;
+        self->utf8 = u;
+        Py_ssize_t *l = PyMem_Realloc(self->lens, (size_t)cap * sizeof *l);
+        if (l == NULL) return -1;
+        self->lens = l;
+        self->idcap = cap;
+    }
+    if (2 * (self->count + 1) > self->cap) {
+        Py_ssize_t cap = self->cap ? 2 * self->cap : 2048;
+        uint64_t *slots = PyMem_Calloc((size_t)cap, sizeof *slots);
+        if (slots == NULL) return -1;
+        for (Py_ssize_t i = 0; i < self->count; i++) {
+            size_t at = (size_t)self->hashes[i] & (size_t)(cap - 1);
+            while (slots[at]) at = (at + 1) & (size_t)(cap - 1);
+            slots[at] = slot_of(self->hashes[i], i);
+        }
+        PyMem_Free(self->slots);
+        self->slots = slots;
+        self->cap = cap;
+    }
+    return 0;
+}
+
+/* The id of UTF-8 string s (its str is made when new); -1 with a Python error (a
+ * UnicodeDecodeError when s is not UTF-8). */
+static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
+    Py_hash_t h = hash_bytes(s, len);
+    if (self->cap) {
+        uint64_t tag = (uint64_t)h & 0xffffffff00000000ULL;
+        size_t at = (size_t)h & (size_t)(self->cap - 1);
+        for (uint64_t slot; (slot = self->slots[at]) != 0; at = (at + 1) & (size_t)(self->cap - 1)) {
+            if ((slot & 0xffffffff00000000ULL) != tag) continue;
+            Py_ssize_t id = (Py_ssize_t)(slot & 0xffffffffULL) - 1;
+            if (self->hashes[id] == h && self->lens[id] == len && memcmp(self->utf8[id], s, (size_t)len) == 0)
+                return id;
+        }
+    }
+    if (self->count >= INT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "too many names");
+        return -1;
+    }
+    PyObject *str = PyUnicode_DecodeUTF8(s, len, "strict");
+    if (str == NULL) return -1;
+    Py_ssize_t ulen;
+    const char *u = PyUnicode_AsUTF8AndSize(str, &ulen);
+    if (u == NULL || names_grow(self) < 0 || PyList_Append(self->list, str) < 0) {
+        Py_DECREF(str);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    Py_DECREF(str); /* the list keeps it, and with it u */
+    Py_ssize_t id = self->count++;
+    self->hashes[id] = h;
+    self->utf8[id] = u;
+    self->lens[id] = ulen;
+    size_t at = (size_t)h & (size_t)(self->cap - 1);
+    while (self->slots[at]) at = (at + 1) & (size_t)(self->cap - 1);
+    self->slots[at] = slot_of(h, id);
+    return id;
+}
+
+static PyObject *names_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist)) return NULL;
+    NamesObject *self = (NamesObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->list = PyList_New(0);
+    if (self->list == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void names_dealloc(NamesObject *self) {
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->list);
+    PyMem_Free(self->slots);
+    PyMem_Free(self->hashes);
+    PyMem_Free(self->utf8);
+    PyMem_Free(self->lens);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int names_traverse(NamesObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->list);
+    return 0;
+}
+
+static Py_ssize_t names_len(NamesObject *self) { return self->count; }
+
+static PyObject *names_add(NamesObject *self, PyObject *name) {
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "a name is a str");
+        return NULL;
+    }
+    Py_ssize_t len;
+    const char *u = PyUnicode_AsUTF8AndSize(name, &len);
+    if (u == NULL) return NULL;
+    Py_ssize_t id = names_id(self, u, len);
+    return id < 0 ? NULL : PyLong_FromSsize_t(id);
+}
+
+static PyObject *names_names(NamesObject *self, void *closure) { return PyList_GetSlice(self->list, 0, self->count); }
+
+static PyMethodDef names_methods[] = {
+    {"add", (PyCFunction)names_add, METH_O, "add(name) -> id: the id of str name, numbered next when new."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef names_getset[] = {
+    {"names", (getter)names_names, NULL, "The names by id (a new list).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods names_as_sequence = {.sq_length = (lenfunc)names_len};
+
+static PyTypeObject NamesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "flaketui._linescan.Names",
+    .tp_basicsize = sizeof(NamesObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Names() -> strings numbered in the order first seen (ids from 0).",
+    .tp_new = names_new,
+    .tp_dealloc = (destructor)names_dealloc,
+    .tp_traverse = (traverseproc)names_traverse,
+    .tp_methods = names_methods,
+    .tp_getset = names_getset,
+    .tp_as_sequence = &names_as_sequence,
+};
+
+/* ---- the block scanner ------------------------------------------------------------- */
+
+enum { B_STARTS, B_ENDS, B_STATUS, B_KINDS, B_INTS, B_FLOATS, B_SOFFS, B_SIDS, B_MVALS, B_COUNT };
+
+typedef struct {
+    Py_buffer views[B_COUNT];
+    int got;           /* views held */
+    Py_ssize_t rows;   /* lines the buffers have room for */
+    int64_t *starts, *ends;
+    uint8_t *status;   /* [n] */
+    uint8_t *kinds;    /* [n][nkeys] */
+    int64_t *ints;     /* [n][nkeys]: an integer's value; a string's, array's or object's byte length */
+    double *floats;    /* [n][nkeys]: a number's value; 1 for an array or object with items */
+    int64_t *soffs;    /* [n][nkeys]: where a string's bytes start in buf */
+    int32_t *sids;     /* [n][nkeys]: a string's id in its key's Names, or -1 */
+    double *mvals;     /* [n][mcap] */
+} outputs;
+
+static void release_outputs(outputs *out) {
+    while (out->got > 0) PyBuffer_Release(&out->views[--out->got]);
+}
+
+/* The buffers of tuple outs (starts, ends, status, kinds, ints, floats, soffs, sids, mvals). */
+static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *mcap) {
+    static const char *what[B_COUNT] = {"starts", "ends", "status", "kinds", "ints", "floats", "soffs", "sids",
+                                        "mvals"};
+    static const int width[B_COUNT] = {8, 8, 1, 1, 8, 8, 8, 4, 8};
+    out->got = 0;
+    if (!PyTuple_Check(outs) || PyTuple_GET_SIZE(outs) != B_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "outs must be a tuple of nine buffers");
+        return -1;
+    }
+    for (; out->got < B_COUNT; out->got++) {
+        Py_buffer *v = &out->views[out->got];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(outs, out->got), v, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+            release_outputs(out);
+            return -1;
+        }
+    }
+    Py_ssize_t rows = out->views[B_STATUS].len;
+    for (int i = 0; i < B_COUNT; i++) {
+        Py_ssize_t need = rows * width[i] * (i >= B_KINDS && i <= B_SIDS ? K : 1);
+        if (out->views[i].len < need) {
+            PyErr_Format(PyExc_ValueError, "%s is too small", what[i]);
+            release_outputs(out);
+            return -1;
+        }
+    }
+    *mcap = rows ? out->views[B_MVALS].len / 8 / rows : 1;
+    out->rows = rows;
+    out->starts = out->views[B_STARTS].buf;
+    out->ends = out->views[B_ENDS].buf;
+    out->status = out->views[B_STATUS].buf;
+    out->kinds = out->views[B_KINDS].buf;
+    out->ints = out->views[B_INTS].buf;
+    out->floats = out->views[B_FLOATS].buf;
+    out->soffs = out->views[B_SOFFS].buf;
+    out->sids = out->views[B_SIDS].buf;
+    out->mvals = out->views[B_MVALS].buf;
+    return 0;
+}
+
+/* One line [a, b) of buf (at base) into row ``row``: S_OK, S_DEFER, S_GIL, or -2 (a Python
+ * error; only with the GIL). */
+static int scan_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
+                     Py_ssize_t row, outputs *out) {
+    Py_ssize_t K = sp->nkeys;
+    uint8_t *kinds = out->kinds + row * K;
+    int64_t *ints = out->ints + row * K;
+    double *floats = out->floats + row * K;
+    int64_t *soffs = out->soffs + row * K;
+    double *mrow = out->mvals + row * sp->mcap;
+    memset(kinds, K_ABSENT, (size_t)K);
+    for (Py_ssize_t j = 0; j < sp->mcap; j++) mrow[j] = NAN;
+    cursor c = {a, b};
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{') return S_DEFER;
+    c.p++;
+    skip_ws(&c);
+    if (c.p < c.end && *c.p == '}') {
+        c.p++;
+    } else {
+        for (;;) {
+            const unsigned char *s;
+            Py_ssize_t len;
+            int esc;
+            if (c.p >= c.end || *c.p != '"' || scan_string(&c, &s, &len, &esc) < 0 || esc) return S_DEFER;
+            Py_ssize_t k = -1;
+            for (Py_ssize_t i = 0; i < K; i++) {
+                if (sp->keylen[i] == len && memcmp(sp->key[i], s, (size_t)len) == 0) {
+                    k = i;
+                    break;
+                }
+            }
+            skip_ws(&c);
+            if (c.p >= c.end || *c.p != ':') return S_DEFER;
+            c.p++;
+            skip_ws(&c);
+            if (c.p >= c.end) return S_DEFER;
+            if (k < 0) {
+                if (skip_value(&c, 1, NULL) < 0) return S_DEFER;
+            } else {
+                if (kinds[k] != K_ABSENT) return S_DEFER; /* a key asked for, twice */
+                const unsigned char *v = c.p;
+                int kind;
+                if (k == sp->metrics && *v == '{') {
+                    int r = scan_metrics(&c, sp, mrow);
+                    if (r == -2) return -2;
+                    if (r == -3) return S_GIL;
+                    if (r < 0) return S_DEFER;
+                    kind = K_OBJECT;
+                } else if (*v == '"') {
+                    const unsigned char *sb;
+                    Py_ssize_t slen;
+                    int e;
+                    if (scan_string(&c, &sb, &slen, &e) < 0) return S_DEFER;
+                    if (e && sp->want[k]) return S_DEFER;
+                    kind = K_STRING;
+                    ints[k] = slen;
+                    soffs[k] = sb - base;
+                } else {
+                    int empty = 0;
+                    kind = skip_value(&c, 1, &empty);
+                    if (kind < 0) return S_DEFER;
+                    if (kind == K_INT || kind == K_FLOAT) {
+                        const unsigned char *q = v + (*v == '-');
+                        const unsigned char *d = q;
+                        while (d < c.p && *d >= '0' && *d <= '9') d++;
+                        if (kind == K_INT && d - q <= 18) {
+                            ints[k] = to_int(v, c.p);
+                            floats[k] = (double)ints[k];
+                        } else {
+                            int r = to_double(v, c.p, &floats[k], sp->gil);
+                            if (r == -3) return S_GIL;
+                            if (r < 0) return S_DEFER;
+                            if (kind == K_INT) kind = K_OTHER; /* too long for an int64: per line */
+                        }
+                    } else if (kind == K_ARRAY || kind == K_OBJECT) {
+                        ints[k] = c.p - v;
+                        floats[k] = empty ? 0.0 : 1.0;
+                    }
+                }
+                kinds[k] = (uint8_t)kind;
+            }
+            skip_ws(&c);
+            if (c.p >= c.end) return S_DEFER;
+            if (*c.p == ',') {
+                c.p++;
+                skip_ws(&c);
+                continue;
+            }
+            if (*c.p == '}') {
+                c.p++;
+                break;
+            }
+            return S_DEFER;
+        }
+    }
+    skip_ws(&c);
+    return c.p == c.end ? S_OK : S_DEFER; /* nothing may follow the object */
+}
+
+/* keys (a tuple of bytes), the string keys numbered (a tuple: Names, or True, or None per
+ * key), the metrics key's position and the dict of metric names, for mcap columns. */
+static int parse_spec(PyObject *keys, PyObject *tables, Py_ssize_t metrics, PyObject *mnames, Py_ssize_t mcap,
+                      int gil, spec *sp) {
+    if (!PyTuple_Check(keys) || !PyTuple_Check(tables) || PyTuple_GET_SIZE(keys) != PyTuple_GET_SIZE(tables)) {
+        PyErr_SetString(PyExc_TypeError, "keys and tables must be tuples of one length");
+        return -1;
+    }
+    sp->nkeys = PyTuple_GET_SIZE(keys);
+    if (sp->nkeys > MAX_KEYS || sp->nkeys == 0) {
+        PyErr_SetString(PyExc_ValueError, "between 1 and 64 keys");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < sp->nkeys; i++) {
+        PyObject *k = PyTuple_GET_ITEM(keys, i), *t = PyTuple_GET_ITEM(tables, i);
+        if (!PyBytes_Check(k)) {
+            PyErr_SetString(PyExc_TypeError, "keys must be bytes");
+            return -1;
+        }
+        sp->key[i] = PyBytes_AS_STRING(k);
+        sp->keylen[i] = PyBytes_GET_SIZE(k);
+        sp->want[i] = t != Py_None;
+        sp->table[i] = PyObject_TypeCheck(t, &NamesType) ? t : NULL;
+    }
+    if (mcap < 1 || mcap > MAX_KEYS || metrics < -1 || metrics >= sp->nkeys || !PyDict_Check(mnames)) {
+        PyErr_SetString(PyExc_ValueError, "bad metrics column, or between 1 and 64 columns of mvals");
+        return -1;
+    }
+    sp->metrics = metrics;
+    sp->mnames = mnames;
+    sp->mcap = mcap;
+    sp->gil = gil;
+    sp->nknown = 0;
+    PyObject *name, *col;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(mnames, &at, &name, &col)) {
+        Py_ssize_t j = PyLong_AsSsize_t(col);
+        if (j == -1 && PyErr_Occurred()) return -1;
+        if (!PyUnicode_Check(name) || j < 0 || j >= mcap) {
+            PyErr_SetString(PyExc_ValueError, "mnames maps str to a column below the columns of mvals");
+            return -1;
+        }
+        if (learn(sp, name, j) < 0) return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(scan_block_doc,
+"scan_block(buf, start, stop, limit, keys, strings, metrics, mnames, outs) -> (lines, ascii)\n"
+"--\n\n"
+"Scan the lines of buf[start:stop] (start starts a line; stop is just past a newline) that\n"
+"start before limit, as many as the outputs have rows, without the GIL: how many, and\n"
+"whether they are all ASCII (else the caller checks they are UTF-8).\n"
+"outs = (starts, ends, status, kinds, ints, floats, soffs, sids, mvals), C-contiguous:\n"
+"row i describes line i. starts and ends (int64): its span in buf; status (uint8): 0 taken,\n"
+"1 deferred (for the per-line parser), 2 to scan again with the GIL (number_block does);\n"
+"per key (rows of len(keys)): kinds (uint8), ints (int64), floats (float64), soffs (int64:\n"
+"where a string's bytes start in buf); sids is number_block's. strings: per key, not None\n"
+"for a key whose string value is numbered (an escape in it defers the line). metrics: the\n"
+"metrics key's position (-1: none); its numbers go to mvals (float64 rows of as many\n"
+"columns as fit, at most 64), NaN where absent, by the columns of mnames (a dict of str).");
+
+static PyObject *scan_block(PyObject *self, PyObject *args) {
+    PyObject *bufobj, *keys, *tables, *mnames, *outs;
+    Py_ssize_t start, stop, limit, metrics, mcap;
+    if (!PyArg_ParseTuple(args, "OnnnOOnOO", &bufobj, &start, &stop, &limit, &keys, &tables, &metrics, &mnames,
+                          &outs))
+        return NULL;
+    Py_buffer buf;
+    outputs out;
+    spec sp;
+    if (PyObject_GetBuffer(bufobj, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    if (start < 0 || stop < start || stop > buf.len || limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "start, stop or limit out of range");
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    if (get_outputs(outs, PyTuple_Check(keys) ? PyTuple_GET_SIZE(keys) : 0, &out, &mcap) < 0) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    if (parse_spec(keys, tables, metrics, mnames, mcap, 0, &sp) < 0) {
+        release_outputs(&out);
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    const unsigned char *base = (const unsigned char *)buf.buf;
+    Py_ssize_t n = 0, pos = start;
+    int ascii = 1; /* whether the lines scanned are ASCII, so valid UTF-8 */
+    Py_BEGIN_ALLOW_THREADS
+    while (pos < stop && pos < limit && n < out.rows) {
+        const unsigned char *nl = memchr(base + pos, '\n', (size_t)(stop - pos));
+        if (nl == NULL) break;
+        Py_ssize_t e = nl - base;
+        out.starts[n] = pos;
+        out.ends[n] = e;
+        out.status[n] = (uint8_t)scan_line(base, base + pos, base + e, &sp, n, &out);
+        n++;
+        pos = e + 1;
+    }
+    if (n) {
+        const unsigned char *p = base + start, *e = base + pos;
+        uint64_t any = 0;
+        for (; e - p >= 8; p += 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            any |= x;
+        }
+        for (; p < e; p++) any |= *p;
+        ascii = (any & HIGHS) == 0;
+    }
+    Py_END_ALLOW_THREADS
+    release_outputs(&out);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("nO", n, ascii ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(number_block_doc,
+"number_block(buf, lines, keys, tables, metrics, mnames, outs) -> irregular\n"
+"--\n\n"
+"With the GIL, after scan_block on the same buf and outs: scan again the lines of status 2\n"
+"(new metric names are added to mnames), then give each string value of the lines taken\n"
+"its id in tables[key] (a Names per key numbered, else None) in sids (-1 elsewhere). A\n"
+"value that is not UTF-8 defers its line. Returns whether a name may have been numbered\n"
+"for a line then deferred (the caller then renumbers by first use).");
+
+static PyObject *number_block(PyObject *self, PyObject *args) {
+    PyObject *bufobj, *keys, *tables, *mnames, *outs;
+    Py_ssize_t lines, metrics, mcap;
+    if (!PyArg_ParseTuple(args, "OnOOnOO", &bufobj, &lines, &keys, &tables, &metrics, &mnames, &outs)) return NULL;
+    Py_buffer buf;
+    outputs out;
+    spec sp;
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(bufobj, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    if (get_outputs(outs, PyTuple_Check(keys) ? PyTuple_GET_SIZE(keys) : 0, &out, &mcap) < 0) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    if (parse_spec(keys, tables, metrics, mnames, mcap, 1, &sp) < 0) goto done;
+    if (lines < 0 || lines > out.rows) {
+        PyErr_SetString(PyExc_ValueError, "more lines than rows");
+        goto done;
+    }
+    const unsigned char *base = (const unsigned char *)buf.buf;
+    Py_ssize_t K = sp.nkeys;
+    Py_ssize_t last[MAX_KEYS]; /* the last id given, to skip the lookup when a value repeats */
+    int64_t lastoff[MAX_KEYS], lastlen[MAX_KEYS];
+    int irregular = 0;
+    for (Py_ssize_t k = 0; k < K; k++) last[k] = -1;
+    for (Py_ssize_t i = 0; i < lines; i++) {
+        if (out.starts[i] < 0 || out.ends[i] < out.starts[i] || out.ends[i] > buf.len) {
+            PyErr_SetString(PyExc_ValueError, "a line outside buf");
+            goto done;
+        }
+        if (out.status[i] == S_GIL) {
+            int st = scan_line(base, base + out.starts[i], base + out.ends[i], &sp, i, &out);
+            if (st == -2) goto done;
+            out.status[i] = (uint8_t)st;
+        }
+        int32_t *sids = out.sids + i * K;
+        for (Py_ssize_t k = 0; k < K; k++) sids[k] = -1;
+        if (out.status[i] != S_OK) continue;
+        const uint8_t *kinds = out.kinds + i * K;
+        const int64_t *ints = out.ints + i * K, *soffs = out.soffs + i * K;
+        for (Py_ssize_t k = 0; k < K; k++) {
+            if (!sp.table[k] || kinds[k] != K_STRING) continue;
+            int64_t off = soffs[k], len = ints[k];
+            if (off < 0 || len < 0 || off + len > buf.len) {
+                PyErr_SetString(PyExc_ValueError, "a string outside buf");
+                goto done;
+            }
+            if (last[k] >= 0 && lastlen[k] == len && memcmp(base + lastoff[k], base + off, (size_t)len) == 0) {
+                sids[k] = (int32_t)last[k];
+                continue;
+            }
+            Py_ssize_t id = names_id((NamesObject *)sp.table[k], (const char *)base + off, (Py_ssize_t)len);
+            if (id < 0) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto done;
+                PyErr_Clear();
+                for (Py_ssize_t j = 0; j < K; j++) sids[j] = -1;
+                out.status[i] = S_DEFER;
+                irregular = 1; /* a name numbered before for this line stays in its table */
+                break;
+            }
+            sids[k] = (int32_t)id;
+            last[k] = id;
+            lastoff[k] = off;
+            lastlen[k] = len;
+        }
+    }
+    result = Py_NewRef(irregular ? Py_True : Py_False);
+done:
+    release_outputs(&out);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_block", scan_block, METH_VARARGS, scan_block_doc},
+    {"number_block", number_block, METH_VARARGS, number_block_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_linescan",
+    "The batch line parser's C scanner (see flaketui/loading/batch.py).", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__linescan(void) {
+#ifdef HAVE_STRTOD_L
+    if (c_locale == (locale_t)0) {
+        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+        if (c_locale == (locale_t)0) return PyErr_NoMemory();
+    }
+#endif
+    if (PyType_Ready(&NamesType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Names", (PyObject *)&NamesType) < 0 ||
+        PyModule_AddIntConstant(m, "ABSENT", K_ABSENT) < 0 || PyModule_AddIntConstant(m, "NULL", K_NULL) < 0 ||
+        PyModule_AddIntConstant(m, "FALSE", K_FALSE) < 0 || PyModule_AddIntConstant(m, "TRUE", K_TRUE) < 0 ||
+        PyModule_AddIntConstant(m, "INT", K_INT) < 0 || PyModule_AddIntConstant(m, "FLOAT", K_FLOAT) < 0 ||
+        PyModule_AddIntConstant(m, "STRING", K_STRING) < 0 || PyModule_AddIntConstant(m, "ARRAY", K_ARRAY) < 0 ||
+        PyModule_AddIntConstant(m, "OBJECT", K_OBJECT) < 0 || PyModule_AddIntConstant(m, "OTHER", K_OTHER) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_KEYS", MAX_KEYS) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
