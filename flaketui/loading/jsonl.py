@@ -68,8 +68,15 @@ def loads(data: bytes | memoryview) -> Any:
     except orjson.JSONDecodeError as exc:
         if "infinity" not in str(exc):
             raise
-        text = bytes(data).decode("utf-8")
-        return json.loads(text, parse_constant=_refuse_constant, parse_int=_int_as_orjson)
+        # the second parse may find what orjson did not reach: it is named the same way
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise orjson.JSONDecodeError(f"str is not valid UTF-8: {bad.reason}", "", bad.start) from None
+        try:
+            return json.loads(text, parse_constant=_refuse_constant, parse_int=_int_as_orjson)
+        except json.JSONDecodeError as bad:
+            raise orjson.JSONDecodeError(bad.msg, bad.doc, bad.pos) from None
 
 
 _LONG_DIGITS = re.compile(rb"\d{20}")

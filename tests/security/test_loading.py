@@ -427,3 +427,22 @@ def test_task_ids_beyond_64_bits_stay_apart(tmp_path: Path, suffix: str) -> None
     result = CliRunner().invoke(main, ["report", str(p), "--format", "json"])
     tasks = {t["task"]: t["n"] for t in orjson.loads(result.stdout)["runs"][0]["tasks"]}
     assert tasks == {str(big): 2, str(big + 1): 1, str(-(big + 1)): 1, str(2**64 - 1): 1}
+
+
+# --- A number past the double range beside another fault -------------------------------------
+
+
+@pytest.mark.parametrize(("bad", "reason"), [
+    (b'[1e999 "b"]', "not valid JSON (Expecting ',' delimiter: line 1 column 43 (char 42))"),
+    (b'[1e999, "\xff"]', "not valid UTF-8"),
+])
+def test_out_of_range_number_with_another_fault_is_named(tmp_path: Path, bad: bytes, reason: str) -> None:
+    """orjson stops at a number past the double range, and the second parse (Python's json)
+    found the other fault and raised its own error, which no reader caught: the command
+    ended in a traceback. Now the line is named like any other bad line."""
+    p = tmp_path / "run.jsonl"
+    p.write_bytes(b'{"task": "a", "passed": true, "x": ' + bad + b"}\n" + line("b", True))
+    log = load_logs([p], use_cache=False)
+    assert log.tasks == ["b"] and [str(q) for q in log.problems] == [f"{p}:1: {reason}"]
+    result = CliRunner().invoke(main, ["report", str(p), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0 and result.exception is None
