@@ -420,9 +420,11 @@ static inline uint64_t slot_of(Py_hash_t h, Py_ssize_t id) {
     return ((uint64_t)h & 0xffffffff00000000ULL) | (uint64_t)(id + 1);
 }
 
-static int names_grow(NamesObject *self) {
-    if (self->count + 1 > self->idcap) {
-        Py_ssize_t cap = self->idcap ? 2 * self->idcap : 1024;
+/* Room for ``want`` names in all (each table grows at once, not by doublings). */
+static int names_room(NamesObject *self, Py_ssize_t want) {
+    if (want > self->idcap) {
+        Py_ssize_t cap = self->idcap ? self->idcap : 1024;
+        while (cap < want) cap *= 2;
         Py_hash_t *h = PyMem_Realloc(self->hashes, (size_t)cap * sizeof *h);
         if (h == NULL) return -1;
         self->hashes = h;
@@ -434,8 +436,9 @@ static int names_grow(NamesObject *self) {
         self->lens = l;
         self->idcap = cap;
     }
-    if (2 * (self->count + 1) > self->cap) {
-        Py_ssize_t cap = self->cap ? 2 * self->cap : 2048;
+    if (2 * want > self->cap) {
+        Py_ssize_t cap = self->cap ? self->cap : 2048;
+        while (cap < 2 * want) cap *= 2;
         uint64_t *slots = PyMem_Calloc((size_t)cap, sizeof *slots);
         if (slots == NULL) return -1;
         for (Py_ssize_t i = 0; i < self->count; i++) {
@@ -472,7 +475,7 @@ static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
     if (str == NULL) return -1;
     Py_ssize_t ulen;
     const char *u = PyUnicode_AsUTF8AndSize(str, &ulen);
-    if (u == NULL || names_grow(self) < 0 || PyList_Append(self->list, str) < 0) {
+    if (u == NULL || names_room(self, self->count + 1) < 0 || PyList_Append(self->list, str) < 0) {
         Py_DECREF(str);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
@@ -530,10 +533,19 @@ static PyObject *names_add(NamesObject *self, PyObject *name) {
     return id < 0 ? NULL : PyLong_FromSsize_t(id);
 }
 
+static PyObject *names_reserve(NamesObject *self, PyObject *arg) {
+    Py_ssize_t want = PyLong_AsSsize_t(arg);
+    if (want == -1 && PyErr_Occurred()) return NULL;
+    if (want > INT32_MAX) want = INT32_MAX;
+    if (names_room(self, want) < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *names_names(NamesObject *self, void *closure) { return PyList_GetSlice(self->list, 0, self->count); }
 
 static PyMethodDef names_methods[] = {
     {"add", (PyCFunction)names_add, METH_O, "add(name) -> id: the id of str name, numbered next when new."},
+    {"reserve", (PyCFunction)names_reserve, METH_O, "reserve(n): room for n names without growing."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -315,6 +315,9 @@ class _Batch:
         scanner = self.scanner
         assert scanner is not None
         line, n, out = self.line, part.n, part.out
+        if not self.cols and n:  # the first lines: room for the task names the range may hold
+            read = int(out.ends[n - 1]) + 1 - int(out.starts[0])
+            scanner.tables["task"].reserve(int(n * (self.end - self.start) / max(read, 1)) // 2)
         enabled = gc.isenabled()
         gc.disable()
         try:
