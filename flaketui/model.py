@@ -243,18 +243,18 @@ class TrialLog:
             If no run has that name.
         """
         r = self.runs.index(run)
-        rows = np.flatnonzero(self.run == r)
+        rows = np.arange(len(self)) if len(self.runs) == 1 else np.flatnonzero(self.run == r)
         task_ids = self.task[rows]
         trials = self.trial[rows]
         top = int(trials.max()) + 1 if rows.size else 1
         if len(self.tasks) * top < 1 << 62:  # one int64 key sorts as the lexsort does
             key = task_ids.astype(np.int64) * top + trials
-            order = (np.arange(rows.size) if bool(np.all(key[1:] >= key[:-1]))
-                     else np.argsort(key, kind="stable"))
+            if not bool(np.all(key[1:] >= key[:-1])):
+                order = np.argsort(key, kind="stable")
+                rows, task_ids = rows[order], task_ids[order]
         else:
             order = np.lexsort((trials, task_ids))
-        rows = rows[order]
-        task_ids = task_ids[order]
+            rows, task_ids = rows[order], task_ids[order]
         # task_ids is sorted now: each task starts where the id changes
         starts = np.flatnonzero(np.r_[True, task_ids[1:] != task_ids[:-1]]) if rows.size \
             else np.empty(0, dtype=np.int64)
@@ -262,18 +262,19 @@ class TrialLog:
         outcome = self.outcome[rows]
         bounds = np.append(starts, rows.shape[0])
         counts = np.diff(bounds)
-        seg = np.repeat(np.arange(uniq.shape[0]), counts)
-        passes = np.bincount(seg, weights=(outcome == PASS), minlength=uniq.shape[0])
-        errored = np.bincount(seg, weights=(outcome == ERRORED), minlength=uniq.shape[0])
+        if rows.size:  # per task, one sum over its contiguous rows
+            passes = np.add.reduceat((outcome == PASS).astype(np.int64), starts)
+            errored = np.add.reduceat((outcome == ERRORED).astype(np.int64), starts)
+        else:
+            passes = errored = np.zeros(0, dtype=np.int64)
         # --errored-as fail counts errored trials as failures (n includes them; passes do not)
         n = counts if self.fields.errored_as == "fail" else counts - errored
         group_idx = self.group[rows[starts]] if rows.shape[0] else np.empty(0, np.int32)
-        ids = uniq.tolist()
-        names = (list(self.tasks) if len(ids) == len(self.tasks) and ids == list(range(len(ids)))
-                 else list(map(self.tasks.__getitem__, ids)))
+        names = (list(self.tasks) if len(uniq) == len(self.tasks) and bool(np.all(uniq == np.arange(len(uniq))))
+                 else list(map(self.tasks.__getitem__, uniq.tolist())))
         labels: list[str | None] = [*self.groups, None]  # group -1 (none) is the last entry
         groups = (list(map(labels.__getitem__, group_idx.tolist())) if self.groups
-                  else [None] * len(ids))
+                  else [None] * len(names))
         return RunOutcomes(
             run=run,
             tasks=names,
