@@ -23,8 +23,10 @@ runs and the largest peak memory of the process tree (the sum of its processes' 
 - flaketui cold: ``flaketui report LOG -k 1 --format json --no-cache``
 - flaketui warm: the same without ``--no-cache``, after one run has filled the index cache
 - DuckDB: ``read_json_auto`` + ``group by task``
-- with ``--batch``, also the parse alone (``JsonLines.read``, nothing of the report) with
-  the batch line parser of :mod:`flaketui.loading.batch` (flaketui's own) or the per-line
+- with ``--batch``, also the parse alone (``JsonLines.read``, nothing of the report): with
+  the C scanner and its threads (flaketui's own, :mod:`flaketui.loading.scanned`); with the
+  scanner switched off, so a process pool whose workers run the msgspec batch parser of
+  :mod:`flaketui.loading.batch` (what a machine without a C compiler gets); or the per-line
   one in the process pool's workers (the same pool: only the function each worker runs
   differs; logs of at least ``PARALLEL_BYTES``)
 
@@ -57,15 +59,18 @@ import sys
 from pathlib import Path
 from flaketui.loading.formats import json_lines
 from flaketui.model import FieldMap
-if sys.argv[2] == "per-line":  # the pool's workers run the per-line reader instead
-    from flaketui.loading import batch
-    batch.parse_job = json_lines._parse_range
+if sys.argv[2] != "scanner":  # no C scanner: the process pool, msgspec in its workers
+    from flaketui.loading import batch, scanned
+    scanned._linescan = None
+    if sys.argv[2] == "per-line":  # the pool's workers run the per-line reader instead
+        batch.parse_job = json_lines._parse_range
 log = Path(sys.argv[1])
 parsed = json_lines.JsonLines().read(log, log.stat().st_size, FieldMap(), "run", None, lambda n: None)
 print(len(parsed))
 """
-"""Only the parse of the log (JsonLines.read: the process pool, the per-line or the batch
-parser in each worker, the pieces merged), nothing of the report."""
+"""Only the parse of the log (JsonLines.read: the C scanner's threads; or, without it, the
+process pool, the msgspec batch or the per-line parser in each worker, the pieces merged),
+nothing of the report."""
 
 
 def shape_log(name: str, seed: int) -> Path:
@@ -100,7 +105,8 @@ def measure_shape(log: Path, runs: int, with_batch: bool) -> dict[str, tuple[flo
         ]
         if with_batch:
             tools += [("parse per-line", [sys.executable, "-c", PARSE, str(log), "per-line"], None),
-                      ("parse batch", [sys.executable, "-c", PARSE, str(log), "batch"], None)]
+                      ("parse msgspec", [sys.executable, "-c", PARSE, str(log), "msgspec"], None),
+                      ("parse scanner", [sys.executable, "-c", PARSE, str(log), "scanner"], None)]
         samples: dict[str, list[tuple[float, int]]] = {name: [] for name, _, _ in tools}
         for _ in range(runs):
             for name, cmd, tool_env in tools:
@@ -133,7 +139,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs of each tool (the median is shown)")
     ap.add_argument("--seed", type=int, default=1, help="gen_trials.py --seed")
     ap.add_argument("--batch", action="store_true",
-                    help="also the parse alone, with the batch and the per-line line parser")
+                    help="also the parse alone: the C scanner, the msgspec batch parser, the per-line one")
     a = ap.parse_args()
     shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
     unknown = [s for s in shapes if s not in SHAPES]
