@@ -23,7 +23,7 @@ from flaketui.loading.formats import read_file
 from flaketui.loading.location import unreadable
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
-from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog
+from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog, rows_sorted
 
 ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
@@ -200,11 +200,12 @@ def _drop_duplicates(log: TrialLog) -> TrialLog:
     """Keep the first of each (run, task, trial); name every later one as a problem."""
     if len(log) < 2:
         return log
+    columns = (log.task, log.trial) if len(log.runs) == 1 else (log.run, log.task, log.trial)
+    if rows_sorted(columns, strict=True):
+        return log  # already in (run, task, trial) order, each once: nothing to sort
     top_trial = int(log.trial.max()) + 1
     if (len(log.runs) + 1) * (len(log.tasks) + 1) * top_trial < 1 << 62:
         key = (log.run.astype(np.int64) * (len(log.tasks) + 1) + log.task) * top_trial + log.trial
-        if bool(np.all(key[1:] > key[:-1])):
-            return log  # already in (run, task, trial) order, each once: nothing to sort
         order = np.argsort(key, kind="stable")  # as the lexsort below, with one key
     else:
         order = np.lexsort((np.arange(len(log)), log.trial, log.task, log.run))

@@ -175,10 +175,10 @@ class Scanner:
         pos = 0
         while pos < stop and pos < limit:
             out = self._free.pop() if self._free else Outputs(len(self.keys))
-            n, ascii = _linescan.scan_block(buf, pos, stop, limit, self.keys, self.by_key, self.metrics_at,
-                                            self.metric_names, out.buffers)
+            n, is_ascii = _linescan.scan_block(buf, pos, stop, limit, self.keys, self.by_key, self.metrics_at,
+                                               self.metric_names, out.buffers)
             alone = np.zeros(n, dtype=bool)  # lines left to the per-line parser
-            if not ascii:
+            if not is_ascii:
                 alone = _not_utf8(buf, out.starts[:n], out.ends[:n])
             rescan = bool((out.status[:n] == 2).any())  # judged again once number_block has scanned them
             parts.append(Part(out, n, alone, None if rescan else self.judge(out, n, alone)))

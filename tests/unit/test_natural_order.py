@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -81,3 +82,23 @@ def test_label_ranks_order_as_numpy_sorts_strings(labels: list[str]) -> None:
 
     _, want = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
     assert label_ranks(labels).tolist() == want.astype(np.float64).tolist()
+
+
+def test_rows_sorted_is_the_order_of_one_key() -> None:
+    """model.rows_sorted (neighbour comparisons, column by column) says what sorting an int64
+    key of the columns says, strict and not, on small random columns that tie often."""
+    from flaketui.model import rows_sorted
+
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        n = int(rng.integers(0, 9))
+        cols = tuple(np.sort(rng.integers(0, 3, n)) if rng.random() < 0.5 else rng.integers(0, 3, n)
+                     for _ in range(int(rng.integers(1, 4))))
+        if rng.random() < 0.5:  # sorted rows, often
+            order = np.lexsort(cols[::-1])
+            cols = tuple(c[order] for c in cols)
+        key = np.zeros(n, dtype=np.int64)
+        for c in cols:
+            key = key * 3 + c
+        assert rows_sorted(cols) == bool(np.all(key[1:] >= key[:-1]))
+        assert rows_sorted(cols, strict=True) == bool(np.all(key[1:] > key[:-1]))
