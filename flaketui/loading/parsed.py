@@ -166,8 +166,9 @@ class Merger:
             empty = Parsed.empty([])
             columns = {name: getattr(empty, name) for name in COLUMNS}
         metric_names = sorted({k for p in pieces for k in p.metrics})
-        metrics = {
-            name: np.concatenate([p.metrics.get(name, np.full(len(p), np.nan)) for p in pieces])
+        metrics = {  # one piece's columns as they are
+            name: pieces[0].metrics[name] if len(pieces) == 1 else
+            np.concatenate([p.metrics.get(name, np.full(len(p), np.nan)) for p in pieces])
             for name in metric_names
         }
         return Parsed(runs=tables["run"], tasks=tables["task"], groups=tables["group"],
