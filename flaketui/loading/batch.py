@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import math
+import mmap
 from collections import deque
 from itertools import chain, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
@@ -603,7 +604,7 @@ class _Column:
 
     def __init__(self, dtype: Any, capacity: int, nans: int = 0) -> None:
         """``nans``: rows of NaN it starts with (a metric first seen after them)."""
-        self.data = np.empty(max(capacity, nans, 16), dtype=dtype)
+        self.data = _populated(max(capacity, nans, 16), dtype)
         if nans:
             self.data[:nans] = np.nan
         self.n = nans
@@ -615,7 +616,7 @@ class _Column:
     def add(self, values: np.ndarray) -> None:
         end = self.n + len(values)
         if end > len(self.data):
-            grown = np.empty(max(end, len(self.data) * 3 // 2), dtype=self.data.dtype)
+            grown = _populated(max(end, len(self.data) * 3 // 2), self.data.dtype)
             grown[: self.n] = self.data[: self.n]
             self.data = grown
         self.data[self.n: end] = values
@@ -626,6 +627,21 @@ class _Column:
         if self.n < len(self.data) * 0.9:
             return self.data[: self.n].copy()
         return self.data[: self.n]
+
+
+def _populated(n: int, dtype: Any) -> np.ndarray:
+    """An array of ``n`` items whose memory the kernel maps in one call (``MAP_POPULATE``)
+    where it can: a page fault per 4 KB page, as the columns fill, cost a third of the
+    parse of a million-task log on a virtual machine (about 0.3 s against 0.05 s)."""
+    nbytes = n * np.dtype(dtype).itemsize
+    populate = getattr(mmap, "MAP_POPULATE", 0)
+    if nbytes < 1 << 20 or not populate:
+        return np.empty(n, dtype=dtype)
+    try:
+        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
+    except OSError:
+        return np.empty(n, dtype=dtype)
+    return np.frombuffer(region, dtype=dtype)
 
 
 def _nan(n: int) -> np.ndarray:
