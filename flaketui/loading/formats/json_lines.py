@@ -1,9 +1,11 @@
 """JSON Lines: one trial object per line (``.jsonl``, ``.ndjson``, and gzip-compressed
 ``.gz`` of either). Also the format of any file no other format claims.
 
-Plain files larger than :data:`PARALLEL_BYTES` are split at line boundaries and
-parsed by a process pool (one process per core). A trial's offset and length are
-the byte span of its line (in the decompressed stream for ``.gz``).
+Plain files larger than :data:`PARALLEL_BYTES` are read by one thread per core scanning
+blocks ahead (:mod:`flaketui.loading.batch`, with the C scanner); where the scanner is not
+built, they are split at line boundaries and parsed by a process pool (one process per
+core). A trial's offset and length are the byte span of its line (in the decompressed
+stream for ``.gz``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem, Source
 
 PARALLEL_BYTES = 64 << 20
-"""Plain files at least this large are parsed by several processes."""
+"""Plain files at least this large are parsed by several threads (or processes)."""
 
 
 class JsonLines(LogFormat):
