@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import gc
 import math
-import mmap
 from collections import deque
 from itertools import chain, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
@@ -55,6 +54,7 @@ import numpy as np
 
 from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
 from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, next_newline, read_range
+from flaketui.loading.pages import populated, populated_buffer
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
 from flaketui.loading.scanned import Part, Scanner, available, renumber
@@ -242,10 +242,10 @@ class _Batch:
         self.line = first_line
         self.start, self.end = start, end
         ahead = _Ahead(self, threads) if self.scanner else None
-        buf = bytearray(BLOCK)
+        buf: Any = populated_buffer(BLOCK) if ahead else bytearray(BLOCK)
         view = memoryview(buf)
         data = np.frombuffer(buf, dtype=np.uint8)
-        newline = np.empty(len(buf), dtype=bool)
+        newline = np.empty(0 if ahead else len(buf), dtype=bool)  # the msgspec path's
         filled, base = 0, start
         try:
             with open(self.path, "rb", buffering=0) as fh:
@@ -616,7 +616,7 @@ class _Column:
 
     def __init__(self, dtype: Any, capacity: int, nans: int = 0) -> None:
         """``nans``: rows of NaN it starts with (a metric first seen after them)."""
-        self.data = _populated(max(capacity, nans, 16), dtype)
+        self.data = populated(max(capacity, nans, 16), dtype)
         if nans:
             self.data[:nans] = np.nan
         self.n = nans
@@ -628,7 +628,7 @@ class _Column:
     def add(self, values: np.ndarray) -> None:
         end = self.n + len(values)
         if end > len(self.data):
-            grown = _populated(max(end, len(self.data) * 3 // 2), self.data.dtype)
+            grown = populated(max(end, len(self.data) * 3 // 2), self.data.dtype)
             grown[: self.n] = self.data[: self.n]
             self.data = grown
         self.data[self.n: end] = values
@@ -639,21 +639,6 @@ class _Column:
         if self.n < len(self.data) * 0.9:
             return self.data[: self.n].copy()
         return self.data[: self.n]
-
-
-def _populated(n: int, dtype: Any) -> np.ndarray:
-    """An array of ``n`` items whose memory the kernel maps in one call (``MAP_POPULATE``)
-    where it can: a page fault per 4 KB page, as the columns fill, cost a third of the
-    parse of a million-task log on a virtual machine (about 0.3 s against 0.05 s)."""
-    nbytes = n * np.dtype(dtype).itemsize
-    populate = getattr(mmap, "MAP_POPULATE", 0)
-    if nbytes < 1 << 20 or not populate:
-        return np.empty(n, dtype=dtype)
-    try:
-        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
-    except OSError:
-        return np.empty(n, dtype=dtype)
-    return np.frombuffer(region, dtype=dtype)
 
 
 def _nan(n: int) -> np.ndarray:
@@ -676,9 +661,9 @@ class _Ahead:
         self.pending: deque[tuple[Any, bytearray, int]] = deque()
         self.buffers: list[bytearray] = []
 
-    def buffer(self) -> bytearray:
+    def buffer(self) -> Any:
         """A block's buffer, one whose lines have been kept if there is one."""
-        return self.buffers.pop() if self.buffers else bytearray(BLOCK)
+        return self.buffers.pop() if self.buffers else populated_buffer(BLOCK)
 
     def submit(self, buf: bytearray, stop: int, limit: int, base: int) -> None:
         """Scan the lines of ``buf[:stop]`` that start before ``limit`` (``buf`` starts at file

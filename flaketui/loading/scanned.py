@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.loading.pages import populated
 from flaketui.model import ERRORED, FAIL, PASS
 
 try:
@@ -112,15 +113,15 @@ class Outputs:
     """One set of the buffers ``scan_block`` fills, for :data:`ROWS` lines."""
 
     def __init__(self, keys: int) -> None:
-        self.starts = np.empty(ROWS, dtype=np.int64)
-        self.ends = np.empty(ROWS, dtype=np.int64)
-        self.status = np.empty(ROWS, dtype=np.uint8)
-        self.kinds = np.empty((ROWS, keys), dtype=np.uint8)
-        self.ints = np.empty((ROWS, keys), dtype=np.int64)
-        self.floats = np.empty((ROWS, keys), dtype=np.float64)
-        self.soffs = np.empty((ROWS, keys), dtype=np.int64)
-        self.sids = np.empty((ROWS, keys), dtype=np.int32)
-        self.mvals = np.empty((ROWS, METRIC_COLUMNS), dtype=np.float64)
+        self.starts = populated(ROWS, np.int64)
+        self.ends = populated(ROWS, np.int64)
+        self.status = populated(ROWS, np.uint8)
+        self.kinds = populated((ROWS, keys), np.uint8)
+        self.ints = populated((ROWS, keys), np.int64)
+        self.floats = populated((ROWS, keys), np.float64)
+        self.soffs = populated((ROWS, keys), np.int64)
+        self.sids = populated((ROWS, keys), np.int32)
+        self.mvals = populated((ROWS, METRIC_COLUMNS), np.float64)
         self.buffers = (self.starts, self.ends, self.status, self.kinds, self.ints, self.floats, self.soffs,
                         self.sids, self.mvals)
 
