@@ -186,3 +186,20 @@ def test_names_table() -> None:
     assert [names.add(s) for s in reversed(big)] == list(range(50_004, 4, -1))
     with pytest.raises(TypeError):
         names.add(b"bytes")  # type: ignore[arg-type]
+
+
+def test_populated_memory_is_zeroed_and_writable() -> None:
+    """loading.pages: arrays and buffers mapped in one call are zeros, writable, of the shape
+    asked, small or large."""
+    from flaketui.loading.pages import SMALL, populated, populated_buffer
+
+    for shape, dtype in (((7,), np.int64), ((SMALL // 8 + 3,), np.float64), ((SMALL // 13 + 1, 13), np.uint8)):
+        a = populated(shape, dtype)
+        assert a.shape == shape and a.dtype == dtype and not a.any()
+        a[...] = 1
+        assert a.all()
+    for size in (10, SMALL * 3):
+        buf = populated_buffer(size)
+        assert len(buf) == size and bytes(buf[:5]) == bytes(5)
+        buf[:3] = b"abc"
+        assert bytes(buf[:3]) == b"abc"
