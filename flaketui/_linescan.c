@@ -853,7 +853,8 @@ PyDoc_STRVAR(number_block_doc,
 "--\n\n"
 "With the GIL, after scan_block on the same buf and outs: scan again the lines of status 2\n"
 "(new metric names are added to mnames), then give each string value of the lines taken\n"
-"its id in tables[key] (a Names per key numbered, else None) in sids (-1 elsewhere). A\n"
+"its id in tables[key] (a Names per key numbered, else None) in sids (-1 where a numbered\n"
+"key has no string; the other keys' sids are left as they are). A\n"
 "value that is not UTF-8 defers its line. Returns whether a name may have been numbered\n"
 "for a line then deferred (the caller then renumbers by first use).");
 
@@ -880,7 +881,11 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
     Py_ssize_t last[MAX_KEYS]; /* the last id given, to skip the lookup when a value repeats */
     int64_t lastoff[MAX_KEYS], lastlen[MAX_KEYS];
     int irregular = 0;
-    for (Py_ssize_t k = 0; k < K; k++) last[k] = -1;
+    Py_ssize_t named[MAX_KEYS], nnamed = 0; /* the keys whose strings are numbered */
+    for (Py_ssize_t k = 0; k < K; k++) {
+        last[k] = -1;
+        if (sp.table[k]) named[nnamed++] = k;
+    }
     for (Py_ssize_t i = 0; i < lines; i++) {
         if (out.starts[i] < 0 || out.ends[i] < out.starts[i] || out.ends[i] > buf.len) {
             PyErr_SetString(PyExc_ValueError, "a line outside buf");
@@ -892,12 +897,13 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
             out.status[i] = (uint8_t)st;
         }
         int32_t *sids = out.sids + i * K;
-        for (Py_ssize_t k = 0; k < K; k++) sids[k] = -1;
+        for (Py_ssize_t j = 0; j < nnamed; j++) sids[named[j]] = -1;
         if (out.status[i] != S_OK) continue;
         const uint8_t *kinds = out.kinds + i * K;
         const int64_t *ints = out.ints + i * K, *soffs = out.soffs + i * K;
-        for (Py_ssize_t k = 0; k < K; k++) {
-            if (!sp.table[k] || kinds[k] != K_STRING) continue;
+        for (Py_ssize_t j = 0; j < nnamed; j++) {
+            Py_ssize_t k = named[j];
+            if (kinds[k] != K_STRING) continue;
             int64_t off = soffs[k], len = ints[k];
             if (off < 0 || len < 0 || off + len > buf.len) {
                 PyErr_SetString(PyExc_ValueError, "a string outside buf");
@@ -911,7 +917,7 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
             if (id < 0) {
                 if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto done;
                 PyErr_Clear();
-                for (Py_ssize_t j = 0; j < K; j++) sids[j] = -1;
+                for (Py_ssize_t m = 0; m < nnamed; m++) sids[named[m]] = -1;
                 out.status[i] = S_DEFER;
                 irregular = 1; /* a name numbered before for this line stays in its table */
                 break;
