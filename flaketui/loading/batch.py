@@ -242,7 +242,12 @@ class _Batch:
         self.line = first_line
         self.start, self.end = start, end
         ahead = _Ahead(self, threads) if self.scanner else None
-        buf: Any = populated_buffer(BLOCK) if ahead else bytearray(BLOCK)
+        size = min(BLOCK, max(1 << 16, end - start + 1))  # a small range: a small buffer
+        if ahead:
+            assert self.scanner is not None
+            self.scanner.size_for(end - start)
+            ahead.size = size
+        buf: Any = populated_buffer(size) if ahead else bytearray(BLOCK)
         view = memoryview(buf)
         data = np.frombuffer(buf, dtype=np.uint8)
         newline = np.empty(0 if ahead else len(buf), dtype=bool)  # the msgspec path's
@@ -254,7 +259,7 @@ class _Batch:
                     if filled == len(buf):  # one line fills the buffer
                         if ahead:
                             ahead.drain()
-                        base = self.long_line(fh, base, progress)
+                        base = self.long_line(fh, base, len(buf), progress)
                         filled = 0
                         if base < end:
                             continue
@@ -356,14 +361,14 @@ class _Batch:
                 gc.enable()
         self.line += n
 
-    def long_line(self, fh: Any, base: int, progress: Progress | None) -> int:
-        """Have the per-line reader read the line at ``base``, longer than a block: where the
-        next line starts. ``fh`` is left there."""
-        stop = next_newline(fh, base + BLOCK)
+    def long_line(self, fh: Any, base: int, size: int, progress: Progress | None) -> int:
+        """Have the per-line reader read the line at ``base``, longer than the ``size`` bytes
+        of a block: where the next line starts. ``fh`` is left there."""
+        stop = next_newline(fh, base + size)
         self.line += read_range(self.path, base, base + 1, self.parser, first_line=self.line)
         self.flush_rows()
         if progress:
-            progress(max(0, stop + 1 - base - BLOCK))
+            progress(max(0, stop + 1 - base - size))
         fh.seek(stop + 1)
         return stop + 1
 
@@ -660,10 +665,12 @@ class _Ahead:
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="flaketui-scan") if self.threads > 1 else None
         self.pending: deque[tuple[Any, bytearray, int]] = deque()
         self.buffers: list[bytearray] = []
+        self.size = BLOCK
+        """Bytes of a block's buffer (fewer for a small range)."""
 
     def buffer(self) -> Any:
         """A block's buffer, one whose lines have been kept if there is one."""
-        return self.buffers.pop() if self.buffers else populated_buffer(BLOCK)
+        return self.buffers.pop() if self.buffers else populated_buffer(self.size)
 
     def submit(self, buf: bytearray, stop: int, limit: int, base: int) -> None:
         """Scan the lines of ``buf[:stop]`` that start before ``limit`` (``buf`` starts at file

@@ -38,7 +38,7 @@ ABSENT, NULL, FALSE, TRUE, INT, FLOAT, STRING, ARRAY, OBJECT, OTHER = range(10)
 """The kinds of value ``scan_block`` tells apart (``OTHER``: an integer past 18 digits)."""
 
 ROWS = 16384
-"""Lines scanned into one set of outputs (a block with more takes several)."""
+"""Lines scanned into one set of outputs at most (a block with more takes several)."""
 
 METRIC_COLUMNS = 16
 """Distinct metric names the scanner keeps columns for; a line with more is deferred."""
@@ -110,18 +110,18 @@ class Judged:
 
 
 class Outputs:
-    """One set of the buffers ``scan_block`` fills, for :data:`ROWS` lines."""
+    """One set of the buffers ``scan_block`` fills, for ``rows`` lines."""
 
-    def __init__(self, keys: int) -> None:
-        self.starts = populated(ROWS, np.int64)
-        self.ends = populated(ROWS, np.int64)
-        self.status = populated(ROWS, np.uint8)
-        self.kinds = populated((ROWS, keys), np.uint8)
-        self.ints = populated((ROWS, keys), np.int64)
-        self.floats = populated((ROWS, keys), np.float64)
-        self.soffs = populated((ROWS, keys), np.int64)
-        self.sids = populated((ROWS, keys), np.int32)
-        self.mvals = populated((ROWS, METRIC_COLUMNS), np.float64)
+    def __init__(self, keys: int, rows: int) -> None:
+        self.starts = populated(rows, np.int64)
+        self.ends = populated(rows, np.int64)
+        self.status = populated(rows, np.uint8)
+        self.kinds = populated((rows, keys), np.uint8)
+        self.ints = populated((rows, keys), np.int64)
+        self.floats = populated((rows, keys), np.float64)
+        self.soffs = populated((rows, keys), np.int64)
+        self.sids = populated((rows, keys), np.int32)
+        self.mvals = populated((rows, METRIC_COLUMNS), np.float64)
         self.buffers = (self.starts, self.ends, self.status, self.kinds, self.ints, self.floats, self.soffs,
                         self.sids, self.mvals)
 
@@ -149,6 +149,8 @@ class Scanner:
         self.default_run = default_run
         self.metric_names: dict[str, int] = {}
         self._free: list[Outputs] = []
+        self.rows = ROWS
+        """Lines an output set holds (fewer for a small range: see :meth:`size_for`)."""
         self.allowed = np.ones((len(keys), 256), dtype=bool)
         """Per key, the kinds its role's type takes (absent and null always)."""
         for role, where in roles.items():
@@ -175,7 +177,7 @@ class Scanner:
         parts = []
         pos = 0
         while pos < stop and pos < limit:
-            out = self._free.pop() if self._free else Outputs(len(self.keys))
+            out = self._free.pop() if self._free else Outputs(len(self.keys), self.rows)
             n, is_ascii = _linescan.scan_block(buf, pos, stop, limit, self.keys, self.by_key, self.metrics_at,
                                                self.metric_names, out.buffers)
             alone = np.zeros(n, dtype=bool)  # lines left to the per-line parser
@@ -198,6 +200,12 @@ class Scanner:
             self.irregular = dict.fromkeys(self.tables, True)
         judged = part.judged if part.judged is not None and not changed else self.judge(out, n, part.alone)
         return self.name(out, n, judged)
+
+    def size_for(self, nbytes: int) -> None:
+        """Output sets for a range of ``nbytes`` bytes: no more rows than it can have lines of
+        60 bytes (a small file, or a few lines appended under ``--watch``, is not given
+        megabytes; a range of shorter lines takes more sets)."""
+        self.rows = int(min(ROWS, max(64, nbytes // 60)))
 
     def release(self, out: Outputs) -> None:
         """``out`` may be filled again."""
