@@ -53,7 +53,7 @@ import msgspec
 import numpy as np
 
 from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
-from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, next_newline, read_range
+from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, is_utf8, next_newline, read_range
 from flaketui.loading.pages import populated, populated_buffer
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
@@ -347,7 +347,7 @@ class _Batch:
                 with memoryview(buf) as view:
                     for i in np.flatnonzero(~keep).tolist():
                         a, b = int(starts[i]), int(ends[i])
-                        self.parser.feed(view[a:b], base + a, line + i, not part.alone[i] and _ascii(view[a:b]))
+                        self.parser.feed(view[a:b], base + a, line + i)  # feed checks its UTF-8
             idx: Any = slice(None) if every else np.flatnonzero(keep)
             rows = {"run": cols.run, "task": cols.task, "group": cols.group, "trial": cols.trial,
                     "outcome": cols.outcome, "score": cols.score, "offset": starts[idx] + base,
@@ -386,7 +386,7 @@ class _Batch:
             try:  # a newline ends any multi-byte character: the join is valid iff each line is
                 str(b"\n".join(lines), "utf-8")
             except UnicodeDecodeError:  # find the lines at fault; the rest are read in batch
-                alone |= [not _utf8(raw) for raw in lines]
+                alone |= [not is_utf8(raw) for raw in lines]
         if offsets[0] == 0 and bytes(lines[0][:3]) == BOM:
             alone[0] = True
         enabled = gc.isenabled()
@@ -728,15 +728,3 @@ class _Stub:
 
     def __getattr__(self, name: str) -> None:
         return None
-
-
-def _ascii(raw: memoryview) -> bool:
-    return bytes(raw).isascii()
-
-
-def _utf8(raw: memoryview) -> bool:
-    try:
-        str(raw, "utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -149,7 +149,7 @@ class LineParser:
             raw = raw[3:]
             offset = 3
         obj: Any = None
-        text = is_ascii or _utf8(raw)
+        text = is_ascii or is_utf8(raw)
         if text:
             fast = self.fast
             rec = fast.typed(raw)
@@ -197,7 +197,7 @@ class LineParser:
                                      f"{MAX_NAMED} named ({summary})")]
 
 
-def _utf8(raw: bytes | memoryview) -> bool:
+def is_utf8(raw: bytes | memoryview) -> bool:
     try:
         str(raw, "utf-8")
     except UnicodeDecodeError:
@@ -411,7 +411,7 @@ def read_json_array(path: str, parser: LineParser, data: bytes) -> None:
     start = 3 if data.startswith(BOM) else 0
     body = memoryview(data)[start:]
     try:
-        if not (data.isascii() or _utf8(body)):
+        if not (data.isascii() or is_utf8(body)):
             raise ValueError("not UTF-8")
         items = msgspec.json.decode(body, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
     except RecursionError:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.loading.jsonl import is_utf8
 from flaketui.loading.pages import populated
 from flaketui.model import ERRORED, FAIL, PASS
 
@@ -331,18 +332,10 @@ def _not_utf8(buf: Any, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
             str(view[int(starts[0]): int(ends[-1])], "utf-8")
             return np.zeros(len(starts), dtype=bool)
         except UnicodeDecodeError:
-            return np.array([not _utf8(view[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)],
+            return np.array([not is_utf8(view[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)],
                             dtype=bool)
     finally:
         view.release()
-
-
-def _utf8(raw: memoryview) -> bool:
-    try:
-        str(raw, "utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def renumber(ids: np.ndarray, names: list[str]) -> tuple[list[str], np.ndarray]:

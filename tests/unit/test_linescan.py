@@ -203,3 +203,12 @@ def test_populated_memory_is_zeroed_and_writable() -> None:
         assert len(buf) == size and bytes(buf[:5]) == bytes(5)
         buf[:3] = b"abc"
         assert bytes(buf[:3]) == b"abc"
+
+
+def test_kinds_are_the_scanners() -> None:
+    """The kinds scanned.py reads are the ones the C module writes."""
+    from flaketui import _linescan as c
+
+    assert (scanned.ABSENT, scanned.NULL, scanned.FALSE, scanned.TRUE, scanned.INT, scanned.FLOAT,
+            scanned.STRING, scanned.ARRAY, scanned.OBJECT, scanned.OTHER) == (
+        c.ABSENT, c.NULL, c.FALSE, c.TRUE, c.INT, c.FLOAT, c.STRING, c.ARRAY, c.OBJECT, c.OTHER)
