@@ -153,15 +153,27 @@ def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
     if not joined.isascii() or HOLE in joined or joined.count(SEPARATOR) != n - 1:
         return natural_ranks_by_key(names)
     raw = joined.encode("ascii")
-    shapes = raw.translate(_DIGITS_AS_HOLES).split(SEPARATOR.encode())
-    shape_ids = {shape: i for i, shape in enumerate(dict.fromkeys(shapes))}
-    shape_of = (np.zeros(n, dtype=np.int64) if len(shape_ids) == 1 else
-                np.fromiter(map(shape_ids.__getitem__, shapes), dtype=np.int64, count=n))
+    joined_bytes = np.frombuffer(raw, dtype=np.uint8)
+    width = len(names[0])
+    if len(raw) == n * (width + 1) - 1 and width:  # maybe names of one length: one shape?
+        grid = np.frombuffer(raw + SEPARATOR.encode(), dtype=np.uint8).reshape(n, width + 1)
+        holes = np.frombuffer(_DIGITS_AS_HOLES, dtype=np.uint8)[grid]
+        one_shape = bool((holes == holes[0]).all())  # the separators too: every name is that long
+    else:
+        one_shape = False
+    if one_shape:  # ids written to one pattern (task-000123): no bytes object per name
+        shape_ids = {holes[0, :width].tobytes(): 0}
+        shape_of = np.zeros(n, dtype=np.int64)
+    else:
+        shapes = raw.translate(_DIGITS_AS_HOLES).split(SEPARATOR.encode())
+        shape_ids = {shape: i for i, shape in enumerate(dict.fromkeys(shapes))}
+        shape_of = (np.zeros(n, dtype=np.int64) if len(shape_ids) == 1 else
+                    np.fromiter(map(shape_ids.__getitem__, shapes), dtype=np.int64, count=n))
     parts = [_shape_parts(shape) for shape in shape_ids]
     if max((size for _, runs in parts for _, size in runs), default=0) > MAX_DIGITS:
         return natural_ranks_by_key(names)
-    joined_bytes = np.frombuffer(raw, dtype=np.uint8)
-    starts = np.r_[0, np.flatnonzero(joined_bytes == ord(SEPARATOR)) + 1]
+    starts = (np.arange(n, dtype=np.int64) * (width + 1) if one_shape
+              else np.r_[0, np.flatnonzero(joined_bytes == ord(SEPARATOR)) + 1])
     most = max(len(runs) for _, runs in parts)
     columns = []
     for j in range(most + 1):
@@ -174,6 +186,8 @@ def natural_ranks(names: list[str] | tuple[str, ...]) -> np.ndarray:
             columns.append(_numbers(joined_bytes, starts + at[shape_of], size[shape_of]))
     # a column where every name is alike orders nothing (one shape: its texts)
     columns = [c for c in columns if c.min() != c.max()] or [np.zeros(n, dtype=np.int64)]
+    if rows_sorted(tuple(columns)):  # in natural order already (ids written in order): no sort
+        return np.arange(n, dtype=np.int64)
     order = np.lexsort(columns[::-1])
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n)

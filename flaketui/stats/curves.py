@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flaketui.stats.estimators import pass_at_k, pass_hat_k
+from flaketui.stats.suite import count_pairs
 
 MAX_POINTS = 40
 """At most this many values of k are evaluated (evenly spaced) for a curve."""
@@ -58,19 +59,24 @@ def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None) -> KCurve:
     .. [1] M. Chen et al., arXiv:2107.03374, 2021 (pass@k).
     .. [2] S. Yao et al., "τ-bench", arXiv:2406.12045, 2024 (pass^k).
     """
-    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
-    c_arr = np.atleast_1d(np.asarray(c, dtype=np.float64))
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
+    c_arr = np.atleast_1d(np.asarray(c, dtype=np.int64))
     top = int(n_arr.max()) if n_arr.size else 0
     ks = k_values(top if k_max is None else min(k_max, top))
     at = np.full(ks.shape, np.nan)
     hat = np.full(ks.shape, np.nan)
     used = np.zeros(ks.shape, dtype=np.int64)
+    # each estimate once per distinct (n, c) pair, weighted by its tasks (a million tasks of
+    # a few trials have a handful of pairs): the same mean over tasks
+    un, uc, inv = count_pairs(n_arr, c_arr)
+    weight = np.bincount(inv, minlength=len(un)).astype(np.float64)
+    un_f, uc_f = un.astype(np.float64), uc.astype(np.float64)
     for i, k in enumerate(ks.tolist()):
-        ok = n_arr >= k
-        used[i] = int(ok.sum())
+        ok = un >= k
+        used[i] = int(weight[ok].sum())
         if used[i]:
-            at[i] = float(np.mean(pass_at_k(n_arr[ok], c_arr[ok], k)))
-            hat[i] = float(np.mean(pass_hat_k(n_arr[ok], c_arr[ok], k)))
+            at[i] = float(weight[ok] @ pass_at_k(un_f[ok], uc_f[ok], k)) / used[i]
+            hat[i] = float(weight[ok] @ pass_hat_k(un_f[ok], uc_f[ok], k)) / used[i]
     return KCurve(ks, at, hat, used)
 
 

@@ -40,3 +40,19 @@ def test_k_values_thin_out_long_ranges() -> None:
 def test_histogram_bins_over_zero_one() -> None:
     counts = histogram([0.0, 0.05, 0.1, 0.833, 1.0, float("nan")], bins=10)
     assert counts.tolist() == [2, 1, 0, 0, 0, 0, 0, 0, 1, 1]
+
+
+def test_suite_curve_equals_the_mean_over_tasks() -> None:
+    """The curve computed once per distinct (n, c) pair is the plain mean of the per-task
+    estimates over the tasks with at least k trials."""
+    from flaketui.stats.estimators import pass_at_k, pass_hat_k
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(0, 9, 5000)
+    c = rng.integers(0, 9, 5000) % (n + 1)
+    curve = k_curve(n, c)
+    for k, at, hat, used in zip(curve.ks, curve.pass_at, curve.pass_hat, curve.tasks, strict=True):
+        ok = n >= k
+        assert used == ok.sum()
+        assert at == pytest.approx(np.mean(pass_at_k(n[ok].astype(float), c[ok].astype(float), int(k))), rel=1e-12)
+        assert hat == pytest.approx(np.mean(pass_hat_k(n[ok].astype(float), c[ok].astype(float), int(k))), rel=1e-12)

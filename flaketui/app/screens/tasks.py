@@ -438,7 +438,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._natural[self._name_rank] = np.arange(len(tasks))
         self._names = NameFilter(tasks)
         self._task_index = None
-        self._name_width = max([4, *(cell_len(visible(t)) for t in tasks[:20000])])
+        sample = tasks[:20000]
+        joined = "".join(sample)  # printable ASCII names are shown as they are, a cell a character
+        self._name_width = (max([4, *map(len, sample)]) if joined.isascii() and joined.isprintable()
+                            else max([4, *(cell_len(visible(t)) for t in sample)]))
         groups = outcomes.groups
         self._group_width = (None if groups.count(None) == len(groups) else
                              min(14, max(5, *(len(g or "") for g in groups[:20000]))))
