@@ -331,8 +331,11 @@ class TrialLog:
         trials = np.diff(outcomes.bounds)
         every = _blocks(trials)
         out: dict[str, np.ndarray] = {}
+        rows = outcomes.rows
+        whole = (len(rows) == len(self) and (not len(rows) or (rows[0] == 0 and rows[-1] == len(rows) - 1))
+                 and rows_sorted((rows,), strict=True))  # every trial, in order: the columns as they are
         for name, values in self.metrics.items():
-            v = values[outcomes.rows]
+            v = values if whole else values[rows]
             ok = ~np.isnan(v)
             complete = bool(ok.all())
             x = v if complete else v[ok]
@@ -342,12 +345,11 @@ class TrialLog:
                 return self.metric_medians_sorted(outcomes)
             starts = np.cumsum(counts) - counts
             med = np.full(tasks, np.nan)
-            for size, rows in blocks:
-                if rows is None:  # every task, each with `size` values: the values are the block
-                    block = np.sort(x.reshape(tasks, size), axis=1, kind="stable")
-                else:
-                    block = np.sort(x[starts[rows][:, None] + np.arange(size)], axis=1, kind="stable")
-                med[slice(None) if rows is None else rows] = (block[:, (size - 1) // 2] + block[:, size // 2]) / 2
+            for size, at in blocks:
+                block = x.reshape(tasks, size) if at is None else x[starts[at][:, None] + np.arange(size)]
+                if size > 2:  # the middle of one or two values needs no sort: a + b is b + a
+                    block = np.sort(block, axis=1, kind="stable")
+                med[slice(None) if at is None else at] = (block[:, (size - 1) // 2] + block[:, size // 2]) / 2
             out[name] = med
         return out
 
