@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,7 @@ def load_logs(
     workers: int | None = None,
     use_cache: bool | None = None,
     scheduler: str | None = None,
+    store_later: bool = False,
 ) -> TrialLog:
     """Read every trial of ``paths`` (files, directories, globs; local, or URLs such as
     ``s3://bucket/runs/``: :mod:`flaketui.loading.location`).
@@ -253,7 +255,9 @@ def load_logs(
     ``scheduler`` (default :data:`flaketui.loading.distributed.SCHEDULER`, set by
     ``--scheduler``), the files not in the cache are parsed on that Dask cluster
     (:func:`~flaketui.loading.distributed.parse_on_cluster`); the cache, the file order
-    and the problems named are as for a local load.
+    and the problems named are as for a local load. With ``store_later`` (the app, which
+    would rather draw its table first), the files parsed go to the cache from a thread of
+    their own once the log is built.
 
     Raises
     ------
@@ -306,6 +310,7 @@ def load_logs(
     sources: list[Source] = []
     pieces: list[Parsed] = []
     read: list[Any] = []
+    stores: list[tuple[Any, ...]] = []  # what goes to the cache (a piece is never changed after)
     for path, st, cached in found:
         if cached is not None:
             kind, piece = cached
@@ -329,10 +334,14 @@ def load_logs(
                     skipped.append(unreadable(path, OSError(f"{type(exc).__name__}: {exc}")))
                     continue
             if _cacheable(use_cache, st):
-                cache.store(path, st, fields, kind, piece)
+                stores.append((path, st, fields, kind, piece))
         sources.append(Source(str(path), kind))
         pieces.append(piece)
         read.append(path)  # the files that gave a piece (skipped ones gave none)
+    if store_later and stores:  # not a daemon: the entries are written before the process ends
+        threading.Thread(target=_store, args=(stores,), name="flaketui-cache-store").start()
+    else:
+        _store(stores)
     notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
@@ -344,6 +353,12 @@ def load_logs(
         more = f", and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
         raise InputError(f"no usable trials in {names}{first[:-1] + more + ')' if first else ''}")
     return log
+
+
+def _store(entries: list[tuple[Any, ...]]) -> None:
+    """Write each (path, stat, fields, kind, piece) to the index cache."""
+    for entry in entries:
+        cache.store(*entry)
 
 
 def _cacheable(use_cache: bool, st: Any) -> bool:

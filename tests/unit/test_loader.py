@@ -307,3 +307,28 @@ def test_a_null_outcome_is_an_errored_trial_and_an_absent_one_no_trial(tmp_path:
     assert o.tasks == ["a", "b", "d"]
     assert o.n.tolist() == [1, 0, 0] and o.errored.tolist() == [1, 1, 1]
     assert [str(p) for p in tl.problems] == [f"{log}:4: no outcome (passed, score, reward)"]
+
+
+def test_store_later_writes_the_same_cache_entry(tmp_path, monkeypatch) -> None:
+    """load_logs(store_later=True), as the app loads: the index cache entry is written by a
+    thread of its own once the log is built, and a later load takes it from the cache with
+    the same trials."""
+    import threading
+
+    import orjson
+
+    from flaketui.loading import cache, load_logs
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    log_path = tmp_path / "run.jsonl"
+    log_path.write_bytes(b"".join(orjson.dumps({"task": f"t{i % 7}", "trial": i // 7, "passed": i % 3 > 0}) + b"\n"
+                                  for i in range(70)))
+    first = load_logs([log_path], use_cache=True, store_later=True)
+    for thread in threading.enumerate():
+        if thread.name == "flaketui-cache-store":
+            thread.join()
+    calls: list[object] = []
+    monkeypatch.setattr(cache, "store", lambda *a: calls.append(a))  # a hit stores nothing
+    again = load_logs([log_path], use_cache=True)
+    assert not calls and again.tasks == first.tasks and (again.outcome == first.outcome).all()

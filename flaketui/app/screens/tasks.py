@@ -334,7 +334,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 self._watcher = LogWatcher(app.options.paths, app.options.fields)
                 log = self._watcher.load()
             else:
-                log = load_logs(app.options.paths, app.options.fields, progress=progress)
+                # the index cache is written behind the first paint, not before it
+                log = load_logs(app.options.paths, app.options.fields, progress=progress, store_later=True)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
             return
