@@ -43,11 +43,14 @@ static locale_t c_locale; /* numbers are read in the C locale, whatever the proc
 #define MAX_KEYS 64
 
 enum { K_ABSENT = 0, K_NULL, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STRING, K_ARRAY, K_OBJECT, K_OTHER };
-enum { S_OK = 0, S_DEFER = 1, S_GIL = 2 }; /* S_GIL: to scan again with the GIL */
+enum { S_OK = 0, S_DEFER = 1, S_GIL = 2, S_BAD = 3 };
+/* S_GIL: to scan again with the GIL; S_BAD: certainly not JSON (a syntax error msgspec names
+ * "malformed" too), where S_DEFER may be any line the scanner does not take */
 
 typedef struct {
     const unsigned char *p;
     const unsigned char *end;
+    int unsure; /* a failure that is not a syntax error (nesting, a surrogate, a long exponent) */
 } cursor;
 
 static inline void skip_ws(cursor *c) {
@@ -108,7 +111,10 @@ static int scan_string(cursor *c, const unsigned char **s, Py_ssize_t *len, int 
                     if (h < 0) return -1;
                     v = v * 16 + h;
                 }
-                if (v >= 0xD800 && v <= 0xDFFF) return -1; /* surrogates: left to the per-line parser */
+                if (v >= 0xD800 && v <= 0xDFFF) { /* surrogates: left to the per-line parser */
+                    c->unsure = 1;
+                    return -1;
+                }
                 p += 6;
                 continue;
             }
@@ -151,7 +157,11 @@ static int scan_number(cursor *c, int *is_int, int *digits) {
         if (p < end && (*p == '+' || *p == '-')) p++;
         const unsigned char *e = p;
         while (p < end && *p >= '0' && *p <= '9') p++;
-        if (p == e || p - e > 4) return -1;
+        if (p == e) return -1;
+        if (p - e > 4) { /* valid, but past what is read here */
+            c->unsure = 1;
+            return -1;
+        }
     }
     c->p = p;
     return 0;
@@ -175,7 +185,10 @@ static int skip_value(cursor *c, int depth, int *empty) {
         return scan_string(c, &s, &len, &esc) < 0 ? -1 : K_STRING;
     }
     if (ch == '{' || ch == '[') {
-        if (depth >= MAX_DEPTH) return -1;
+        if (depth >= MAX_DEPTH) {
+            c->unsure = 1;
+            return -1;
+        }
         unsigned char close = ch == '{' ? '}' : ']';
         c->p++;
         skip_ws(c);
@@ -633,7 +646,7 @@ static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *m
 
 /* One line [a, b) of buf (at base) into row ``row``: S_OK, S_DEFER, S_GIL, or -2 (a Python
  * error; only with the GIL). */
-static int scan_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
+static int read_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
                      Py_ssize_t row, outputs *out) {
     Py_ssize_t K = sp->nkeys;
     uint8_t *kinds = out->kinds + row * K;
@@ -643,7 +656,7 @@ static int scan_line(const unsigned char *base, const unsigned char *a, const un
     double *mrow = out->mvals + row * sp->mcap;
     memset(kinds, K_ABSENT, (size_t)K);
     for (Py_ssize_t j = 0; j < sp->mcap; j++) mrow[j] = NAN;
-    cursor c = {a, b};
+    cursor c = {a, b, 0};
     skip_ws(&c);
     if (c.p >= c.end || *c.p != '{') return S_DEFER;
     c.p++;
@@ -731,6 +744,20 @@ static int scan_line(const unsigned char *base, const unsigned char *a, const un
     return c.p == c.end ? S_OK : S_DEFER; /* nothing may follow the object */
 }
 
+/* read_line, and a line it does not take told apart: S_BAD when it is certainly not JSON (so
+ * the caller may count it as such once it names no more lines), else S_DEFER. */
+static int scan_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
+                     Py_ssize_t row, outputs *out) {
+    int st = read_line(base, a, b, sp, row, out);
+    if (st != S_DEFER) return st;
+    cursor c = {a, b, 0};
+    skip_ws(&c);
+    if (c.p >= c.end) return S_DEFER; /* blank: the per-line parser says nothing of it */
+    if (skip_value(&c, 0, NULL) < 0) return c.unsure ? S_DEFER : S_BAD;
+    skip_ws(&c);
+    return c.p == c.end ? S_DEFER : S_BAD; /* valid JSON that is not a trial, or something after it */
+}
+
 /* keys (a tuple of bytes), the string keys numbered (a tuple: Names, or True, or None per
  * key), the metrics key's position and the dict of metric names, for mcap columns. */
 static int parse_spec(PyObject *keys, PyObject *tables, Py_ssize_t metrics, PyObject *mnames, Py_ssize_t mcap,
@@ -786,7 +813,8 @@ PyDoc_STRVAR(scan_block_doc,
 "whether they are all ASCII (else the caller checks they are UTF-8).\n"
 "outs = (starts, ends, status, kinds, ints, floats, soffs, sids, mvals), C-contiguous:\n"
 "row i describes line i. starts and ends (int64): its span in buf; status (uint8): 0 taken,\n"
-"1 deferred (for the per-line parser), 2 to scan again with the GIL (number_block does);\n"
+"1 deferred (for the per-line parser), 2 to scan again with the GIL (number_block does),\n"
+"3 deferred and certainly not JSON;\n"
 "per key (rows of len(keys)): kinds (uint8), ints (int64), floats (float64), soffs (int64:\n"
 "where a string's bytes start in buf); sids is number_block's. strings: per key, not None\n"
 "for a key whose string value is numbered (an escape in it defers the line). metrics: the\n"

@@ -53,11 +53,11 @@ import msgspec
 import numpy as np
 
 from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
-from flaketui.loading.jsonl import BLOCK, BOM, LineParser, Progress, is_utf8, next_newline, read_range
+from flaketui.loading.jsonl import BLOCK, BOM, MAX_NAMED, LineParser, Progress, is_utf8, next_newline, read_range
 from flaketui.loading.pages import populated, populated_buffer
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
-from flaketui.loading.scanned import Part, Scanner, available, renumber
+from flaketui.loading.scanned import BAD, Part, Scanner, available, renumber
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 
 BATCH_BYTES = 1 << 19
@@ -344,10 +344,7 @@ class _Batch:
             keep = cols.keep
             every = bool(keep.all())
             if not every:
-                with memoryview(buf) as view:
-                    for i in np.flatnonzero(~keep).tolist():
-                        a, b = int(starts[i]), int(ends[i])
-                        self.parser.feed(view[a:b], base + a, line + i)  # feed checks its UTF-8
+                self.deferred(buf, part, np.flatnonzero(~keep), base, line)
             idx: Any = slice(None) if every else np.flatnonzero(keep)
             rows = {"run": cols.run, "task": cols.task, "group": cols.group, "trial": cols.trial,
                     "outcome": cols.outcome, "score": cols.score, "offset": starts[idx] + base,
@@ -360,6 +357,28 @@ class _Batch:
             if enabled:
                 gc.enable()
         self.line += n
+
+    def deferred(self, buf: Any, part: Part, rows: np.ndarray, base: int, line: int) -> None:
+        """Have the per-line parser read the part's lines ``rows`` (in order), but count at once
+        the lines it would only count: once it has named :data:`MAX_NAMED` problems, a line
+        the scanner found not to be JSON, or one that is not UTF-8, is a count of its reason
+        (a file of garbage costs about what an honest log costs)."""
+        parser, out = self.parser, part.out
+        starts, ends = out.starts, out.ends
+        bad = (out.status[rows] == BAD).tolist()
+        alone = part.alone[rows].tolist()
+        count = parser._count
+        with memoryview(buf) as view:
+            for i, not_json, not_utf8 in zip(rows.tolist(), bad, alone, strict=True):
+                a = int(starts[i])
+                if len(parser.named) >= MAX_NAMED and base + a:  # the file's first line may start with a BOM
+                    if not_utf8:
+                        count("not valid UTF-8")
+                        continue
+                    if not_json:
+                        count("not valid JSON")
+                        continue
+                parser.feed(view[a: int(ends[i])], base + a, line + i)  # feed checks its UTF-8
 
     def long_line(self, fh: Any, base: int, size: int, progress: Progress | None) -> int:
         """Have the per-line reader read the line at ``base``, longer than the ``size`` bytes

@@ -38,6 +38,10 @@ except ImportError:  # not compiled (setup.py builds it where a C compiler is): 
 ABSENT, NULL, FALSE, TRUE, INT, FLOAT, STRING, ARRAY, OBJECT, OTHER = range(10)
 """The kinds of value ``scan_block`` tells apart (``OTHER``: an integer past 18 digits)."""
 
+TAKEN, DEFERRED, AGAIN, BAD = range(4)
+"""A scanned line's status: taken; deferred (to the per-line parser); to scan again with
+the GIL (:meth:`Scanner.number` does); deferred and certainly not JSON."""
+
 ROWS = 16384
 """Lines scanned into one set of outputs at most (a block with more takes several)."""
 
@@ -184,7 +188,7 @@ class Scanner:
             alone = np.zeros(n, dtype=bool)  # lines left to the per-line parser
             if not is_ascii:
                 alone = _not_utf8(buf, out.starts[:n], out.ends[:n])
-            rescan = bool((out.status[:n] == 2).any())  # judged again once number_block has scanned them
+            rescan = bool((out.status[:n] == AGAIN).any())  # judged again once number_block has scanned them
             parts.append(Part(out, n, alone, None if rescan else self.judge(out, n, alone)))
             pos = int(out.ends[n - 1]) + 1
         return parts
@@ -227,7 +231,7 @@ class Scanner:
         names. Safe in a scanning thread: it reads the scanner's state only."""
         kinds, ints, floats, roles = out.kinds[:n], out.ints[:n], out.floats[:n], self.roles
         # a kind the typed struct does not take, in any key: msgspec declines the line
-        ok = (out.status[:n] == 0) & ~alone & self.allowed[self.key_rows, kinds].all(axis=1)
+        ok = (out.status[:n] == TAKEN) & ~alone & self.allowed[self.key_rows, kinds].all(axis=1)
 
         def first(role: str) -> tuple[Any, np.ndarray]:
             """Where each line's first non-null field of ``role`` is (a key's position, or one
@@ -299,7 +303,7 @@ class Scanner:
     def name(self, out: Outputs, n: int, judged: Judged) -> Columns:
         """The columns of the lines ``judged`` keeps, with their names' ids (the lines numbered:
         in line order, in the reading thread)."""
-        if judged.take is not None and (judged.keep != (out.status[:n] == 0)).any():
+        if judged.take is not None and (judged.keep != (out.status[:n] == TAKEN)).any():
             self.irregular = dict.fromkeys(self.tables, True)  # names numbered for lines deferred here
         sids = out.sids[:n] if judged.take is None else out.sids[judged.take]
 

@@ -212,3 +212,24 @@ def test_kinds_are_the_scanners() -> None:
     assert (scanned.ABSENT, scanned.NULL, scanned.FALSE, scanned.TRUE, scanned.INT, scanned.FLOAT,
             scanned.STRING, scanned.ARRAY, scanned.OBJECT, scanned.OTHER) == (
         c.ABSENT, c.NULL, c.FALSE, c.TRUE, c.INT, c.FLOAT, c.STRING, c.ARRAY, c.OBJECT, c.OTHER)
+
+
+def test_past_the_named_problems_counts_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More bad lines than are named: the scanner counts lines that are not JSON or not UTF-8
+    at once, and its summary (each reason's count, in the same order) is the per-line
+    parser's."""
+    rng = random.Random(21)
+    lines = []
+    for i in range(9000):
+        line = orjson.dumps(clean_record(rng, i))
+        what = rng.random()
+        if what < 0.3:
+            line = mutate(rng, line)
+        elif what < 0.4:
+            line = bytes(rng.getrandbits(8) for _ in range(rng.randrange(3, 30))).replace(b"\n", b" ")
+        elif what < 0.45:
+            line = b"[1, 2]" if i % 2 else b'"just a string"'
+        lines.append(line)
+    small_blocks(monkeypatch, 30_000, 700)
+    got = same(write(tmp_path / "many-bad.jsonl", lines), threads=2)
+    assert len(got.problems) == 1001 and "more lines skipped" in got.problems[-1].reason
