@@ -411,6 +411,10 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.begin_task()
+
+    def begin_task(self) -> None:
+        """Name the task in the header and read its trials."""
         self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
         self.read_trials()
 
@@ -434,7 +438,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         search.display = False
         self.query_one(TabbedContent).active = "traces-tab"
         self.set_focus(None)  # a new screen focuses its first focusable widget when shown
-        self.on_mount()
+        self.begin_task()
 
     def on_screen_suspend(self) -> None:
         """Popped (kept for the next task): its readers stop; a screen pushed over it leaves them."""
