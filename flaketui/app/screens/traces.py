@@ -13,7 +13,9 @@ lists its trials instead, each one ``enter`` away from the inspector.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -194,6 +196,8 @@ class ForkMapBuilt(Message):
 
 TRACE_STEPS = 2000
 """Steps read of each trace when a task opens: a 100 MB trace opens in a moment, cut."""
+READ_WAIT = 0.05
+"""Seconds a refilled trace screen waits for its task's trials before it is shown reading them."""
 EVIDENCE_AT_ONCE = 1000
 """Steps of a task's traces up to which its evidence is looked for while the traces are drawn."""
 
@@ -378,6 +382,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         self.mode = ACTIONS
         """The divergence mode of the view and the fork map."""
         self.loaded = False
+        self.trials_shown = asyncio.Event()
+        """Set when :attr:`loaded` turns true: the task's trials are shown."""
         self.suggestion: CauseSuggestion | None = None
         """The task's suggested source of flakiness and decisive fork (None: not found yet, or not flaky)."""
         self.evidence: Evidence | None = None
@@ -411,12 +417,12 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.begin_task()
-
-    def begin_task(self) -> None:
-        """Name the task in the header and read its trials."""
-        self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
+        self.sub_title = self.task_title()
         self.read_trials()
+
+    def task_title(self) -> str:
+        """The header's subtitle: run · task."""
+        return f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
 
     async def show_task(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
         """Show another task (the screen off the stack): every widget as :meth:`compose` made
@@ -438,7 +444,12 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         search.display = False
         self.query_one(TabbedContent).active = "traces-tab"
         self.set_focus(None)  # a new screen focuses its first focusable widget when shown
-        self.begin_task()
+        self.sub_title = self.task_title()
+        self.read_trials()
+        # Trials read in a moment are in the screen's first frame, with no frame of "reading…"
+        # (and its layout) before them; a longer read shows the screen saying so.
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.trials_shown.wait(), READ_WAIT)
 
     def on_screen_suspend(self) -> None:
         """Popped (kept for the next task): its readers stop; a screen pushed over it leaves them."""
@@ -559,6 +570,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             options.focus()
             self.query_one("#trace-evidence", Static).display = False
             self.loaded = True
+            self.trials_shown.set()
             return
         status.display = False
         # A big task's evidence is looked for once its traces are shown (its thread would slow
@@ -573,6 +585,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
         self.loaded = True
+        self.trials_shown.set()
         if not small:
             self.call_after_refresh(self.find_evidence, True)
 
@@ -761,14 +774,12 @@ async def show_task_traces(app: FlakeApp, outcomes: RunOutcomes, row: int, stats
     """Push the trace screen of ``row`` of ``outcomes``: the app's one :class:`TaskTraceScreen`,
     refilled (composing a new one took most of the time of opening traces), or a new one while
     that one is on the screen stack (the command palette opens traces from anywhere)."""
-    if not app.is_screen_installed(TRACE_SCREEN):
-        screen = TaskTraceScreen(outcomes, row, stats)
+    kept = app.get_screen(TRACE_SCREEN) if app.is_screen_installed(TRACE_SCREEN) else None
+    if isinstance(kept, TaskTraceScreen) and kept not in app.screen_stack:
+        await kept.show_task(outcomes, row, stats)
+        app.push_screen(kept)
+        return
+    screen = TaskTraceScreen(outcomes, row, stats)
+    if kept is None:
         app.install_screen(screen, TRACE_SCREEN)
-    else:
-        screen = app.get_screen(TRACE_SCREEN)
-        assert isinstance(screen, TaskTraceScreen)
-        if screen in app.screen_stack:
-            screen = TaskTraceScreen(outcomes, row, stats)
-        else:
-            await screen.show_task(outcomes, row, stats)
     app.push_screen(screen)
