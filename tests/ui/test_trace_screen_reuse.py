@@ -4,8 +4,6 @@ task alone, exactly as a new screen would, whatever the last task left behind.""
 from __future__ import annotations
 
 import gc
-from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -17,6 +15,7 @@ from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.task_table import TaskTable
 from flaketui.app.widgets.trace_view import TraceDiffView
 from tests.conftest import BASELINE, CANDIDATE, SIZE, settle
+from tests.ui.test_app import record_notifications
 
 
 def fixtures_app() -> FlakeApp:
@@ -124,14 +123,7 @@ async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch:
     import flaketui.loading
 
     app = fixtures_app()
-    shown: list[str] = []
-    notify = app.notify
-
-    def record(message: str, **kwargs: Any) -> None:
-        shown.append(message)
-        notify(message, **kwargs)
-
-    monkeypatch.setattr(app, "notify", record)
+    shown = record_notifications(app, monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_task(pilot, app, "searchRunbook")
@@ -154,7 +146,7 @@ async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch:
         assert any("OSError: the log vanished" in m for m in shown)
 
 
-async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen_of_their_own(tmp_path: Path) -> None:
+async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen_of_their_own() -> None:
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
