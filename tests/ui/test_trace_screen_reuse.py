@@ -4,6 +4,7 @@ task alone, exactly as a new screen would, whatever the last task left behind.""
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 from textual.pilot import Pilot
@@ -160,3 +161,36 @@ async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen
         await settle(pilot)
         assert app.screen is kept and kept.query_one(TraceDiffView).b is not None
         assert not kept.query_one(Input).display
+
+
+async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from flaketui.app.screens import traces
+
+    release = threading.Event()
+    suggest = traces.suggest_task
+
+    def slow_suggest(*args: object, **kwargs: object) -> object:
+        release.wait(10)
+        return suggest(*args, **kwargs)
+
+    monkeypatch.setattr(traces, "suggest_task", slow_suggest)  # the trace screen's only
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.tasks_screen.query_one(TaskTable)
+        assert table.move_cursor_to_row(app.tasks_screen.outcomes.index("searchRunbook"))
+        await pilot.press("enter")
+        while not (isinstance(app.screen, TaskTraceScreen) and app.screen.loaded):
+            await pilot.pause(0.01)
+        a = app.screen
+        finding = [w for w in app.workers if w.node is a and w.group == "evidence"]
+        assert finding and finding[0].is_running
+        await pilot.press("escape")
+        await pilot.pause()
+        assert finding[0].is_cancelled
+        b = await open_task(pilot, app, "listAlerts")
+        release.set()  # A's search ends now, B shown: its message names the earlier opening
+        await settle(pilot)
+        assert b is a and b.task_name == "listAlerts"
+        assert b.suggestion is None and not b.suggested and b.evidence is None
