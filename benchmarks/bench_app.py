@@ -17,7 +17,9 @@ index cache: the app is driven by Textual's Pilot (``app.run_test(size=(200, 50)
   ``escape`` clearing it;
 - flaky only (``f``) on and off; k change (``-`` then ``+``: k starts at its largest when
   every task has as many trials);
-- traces (``enter``): until the trace screen has read the task's trials.
+- traces (``enter``): until the trace screen has read the task's trials and drawn them; first
+  the first task's (the screen built), then the next tasks' (``escape``, ``down``, ``enter``:
+  the screen refilled), median and slowest.
 
 A key's time runs from the key press to the screen drawn again (``pilot.press`` then
 ``pilot.pause``, which waits for the process to go idle); an unbound key (``z``) gives the
@@ -99,6 +101,16 @@ def watch_first_row() -> None:
     TaskTable.render_line = render_line  # type: ignore[method-assign]
 
 
+async def _traces(pilot: Any, app: Any, timeout: float) -> float:
+    """Milliseconds from ``enter`` on the task table to the trace screen's trials read and drawn."""
+    from flaketui.app.screens.traces import TaskTraceScreen
+
+    begin = time.perf_counter()
+    await pilot.press("enter")
+    await _until(pilot, lambda: isinstance(app.screen, TaskTraceScreen) and app.screen.loaded, timeout)
+    return (time.perf_counter() - begin) * 1e3
+
+
 async def first_paint(log: Path, timeout: float) -> float:
     """Seconds from starting an app on ``log`` to its task table's first row drawn."""
     from flaketui.app.app import make_app
@@ -115,7 +127,6 @@ async def first_paint(log: Path, timeout: float) -> float:
 async def measure(log: Path, timeout: float, with_divergences: bool) -> dict[str, Any]:
     """Every figure for one log (run in a process of its own)."""
     from flaketui.app.app import make_app
-    from flaketui.app.screens.traces import TaskTraceScreen
     from flaketui.app.widgets.task_table import TaskTable
 
     got: dict[str, Any] = {}
@@ -145,10 +156,16 @@ async def measure(log: Path, timeout: float, with_divergences: bool) -> dict[str
         # k starts at the smallest trial count, often the largest k there is: down first
         got["k down, - (ms)"] = await _key(pilot, "minus")
         got["k up, + (ms)"] = await _key(pilot, "plus")
-        begin = time.perf_counter()
-        await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.screen, TaskTraceScreen) and app.screen.loaded, timeout)
-        got["traces, enter (ms)"] = (time.perf_counter() - begin) * 1e3
+        got["traces, enter (ms)"] = await _traces(pilot, app, timeout)
+        again = []
+        for _ in range(5):
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.press("down")
+            await pilot.pause()
+            again.append(await _traces(pilot, app, timeout))
+        got["traces of the next task, median (ms)"] = statistics.median(again)
+        got["traces of the next task, slowest (ms)"] = max(again)
         app.exit()
     got["first paint warm (s)"] = await first_paint(log, timeout)
     got["peak MB (app + largest worker)"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

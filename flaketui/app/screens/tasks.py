@@ -1057,19 +1057,19 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             self.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error",
                         timeout=10, markup=False)
 
-    def action_show_traces(self) -> None:
+    async def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
         if row is None or self.stats is None or self.outcomes is None:
             return
-        from flaketui.app.screens.traces import TaskTraceScreen
+        from flaketui.app.screens.traces import show_task_traces
 
-        self.app.push_screen(TaskTraceScreen(self.outcomes, row, self.stats))
+        await show_task_traces(self.flake_app, self.outcomes, row, self.stats)
 
     @on(TaskTable.TaskSelected)
-    def task_selected(self, event: TaskTable.TaskSelected) -> None:
+    async def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
-        self.action_show_traces()
+        await self.action_show_traces()
 
     def action_show_plan(self) -> None:
         """Open the plan of the shown run, with the figures of the highlighted task."""

@@ -13,7 +13,9 @@ lists its trials instead, each one ``enter`` away from the inspector.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -109,6 +111,8 @@ class TaskTrials(Message):
     mode: str
     rows: list[int]
     """The log row of each trial (for the inspector's raw record)."""
+    opened: int
+    """The screen's :attr:`~TaskTraceScreen.opened` when the read began (an earlier task's is dropped)."""
 
 
 @dataclass
@@ -121,6 +125,8 @@ class TaskEvidence(Message):
     evidence: Evidence
     whole: bool
     """``suggestion`` is new (the task's trials were read again), not only the pair's evidence."""
+    opened: int
+    """The screen's :attr:`~TaskTraceScreen.opened` when the search began."""
 
 
 EVIDENCE_VALUE_WIDTH = 18
@@ -184,10 +190,17 @@ class ForkMapBuilt(Message):
 
     fork_map: ForkNode
     mode: str
+    opened: int
+    """The screen's :attr:`~TaskTraceScreen.opened` when the build began."""
 
 
 TRACE_STEPS = 2000
 """Steps read of each trace when a task opens: a 100 MB trace opens in a moment, cut."""
+READ_WAIT = 0.05
+"""Seconds a refilled trace screen waits for its task's trials before it is shown reading them."""
+EVIDENCE_AT_ONCE = 1000
+"""Steps of a task's traces up to which its evidence is looked for while the traces are drawn
+(a few milliseconds: 3 ms for 20 trials of 20 steps), to be shown in the same frame."""
 
 
 class TraceKeys:
@@ -299,6 +312,9 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         outcomes: The run's trials grouped by task.
         row: The task's index in ``outcomes`` (and ``stats``).
         stats: The run's statistics at the current k.
+
+    The task table keeps one (see :func:`show_task_traces`): :meth:`show_task` refills it
+    with another task, as a new screen would show it, without composing it again.
     """
 
     DEFAULT_CSS = """
@@ -343,6 +359,13 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
 
     def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
         super().__init__()
+        self.opened = 0
+        """How many tasks the screen has shown: a worker's message from an earlier one is dropped."""
+        self._take_task(outcomes, row, stats)
+
+    def _take_task(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
+        """Make ``row`` of ``outcomes`` the task shown, nothing of it read yet."""
+        self.opened += 1
         self.max_steps = TRACE_STEPS
         """Steps read of each trace; ``m`` multiplies it by four."""
         self.outcomes = outcomes
@@ -359,13 +382,19 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         self.fail_pos = 0
         self.mode = ACTIONS
         """The divergence mode of the view and the fork map."""
-        self.loaded = False
+        self.trials_shown = asyncio.Event()
+        """Set once the task's trials are shown (:attr:`loaded`)."""
         self.suggestion: CauseSuggestion | None = None
         """The task's suggested source of flakiness and decisive fork (None: not found yet, or not flaky)."""
         self.evidence: Evidence | None = None
         """What the shown (passing, failing) pair shows."""
         self.suggested = False
         """The task's suggestion was found (:attr:`suggestion` is final)."""
+
+    @property
+    def loaded(self) -> bool:
+        """The task's trials are read and shown."""
+        return self.trials_shown.is_set()
 
     @property
     def normaliser(self) -> Normaliser:
@@ -393,8 +422,44 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
+        self.sub_title = self.task_title()
         self.read_trials()
+
+    def task_title(self) -> str:
+        """The header's subtitle: run · task."""
+        return f"{visible(self.outcomes.run)} · {visible(self.task_name)}"
+
+    async def show_task(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
+        """Show another task (the screen off the stack): every widget as :meth:`compose` made
+        it, the last task's workers cancelled and their messages dropped, its trials read."""
+        self.workers.cancel_node(self)
+        self._take_task(outcomes, row, stats)
+        await self.query("#trace-diff, #trial-list").remove()
+        await self.query_one(ForkMap).remove()
+        await self.query_one("#fork-tab", TabPane).mount(ForkMap(id="fork-map"))
+        self.query_one("#trace-head", Static).update(self.head_text())
+        evidence = self.query_one("#trace-evidence", Static)
+        evidence.update(Text("finding the evidence…", style="dim"))
+        evidence.display = True
+        status = self.query_one("#trace-status", Static)
+        status.update(Text("reading the task's trials…", style="dim"))
+        status.display = True
+        search = self._search_input()
+        search.value = ""
+        search.display = False
+        self.query_one(TabbedContent).active = "traces-tab"
+        self.set_focus(None)  # a new screen focuses its first focusable widget when shown
+        self.sub_title = self.task_title()
+        self.read_trials()
+        # Trials read in a moment are in the screen's first frame, with no frame of "reading…"
+        # (and its layout) before them; a longer read shows the screen saying so.
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.trials_shown.wait(), READ_WAIT)
+
+    def on_screen_suspend(self) -> None:
+        """Popped (kept for the next task): its readers stop; a screen pushed over it leaves them."""
+        if self not in self.app.screen_stack:
+            self.workers.cancel_node(self)
 
     def head_text(self) -> Text:
         """Task name, n, p̂ with its CI, pass^k and flakiness; the review and note below."""
@@ -443,22 +508,25 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
 
         action(self, self.key, changed)
 
+    def read_trials(self) -> None:
+        """Read the task's trials in a thread (:meth:`_read_trials`)."""
+        self._read_trials(self.outcomes.task_rows(self.row).tolist(), self.max_steps, self.opened)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="traces",
           description="Reading traces")
-    def read_trials(self) -> None:
-        """Read the task's trials from disk, build the fork map and pick the default pair."""
+    def _read_trials(self, rows: list[int], max_steps: int, opened: int) -> None:
+        """Read the trials of log ``rows`` from disk, build the fork map and pick the default pair."""
         from flaketui.loading import read_trial
 
         app = self.flake_app
         log = app.trial_log
         assert log is not None
-        rows = self.outcomes.task_rows(self.row).tolist()
-        trials = [read_trial(log, r, max_steps=self.max_steps) for r in rows]
+        trials = [read_trial(log, r, max_steps=max_steps) for r in rows]
         cut = [t for t in trials if t.trace is not None and (t.trace_steps or 0) > len(t.trace)]
         if cut:
             longest = max(t.trace_steps or 0 for t in cut)
             self.app.call_from_thread(
-                self.notify, f"{len(cut)} trace(s) cut to their first {self.max_steps:,} steps "
+                self.notify, f"{len(cut)} trace(s) cut to their first {max_steps:,} steps "
                 f"(the longest has {longest:,}); press m to read more", title="Huge traces",
                 timeout=10)
         norm = app.normaliser
@@ -469,7 +537,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         failing = [t for t in traced if t.outcome != PASS]
         best = best_pair([pair_keys(t.trace, norm, mode) for t in passing],
                          [pair_keys(t.trace, norm, mode) for t in failing])
-        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2], mode, rows))
+        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2], mode, rows, opened))
 
     def action_more_steps(self) -> None:
         """Read the task's traces again with four times more steps each."""
@@ -481,6 +549,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
 
     @on(TaskTrials)
     async def trials_read(self, event: TaskTrials) -> None:
+        if event.opened != self.opened:
+            return
         self.trials = event.trials
         self.log_rows = event.rows
         self.mode = event.mode
@@ -504,18 +574,23 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             await self.query_one("#traces-tab", TabPane).mount(options)
             options.focus()
             self.query_one("#trace-evidence", Static).display = False
-            self.loaded = True
+            self.trials_shown.set()
             return
         status.display = False
+        # A big task's evidence is looked for once its traces are shown (its thread would slow
+        # their mounting); a small task's at once, to be drawn in the same frame as the traces.
+        small = sum(len(t.trace or ()) for t in self.trials) <= EVIDENCE_AT_ONCE
+        if small:
+            self.find_evidence(True)
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
         await self.query_one("#traces-tab", TabPane).mount(view)
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
-        self.loaded = True
-        # The evidence is looked for once the traces are shown: its thread would slow their mounting.
-        self.call_after_refresh(self.find_evidence, True)
+        self.trials_shown.set()
+        if not small:
+            self.call_after_refresh(self.find_evidence, True)
 
     @on(OptionList.OptionSelected, "#trial-list")
     def trial_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -585,13 +660,15 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             line.display = False
             return
         line.display = True
-        self._evidence_worker(list(self.trials), self.passing[self.pass_pos], self.failing[self.fail_pos], whole)
+        self._evidence_worker(self.task_name, list(self.trials), self.passing[self.pass_pos],
+                              self.failing[self.fail_pos], whole, self.opened)
 
     @work(thread=True, exit_on_error=False, group="evidence", description="Finding the evidence")
-    def _evidence_worker(self, trials: list[Trial], a: Trial, b: Trial, whole: bool) -> None:
+    def _evidence_worker(self, task: str, trials: list[Trial], a: Trial, b: Trial, whole: bool,
+                         opened: int) -> None:
         norm = self.normaliser
-        suggestion = suggest_task(self.task_name, trials, norm) if whole else None
-        self.post_message(TaskEvidence(suggestion, (a, b), classify_pair(a, b, norm), whole))
+        suggestion = suggest_task(task, trials, norm) if whole else None
+        self.post_message(TaskEvidence(suggestion, (a, b), classify_pair(a, b, norm), whole, opened))
 
     def show_worker_error(self, worker: Worker[object]) -> None:
         """A failed evidence search says so on the evidence line (the traces stay shown)."""
@@ -605,6 +682,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
 
     @on(TaskEvidence)
     def evidence_found(self, event: TaskEvidence) -> None:
+        if event.opened != self.opened:
+            return
         if event.whole:
             self.suggestion = event.suggestion
             self.suggested = True
@@ -634,20 +713,20 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if view is not None:
             view.set_mode(self.mode)
         if self.trials:
-            self.rebuild_fork_map(self.mode)
+            self.rebuild_fork_map(self.mode, self.opened)
         self.notify(f"divergence mode: {self.mode}"
                     + (" (the agent's tool calls and final answer)" if self.mode == ACTIONS else " (every step)"),
                     timeout=3)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fork-map",
           description="Building the fork map")
-    def rebuild_fork_map(self, mode: str) -> None:
+    def rebuild_fork_map(self, mode: str, opened: int) -> None:
         fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in self.trials], self.normaliser, mode)
-        self.post_message(ForkMapBuilt(fork, mode))
+        self.post_message(ForkMapBuilt(fork, mode, opened))
 
     @on(ForkMapBuilt)
     def fork_map_built(self, event: ForkMapBuilt) -> None:
-        if event.mode == self.mode:
+        if event.mode == self.mode and event.opened == self.opened:
             self.query_one(ForkMap).show_map(event.fork_map, sum(1 for t in self.trials if t.trace is None))
 
     def action_next_passing(self, step: int) -> None:
@@ -688,3 +767,22 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             self.query_one(ForkMap).focus()
         elif self.diff_view is not None:
             self.diff_view.focus_rows()
+
+
+TRACE_SCREEN = "task-traces"
+"""The name the task table's :class:`TaskTraceScreen` is installed under (kept between tasks)."""
+
+
+async def show_task_traces(app: FlakeApp, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
+    """Push the trace screen of ``row`` of ``outcomes``: the app's one :class:`TaskTraceScreen`,
+    refilled (composing a new one took most of the time of opening traces), or a new one while
+    that one is on the screen stack (the command palette opens traces from anywhere)."""
+    kept = app.get_screen(TRACE_SCREEN) if app.is_screen_installed(TRACE_SCREEN) else None
+    if isinstance(kept, TaskTraceScreen) and kept not in app.screen_stack:
+        await kept.show_task(outcomes, row, stats)
+        app.push_screen(kept)
+        return
+    screen = TaskTraceScreen(outcomes, row, stats)
+    if kept is None:
+        app.install_screen(screen, TRACE_SCREEN)
+    app.push_screen(screen)

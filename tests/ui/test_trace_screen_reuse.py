@@ -1,0 +1,196 @@
+"""Pilot tests of the one trace screen the task table keeps: each task opened on it shows that
+task alone, exactly as a new screen would, whatever the last task left behind."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, OptionList, Static, TabbedContent
+
+from flaketui.app.app import FlakeApp, make_app
+from flaketui.app.screens.traces import TaskTraceScreen, TaskTrials
+from flaketui.app.widgets.fork_map import ForkMap
+from flaketui.app.widgets.task_table import TaskTable
+from flaketui.app.widgets.trace_view import TraceDiffView
+from tests.conftest import BASELINE, CANDIDATE, SIZE, settle
+from tests.ui.test_app import record_notifications
+
+
+def fixtures_app() -> FlakeApp:
+    return make_app([str(BASELINE), str(CANDIDATE)], k=5)
+
+
+async def open_task(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScreen:
+    """Put the table's cursor on ``task``, press enter and wait for its trials to be shown."""
+    assert app.tasks_screen.query_one(TaskTable).move_cursor_to_row(app.tasks_screen.outcomes.index(task))
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, TaskTraceScreen) and app.screen.task_name == task
+    return app.screen
+
+
+async def back(pilot: Pilot, app: FlakeApp) -> None:
+    await pilot.press("escape")
+    await settle(pilot)
+    assert app.screen is app.tasks_screen
+
+
+async def screenshot_of(task: str, before: tuple[str, ...] = ()) -> str:
+    """The screen of ``task``'s traces, opened after the tasks ``before`` (each opened, left on
+    its fork map with the search box open, then closed)."""
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for other in before:
+            await open_task(pilot, app, other)
+            await pilot.press("f", "slash", *"lookup")
+            await pilot.press("escape")  # closes the search box
+            await back(pilot, app)
+        await open_task(pilot, app, task)
+        return app.export_screenshot()
+
+
+@pytest.mark.parametrize("task", ["listAlerts", "pingHealthcheck", "searchRunbook"])
+async def test_a_task_opened_after_others_looks_as_on_a_new_screen(task: str) -> None:
+    """Opened after a flaky task, a task without traces and a one-sided one, the screen is drawn
+    exactly as the first screen opened on ``task``."""
+    before = tuple(t for t in ("searchRunbook", "pingHealthcheck", "listAlerts") if t != task)
+    assert await screenshot_of(task, before) == await screenshot_of(task)
+
+
+async def test_open_a_back_open_b_shows_only_b() -> None:
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        a = await open_task(pilot, app, "searchRunbook")
+        assert a.query_one(TraceDiffView).b is not None
+        await pilot.press("f")  # the fork map tab
+        await back(pilot, app)
+
+        b = await open_task(pilot, app, "listAlerts")
+        assert b is a  # the same screen, refilled
+        assert b.query_one(TabbedContent).active == "traces-tab"
+        head = b.query_one("#trace-head", Static).render()
+        assert str(head).startswith("listAlerts") and "searchRunbook" not in str(head)
+        assert "listAlerts" in b.sub_title and "searchRunbook" not in b.sub_title
+        views = b.query(TraceDiffView)
+        assert len(views) == 1
+        view = views.first()
+        assert view.a is not None and view.a.task == "listAlerts" and view.b is None
+        assert {t.task for t in b.trials} == {"listAlerts"} and len(b.trials) == len(b.outcomes.task_rows(b.row))
+        assert f"no failing trial: all {len(b.passing)} traced trials passed" in view.divergence_text().plain
+        fork_map = b.query_one(ForkMap)
+        assert fork_map.shown is not None and fork_map.shown[0].fails == 0 and fork_map.decisive is None
+        assert not b.query_one("#trace-evidence", Static).display  # no evidence for one outcome
+        assert not b.query_one("#trace-status", Static).display
+        assert app.focused is view.query_one("#diff-rows")
+        await back(pilot, app)
+
+        c = await open_task(pilot, app, "pingHealthcheck")  # no traces: the trial list alone
+        assert not c.query(TraceDiffView)
+        assert {t.task for t in c.trials} == {"pingHealthcheck"}
+        assert len(c.query_one("#trial-list", OptionList).options) == len(c.trials)
+        await back(pilot, app)
+
+        d = await open_task(pilot, app, "searchRunbook")  # traces again: no trial list left over
+        assert not d.query("#trial-list") and len(d.query(TraceDiffView)) == 1
+        evidence = str(d.query_one("#trace-evidence", Static).render())
+        assert evidence.startswith("cause? ") and "finding the evidence" not in evidence
+        assert d.query_one(ForkMap).shown is not None and d.query_one(ForkMap).shown[0].mixed
+    assert gc.get_freeze_count() == 0  # the app unfroze what it froze once loaded
+
+
+async def test_a_message_from_the_last_tasks_reader_is_dropped() -> None:
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        a = await open_task(pilot, app, "searchRunbook")
+        fork_map = a.query_one(ForkMap).shown
+        assert fork_map is not None
+        late = TaskTrials(a.trials, fork_map[0], (0, 0), a.mode, a.log_rows, a.opened)
+        await back(pilot, app)
+        b = await open_task(pilot, app, "listAlerts")
+        b.post_message(late)  # what A's reader would post had it finished after B was opened
+        await settle(pilot)
+        assert {t.task for t in b.trials} == {"listAlerts"}
+        view = b.query_one(TraceDiffView)
+        assert view.a is not None and view.a.task == "listAlerts" and view.b is None
+
+
+async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import flaketui.loading
+
+    app = fixtures_app()
+    shown = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_task(pilot, app, "searchRunbook")
+        await back(pilot, app)
+
+        def unreadable(*args: object, **kwargs: object) -> None:
+            raise OSError("the log vanished")
+
+        monkeypatch.setattr(flaketui.loading, "read_trial", unreadable)
+        await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TaskTraceScreen)
+        status = screen.query_one("#trace-status", Static)
+        text = str(status.render())
+        assert "Reading traces failed: OSError: the log vanished" in text
+        assert "reading the task's trials" not in text and status.display
+        assert not screen.query(TraceDiffView)  # the last task's traces are not left shown
+        assert any("OSError: the log vanished" in m for m in shown)
+
+
+async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen_of_their_own() -> None:
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        kept = await open_task(pilot, app, "searchRunbook")
+        await app.tasks_screen.run_action("show_traces")  # the palette's "Open traces"
+        await settle(pilot)
+        other = app.screen
+        assert isinstance(other, TaskTraceScreen) and other is not kept
+        assert other.task_name == "searchRunbook" and kept.task_name == "searchRunbook"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is kept and kept.query_one(TraceDiffView).b is not None
+        assert not kept.query_one(Input).display
+
+
+async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from flaketui.app.screens import traces
+
+    release = threading.Event()
+    suggest = traces.suggest_task
+
+    def slow_suggest(*args: object, **kwargs: object) -> object:
+        release.wait(10)
+        return suggest(*args, **kwargs)
+
+    monkeypatch.setattr(traces, "suggest_task", slow_suggest)  # the trace screen's only
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.tasks_screen.query_one(TaskTable)
+        assert table.move_cursor_to_row(app.tasks_screen.outcomes.index("searchRunbook"))
+        await pilot.press("enter")
+        while not (isinstance(app.screen, TaskTraceScreen) and app.screen.loaded):
+            await pilot.pause(0.01)
+        a = app.screen
+        finding = [w for w in app.workers if w.node is a and w.group == "evidence"]
+        assert finding and finding[0].is_running
+        await pilot.press("escape")
+        await pilot.pause()
+        assert finding[0].is_cancelled
+        b = await open_task(pilot, app, "listAlerts")
+        release.set()  # A's search ends now, B shown: its message names the earlier opening
+        await settle(pilot)
+        assert b is a and b.task_name == "listAlerts"
+        assert b.suggestion is None and not b.suggested and b.evidence is None
