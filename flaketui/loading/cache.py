@@ -41,7 +41,7 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
@@ -143,7 +143,7 @@ def load(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: Field
         with open(entry, "rb", buffering=0) as fh:
             # A private copy-on-write map: the arrays are writable (they become the log's).
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-        found = _read_entry(data, _key(who, st), str(path), entry)
+            found = _read_entry(data, fh, _key(who, st), str(path), entry)
         if found is None:
             return None
         kind, parsed, content = found
@@ -173,17 +173,16 @@ def content_digest(path: Path, size: int) -> str:
     return digest.hexdigest()
 
 
-def _read_entry(data: mmap.mmap, key: str, spath: str, entry: Path) -> tuple[str, Parsed, str | None] | None:
-    """The entry held in ``data`` if its checksum, key and arrays are right, else ``None``:
-    (source kind, what it holds, the source's content digest when it was stored unsettled)."""
-    import xxhash
-
+def _read_entry(data: mmap.mmap, fh: BinaryIO, key: str, spath: str,
+                entry: Path) -> tuple[str, Parsed, str | None] | None:
+    """The entry held in ``data`` (mapped from ``fh``) if its checksum, key and arrays are
+    right, else ``None``: (source kind, what it holds, the source's content digest when it
+    was stored unsettled)."""
     body = len(MAGIC) + DIGEST
     if data[: len(MAGIC)] != MAGIC:
         return None
-    with memoryview(data) as view:
-        if xxhash.xxh3_128_digest(view[body:]) != data[len(MAGIC) : body]:
-            return None
+    if _digest(fh, body, len(data)) != data[len(MAGIC) : body]:
+        return None
     start = body + 8
     size = int.from_bytes(data[body:start], "little")
     meta = orjson.loads(data[start : start + size])
@@ -227,6 +226,26 @@ def _name_blob(names: list[str]) -> tuple[int | list[str], np.ndarray | None]:
     if text.count(NAME_SEP) != max(len(names) - 1, 0):
         return names, None
     return len(names), np.frombuffer(text.encode(), dtype=np.uint8)
+
+
+def _digest(fh: BinaryIO, start: int, stop: int) -> bytes:
+    """The XXH3-128 digest of bytes ``start`` to ``stop`` of ``fh``, read through one small
+    buffer rather than the entry's map: the arrays are then mapped in only as they are used
+    (a report never touches the byte offsets: 1M tasks, 50 MB less)."""
+    import xxhash
+
+    digest = xxhash.xxh3_128()
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    fh.seek(start)
+    left = stop - start
+    while left > 0:
+        got = fh.readinto(view[: min(left, len(buf))])
+        if not got:
+            break
+        digest.update(view[:got])
+        left -= got
+    return digest.digest()
 
 
 def _names(value: Any, blob: np.ndarray | None) -> list[str]:
