@@ -87,11 +87,14 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True)))
     log = load(logs, fields)
-    # The log lives until exit: the cyclic collector, run by every import and list that follows,
-    # need not walk its objects each time (1M tasks: 20 ms). Frozen objects are still freed by
-    # their reference counts.
+    # While the report is made, the cyclic collector (run by every import and list that follows)
+    # need not walk the log's objects each time (1M tasks: 20 ms); frozen objects are still
+    # freed by their reference counts.
     gc.freeze()
-    print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows)
+    try:
+        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows)
+    finally:
+        gc.unfreeze()
 
 
 class CauseProgress(LoadProgress):
