@@ -9,34 +9,9 @@ once: its name is its module's too, which an import of the module would otherwis
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flaketui.stats.verdict import verdict
-
-if TYPE_CHECKING:
-    from flaketui.stats.estimators import (
-        Interval,
-        classify,
-        flakiness,
-        p_hat,
-        pass_at_k,
-        pass_hat_k,
-        pass_hat_k_interval,
-        rule_of_three,
-        wilson_interval,
-    )
-    from flaketui.stats.paired import PairedComparison, compare_runs, sign_test
-    from flaketui.stats.suite import (
-        GateResult,
-        MeanEstimate,
-        SuiteSummary,
-        TaskStats,
-        default_k,
-        gate,
-        mean_estimate,
-        summarise,
-        task_stats,
-    )
 
 _HOMES = {
     "estimators": ("Interval", "classify", "flakiness", "p_hat", "pass_at_k", "pass_hat_k",
