@@ -256,7 +256,7 @@ def _names(value: Any, blob: np.ndarray | None) -> list[str]:
         return value
     if type(value) is not int or blob.dtype != np.uint8:
         raise ValueError("a name table's text must be bytes and its length a count")
-    names = blob.tobytes().decode().split(NAME_SEP) if value else []
+    names = str(memoryview(blob), "utf-8").split(NAME_SEP) if value else []  # no copy of the bytes
     if len(names) != value:
         raise ValueError("a name table's text must hold as many names as it says")
     return names
