@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,15 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True)))
-    print_report(load(logs, fields), k, run, fmt, causes=causes, workers=workers, rows=rows)
+    log = load(logs, fields)
+    # While the report is made, the cyclic collector (run by every import and list that follows)
+    # need not walk the log's objects each time (1M tasks: 20 ms); frozen objects are still
+    # freed by their reference counts.
+    gc.freeze()
+    try:
+        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows)
+    finally:
+        gc.unfreeze()
 
 
 class CauseProgress(LoadProgress):

@@ -15,6 +15,7 @@ No Textual, no Rich: labels, values and plain strings (styles are named, not app
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -187,8 +188,10 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     interval_column("pass_hat_k_ci", "pass^{k} CI", lambda st: st.pass_hat_k_ci,
                     "exact bootstrap 95% interval of pass^k", csv_stem="pass_hat_k"),
     rate_column("flakiness", "flakiness", lambda st: st.flakiness, "4·p̂·(1−p̂)"),
-    text_column("class", "class", lambda st: st.classes,
-                "stable-pass (every trial passed), stable-fail (none did) or flaky"),
+    dataclasses.replace(
+        text_column("class", "class", lambda st: st.classes,
+                    "stable-pass (every trial passed), stable-fail (none did) or flaky"),
+        arrays=lambda st: (st.n, st.passes)),  # a task's class is classify(n, passes)
     TaskColumn("rule_of_three", "rule of 3",
                "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
                json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,10 +27,20 @@ class Interval:
     high: NDArray[np.float64]
 
 
+Z_95 = 1.9599639845400536
+"""``statistics.NormalDist().inv_cdf(0.975)``, the z of :data:`CONFIDENCE`, as a literal: the
+``statistics`` module's import (fractions, decimal, random) was 4 ms of every report's start."""
+
+
 def z_value(confidence: float = CONFIDENCE) -> float:
-    """Two-sided normal quantile: 1.959964 for 95%."""
+    """Two-sided normal quantile: 1.959964 for 95% (``statistics.NormalDist().inv_cdf``, the
+    inverse of the standard normal CDF by Wichura's algorithm AS 241)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence ({confidence}) must be between 0 and 1")
+    if confidence == 0.95:
+        return Z_95
+    from statistics import NormalDist
+
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 

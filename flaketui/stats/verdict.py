@@ -11,8 +11,10 @@ while the interval excludes zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flaketui.stats.paired import PairedComparison
+if TYPE_CHECKING:  # annotations only: flaketui.stats imports this module at once, not the tests
+    from flaketui.stats.paired import PairedComparison
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,34 @@ def test_evict_keeps_the_newest_entries_under_the_cap(tmp_path: Path) -> None:
         os.utime(entry, ns=(i * 10**9, i * 10**9))
     cache.evict(folder, keep=folder / "0.idx", limit=250)
     assert sorted(p.name for p in folder.glob("*.idx")) == ["0.idx", "4.idx"]
+
+
+@pytest.mark.parametrize("tasks", [
+    ["plain", "ünïcödé ✓", "emoji 🧪", "nul\x00inside", "sep\u2028other"],  # one text blob, split at "\n"
+    ["line\nbreak", "plain"],  # a name holding the separator: the table stays a list in the header
+    ["solo"],
+])
+def test_name_tables_come_back_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tasks: list[str]) -> None:
+    p = tmp_path / "names.jsonl"
+    p.write_bytes(b"".join(orjson.dumps({"task": t, "passed": True}) + b"\n" for t in tasks))
+    cold = load_logs([p], use_cache=False)
+    load_logs([p])  # fills the cache
+    counter = ParseCounter(monkeypatch)
+    warm = load_logs([p])
+    assert counter.calls == 0
+    assert warm.tasks == cold.tasks == tasks
+    assert warm.groups == cold.groups == []
+    assert_same(cold, warm)
+
+
+def test_name_blob_round_trip_and_bad_counts() -> None:
+    for names in (["a", "b\u2028c", "d"], [], [""], ["x\ny"]):
+        value, blob = cache._name_blob(names)
+        assert cache._names(value, blob) == names
+        assert (blob is None) == ("\n" in "".join(names))
+    _, blob = cache._name_blob(["a", "b"])
+    for wrong in (3, 1, "2", [], None):
+        with pytest.raises(ValueError):
+            cache._names(wrong, blob)
+    with pytest.raises(ValueError):
+        cache._names(["a", 1], None)

@@ -138,3 +138,34 @@ def test_report_command_writes_the_streamed_document(tmp_path) -> None:
     doc = json.loads(got.stdout)
     assert sorted(t["task"] for t in doc["runs"][0]["tasks"]) == sorted(HOSTILE)
     assert all(t["n"] == 3 and t["passes"] == 2 for t in doc["runs"][0]["tasks"])
+
+
+@pytest.mark.parametrize("peel", [0, 1, 3])
+def test_shapes_beyond_the_peeled_ones_are_grouped_by_sort(peel: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the first PEEL shapes (found one by one), the rest are grouped by np.unique: same bytes,
+    and the tasks of a shape have equal objects (equal group text in two objects may make two)."""
+    monkeypatch.setattr(json_stream, "PEEL", peel)
+    runs = runs_of(random_outcomes(7, 300), k=2)
+    assert streamed(2, runs) == whole(2, runs)
+    st = runs[0][0]
+    _, tails, shape = json_stream.task_shapes(st)
+    objects = [{k: v for k, v in t.items() if k != "task"} for t in json.loads(whole(2, runs))["runs"][0]["tasks"]]
+    assert len(tails) == len(set(shape.tolist()))
+    by_shape: dict[int, set[bytes]] = {}
+    for s, o in zip(shape.tolist(), objects, strict=True):
+        by_shape.setdefault(s, set()).add(orjson.dumps(o))
+    assert all(len(texts) == 1 for texts in by_shape.values())
+    assert len(by_shape) < len(st)
+
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_escaped_names_among_plain_ones_across_chunks(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names orjson escapes, every fifth among plain ones, with a non-ASCII group: same bytes
+    whatever the chunk size."""
+    names = [f"t{i}" if i % 5 else HOSTILE[i % len(HOSTILE)] + str(i) for i in range(40)]
+    rng = np.random.default_rng(11)
+    n = rng.integers(1, 4, len(names))
+    runs = runs_of(outcomes("r", n.tolist(), rng.integers(0, n + 1).tolist(), names=names,
+                            groups=[None if i % 3 else "grüppe" for i in range(len(names))]), k=1)
+    assert streamed(1, runs, chunk=chunk, monkeypatch=monkeypatch) == whole(1, runs)

@@ -7,7 +7,9 @@ from math.comb on exact integers, or from the figures given in the issues
 
 from __future__ import annotations
 
+import sys
 from math import comb
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -341,3 +343,50 @@ def test_k_figures_are_the_estimators_bits(k: int) -> None:
     np.testing.assert_array_equal(interval.high, est.pass_hat_k_interval(n, c, k).high)
     with pytest.raises(ValueError):
         k_figures(np.array([3, 2]), np.array([1, 5]), k)  # more passes than trials
+
+
+def test_z_value_is_the_normal_quantile() -> None:
+    """The 95% z kept as a literal is NormalDist's own float; other levels are computed, both
+    pinned to scipy's normal quantile."""
+    from statistics import NormalDist
+
+    from flaketui.stats.estimators import Z_95, z_value
+
+    assert z_value() == Z_95 == NormalDist().inv_cdf(0.975)
+    assert z_value(0.95) == pytest.approx(sps.norm.ppf(0.975), rel=1e-15)
+    assert z_value(0.9) == pytest.approx(sps.norm.ppf(0.95), rel=1e-15)
+    with pytest.raises(ValueError):
+        z_value(1.0)
+
+
+def test_lazy_package_names_are_the_modules_own() -> None:
+    """flaketui.stats gives each public name from its module on first use, and only those."""
+    import flaketui.stats as stats
+    from flaketui.stats import paired, suite
+    from flaketui.stats import verdict as again  # the function, though its module is imported now
+
+    assert stats.compare_runs is paired.compare_runs
+    assert stats.summarise is suite.summarise
+    assert stats.verdict is verdict is sys.modules["flaketui.stats.verdict"].verdict
+    assert again is verdict
+    assert set(stats.__all__) == {*stats._MODULE_OF, "verdict"}
+    assert set(stats.__all__) <= set(dir(stats))
+    with pytest.raises(AttributeError):
+        _ = stats.no_such_name
+
+
+def test_json_report_imports_neither_the_paired_tests_nor_statistics(tmp_path: Path) -> None:
+    """`report --format json` imports only the statistics it uses (the paired tests, verdict's
+    evidence and the statistics module cost a warm report's start about 17 ms)."""
+    import subprocess
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(f'{{"task": "t{i % 3}", "passed": {str(i % 2 == 0).lower()}}}\n' for i in range(12)))
+    code = ("import sys\nfrom flaketui.cli import main\n"
+            "try:\n    main(['report', sys.argv[1], '--format', 'json', '--no-cache'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m in ('statistics', 'flaketui.stats.paired', "
+            "'flaketui.stats.permutation', 'flaketui.stats.exact')), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True)
+    assert '"tasks": [' in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
