@@ -271,23 +271,23 @@ class TrialLog:
             If no run has that name.
         """
         r = self.runs.index(run)
-        rows = np.arange(len(self)) if len(self.runs) == 1 else np.flatnonzero(self.run == r)
-        task_ids = self.task[rows]
-        trials = self.trial[rows]
+        whole = len(self.runs) == 1  # the run is the log: its columns as they are, no gathers
+        rows = np.arange(len(self)) if whole else np.flatnonzero(self.run == r)
+        task_ids = self.task if whole else self.task[rows]
+        trials = self.trial if whole else self.trial[rows]
         top = int(trials.max()) + 1 if rows.size else 1
-        if rows_sorted((task_ids, trials)):
-            pass  # in (task, trial) order already (a log written task by task)
-        elif len(self.tasks) * top < 1 << 62:  # one int64 key sorts as the lexsort does
-            order = np.argsort(task_ids.astype(np.int64) * top + trials, kind="stable")
-            rows, task_ids = rows[order], task_ids[order]
-        else:
-            order = np.lexsort((trials, task_ids))
+        in_order = rows_sorted((task_ids, trials))  # a log written task by task: no sort
+        if not in_order:
+            if len(self.tasks) * top < 1 << 62:  # one int64 key sorts as the lexsort does
+                order = np.argsort(task_ids.astype(np.int64) * top + trials, kind="stable")
+            else:
+                order = np.lexsort((trials, task_ids))
             rows, task_ids = rows[order], task_ids[order]
         # task_ids is sorted now: each task starts where the id changes
         starts = np.flatnonzero(np.r_[True, task_ids[1:] != task_ids[:-1]]) if rows.size \
             else np.empty(0, dtype=np.int64)
         uniq = task_ids[starts]
-        outcome = self.outcome[rows]
+        outcome = self.outcome if whole and in_order else self.outcome[rows]
         bounds = np.append(starts, rows.shape[0])
         counts = np.diff(bounds)
         if rows.size:  # per task, one sum over its contiguous rows
@@ -297,11 +297,12 @@ class TrialLog:
             passes = errored = np.zeros(0, dtype=np.int64)
         # --errored-as fail counts errored trials as failures (n includes them; passes do not)
         n = counts if self.fields.errored_as == "fail" else counts - errored
-        group_idx = self.group[rows[starts]] if rows.shape[0] else np.empty(0, np.int32)
+        group_idx = (self.group[starts] if whole and in_order else self.group[rows[starts]]) if rows.shape[0] \
+            else np.empty(0, np.int32)
         names = (list(self.tasks) if len(uniq) == len(self.tasks) and bool(np.all(uniq == np.arange(len(uniq))))
                  else list(map(self.tasks.__getitem__, uniq.tolist())))
         labels: list[str | None] = [*self.groups, None]  # group -1 (none) is the last entry
-        groups = (list(map(labels.__getitem__, group_idx.tolist())) if self.groups
+        groups = (np.array(labels, dtype=object)[group_idx].tolist() if self.groups
                   else [None] * len(names))
         return RunOutcomes(
             run=run,

@@ -145,7 +145,8 @@ def build_log(sources: Sequence[Source], pieces: Sequence[Parsed]) -> TrialLog:
     for piece in pieces:
         merger.add(piece)
     st = merger.parsed()
-    source = np.repeat(np.arange(len(sources), dtype=np.int32), merger.lengths)
+    source = (np.zeros(len(st), dtype=np.int32) if len(sources) == 1  # untouched pages until read
+              else np.repeat(np.arange(len(sources), dtype=np.int32), merger.lengths))
     log = TrialLog(
         sources=list(sources),
         runs=st.runs,
