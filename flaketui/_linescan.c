@@ -415,10 +415,8 @@ typedef struct {
     Py_ssize_t count;     /* names */
     Py_ssize_t cap;       /* slots, a power of two, at least twice count */
     uint64_t *slots;      /* the hash's high half << 32 | id + 1, or 0 (empty): a probe reads only these */
-    Py_hash_t *hashes;    /* by id */
-    const char **utf8;    /* by id: the str's UTF-8 (kept by the str) */
-    Py_ssize_t *lens;     /* by id */
-    Py_ssize_t idcap;     /* room in the by-id arrays */
+    Py_hash_t *hashes;    /* by id (to place the names again when the slots grow) */
+    Py_ssize_t idcap;     /* room in hashes */
 } NamesObject;
 
 static Py_hash_t hash_bytes(const void *s, Py_ssize_t len) {
@@ -441,12 +439,6 @@ static int names_room(NamesObject *self, Py_ssize_t want) {
         Py_hash_t *h = PyMem_Realloc(self->hashes, (size_t)cap * sizeof *h);
         if (h == NULL) return -1;
         self->hashes = h;
-        const char **u = PyMem_Realloc(self->utf8, (size_t)cap * sizeof *u);
-        if (u == NULL) return -1;
-        self->utf8 = u;
-        Py_ssize_t *l = PyMem_Realloc(self->lens, (size_t)cap * sizeof *l);
-        if (l == NULL) return -1;
-        self->lens = l;
         self->idcap = cap;
     }
     if (2 * want > self->cap) {
@@ -476,8 +468,11 @@ static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
         for (uint64_t slot; (slot = self->slots[at]) != 0; at = (at + 1) & (size_t)(self->cap - 1)) {
             if ((slot & 0xffffffff00000000ULL) != tag) continue;
             Py_ssize_t id = (Py_ssize_t)(slot & 0xffffffffULL) - 1;
-            if (self->hashes[id] == h && self->lens[id] == len && memcmp(self->utf8[id], s, (size_t)len) == 0)
-                return id;
+            if (self->hashes[id] != h) continue;
+            /* the name's UTF-8: an ASCII str's own bytes, else the copy the str keeps */
+            Py_ssize_t ulen;
+            const char *u = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(self->list, id), &ulen);
+            if (u != NULL && ulen == len && memcmp(u, s, (size_t)len) == 0) return id;
         }
     }
     if (self->count >= INT32_MAX - 1) {
@@ -493,11 +488,9 @@ static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
-    Py_DECREF(str); /* the list keeps it, and with it u */
+    Py_DECREF(str); /* the list keeps it, and with it its UTF-8 */
     Py_ssize_t id = self->count++;
     self->hashes[id] = h;
-    self->utf8[id] = u;
-    self->lens[id] = ulen;
     size_t at = (size_t)h & (size_t)(self->cap - 1);
     while (self->slots[at]) at = (at + 1) & (size_t)(self->cap - 1);
     self->slots[at] = slot_of(h, id);
@@ -522,8 +515,6 @@ static void names_dealloc(NamesObject *self) {
     Py_CLEAR(self->list);
     PyMem_Free(self->slots);
     PyMem_Free(self->hashes);
-    PyMem_Free(self->utf8);
-    PyMem_Free(self->lens);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

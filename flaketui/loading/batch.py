@@ -669,11 +669,17 @@ def _nan(n: int) -> np.ndarray:
     return np.full(n, math.nan)
 
 
+AHEAD = 2
+"""Blocks in flight beyond one a scanning thread: while the reading thread keeps a block
+(numbering names holds the GIL), the threads still have blocks to scan (1M tasks: about
+0.07 s, for two more blocks' memory)."""
+
+
 class _Ahead:
     """Blocks scanned ahead by a pool of threads (the C scan runs without the GIL), kept in
     file order by the reading thread: names are numbered, and trials kept, as one thread
-    would. At most ``threads + 1`` blocks are in flight; with one thread, each block is
-    scanned when submitted."""
+    would. At most ``threads +`` :data:`AHEAD` blocks are in flight; with one thread, each
+    block is scanned when submitted."""
 
     def __init__(self, batch: _Batch, threads: int) -> None:
         from concurrent.futures import ThreadPoolExecutor
@@ -699,7 +705,7 @@ class _Ahead:
             self.keep(self.scanner.scan(buf, stop, limit), buf, base)
             return
         self.pending.append((self.pool.submit(self.scanner.scan, buf, stop, limit), buf, base))
-        while len(self.pending) > self.threads:
+        while len(self.pending) > self.threads + AHEAD:
             self.take()
 
     def take(self) -> None:

@@ -332,3 +332,22 @@ def test_store_later_writes_the_same_cache_entry(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(cache, "store", lambda *a: calls.append(a))  # a hit stores nothing
     again = load_logs([log_path], use_cache=True)
     assert not calls and again.tasks == first.tasks and (again.outcome == first.outcome).all()
+
+
+def test_without_locations_keeps_every_figure(tmp_path) -> None:
+    """TrialLog.without_locations (what report keeps when it reads no trace) has the same
+    trials and outcomes, shares their arrays, and holds no memory for the locations."""
+    import orjson
+
+    from flaketui.loading import load_logs
+
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({"task": f"t{i % 5}", "trial": i // 5, "passed": i % 2 == 0}) + b"\n"
+                              for i in range(40)))
+    log = load_logs([path], use_cache=False)
+    bare = log.without_locations()
+    assert bare.tasks == log.tasks and bare.outcome is log.outcome and bare.task is log.task
+    assert (bare.line == -1).all() and bare.offset.shape == log.offset.shape and bare.line.nbytes == 40 * 8
+    assert bare.offset.base is not None and bare.offset.strides == (0,)  # one value, broadcast
+    a, b = log.run_outcomes(log.runs[0]), bare.run_outcomes(bare.runs[0])
+    assert a.tasks == b.tasks and (a.passes == b.passes).all() and (a.n == b.n).all()
