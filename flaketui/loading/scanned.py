@@ -156,13 +156,11 @@ class Scanner:
         self._free: list[Outputs] = []
         self.rows = ROWS
         """Lines an output set holds (fewer for a small range: see :meth:`size_for`)."""
-        self.allowed = np.ones((len(keys), 256), dtype=bool)
-        """Per key, the kinds its role's type takes (absent and null always)."""
+        self.allowed = np.full(len(keys), (1 << (OTHER + 1)) - 1, dtype=np.uint16)
+        """Per key, a bit for each kind its role's type takes (absent and null always)."""
         for role, where in roles.items():
             for i in where:
-                self.allowed[i] = False
-                self.allowed[i, [ABSENT, NULL, *_ALLOWED[role]]] = True
-        self.key_rows = np.arange(len(keys))
+                self.allowed[i] = sum(1 << kind for kind in (ABSENT, NULL, *_ALLOWED[role]))
         self.truthy = np.zeros(256, dtype=bool)
         """The kinds an ``error`` of which is truthy when its value is (strings apart)."""
         self.truthy[[TRUE, INT, FLOAT, ARRAY, OBJECT]] = True
@@ -231,7 +229,7 @@ class Scanner:
         names. Safe in a scanning thread: it reads the scanner's state only."""
         kinds, ints, floats, roles = out.kinds[:n], out.ints[:n], out.floats[:n], self.roles
         # a kind the typed struct does not take, in any key: msgspec declines the line
-        ok = (out.status[:n] == TAKEN) & ~alone & self.allowed[self.key_rows, kinds].all(axis=1)
+        ok = (out.status[:n] == TAKEN) & ~alone & ((self.allowed >> kinds) & 1).astype(bool).all(axis=1)
 
         def first(role: str) -> tuple[Any, np.ndarray]:
             """Where each line's first non-null field of ``role`` is (a key's position, or one
