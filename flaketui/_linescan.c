@@ -40,6 +40,7 @@ static locale_t c_locale; /* numbers are read in the C locale, whatever the proc
 #endif
 
 #define MAX_DEPTH 64
+#define TRACE_SHORT 64 /* fastpath._trace_stand_in calls a list empty only below this many bytes */
 #define MAX_KEYS 64
 
 enum { K_ABSENT = 0, K_NULL, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STRING, K_ARRAY, K_OBJECT, K_OTHER };
@@ -313,6 +314,10 @@ static int64_t to_int(const unsigned char *a, const unsigned char *b) {
     return neg ? -v : v;
 }
 
+enum { R_RUN, R_TASK, R_TRIAL, R_PASSED, R_SCORE, R_GROUP, R_TRACE, R_ERROR, R_COUNT };
+/* The roles, in the order of the rules tuple; the trial's names are read from AT_RUN.. */
+enum { AT_RUN, AT_TASK, AT_GROUP, AT_COUNT };
+
 typedef struct {
     Py_ssize_t nkeys;
     const char *key[MAX_KEYS];
@@ -326,6 +331,12 @@ typedef struct {
     const char *known[MAX_KEYS];
     Py_ssize_t knownlen[MAX_KEYS];
     int gil;                    /* whether the GIL is held: then new metric names are learnt */
+    /* the typed tier's rules (rules, see judge_line): the kinds each key takes, each role's keys */
+    uint16_t allowed[MAX_KEYS];
+    int role[R_COUNT][MAX_KEYS];
+    int nrole[R_COUNT];
+    double threshold;
+    int8_t pass_code, fail_code, errored_code;
 } spec;
 
 /* Remember metric name ``name`` (a str kept alive by the dict) as column j < mcap. */
@@ -590,7 +601,8 @@ static PyTypeObject NamesType = {
 
 /* ---- the block scanner ------------------------------------------------------------- */
 
-enum { B_STARTS, B_ENDS, B_STATUS, B_KINDS, B_INTS, B_FLOATS, B_SOFFS, B_SIDS, B_MVALS, B_COUNT };
+enum { B_STARTS, B_ENDS, B_STATUS, B_KINDS, B_INTS, B_FLOATS, B_SOFFS, B_SIDS, B_MVALS, B_TRIAL, B_OUTCOME,
+       B_SCORE, B_TRACE, B_AT, B_COUNT };
 
 typedef struct {
     Py_buffer views[B_COUNT];
@@ -604,20 +616,26 @@ typedef struct {
     int64_t *soffs;    /* [n][nkeys]: where a string's bytes start in buf */
     int32_t *sids;     /* [n][nkeys]: a string's id in its key's Names, or -1 */
     double *mvals;     /* [n][mcap] */
+    int64_t *trial;    /* [n]: a trial taken's number (-1: none) */
+    int8_t *outcome;   /* [n]: its outcome */
+    double *score;     /* [n]: its score (NaN: none) */
+    int8_t *trace;     /* [n]: whether its trace is a list with steps */
+    int8_t *at;        /* [n][AT_COUNT]: the key its run, task and group are read from (-1: none) */
 } outputs;
 
 static void release_outputs(outputs *out) {
     while (out->got > 0) PyBuffer_Release(&out->views[--out->got]);
 }
 
-/* The buffers of tuple outs (starts, ends, status, kinds, ints, floats, soffs, sids, mvals). */
+/* The buffers of tuple outs (starts, ends, status, kinds, ints, floats, soffs, sids, mvals,
+ * trial, outcome, score, trace, at). */
 static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *mcap) {
     static const char *what[B_COUNT] = {"starts", "ends", "status", "kinds", "ints", "floats", "soffs", "sids",
-                                        "mvals"};
-    static const int width[B_COUNT] = {8, 8, 1, 1, 8, 8, 8, 4, 8};
+                                        "mvals", "trial", "outcome", "score", "trace", "at"};
+    static const int width[B_COUNT] = {8, 8, 1, 1, 8, 8, 8, 4, 8, 8, 1, 8, 1, AT_COUNT};
     out->got = 0;
     if (!PyTuple_Check(outs) || PyTuple_GET_SIZE(outs) != B_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "outs must be a tuple of nine buffers");
+        PyErr_SetString(PyExc_TypeError, "outs must be a tuple of fourteen buffers");
         return -1;
     }
     for (; out->got < B_COUNT; out->got++) {
@@ -647,6 +665,11 @@ static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *m
     out->soffs = out->views[B_SOFFS].buf;
     out->sids = out->views[B_SIDS].buf;
     out->mvals = out->views[B_MVALS].buf;
+    out->trial = out->views[B_TRIAL].buf;
+    out->outcome = out->views[B_OUTCOME].buf;
+    out->score = out->views[B_SCORE].buf;
+    out->trace = out->views[B_TRACE].buf;
+    out->at = out->views[B_AT].buf;
     return 0;
 }
 
@@ -750,11 +773,66 @@ static int read_line(const unsigned char *base, const unsigned char *a, const un
     return c.p == c.end ? S_OK : S_DEFER; /* nothing may follow the object */
 }
 
+/* The first key of ``role`` whose value is neither absent nor null, or -1. */
+static inline int first_of(const spec *sp, int role, const uint8_t *kinds) {
+    for (int j = 0; j < sp->nrole[role]; j++)
+        if (kinds[sp->role[role][j]] > K_NULL) return sp->role[role][j];
+    return -1;
+}
+
+/* The typed tier's rules (fastpath.typed_adder) on a line read_line took: S_OK with the
+ * trial's values in ``row`` of the verdict outputs, or S_DEFER where the rules would hand
+ * the line to the general ones (they then keep it or name its problem). */
+static int judge_line(const spec *sp, Py_ssize_t row, outputs *out) {
+    Py_ssize_t K = sp->nkeys;
+    const uint8_t *kinds = out->kinds + row * K;
+    const int64_t *ints = out->ints + row * K;
+    const double *floats = out->floats + row * K;
+    for (Py_ssize_t k = 0; k < K; k++) /* a kind the typed struct does not take: msgspec declines */
+        if (!((sp->allowed[k] >> kinds[k]) & 1)) return S_DEFER;
+    int task = first_of(sp, R_TASK, kinds), run = first_of(sp, R_RUN, kinds);
+    int group = first_of(sp, R_GROUP, kinds), trial = first_of(sp, R_TRIAL, kinds);
+    if (task < 0 || (kinds[task] == K_STRING && ints[task] == 0)) return S_DEFER; /* no task, or "" */
+    if (run >= 0 && ints[run] == 0) return S_DEFER;                              /* run "" (a length) */
+    if (group >= 0 && ints[group] == 0) return S_DEFER;
+    if (trial >= 0 && ints[trial] < 0) return S_DEFER;
+    int passed = first_of(sp, R_PASSED, kinds), score = first_of(sp, R_SCORE, kinds);
+    int ok = 0;
+    if (passed >= 0) {
+        if (kinds[passed] == K_INT && ints[passed] != 0 && ints[passed] != 1) return S_DEFER;
+        ok = kinds[passed] == K_TRUE || (kinds[passed] == K_INT && ints[passed] == 1);
+    } else if (score >= 0) {
+        ok = floats[score] >= sp->threshold;
+    }
+    int errored = 0; /* is_error: truthy (a string's length is in ints, an item in floats) */
+    for (int j = 0; j < sp->nrole[R_ERROR]; j++) {
+        int e = sp->role[R_ERROR][j];
+        switch (kinds[e]) {
+        case K_TRUE: errored = 1; break;
+        case K_STRING: errored |= ints[e] > 0; break;
+        case K_INT: case K_FLOAT: case K_ARRAY: case K_OBJECT: errored |= floats[e] != 0; break;
+        default: break;
+        }
+    }
+    if (passed < 0 && score < 0 && !errored) return S_DEFER; /* no outcome: the general rules name it */
+    int trace = first_of(sp, R_TRACE, kinds);
+    out->trial[row] = trial >= 0 ? ints[trial] : -1;
+    out->outcome[row] = errored ? sp->errored_code : (ok ? sp->pass_code : sp->fail_code);
+    out->score[row] = score >= 0 ? floats[score] : NAN;
+    out->trace[row] = trace >= 0 && (ints[trace] >= TRACE_SHORT || floats[trace] != 0);
+    int8_t *at = out->at + row * AT_COUNT;
+    at[AT_RUN] = (int8_t)run;
+    at[AT_TASK] = (int8_t)task;
+    at[AT_GROUP] = (int8_t)group;
+    return S_OK;
+}
+
 /* read_line, and a line it does not take told apart: S_BAD when it is certainly not JSON (so
  * the caller may count it as such once it names no more lines), else S_DEFER. */
 static int scan_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
                      Py_ssize_t row, outputs *out) {
     int st = read_line(base, a, b, sp, row, out);
+    if (st == S_OK) return judge_line(sp, row, out);
     if (st != S_DEFER) return st;
     cursor c = {a, b, 0};
     skip_ws(&c);
@@ -762,6 +840,54 @@ static int scan_line(const unsigned char *base, const unsigned char *a, const un
     if (skip_value(&c, 0, NULL) < 0) return c.unsure ? S_DEFER : S_BAD;
     skip_ws(&c);
     return c.p == c.end ? S_DEFER : S_BAD; /* valid JSON that is not a trial, or something after it */
+}
+
+/* rules = (allowed, run, task, trial, passed, score, group, trace, error, threshold, pass, fail,
+ * errored): per key a bit mask of the kinds it takes, each role's key positions (tuples of
+ * ints), the score that passes, the outcome codes. */
+static int parse_rules(PyObject *rules, spec *sp) {
+    if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != 2 + R_COUNT + 3) {
+        PyErr_SetString(PyExc_TypeError, "rules must be a tuple of thirteen");
+        return -1;
+    }
+    PyObject *allowed = PyTuple_GET_ITEM(rules, 0);
+    if (!PyTuple_Check(allowed) || PyTuple_GET_SIZE(allowed) != sp->nkeys) {
+        PyErr_SetString(PyExc_ValueError, "a kind mask per key");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < sp->nkeys; k++) {
+        long m = PyLong_AsLong(PyTuple_GET_ITEM(allowed, k));
+        if (m == -1 && PyErr_Occurred()) return -1;
+        sp->allowed[k] = (uint16_t)m;
+    }
+    for (int r = 0; r < R_COUNT; r++) {
+        PyObject *where = PyTuple_GET_ITEM(rules, 1 + r);
+        if (!PyTuple_Check(where) || PyTuple_GET_SIZE(where) > MAX_KEYS) {
+            PyErr_SetString(PyExc_ValueError, "a tuple of key positions per role");
+            return -1;
+        }
+        sp->nrole[r] = (int)PyTuple_GET_SIZE(where);
+        for (int j = 0; j < sp->nrole[r]; j++) {
+            long k = PyLong_AsLong(PyTuple_GET_ITEM(where, j));
+            if (k == -1 && PyErr_Occurred()) return -1;
+            if (k < 0 || k >= sp->nkeys) {
+                PyErr_SetString(PyExc_ValueError, "a role's key outside the keys");
+                return -1;
+            }
+            sp->role[r][j] = (int)k;
+        }
+    }
+    sp->threshold = PyFloat_AsDouble(PyTuple_GET_ITEM(rules, 1 + R_COUNT));
+    if (sp->threshold == -1.0 && PyErr_Occurred()) return -1;
+    long codes[3];
+    for (int i = 0; i < 3; i++) {
+        codes[i] = PyLong_AsLong(PyTuple_GET_ITEM(rules, 2 + R_COUNT + i));
+        if (codes[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    sp->pass_code = (int8_t)codes[0];
+    sp->fail_code = (int8_t)codes[1];
+    sp->errored_code = (int8_t)codes[2];
+    return 0;
 }
 
 /* keys (a tuple of bytes), the string keys numbered (a tuple: Names, or True, or None per
@@ -812,13 +938,17 @@ static int parse_spec(PyObject *keys, PyObject *tables, Py_ssize_t metrics, PyOb
 }
 
 PyDoc_STRVAR(scan_block_doc,
-"scan_block(buf, start, stop, limit, keys, strings, metrics, mnames, outs) -> (lines, ascii)\n"
+"scan_block(buf, start, stop, limit, keys, strings, metrics, mnames, outs, rules) -> (lines, ascii)\n"
 "--\n\n"
 "Scan the lines of buf[start:stop] (start starts a line; stop is just past a newline) that\n"
 "start before limit, as many as the outputs have rows, without the GIL: how many, and\n"
 "whether they are all ASCII (else the caller checks they are UTF-8).\n"
-"outs = (starts, ends, status, kinds, ints, floats, soffs, sids, mvals), C-contiguous:\n"
-"row i describes line i. starts and ends (int64): its span in buf; status (uint8): 0 taken,\n"
+"outs = (starts, ends, status, kinds, ints, floats, soffs, sids, mvals, trial, outcome, score,\n"
+"trace, at), C-contiguous:\n"
+"row i describes line i. starts and ends (int64): its span in buf; status (uint8): 0 taken\n"
+"(the typed tier's rules, given by rules, take it: trial (int64), outcome (int8), score\n"
+"(float64), trace (int8) and at (int8 x 3: the keys of its run, task and group, -1: none)\n"
+"are its values),\n"
 "1 deferred (for the per-line parser), 2 to scan again with the GIL (number_block does),\n"
 "3 deferred and certainly not JSON;\n"
 "per key (rows of len(keys)): kinds (uint8), ints (int64), floats (float64), soffs (int64:\n"
@@ -828,10 +958,10 @@ PyDoc_STRVAR(scan_block_doc,
 "columns as fit, at most 64), NaN where absent, by the columns of mnames (a dict of str).");
 
 static PyObject *scan_block(PyObject *self, PyObject *args) {
-    PyObject *bufobj, *keys, *tables, *mnames, *outs;
+    PyObject *bufobj, *keys, *tables, *mnames, *outs, *rules;
     Py_ssize_t start, stop, limit, metrics, mcap;
-    if (!PyArg_ParseTuple(args, "OnnnOOnOO", &bufobj, &start, &stop, &limit, &keys, &tables, &metrics, &mnames,
-                          &outs))
+    if (!PyArg_ParseTuple(args, "OnnnOOnOOO", &bufobj, &start, &stop, &limit, &keys, &tables, &metrics, &mnames,
+                          &outs, &rules))
         return NULL;
     Py_buffer buf;
     outputs out;
@@ -846,7 +976,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         PyBuffer_Release(&buf);
         return NULL;
     }
-    if (parse_spec(keys, tables, metrics, mnames, mcap, 0, &sp) < 0) {
+    if (parse_spec(keys, tables, metrics, mnames, mcap, 0, &sp) < 0 || parse_rules(rules, &sp) < 0) {
         release_outputs(&out);
         PyBuffer_Release(&buf);
         return NULL;
@@ -883,7 +1013,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
 }
 
 PyDoc_STRVAR(number_block_doc,
-"number_block(buf, lines, keys, tables, metrics, mnames, outs) -> irregular\n"
+"number_block(buf, lines, keys, tables, metrics, mnames, outs, rules) -> irregular\n"
 "--\n\n"
 "With the GIL, after scan_block on the same buf and outs: scan again the lines of status 2\n"
 "(new metric names are added to mnames), then give each string value of the lines taken\n"
@@ -893,9 +1023,10 @@ PyDoc_STRVAR(number_block_doc,
 "for a line then deferred (the caller then renumbers by first use).");
 
 static PyObject *number_block(PyObject *self, PyObject *args) {
-    PyObject *bufobj, *keys, *tables, *mnames, *outs;
+    PyObject *bufobj, *keys, *tables, *mnames, *outs, *rules;
     Py_ssize_t lines, metrics, mcap;
-    if (!PyArg_ParseTuple(args, "OnOOnOO", &bufobj, &lines, &keys, &tables, &metrics, &mnames, &outs)) return NULL;
+    if (!PyArg_ParseTuple(args, "OnOOnOOO", &bufobj, &lines, &keys, &tables, &metrics, &mnames, &outs, &rules))
+        return NULL;
     Py_buffer buf;
     outputs out;
     spec sp;
@@ -905,7 +1036,7 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
         PyBuffer_Release(&buf);
         return NULL;
     }
-    if (parse_spec(keys, tables, metrics, mnames, mcap, 1, &sp) < 0) goto done;
+    if (parse_spec(keys, tables, metrics, mnames, mcap, 1, &sp) < 0 || parse_rules(rules, &sp) < 0) goto done;
     if (lines < 0 || lines > out.rows) {
         PyErr_SetString(PyExc_ValueError, "more lines than rows");
         goto done;

@@ -1,11 +1,11 @@
-"""The typed tier's rules on whole columns of scanned lines: the batch parser's C path.
+"""The batch parser's C path: the scanner's settings, its outputs, and the columns kept.
 
-:func:`~flaketui._linescan.scan_block` (C, ``_linescan.c``) validates each line
-of a block as one JSON object and describes the top-level values of the typed struct's
-keys (:meth:`FastDecoder.typed <flaketui.loading.fastpath.FastDecoder.typed>`): their
-kind, number and string, and the metrics object as columns. :class:`Scanner` turns that
-into the columns :class:`~flaketui.loading.batch._Batch` keeps, by the rules of
-:func:`~flaketui.loading.fastpath.typed_adder`, with numpy:
+:func:`~flaketui._linescan.scan_block` (C, ``_linescan.c``) validates each line of a block
+as one JSON object, describes the top-level values of the typed struct's keys
+(:meth:`FastDecoder.typed <flaketui.loading.fastpath.FastDecoder.typed>`: their kind,
+number and string, the metrics object as columns) and applies the rules of
+:func:`~flaketui.loading.fastpath.typed_adder` as :class:`Scanner` states them
+(:attr:`Scanner.rules`: the kinds each key's type takes, each role's keys, the threshold):
 
 - a key whose kind the typed struct does not take (a task that is a float, a trace that is
   a string, ...) makes msgspec decline the whole line: the line is *deferred*;
@@ -57,8 +57,8 @@ _ALLOWED: dict[str, tuple[int, ...]] = {
 """The kinds each role's fields may have besides absent and null, as the typed struct's
 field types take them (``error`` is ``Any``; an integer past 18 digits is left to msgspec)."""
 
-_TRACE_SHORT = 64
-"""``_trace_stand_in`` calls a list empty only below this many bytes (see fastpath)."""
+_ROLES = ("run", "task", "trial", "passed", "score", "group", "trace", "error")
+"""The roles in the order ``scan_block``'s rules take their keys."""
 
 
 def available() -> bool:
@@ -85,33 +85,12 @@ class Columns:
 
 @dataclass
 class Part:
-    """Lines scanned into one set of outputs, judged unless some wait for the GIL."""
+    """Lines scanned into one set of outputs."""
 
     out: Outputs
     n: int
     alone: np.ndarray
     """Lines that are not UTF-8: left to the per-line parser."""
-    judged: Judged | None
-
-
-@dataclass
-class Judged:
-    """:meth:`Scanner.judge`'s verdict on a part's lines: all but the names. Arrays are of
-    the kept lines (``take``: their places among the part's; ``None``: every line)."""
-
-    keep: np.ndarray
-    take: np.ndarray | None
-    trial: np.ndarray
-    outcome: np.ndarray
-    score: np.ndarray
-    has_trace: np.ndarray
-    metrics: dict[str, np.ndarray]
-    at: dict[str, Any]
-    """Per role, the key its name is read from: a position, or one per kept line."""
-    has: dict[str, np.ndarray]
-    """Whether a kept line has a run, a group."""
-    task_ints: tuple[np.ndarray, np.ndarray]
-    """The kept lines whose task id is a number, and the numbers."""
 
 
 class Outputs:
@@ -127,8 +106,15 @@ class Outputs:
         self.soffs = populated((rows, keys), np.int64)
         self.sids = populated((rows, keys), np.int32)
         self.mvals = populated((rows, METRIC_COLUMNS), np.float64)
+        # the typed tier's verdict on a line taken
+        self.trial = populated(rows, np.int64)
+        self.outcome = populated(rows, np.int8)
+        self.score = populated(rows, np.float64)
+        self.trace = populated(rows, np.int8)
+        self.at = populated((rows, 3), np.int8)
+        """The keys a line's run, task and group are read from (-1: none)."""
         self.buffers = (self.starts, self.ends, self.status, self.kinds, self.ints, self.floats, self.soffs,
-                        self.sids, self.mvals)
+                        self.sids, self.mvals, self.trial, self.outcome, self.score, self.trace, self.at)
 
 
 class Scanner:
@@ -150,20 +136,20 @@ class Scanner:
         by_key: dict[int, Any] = {i: self.tables[role] for role in self.tables for i in roles[role]}
         self.by_key = tuple(by_key.get(i) for i in range(len(keys)))
         self.metrics_at = roles["metrics"][0] if roles["metrics"] else -1
-        self.threshold = threshold
         self.default_run = default_run
         self.metric_names: dict[str, int] = {}
         self._free: list[Outputs] = []
         self.rows = ROWS
         """Lines an output set holds (fewer for a small range: see :meth:`size_for`)."""
-        self.allowed = np.full(len(keys), (1 << (OTHER + 1)) - 1, dtype=np.uint16)
-        """Per key, a bit for each kind its role's type takes (absent and null always)."""
+        allowed = [(1 << (OTHER + 1)) - 1] * len(keys)
         for role, where in roles.items():
             for i in where:
-                self.allowed[i] = sum(1 << kind for kind in (ABSENT, NULL, *_ALLOWED[role]))
-        self.truthy = np.zeros(256, dtype=bool)
-        """The kinds an ``error`` of which is truthy when its value is (strings apart)."""
-        self.truthy[[TRUE, INT, FLOAT, ARRAY, OBJECT]] = True
+                allowed[i] = sum(1 << kind for kind in (ABSENT, NULL, *_ALLOWED[role]))
+        self.rules = (tuple(allowed), *(tuple(roles.get(role, ())) for role in _ROLES), float(threshold),
+                      PASS, FAIL, ERRORED)
+        """The typed tier's rules as ``scan_block`` applies them (``judge_line`` in the C):
+        per key a bit for each kind its role's type takes (absent and null always), each
+        role's keys, the score that passes and the outcomes' codes."""
 
     @staticmethod
     def takes(keys: list[str]) -> bool:
@@ -175,34 +161,73 @@ class Scanner:
     def scan(self, buf: Any, stop: int, limit: int) -> list[Part]:
         """Scan and judge the lines of ``buf[:stop]`` (``stop`` just past a newline) that start
         before ``limit``, a part per set of outputs filled. Safe to call from several threads
-        at once: the C scan runs without the GIL, and judging reads the scanner's state only."""
+        at once: the C scan runs without the GIL and touches only its own outputs."""
         assert _linescan is not None
         parts = []
         pos = 0
         while pos < stop and pos < limit:
             out = self._free.pop() if self._free else Outputs(len(self.keys), self.rows)
             n, is_ascii = _linescan.scan_block(buf, pos, stop, limit, self.keys, self.by_key, self.metrics_at,
-                                               self.metric_names, out.buffers)
+                                               self.metric_names, out.buffers, self.rules)
             alone = np.zeros(n, dtype=bool)  # lines left to the per-line parser
             if not is_ascii:
                 alone = _not_utf8(buf, out.starts[:n], out.ends[:n])
-            rescan = bool((out.status[:n] == AGAIN).any())  # judged again once number_block has scanned them
-            parts.append(Part(out, n, alone, None if rescan else self.judge(out, n, alone)))
+                out.status[:n][alone] = DEFERRED  # their names are not numbered
+            parts.append(Part(out, n, alone))
             pos = int(out.ends[n - 1]) + 1
         return parts
 
     def number(self, buf: Any, part: Part) -> Columns:
-        """Number the names of the part's lines and give their columns (in line order: the
-        reading thread, one part after another). Lines the scan left for the GIL are
-        scanned again first."""
+        """Number the names of the part's lines (in line order: the reading thread, one part
+        after another; lines the scan left for the GIL are scanned again first) and give the
+        columns of the lines taken."""
         assert _linescan is not None
         out, n = part.out, part.n
-        changed = _linescan.number_block(buf, n, self.keys, self.by_key, self.metrics_at, self.metric_names,
-                                         out.buffers)
-        if changed:  # a name that is not UTF-8 deferred its line: its other names may stay
+        if _linescan.number_block(buf, n, self.keys, self.by_key, self.metrics_at, self.metric_names,
+                                  out.buffers, self.rules):
+            # a name that is not UTF-8 deferred its line: its other names may stay numbered
             self.irregular = dict.fromkeys(self.tables, True)
-        judged = part.judged if part.judged is not None and not changed else self.judge(out, n, part.alone)
-        return self.name(out, n, judged)
+        keep = out.status[:n] == TAKEN
+        every = bool(keep.all())
+        take = None if every else np.flatnonzero(keep)
+
+        def kept(column: np.ndarray, dtype: Any = None) -> np.ndarray:
+            """The kept lines' values, in an array of their own (``out`` is filled again)."""
+            return np.array(column[:n] if every else column[take], dtype=dtype, copy=True)
+
+        at = kept(out.at)
+        rows: Any = slice(0, n) if every else take
+
+        def pick(array: np.ndarray, role: int) -> np.ndarray:
+            """Each kept line's value of ``array`` at the key its ``role`` is read from (-1
+            where it has none): a column when every line reads the same key."""
+            where = at[:, role]
+            key = int(where[0]) if len(where) else -1
+            if key >= 0 and bool((where == key).all()):
+                return np.array(array[rows, key], copy=True)
+            if not (where >= 0).any():  # no line has one (no group in the log)
+                return np.full(len(where), -1, dtype=np.int64).astype(array.dtype)
+            where = where.astype(np.intp)
+            got = array[rows][np.arange(len(where)), np.maximum(where, 0)]
+            return np.where(where >= 0, got, -1).astype(array.dtype)
+
+        task, run = pick(out.sids, 1), pick(out.sids, 0)
+        task_int = pick(out.kinds, 1) == INT
+        if task_int.any():  # a task id that is a number: its text
+            values = pick(out.ints, 1)
+            for r in np.flatnonzero(task_int).tolist():
+                task[r] = self.add("task", str(int(values[r])))
+        without = at[:, 0] < 0
+        if without.any():
+            run[without] = self.add("run", self.default_run)
+        metrics: dict[str, np.ndarray] = {}
+        for name, j in self.metric_names.items():  # NaN where a line has none
+            column = kept(out.mvals[:, j])
+            if not np.isnan(column).all():
+                metrics[name] = column
+        return Columns(keep=keep, run=run, task=task, group=pick(out.sids, 2), trial=kept(out.trial),
+                       outcome=kept(out.outcome), score=kept(out.score), has_trace=kept(out.trace),
+                       metrics=metrics)
 
     def size_for(self, nbytes: int) -> None:
         """Output sets for a range of ``nbytes`` bytes: no more rows than it can have lines of
@@ -222,107 +247,6 @@ class Scanner:
         if got == before and before:  # numbered after names the scan met: maybe out of order
             self.irregular[role] = True
         return got
-
-    def judge(self, out: Outputs, n: int, alone: np.ndarray) -> Judged:
-        """The typed tier's rules on the first ``n`` lines of ``out``, but those ``alone``
-        marks (left to the per-line parser, as every line this defers): everything but the
-        names. Safe in a scanning thread: it reads the scanner's state only."""
-        kinds, ints, floats, roles = out.kinds[:n], out.ints[:n], out.floats[:n], self.roles
-        # a kind the typed struct does not take, in any key: msgspec declines the line
-        ok = (out.status[:n] == TAKEN) & ~alone & ((self.allowed >> kinds) & 1).astype(bool).all(axis=1)
-
-        def first(role: str) -> tuple[Any, np.ndarray]:
-            """Where each line's first non-null field of ``role`` is (a key's position, or one
-            per line), and whether a line has one."""
-            where = roles[role]
-            if not where:
-                return -1, np.zeros(n, dtype=bool)
-            present = kinds[:, where] > NULL
-            if len(where) == 1 or not present[:, 1:].any():  # only the first field is there
-                return where[0], present[:, 0]
-            return np.asarray(where)[present.argmax(axis=1)], present.any(axis=1)
-
-        def value(array: np.ndarray, at: Any) -> np.ndarray:
-            if isinstance(at, int):
-                return array[:, at] if at >= 0 else np.zeros(n, dtype=array.dtype)
-            return array[np.arange(n), at]
-
-        task_at, has_task = first("task")
-        task_kind = value(kinds, task_at)
-        ok &= has_task & ~((task_kind == STRING) & (value(ints, task_at) == 0))  # an empty task
-        run_at, has_run = first("run")
-        ok &= ~(has_run & (value(ints, run_at) == 0))  # an empty run (a string's length is in ints)
-        group_at, has_group = first("group")
-        ok &= ~(has_group & (value(ints, group_at) == 0))
-        trial_at, has_trial = first("trial")
-        trial = np.where(has_trial, value(ints, trial_at), -1)
-        ok &= ~has_trial | (trial >= 0)
-        passed_at, has_passed = first("passed")
-        passed_kind, passed_int = value(kinds, passed_at), value(ints, passed_at)
-        is_int = passed_kind == INT
-        ok &= ~(is_int & (passed_int != 0) & (passed_int != 1))
-        passed = (passed_kind == TRUE) | (is_int & (passed_int == 1))
-        score_at, has_score = first("score")
-        score = np.where(has_score, value(floats, score_at), np.nan)
-        trace_at, has_trace = first("trace")  # a full list: the first non-null trace field decides
-        trace = has_trace & ((value(ints, trace_at) >= _TRACE_SHORT) | (value(floats, trace_at) != 0))
-
-        errored = np.zeros(n, dtype=bool)
-        for i in roles["error"]:  # is_error: truthy (a string's length is in ints, an item in floats)
-            kind = kinds[:, i]
-            errored |= np.where(kind == STRING, ints[:, i] > 0,
-                                self.truthy[kind] & ((kind == TRUE) | (floats[:, i] != 0)))
-        ok &= has_passed | has_score | errored  # no outcome: the general rules name it
-        good = np.where(has_passed, passed, score >= self.threshold)
-        outcome = np.where(errored, ERRORED, np.where(good, PASS, FAIL)).astype(np.int8)
-
-        take = np.flatnonzero(ok)
-        every = len(take) == n
-
-        def kept(column: np.ndarray, dtype: Any = None) -> np.ndarray:
-            """The kept lines' values, in an array of their own (``out`` is filled again)."""
-            return np.array(column if every else column[take], dtype=dtype, copy=True)
-
-        metrics: dict[str, np.ndarray] = {}
-        for name, j in list(self.metric_names.items()):  # NaN where a line has none
-            column = kept(out.mvals[:n, j])
-            if not np.isnan(column).all():
-                metrics[name] = column
-        task_ints = (task_kind == INT)[take]
-        return Judged(
-            keep=ok, take=None if every else take, trial=kept(trial), outcome=kept(outcome), score=kept(score),
-            has_trace=kept(trace, np.int8), metrics=metrics,
-            at={"run": run_at if isinstance(run_at, int) else kept(run_at),
-                "task": task_at if isinstance(task_at, int) else kept(task_at),
-                "group": group_at if isinstance(group_at, int) else kept(group_at)},
-            has={"run": kept(has_run), "group": kept(has_group)},
-            task_ints=(np.flatnonzero(task_ints), kept(value(ints, task_at))[task_ints]))
-
-    def name(self, out: Outputs, n: int, judged: Judged) -> Columns:
-        """The columns of the lines ``judged`` keeps, with their names' ids (the lines numbered:
-        in line order, in the reading thread)."""
-        if judged.take is not None and (judged.keep != (out.status[:n] == TAKEN)).any():
-            self.irregular = dict.fromkeys(self.tables, True)  # names numbered for lines deferred here
-        sids = out.sids[:n] if judged.take is None else out.sids[judged.take]
-
-        def ids(role: str) -> np.ndarray:
-            at = judged.at[role]
-            if isinstance(at, int):
-                return sids[:, at].copy() if at >= 0 else np.full(len(sids), -1, dtype=np.int32)
-            return sids[np.arange(len(sids)), at]
-
-        task = ids("task")
-        rows, values = judged.task_ints
-        for r, v in zip(rows.tolist(), values.tolist(), strict=True):  # a task id that is a number: its text
-            task[r] = self.add("task", str(v))
-        run = ids("run")
-        without = ~judged.has["run"]
-        if without.any():
-            run[without] = self.add("run", self.default_run)
-        group = np.where(judged.has["group"], ids("group"), -1).astype(np.int32)
-        return Columns(keep=judged.keep, run=run, task=task, group=group, trial=judged.trial,
-                       outcome=judged.outcome, score=judged.score, has_trace=judged.has_trace,
-                       metrics=judged.metrics)
 
 
 def _not_utf8(buf: Any, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
