@@ -44,7 +44,11 @@ from __future__ import annotations
 
 import gc
 import math
-from collections import deque
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from itertools import chain, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
@@ -236,74 +240,103 @@ class _Batch:
 
     def read(self, start: int, end: int, first_line: int, progress: Progress | None, threads: int = 1) -> int:
         """Read the lines starting in ``[start, end)`` block by block, as ``read_range`` does;
-        with the C scanner, ``threads`` scan blocks ahead while this thread keeps them."""
+        with the C scanner and more than one thread, a reader thread reads the blocks and
+        ``threads`` threads scan them ahead while this thread keeps them in file order."""
         if end <= start:
             return 0
         self.line = first_line
         self.start, self.end = start, end
-        ahead = _Ahead(self, threads) if self.scanner else None
         size = min(BLOCK, max(1 << 16, end - start + 1))  # a small range: a small buffer
-        if ahead:
-            assert self.scanner is not None
-            self.scanner.size_for(end - start)
-            ahead.size = size
-        buf: Any = populated_buffer(size) if ahead else bytearray(BLOCK)
+        if self.scanner is None:  # msgspec: each block decoded before the buffer is read into again
+            buf = bytearray(BLOCK)
+            data = np.frombuffer(buf, dtype=np.uint8)
+            newline = np.empty(len(buf), dtype=bool)
+            for event in self.blocks(start, end, len(buf), lambda: buf):
+                if event[0] == "block":
+                    _, _, stop, base, nbytes = event
+                    with memoryview(buf) as view:  # (isascii of the whole buffer: False may be wrong, never True)
+                        self.decoded(buf, view, data, newline, stop - 1, end - base, base, buf.isascii())
+                else:
+                    self.other(event)
+                if progress:
+                    progress(event[-1])
+            del data
+            return self.line - first_line
+        self.scanner.size_for(end - start)
+        ahead = _Ahead(self, threads, size)
+        try:
+            for event in ahead.events(self.blocks(start, end, size, ahead.buffer)):
+                if event[0] == "block":
+                    _, parts, buf, base, nbytes = event
+                    ahead.keep(parts, buf, base)
+                else:
+                    self.other(event)
+                if progress:
+                    progress(event[-1])
+        finally:
+            ahead.close()
+        return self.line - first_line
+
+    def blocks(self, start: int, end: int, size: int, fresh: Callable[[], Any]) -> Iterator[tuple[Any, ...]]:
+        """The range's lines as events in file order, each ending with the bytes it read:
+        ``("block", buf, stop, base, n)`` (whole lines in ``buf[:stop]``, ``buf`` at file
+        offset ``base``), ``("long", base, n)`` (a line longer than ``size`` bytes at
+        ``base``), ``("tail", base, n)`` (a last line without a newline), ``("end", n)``.
+        ``fresh()`` gives the buffer for the next block: the same one when a block is used
+        up before the next is read, else another."""
+        buf = fresh()
         view = memoryview(buf)
-        data = np.frombuffer(buf, dtype=np.uint8)
-        newline = np.empty(0 if ahead else len(buf), dtype=bool)  # the msgspec path's
-        filled, base = 0, start
+        filled, base, read = 0, start, 0
         try:
             with open(self.path, "rb", buffering=0) as fh:
                 fh.seek(start)
                 while True:
-                    if filled == len(buf):  # one line fills the buffer
-                        if ahead:
-                            ahead.drain()
-                        base = self.long_line(fh, base, len(buf), progress)
-                        filled = 0
+                    if filled == size:  # one line fills the buffer: the per-line reader takes it
+                        stop = next_newline(fh, base + size)
+                        yield "long", base, read + max(0, stop + 1 - base - size)
+                        read, base, filled = 0, stop + 1, 0
+                        fh.seek(base)
                         if base < end:
                             continue
                         break
-                    got = fh.readinto(view[filled:])
+                    got = fh.readinto(view[filled:size])
                     if not got:  # a last line without a newline: the per-line reader's rules
                         if filled and base < end:
-                            if ahead:
-                                ahead.drain()
-                            self.line += read_range(self.path, base, end, self.parser, first_line=self.line)
-                            self.flush_rows()
+                            yield "tail", base, read
+                            read = 0
                         break
                     filled += got
-                    if progress:
-                        progress(got)
+                    read += got
                     last = buf.rfind(b"\n", 0, filled)
                     if last < 0:
                         continue
                     consumed = last + 1
-                    if ahead:  # scanned ahead; the next block goes to a buffer of its own
-                        ahead.submit(buf, consumed, end - base, base)
-                        rest = filled - consumed
-                        fresh = ahead.buffer()
-                        fresh[:rest] = view[consumed:filled]
-                        view.release()
-                        buf, view = fresh, memoryview(fresh)
-                    else:
-                        is_ascii = buf.isascii() if filled == len(buf) else bytes(view[:filled]).isascii()
-                        self.decoded(buf, view, data, newline, last, end - base, base, is_ascii)
-                        rest = filled - consumed
-                        if rest:
-                            view[:rest] = view[consumed:filled]
+                    yield "block", buf, consumed, base, read
+                    read = 0
                     if base + consumed >= end:  # the range ends in this block
                         break
+                    rest = filled - consumed
+                    nxt = fresh()
+                    if nxt is buf:
+                        if rest:
+                            view[:rest] = view[consumed:filled]
+                    else:
+                        nxt[:rest] = view[consumed:filled]
+                        view.release()
+                        buf, view = nxt, memoryview(nxt)
                     base += consumed
                     filled = rest
-            if ahead:
-                ahead.drain()
         finally:
-            if ahead:
-                ahead.close()
-        del data
-        view.release()
-        return self.line - first_line
+            view.release()
+        yield "end", read
+
+    def other(self, event: tuple[Any, ...]) -> None:
+        """A long line or a last line without a newline: the per-line reader reads it."""
+        if event[0] == "long":
+            self.line += read_range(self.path, event[1], event[1] + 1, self.parser, first_line=self.line)
+        elif event[0] == "tail":
+            self.line += read_range(self.path, event[1], self.end, self.parser, first_line=self.line)
+        self.flush_rows()
 
     def decoded(self, buf: bytearray, view: memoryview, data: np.ndarray, newline: np.ndarray, last: int,
                 limit: int, base: int, is_ascii: bool) -> None:
@@ -380,17 +413,6 @@ class _Batch:
                         continue
                 parser.feed(view[a: int(ends[i])], base + a, line + i)  # feed checks its UTF-8
 
-    def long_line(self, fh: Any, base: int, size: int, progress: Progress | None) -> int:
-        """Have the per-line reader read the line at ``base``, longer than the ``size`` bytes
-        of a block: where the next line starts. ``fh`` is left there."""
-        stop = next_newline(fh, base + size)
-        self.line += read_range(self.path, base, base + 1, self.parser, first_line=self.line)
-        self.flush_rows()
-        if progress:
-            progress(max(0, stop + 1 - base - size))
-        fh.seek(stop + 1)
-        return stop + 1
-
     # one block -------------------------------------------------------------------------
 
     def block(self, lines: list[memoryview], offsets: np.ndarray, lengths: np.ndarray, first_line: int,
@@ -435,7 +457,7 @@ class _Batch:
                    "trial": cols["trial"][sub], "outcome": cols["outcome"][sub], "score": cols["score"][sub],
                    "offset": offsets[idx], "length": lengths[idx],
                    "line": np.arange(first_line, first_line + n)[idx],
-                   "has_trace": cols["has_trace"][sub], "metrics": _metric_columns(cols["metrics"])}
+                   "has_trace": cols["has_trace"][sub], "metrics": cols["metrics"]}
             if self.sink.rows:
                 out = self.merge_rows(out)
             self.add_chunk(out)
@@ -562,6 +584,10 @@ class _Batch:
                 ids = [-1 if x is None else scanner.add(name, x) for x in extra]
                 merged[name] = np.concatenate([out[name], np.array(ids, dtype=np.int32)])[order]
                 scanner.irregular[name] = True  # a deferred line's names may come before the block's
+        if scanner is None:  # metrics as each trial's dict: their keys give the order first seen
+            both = out["metrics"] + metrics
+            merged["metrics"] = [both[i] for i in order.tolist()]
+            return merged
         theirs = _metric_columns(metrics)
         n = len(out["line"])
         merged["metrics"] = {
@@ -574,7 +600,7 @@ class _Batch:
         """Add the trials ``feed`` kept outside any block (long lines, a last line)."""
         if self.sink.rows:
             names: Any = [] if self.scanner is None else np.empty(0, dtype=np.int32)
-            empty = {"run": names, "task": names, "group": names, "metrics": {},
+            empty = {"run": names, "task": names, "group": names, "metrics": [] if self.scanner is None else {},
                      **{name: np.empty(0, dtype=dt) for name, dt in _DTYPES.items()}}
             self.add_chunk(self.merge_rows(empty))
 
@@ -601,8 +627,11 @@ class _Batch:
             for name in ("run", "task", "group"):
                 cols[name].add(out[name])
         columns = out["metrics"]
-        # names in the order first seen: by the first trial that has each (stable: a trial's own order)
-        firsts = [int(np.argmin(np.isnan(col))) for col in columns.values()]
+        if isinstance(columns, list):  # the msgspec path's dicts, in line order: names as their keys come
+            columns = _metric_columns(columns)
+            firsts = [0] * len(columns)
+        else:  # by the first trial that has each name (stable: a trial's own order)
+            firsts = [int(np.argmin(np.isnan(col))) for col in columns.values()]
         for _, name in sorted(zip(firsts, columns, strict=True), key=itemgetter(0)):
             if name not in self.metrics:  # NaN for the trials before
                 self.metrics[name] = _Column(np.float64, cols["line"].capacity, self.rows)
@@ -676,58 +705,85 @@ AHEAD = 2
 
 
 class _Ahead:
-    """Blocks scanned ahead by a pool of threads (the C scan runs without the GIL), kept in
-    file order by the reading thread: names are numbered, and trials kept, as one thread
-    would. At most ``threads +`` :data:`AHEAD` blocks are in flight; with one thread, each
-    block is scanned when submitted."""
+    """Blocks scanned ahead by a pool of threads (the C scan runs without the GIL) and read
+    by a thread of their own, kept in file order by the reading thread: names are numbered,
+    and trials kept, as one thread would. At most ``threads +`` :data:`AHEAD` blocks are in
+    flight; with one thread, each block is scanned in turn, here."""
 
-    def __init__(self, batch: _Batch, threads: int) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(self, batch: _Batch, threads: int, size: int) -> None:
         self.batch = batch
         self.scanner = batch.scanner
         self.threads = max(1, threads)
-        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="flaketui-scan") if self.threads > 1 else None
-        self.pending: deque[tuple[Any, bytearray, int]] = deque()
-        self.buffers: list[bytearray] = []
-        self.size = BLOCK
+        self.size = size
         """Bytes of a block's buffer (fewer for a small range)."""
+        self.pool = (ThreadPoolExecutor(self.threads, thread_name_prefix="flaketui-scan")
+                     if self.threads > 1 else None)
+        self.buffers: list[Any] = []
+        self.stop = threading.Event()
+        self.reader: threading.Thread | None = None
 
     def buffer(self) -> Any:
         """A block's buffer, one whose lines have been kept if there is one."""
         return self.buffers.pop() if self.buffers else populated_buffer(self.size)
 
-    def submit(self, buf: bytearray, stop: int, limit: int, base: int) -> None:
-        """Scan the lines of ``buf[:stop]`` that start before ``limit`` (``buf`` starts at file
-        offset ``base``); keep the oldest blocks while too many are in flight."""
+    def events(self, blocks: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """``blocks``' events in order, a block's with its scanned parts in place of its
+        ``stop``: scanned here with one thread; else read and scanned by the other threads."""
         assert self.scanner is not None
+        scan = self.scanner.scan
         if self.pool is None:
-            self.keep(self.scanner.scan(buf, stop, limit), buf, base)
+            for event in blocks:
+                if event[0] == "block":
+                    _, buf, stop, base, nbytes = event
+                    event = ("block", scan(buf, stop, self.batch.end - base), buf, base, nbytes)
+                yield event
             return
-        self.pending.append((self.pool.submit(self.scanner.scan, buf, stop, limit), buf, base))
-        while len(self.pending) > self.threads + AHEAD:
-            self.take()
+        pool, end = self.pool, self.batch.end
+        items: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=self.threads + AHEAD)
 
-    def take(self) -> None:
-        future, buf, base = self.pending.popleft()
-        self.keep(future.result(), buf, base)
+        def put(item: tuple[Any, ...]) -> bool:
+            while not self.stop.is_set():
+                with suppress(queue.Full):
+                    items.put(item, timeout=0.05)
+                    return True
+            return False
 
-    def keep(self, parts: list[Part], buf: bytearray, base: int) -> None:
+        def read() -> None:
+            try:
+                for event in blocks:
+                    if event[0] == "block":
+                        _, buf, stop, base, nbytes = event
+                        event = ("block", pool.submit(scan, buf, stop, end - base), buf, base, nbytes)
+                    if not put(event):
+                        return
+            except BaseException as exc:  # the reading thread raises it
+                put(("error", exc))
+
+        self.reader = threading.Thread(target=read, name="flaketui-read", daemon=True)
+        self.reader.start()
+        while True:
+            event = items.get()
+            if event[0] == "error":
+                raise event[1]
+            if event[0] == "block":
+                event = ("block", event[1].result(), *event[2:])
+            yield event
+            if event[0] == "end":
+                return
+
+    def keep(self, parts: list[Part], buf: Any, base: int) -> None:
         assert self.scanner is not None
         for part in parts:
             self.batch.scanned_rows(buf, part, base)
             self.scanner.release(part.out)
         self.buffers.append(buf)
 
-    def drain(self) -> None:
-        """Keep every block in flight."""
-        while self.pending:
-            self.take()
-
     def close(self) -> None:
+        """Stop the reader (at its next block) and wait for the scans under way."""
+        self.stop.set()
+        if self.reader is not None:
+            self.reader.join()
         if self.pool is not None:
-            for future, *_ in self.pending:
-                future.cancel()
             self.pool.shutdown(wait=True)
 
 

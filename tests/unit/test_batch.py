@@ -13,13 +13,24 @@ import numpy as np
 import orjson
 import pytest
 
-from flaketui.loading import batch, jsonl
+from flaketui.loading import batch, jsonl, scanned
 from flaketui.loading.formats.json_lines import _parse_range
 from flaketui.loading.jsonl import LineParser, read_range
 from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap
 from tests.unit.test_formats import VALUES, clean_record, random_record
+
+
+@pytest.fixture(autouse=True, params=["scanner", "msgspec"])
+def parser_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: with the C scanner (where it is built), and with msgspec alone (a
+    machine without a C compiler)."""
+    if request.param == "msgspec":
+        monkeypatch.setattr(scanned, "_linescan", None)
+    elif not scanned.available():
+        pytest.skip("the C scanner is not built")
+    return request.param
 
 
 def per_line(path: Path, start: int, end: int, fields: FieldMap, first_line: int = 1) -> tuple[Parsed, int]:
