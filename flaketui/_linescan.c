@@ -937,6 +937,24 @@ static int parse_spec(PyObject *keys, PyObject *tables, Py_ssize_t metrics, PyOb
     return 0;
 }
 
+/* What scan_block and number_block both take: buf, the outputs and the spec (gil: whether the
+ * GIL is held throughout). On failure everything taken is released and -1 returned. */
+static int open_block(PyObject *bufobj, PyObject *keys, PyObject *tables, Py_ssize_t metrics, PyObject *mnames,
+                      PyObject *outs, PyObject *rules, int gil, Py_buffer *buf, outputs *out, spec *sp) {
+    Py_ssize_t mcap;
+    if (PyObject_GetBuffer(bufobj, buf, PyBUF_SIMPLE) < 0) return -1;
+    if (get_outputs(outs, PyTuple_Check(keys) ? PyTuple_GET_SIZE(keys) : 0, out, &mcap) < 0) {
+        PyBuffer_Release(buf);
+        return -1;
+    }
+    if (parse_spec(keys, tables, metrics, mnames, mcap, gil, sp) < 0 || parse_rules(rules, sp) < 0) {
+        release_outputs(out);
+        PyBuffer_Release(buf);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(scan_block_doc,
 "scan_block(buf, start, stop, limit, keys, strings, metrics, mnames, outs, rules) -> (lines, ascii)\n"
 "--\n\n"
@@ -959,24 +977,16 @@ PyDoc_STRVAR(scan_block_doc,
 
 static PyObject *scan_block(PyObject *self, PyObject *args) {
     PyObject *bufobj, *keys, *tables, *mnames, *outs, *rules;
-    Py_ssize_t start, stop, limit, metrics, mcap;
+    Py_ssize_t start, stop, limit, metrics;
     if (!PyArg_ParseTuple(args, "OnnnOOnOOO", &bufobj, &start, &stop, &limit, &keys, &tables, &metrics, &mnames,
                           &outs, &rules))
         return NULL;
     Py_buffer buf;
     outputs out;
     spec sp;
-    if (PyObject_GetBuffer(bufobj, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    if (open_block(bufobj, keys, tables, metrics, mnames, outs, rules, 0, &buf, &out, &sp) < 0) return NULL;
     if (start < 0 || stop < start || stop > buf.len || limit < 0) {
         PyErr_SetString(PyExc_ValueError, "start, stop or limit out of range");
-        PyBuffer_Release(&buf);
-        return NULL;
-    }
-    if (get_outputs(outs, PyTuple_Check(keys) ? PyTuple_GET_SIZE(keys) : 0, &out, &mcap) < 0) {
-        PyBuffer_Release(&buf);
-        return NULL;
-    }
-    if (parse_spec(keys, tables, metrics, mnames, mcap, 0, &sp) < 0 || parse_rules(rules, &sp) < 0) {
         release_outputs(&out);
         PyBuffer_Release(&buf);
         return NULL;
@@ -1024,19 +1034,14 @@ PyDoc_STRVAR(number_block_doc,
 
 static PyObject *number_block(PyObject *self, PyObject *args) {
     PyObject *bufobj, *keys, *tables, *mnames, *outs, *rules;
-    Py_ssize_t lines, metrics, mcap;
+    Py_ssize_t lines, metrics;
     if (!PyArg_ParseTuple(args, "OnOOnOOO", &bufobj, &lines, &keys, &tables, &metrics, &mnames, &outs, &rules))
         return NULL;
     Py_buffer buf;
     outputs out;
     spec sp;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(bufobj, &buf, PyBUF_SIMPLE) < 0) return NULL;
-    if (get_outputs(outs, PyTuple_Check(keys) ? PyTuple_GET_SIZE(keys) : 0, &out, &mcap) < 0) {
-        PyBuffer_Release(&buf);
-        return NULL;
-    }
-    if (parse_spec(keys, tables, metrics, mnames, mcap, 1, &sp) < 0 || parse_rules(rules, &sp) < 0) goto done;
+    if (open_block(bufobj, keys, tables, metrics, mnames, outs, rules, 1, &buf, &out, &sp) < 0) return NULL;
     if (lines < 0 || lines > out.rows) {
         PyErr_SetString(PyExc_ValueError, "more lines than rows");
         goto done;
