@@ -184,8 +184,13 @@ def _rows(piece: TaskStats, columns: Sequence[TaskColumn], name: int, names: lis
     coded = [cell_codes(col, piece) for col in columns[1:]]
     which, first = _combinations(coded, len(piece))
     drawn = [[cell(j, t) for t in c.texts] for j, c in enumerate(coded, 1)]
-    tails = [sep.join(d[c.codes[i]] for d, c in zip(drawn, coded, strict=True)) for i in first]
-    yield "".join(map(row.format, names, map(tails.__getitem__, which)))
+    # each distinct rest of a row drawn once with the template's text around it (and the next
+    # row's start): the chunk is then its names and those texts, joined in one call
+    head, mid, end = row.split("{}")
+    tails = [mid + sep.join(d[c.codes[i]] for d, c in zip(drawn, coded, strict=True)) + end + head
+             for i in first]
+    text = head + "".join(itertools.chain.from_iterable(zip(names, map(tails.__getitem__, which), strict=True)))
+    yield text[: len(text) - len(head)] if head else text
 
 
 def _combinations(coded: Sequence[Coded], n: int) -> tuple[list[int], list[int]]:
