@@ -318,9 +318,9 @@ class TrialLog:
         return RunOutcomes(
             run=run,
             tasks=names,
-            n=n.astype(np.int64),
-            passes=passes.astype(np.int64),
-            errored=errored.astype(np.int64),
+            n=n.astype(np.int64, copy=False),
+            passes=passes.astype(np.int64, copy=False),
+            errored=errored.astype(np.int64, copy=False),
             groups=groups,
             rows=rows,
             bounds=bounds,

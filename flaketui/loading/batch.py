@@ -698,17 +698,12 @@ def _nan(n: int) -> np.ndarray:
     return np.full(n, math.nan)
 
 
-AHEAD = 2
-"""Blocks in flight beyond one a scanning thread: while the reading thread keeps a block
-(numbering names holds the GIL), the threads still have blocks to scan (1M tasks: about
-0.07 s, for two more blocks' memory)."""
-
-
 class _Ahead:
     """Blocks scanned ahead by a pool of threads (the C scan runs without the GIL) and read
     by a thread of their own, kept in file order by the reading thread: names are numbered,
-    and trials kept, as one thread would. At most ``threads +`` :data:`AHEAD` blocks are in
-    flight; with one thread, each block is scanned in turn, here."""
+    and trials kept, as one thread would. At most ``threads`` blocks wait to be kept (more
+    were measured no faster and cost their memory); with one thread, each block is scanned
+    in turn, here."""
 
     def __init__(self, batch: _Batch, threads: int, size: int) -> None:
         self.batch = batch
@@ -739,7 +734,7 @@ class _Ahead:
                 yield event
             return
         pool, end = self.pool, self.batch.end
-        items: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=self.threads + AHEAD)
+        items: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=self.threads)
 
         def put(item: tuple[Any, ...]) -> bool:
             while not self.stop.is_set():
