@@ -31,10 +31,11 @@ Where the C scanner is built (``flaketui/_linescan.c``, :mod:`~flaketui.loading.
 about 0.4–0.5 µs of CPU a line on the benchmark shapes, against the 2–2.5 µs of the steps
 above), steps 1–3 and 5 are the scanner's instead:
 
-- ``threads`` threads (:class:`_Ahead`) scan blocks ahead of the reading thread, without
-  the GIL: each line validated as one JSON object, the typed struct's keys described
-  (kind, number, string span), then judged by the typed tier's rules with numpy;
-- the reading thread keeps the blocks in file order: it numbers the names (``Names``, in
+- a reader thread reads the blocks (:meth:`_Batch.blocks`) and ``threads`` threads
+  (:class:`_Ahead`) scan them, without the GIL: each line validated as one JSON object,
+  the typed struct's keys described (kind, number, string span) and the typed tier's
+  rules applied, as :class:`~flaketui.loading.scanned.Scanner` states them;
+- the calling thread keeps the blocks in file order: it numbers the names (``Names``, in
   C) and writes the columns once into arrays sized from the first block (:class:`_Column`);
 - step 4 is unchanged: every line the scanner or the rules are unsure of goes to
   :meth:`LineParser.feed <flaketui.loading.jsonl.LineParser.feed>`, which names it.
@@ -254,7 +255,9 @@ class _Batch:
             for event in self.blocks(start, end, len(buf), lambda: buf):
                 if event[0] == "block":
                     _, _, stop, base, nbytes = event
-                    with memoryview(buf) as view:  # (isascii of the whole buffer: False may be wrong, never True)
+                    # the whole buffer's isascii: bytes past the block may make it False (its lines
+                    # are then checked one by one), never a wrong True
+                    with memoryview(buf) as view:
                         self.decoded(buf, view, data, newline, stop - 1, end - base, base, buf.isascii())
                 else:
                     self.other(event)

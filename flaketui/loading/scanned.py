@@ -126,7 +126,6 @@ class Scanner:
         among them (``run``, ``task``, ..., ``trace``, ``error``, ``metrics``)."""
         assert _linescan is not None
         self.keys = tuple(k.encode() for k in keys)
-        self.roles = roles
         self.tables = {role: _linescan.Names() for role in ("run", "task", "group")}
         """Each role's names, numbered in the order the scanner met them."""
         self.irregular = dict.fromkeys(self.tables, False)
