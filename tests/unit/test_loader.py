@@ -351,3 +351,13 @@ def test_without_locations_keeps_every_figure(tmp_path) -> None:
     assert bare.offset.base is not None and bare.offset.strides == (0,)  # one value, broadcast
     a, b = log.run_outcomes(log.runs[0]), bare.run_outcomes(bare.runs[0])
     assert a.tasks == b.tasks and (a.passes == b.passes).all() and (a.n == b.n).all()
+
+
+def test_the_c_scanner_is_built() -> None:
+    """setup.py builds the C line scanner with the install wherever there is a C compiler (the
+    README's install does, and CI runs it): this fails when the build failed silently
+    (the extension is optional, so the install itself would not). Without it flaketui still
+    reads every log, with msgspec alone, four times slower on large logs."""
+    from flaketui.loading import scanned
+
+    assert scanned.available()
