@@ -447,7 +447,13 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         search = self._search_input()
         search.value = ""
         search.display = False
-        self.query_one(TabbedContent).active = "traces-tab"
+        tabbed = self.query_one(TabbedContent)
+        if tabbed.active != "traces-tab":  # as a new screen shows it: the tab underline does not slide
+            level, self.app.animation_level = self.app.animation_level, "none"
+            try:
+                tabbed.active = "traces-tab"
+            finally:
+                self.app.animation_level = level
         self.set_focus(None)  # a new screen focuses its first focusable widget when shown
         self.sub_title = self.task_title()
         self.read_trials()
