@@ -248,9 +248,6 @@ static int skip_value(cursor *c, int depth, int *empty) {
     return is_int ? K_INT : K_FLOAT;
 }
 
-/* The value of number token [a, b) as a double, or -1 (too long, or not finite, or, without
- * the GIL where no C-locale strtod is at hand, not to be converted here: -3). Both
- * conversions are correctly rounded, as msgspec's is. */
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
@@ -282,6 +279,9 @@ static int fast_double(const unsigned char *a, const unsigned char *b, double *o
     return 0;
 }
 
+/* The value of number token [a, b) as a double, or -1 (too long, or not finite, or, without
+ * the GIL where no C-locale strtod is at hand, not to be converted here: -3). Both
+ * conversions are correctly rounded, as msgspec's is. */
 static int to_double(const unsigned char *a, const unsigned char *b, double *out, int gil) {
     if (fast_double(a, b, out) == 0) return 0;
     char tmp[72];
