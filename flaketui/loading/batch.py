@@ -58,7 +58,17 @@ import msgspec
 import numpy as np
 
 from flaketui.loading.fastpath import _INT_MAX, _INT_MIN, FastDecoder, _trace_stand_in
-from flaketui.loading.jsonl import BLOCK, BOM, MAX_NAMED, LineParser, Progress, is_utf8, next_newline, read_range
+from flaketui.loading.jsonl import (
+    BLOCK,
+    BOM,
+    NOT_JSON,
+    NOT_UTF8,
+    LineParser,
+    Progress,
+    is_utf8,
+    next_newline,
+    read_range,
+)
 from flaketui.loading.pages import populated, populated_buffer
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import MAX_TRIAL, RecordSink
@@ -403,17 +413,12 @@ class _Batch:
         starts, ends = out.starts, out.ends
         bad = (out.status[rows] == BAD).tolist()
         alone = part.alone[rows].tolist()
-        count = parser._count
         with memoryview(buf) as view:
             for i, not_json, not_utf8 in zip(rows.tolist(), bad, alone, strict=True):
                 a = int(starts[i])
-                if len(parser.named) >= MAX_NAMED and base + a:  # the file's first line may start with a BOM
-                    if not_utf8:
-                        count("not valid UTF-8")
-                        continue
-                    if not_json:
-                        count("not valid JSON")
-                        continue
+                # feed's own counting, without its parse (the file's first line may start with a BOM)
+                if base + a and (not_utf8 or not_json) and parser.counted(NOT_UTF8 if not_utf8 else NOT_JSON):
+                    continue
                 parser.feed(view[a: int(ends[i])], base + a, line + i)  # feed checks its UTF-8
 
     # one block -------------------------------------------------------------------------

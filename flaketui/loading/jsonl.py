@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # imported when parsing starts: a warm open from the cache ne
 BLOCK = 8 << 20
 """Bytes read at a time from a plain JSONL file."""
 BOM = b"\xef\xbb\xbf"
+NOT_JSON, NOT_UTF8 = "not valid JSON", "not valid UTF-8"
+"""The reasons of the lines that are counted, past the lines named, without being parsed."""
 MAX_NAMED = 1000
 """Problems a :class:`LineParser` names one by one (``file:line: reason``); the lines
 after them are counted by reason and named in one summary problem, so that a file of
@@ -46,7 +48,7 @@ Progress = Callable[[int], None]
 def _json_error(exc: Exception, raw: bytes | memoryview | None = None) -> str:
     msg = str(exc)
     if "utf-8" in msg.lower() or "utf8" in msg.lower():
-        return "not valid UTF-8"
+        return NOT_UTF8
     pos = getattr(exc, "pos", None)
     if raw is not None and isinstance(pos, int):
         rest = bytes(raw[pos : pos + 9])
@@ -158,12 +160,11 @@ class LineParser:
                 return
             if not fast.malformed:
                 obj = fast.loose(raw)
-            elif len(self.named) >= MAX_NAMED:  # not JSON, and past the lines named: count it
-                if bytes(raw).strip():
-                    self._count("not valid JSON")
+            elif not bytes(raw).strip() and len(self.named) >= MAX_NAMED:
+                return  # blank, past the lines named: nothing to count
+            elif self.counted(NOT_JSON):  # not JSON, and past the lines named
                 return
-        elif len(self.named) >= MAX_NAMED:  # orjson reads UTF-8 only: past the lines named, count it
-            self._count("not valid UTF-8")
+        elif self.counted(NOT_UTF8):  # orjson reads UTF-8 only: past the lines named
             return
         if obj is None:
             try:
@@ -174,7 +175,7 @@ class LineParser:
                 if len(self.named) < MAX_NAMED:
                     self.named.append(Problem(self.path, line, what + _json_error(exc, raw)))
                 else:
-                    self._count("not valid JSON" if text else "not valid UTF-8")
+                    self._count(NOT_JSON if text else NOT_UTF8)
                 return
         reason = self.sink.add(obj, offset, len(raw), line)
         if reason is not None:
@@ -185,6 +186,14 @@ class LineParser:
 
     def _count(self, reason: str) -> None:
         self.unnamed[reason] = self.unnamed.get(reason, 0) + 1
+
+    def counted(self, reason: str) -> bool:
+        """Past the :data:`MAX_NAMED` lines named, count a line skipped for ``reason`` (one of
+        :data:`NOT_JSON`, :data:`NOT_UTF8`) and say so; before, do nothing (the line is named)."""
+        if len(self.named) < MAX_NAMED:
+            return False
+        self._count(reason)
+        return True
 
     @property
     def problems(self) -> list[Problem]:
