@@ -49,7 +49,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from itertools import chain, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
@@ -110,9 +110,13 @@ def scans(fields: FieldMap) -> bool:
     """Whether the C scanner reads lines for this field map (it is compiled, and the typed
     tier takes the map): then one process reads a file, with threads."""
     fast = FastDecoder(fields)
-    if not (available() and fast._typed is not None):
-        return False
-    return Scanner.takes([f.encode_name for f in msgspec.structs.fields(fast._typed.type)])
+    return available() and fast._typed is not None and Scanner.takes(_keys(fast))
+
+
+def _keys(fast: FastDecoder) -> list[str]:
+    """The JSON names of the typed tier's struct, in its order."""
+    assert fast._typed is not None
+    return [f.encode_name for f in msgspec.structs.fields(fast._typed.type)]
 
 
 def parse_job(args: tuple[str, int, int, FieldMap, str]) -> tuple[Parsed, int]:
@@ -223,20 +227,20 @@ class _Batch:
         self.sink = sink
         fast: FastDecoder = parser.fast
         assert fast._typed is not None
-        typed = fast._typed.type
-        info = msgspec.structs.fields(typed)
-        # the typed tier's struct, untracked by the garbage collector (it holds no cycles)
-        struct = msgspec.defstruct("BatchTrial", [(f.name, f.type, f.default) for f in info],
-                                   rename={f.name: f.encode_name for f in info}, gc=False)
-        self.decode = msgspec.json.Decoder(struct).decode
+        info = msgspec.structs.fields(fast._typed.type)
         names = [f.name for f in info]
-        self.getters = {role: [attrgetter(names[i]) for i in where]
-                        for role, where in fast.typed_roles.items()}
-        self.get_error, self.get_metrics = attrgetter("error"), attrgetter("metrics")
-        keys = [f.encode_name for f in info]
+        keys = _keys(fast)
         self.scanner = Scanner(keys, {**fast.typed_roles, "error": (names.index("error"),),
                                       "metrics": (names.index("metrics"),)},
                                sink.fields.threshold, sink.default_run) if Scanner.takes(keys) else None
+        if self.scanner is None:  # msgspec decodes the lines
+            # the typed tier's struct, untracked by the garbage collector (it holds no cycles)
+            struct = msgspec.defstruct("BatchTrial", [(f.name, f.type, f.default) for f in info],
+                                       rename={f.name: f.encode_name for f in info}, gc=False)
+            self.decode = msgspec.json.Decoder(struct).decode
+            self.getters = {role: [attrgetter(names[i]) for i in where]
+                            for role, where in fast.typed_roles.items()}
+            self.get_error, self.get_metrics = attrgetter("error"), attrgetter("metrics")
         self.fields = sink.fields
         self.default_run = sink.default_run
         self.runs, self.tasks, self.groups = _Names(), _Names(), _Names()
@@ -262,33 +266,41 @@ class _Batch:
             buf = bytearray(BLOCK)
             data = np.frombuffer(buf, dtype=np.uint8)
             newline = np.empty(len(buf), dtype=bool)
-            for event in self.blocks(start, end, len(buf), lambda: buf):
-                if event[0] == "block":
-                    _, _, stop, base, nbytes = event
-                    # the whole buffer's isascii: bytes past the block may make it False (its lines
-                    # are then checked one by one), never a wrong True
-                    with memoryview(buf) as view:
-                        self.decoded(buf, view, data, newline, stop - 1, end - base, base, buf.isascii())
-                else:
-                    self.other(event)
-                if progress:
-                    progress(event[-1])
+
+            def keep(event: tuple[Any, ...]) -> None:
+                _, _, stop, base, _ = event
+                # the whole buffer's isascii: bytes past the block may make it False (its lines
+                # are then checked one by one), never a wrong True
+                with memoryview(buf) as view:
+                    self.decoded(buf, view, data, newline, stop - 1, end - base, base, buf.isascii())
+
+            self.follow(self.blocks(start, end, len(buf), lambda: buf), keep, progress)
             del data
             return self.line - first_line
         self.scanner.size_for(end - start)
         ahead = _Ahead(self, threads, size)
         try:
-            for event in ahead.events(self.blocks(start, end, size, ahead.buffer)):
-                if event[0] == "block":
-                    _, parts, buf, base, nbytes = event
-                    ahead.keep(parts, buf, base)
-                else:
-                    self.other(event)
-                if progress:
-                    progress(event[-1])
+            self.follow(ahead.events(self.blocks(start, end, size, ahead.buffer)),
+                        lambda event: ahead.keep(*event[1:4]), progress)
         finally:
             ahead.close()
         return self.line - first_line
+
+    def follow(self, events: Iterator[tuple[Any, ...]], keep: Callable[[tuple[Any, ...]], None],
+               progress: Progress | None) -> None:
+        """Take :meth:`blocks`' events in order: a block by ``keep``, a long or last line by
+        the per-line reader; then tell ``progress`` the bytes each read."""
+        for event in events:
+            if event[0] == "block":
+                keep(event)
+            elif event[0] == "long":
+                self.line += read_range(self.path, event[1], event[1] + 1, self.parser, first_line=self.line)
+                self.flush_rows()
+            elif event[0] == "tail":
+                self.line += read_range(self.path, event[1], self.end, self.parser, first_line=self.line)
+                self.flush_rows()
+            if progress:
+                progress(event[-1])
 
     def blocks(self, start: int, end: int, size: int, fresh: Callable[[], Any]) -> Iterator[tuple[Any, ...]]:
         """The range's lines as events in file order, each ending with the bytes it read:
@@ -343,14 +355,6 @@ class _Batch:
             view.release()
         yield "end", read
 
-    def other(self, event: tuple[Any, ...]) -> None:
-        """A long line or a last line without a newline: the per-line reader reads it."""
-        if event[0] == "long":
-            self.line += read_range(self.path, event[1], event[1] + 1, self.parser, first_line=self.line)
-        elif event[0] == "tail":
-            self.line += read_range(self.path, event[1], self.end, self.parser, first_line=self.line)
-        self.flush_rows()
-
     def decoded(self, buf: bytearray, view: memoryview, data: np.ndarray, newline: np.ndarray, last: int,
                 limit: int, base: int, is_ascii: bool) -> None:
         """Parse the lines of ``buf`` up to its newline at ``last`` that start before
@@ -380,11 +384,8 @@ class _Batch:
         assert scanner is not None
         line, n, out = self.line, part.n, part.out
         if not self.cols and n:  # the first lines: room for the task names the range may hold
-            read = int(out.ends[n - 1]) + 1 - int(out.starts[0])
-            scanner.tables["task"].reserve(int(n * (self.end - self.start) / max(read, 1)) // 2)
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+            scanner.tables["task"].reserve(self.expected(n, int(out.ends[n - 1]) + 1 - int(out.starts[0])) // 2)
+        with _gc_paused():
             cols = scanner.number(buf, part)
             starts, ends = out.starts[:n], out.ends[:n]
             keep = cols.keep
@@ -399,14 +400,11 @@ class _Batch:
             if self.sink.rows:
                 rows = self.merge_rows(rows)
             self.add_chunk(rows)
-        finally:
-            if enabled:
-                gc.enable()
         self.line += n
 
     def deferred(self, buf: Any, part: Part, rows: np.ndarray, base: int, line: int) -> None:
         """Have the per-line parser read the part's lines ``rows`` (in order), but count at once
-        the lines it would only count: once it has named :data:`MAX_NAMED` problems, a line
+        the lines it would only count: once it has named ``MAX_NAMED`` problems, a line
         the scanner found not to be JSON, or one that is not UTF-8, is a count of its reason
         (a file of garbage costs about what an honest log costs)."""
         parser, out = self.parser, part.out
@@ -438,9 +436,7 @@ class _Batch:
                 alone |= [not is_utf8(raw) for raw in lines]
         if offsets[0] == 0 and bytes(lines[0][:3]) == BOM:
             alone[0] = True
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _gc_paused():
             recs = self.decode_all(lines, alone)
             # the columns are made of the records that decoded only (garbage lines cost no
             # per-row work there): `got` are their places in the block
@@ -469,9 +465,6 @@ class _Batch:
             if self.sink.rows:
                 out = self.merge_rows(out)
             self.add_chunk(out)
-        finally:
-            if enabled:
-                gc.enable()
 
     def decode_all(self, lines: list[memoryview], alone: np.ndarray) -> list[Any]:
         """Each line's struct, ``None`` where a line doesn't decode or is left alone."""
@@ -612,15 +605,18 @@ class _Batch:
                      **{name: np.empty(0, dtype=dt) for name, dt in _DTYPES.items()}}
             self.add_chunk(self.merge_rows(empty))
 
+    def expected(self, lines: int, nbytes: int) -> int:
+        """The lines the range may hold, ``lines`` having come in its first ``nbytes`` bytes."""
+        return int(lines * max(1.0, (self.end - self.start) / max(nbytes, 1)))
+
     def add_chunk(self, out: dict[str, Any]) -> None:
         """Number the names of a block's trials and keep its columns."""
         n = len(out["line"])
         if n == 0:
             return
         cols = self.cols
-        if not cols:  # the first trials: room for the range's, as many more as these bytes promise
-            read = int(out["offset"][-1] + out["length"][-1]) + 1 - self.start
-            expect = int(n * max(1.0, (self.end - self.start) / max(read, 1)) * 1.02) + 16
+        if not cols:  # the first trials: room for the range's
+            expect = int(self.expected(n, int(out["offset"][-1] + out["length"][-1]) + 1 - self.start) * 1.02) + 16
             names: tuple[tuple[str, Any], ...] = ((("run", np.int32), ("task", np.int32), ("group", np.int32))
                                                   if self.scanner is not None else ())
             for name, dt in (*_DTYPES.items(), *names):
@@ -700,6 +696,19 @@ class _Column:
         if self.n < len(self.data) * 0.9:
             return self.data[: self.n].copy()
         return self.data[: self.n]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The garbage collector paused: a block allocates thousands of objects that cannot form
+    cycles, and a collection pass would walk them all."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _nan(n: int) -> np.ndarray:
