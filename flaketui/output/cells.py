@@ -62,7 +62,7 @@ def widest(col: TaskColumn, st: TaskStats) -> int:
     """The widest of ``col``'s cells, in terminal cells: from the values' range where that
     decides it (rates, intervals, counts), else from the distinct texts."""
     if col.key in NAME_KEYS:
-        return _widest_names(st.tasks)
+        return widest_names(st.tasks)
     quick = _WIDEST.get(col.key)
     width = quick(st) if quick is not None else None
     return width if width is not None else max(map(cell_width, set(cell_codes(col, st).texts)), default=0)
@@ -136,7 +136,7 @@ def _names(values: Sequence[str]) -> list[str]:
     return [v if _plain(v) else visible(v) for v in values]
 
 
-def _widest_names(names: Sequence[str]) -> int:
+def widest_names(names: Sequence[str]) -> int:
     """The widest name once made visible: printable ASCII names by their length, the others
     (escapes, wide or combining characters) one by one."""
     if _plain("".join(names)):

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -34,6 +33,7 @@ from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, natural_ranks
 from flaketui.output import formatting as fmt
+from flaketui.output.cells import widest_names
 from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
@@ -439,10 +439,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._natural[self._name_rank] = np.arange(len(tasks))
         self._names = NameFilter(tasks)
         self._task_index = None
-        sample = tasks[:20000]
-        joined = "".join(sample)  # printable ASCII names are shown as they are, a cell a character
-        self._name_width = (max([4, *map(len, sample)]) if joined.isascii() and joined.isprintable()
-                            else max([4, *(cell_len(visible(t)) for t in sample)]))
+        self._name_width = max(4, widest_names(tasks[:20000]))
         groups = outcomes.groups
         self._group_width = (None if groups.count(None) == len(groups) else
                              min(14, max(5, *(len(g or "") for g in groups[:20000]))))
