@@ -344,8 +344,8 @@ class TrialLog:
         every = _blocks(trials)
         out: dict[str, np.ndarray] = {}
         rows = outcomes.rows
-        whole = (len(rows) == len(self) and (not len(rows) or (rows[0] == 0 and rows[-1] == len(rows) - 1))
-                 and rows_sorted((rows,), strict=True))  # every trial, in order: the columns as they are
+        # every trial, in order (row indices rising, as many as the log has): the columns as they are
+        whole = len(rows) == len(self) and rows_sorted((rows,), strict=True)
         for name, values in self.metrics.items():
             v = values if whole else values[rows]
             ok = ~np.isnan(v)
