@@ -175,6 +175,7 @@ async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
         return suggest(*args, **kwargs)
 
     monkeypatch.setattr(traces, "suggest_task", slow_suggest)  # the trace screen's only
+    monkeypatch.setattr(traces, "EVIDENCE_AT_ONCE", 0)  # a big task's: found by a worker, after the read
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -194,3 +195,68 @@ async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
         await settle(pilot)
         assert b is a and b.task_name == "listAlerts"
         assert b.suggestion is None and not b.suggested and b.evidence is None
+
+
+def slow_first_read(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[str]]:
+    """Make the trace screen's first read of a task's trials wait for the event returned; the
+    list names the task of each read."""
+    from flaketui.app.screens import traces
+
+    release = threading.Event()
+    reads: list[str] = []
+    read = traces.read_task
+
+    def slow_read(app: FlakeApp, task: str, *args: object) -> TaskTrials:
+        reads.append(task)
+        if len(reads) == 1:
+            release.wait(10)
+        return read(app, task, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(traces, "read_task", slow_read)
+    return release, reads
+
+
+async def shown_reading(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScreen:
+    """Press enter on ``task`` and wait for the trace screen, still reading its trials."""
+    assert app.tasks_screen.query_one(TaskTable).move_cursor_to_row(app.tasks_screen.outcomes.index(task))
+    await pilot.press("enter")
+    while not isinstance(app.screen, TaskTraceScreen):
+        await pilot.pause(0.01)
+    screen = app.screen
+    assert not screen.loaded
+    assert "reading the task's trials" in str(screen.query_one("#trace-status", Static).render())
+    return screen
+
+
+async def test_a_slow_first_read_shows_the_screen_reading_then_its_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    release, reads = slow_first_read(monkeypatch)
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await shown_reading(pilot, app, "searchRunbook")
+        release.set()
+        while not screen.loaded:
+            await pilot.pause(0.01)
+        await settle(pilot)
+        assert reads == ["searchRunbook"]  # the read begun before the screen, not a second one
+        assert screen.diff_view is not None and screen.diff_view.display
+        assert screen.suggested and screen.evidence is not None
+        assert not screen.query_one("#trace-status", Static).display
+
+
+async def test_going_back_before_the_first_read_ends_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    release, reads = slow_first_read(monkeypatch)
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        a = await shown_reading(pilot, app, "searchRunbook")
+        waiting = [w for w in app.workers if w.node is a and w.group == "traces"]
+        assert waiting and waiting[0].is_running
+        await back(pilot, app)
+        assert waiting[0].is_cancelled
+        b = await open_task(pilot, app, "listAlerts")
+        release.set()  # A's read ends now, B shown
+        await settle(pilot)
+        assert b is a and b.task_name == "listAlerts" and reads == ["searchRunbook", "listAlerts"]
+        assert {t.task for t in b.trials} == {"listAlerts"}
+        assert b.diff_view is not None and b.diff_view.a is not None and b.diff_view.a.task == "listAlerts"

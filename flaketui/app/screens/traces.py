@@ -24,6 +24,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
@@ -113,6 +114,46 @@ class TaskTrials(Message):
     """The log row of each trial (for the inspector's raw record)."""
     opened: int
     """The screen's :attr:`~TaskTraceScreen.opened` when the read began (an earlier task's is dropped)."""
+    cut: str | None = None
+    """Says which traces were cut to their first steps (None: every trace is whole)."""
+    evidence: TaskEvidence | None = None
+    """A small task's suggestion and its default pair's evidence, found with the read (None:
+    the screen looks for them)."""
+
+
+def read_task(app: FlakeApp, task: str, rows: list[int], max_steps: int, opened: int) -> TaskTrials:
+    """Read the trials of ``task`` (log ``rows``) from disk, at most ``max_steps`` steps of each
+    trace; build their fork map and pick the default pair; for a small task, find its
+    suggestion and the pair's evidence too. The trace screen's read, run in a thread."""
+    from flaketui.loading import read_trial
+
+    log = app.trial_log
+    assert log is not None
+    trials = [read_trial(log, r, max_steps=max_steps) for r in rows]
+    cut = [t for t in trials if t.trace is not None and (t.trace_steps or 0) > len(t.trace)]
+    note = None
+    if cut:
+        longest = max(t.trace_steps or 0 for t in cut)
+        note = (f"{len(cut)} trace(s) cut to their first {max_steps:,} steps "
+                f"(the longest has {longest:,}); press m to read more")
+    norm = app.normaliser
+    traced = [t for t in trials if t.outcome != ERRORED and t.trace is not None]
+    mode = divergence_mode(app, *(t.trace for t in traced))
+    fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm, mode)
+    passing = [t for t in traced if t.outcome == PASS]
+    failing = [t for t in traced if t.outcome != PASS]
+    best = best_pair([pair_keys(t.trace, norm, mode) for t in passing],
+                     [pair_keys(t.trace, norm, mode) for t in failing])
+    pair = None if best is None else best[:2]
+    evidence = None
+    if pair is not None and sum(len(t.trace or ()) for t in trials) <= EVIDENCE_AT_ONCE:
+        a, b = passing[pair[0]], failing[pair[1]]
+        # A search that fails must not hide the traces: the screen's own search (a worker) then
+        # runs it again and says how it failed, on the evidence line.
+        with suppress(Exception):
+            evidence = TaskEvidence(suggest_task(task, trials, norm), (a, b), classify_pair(a, b, norm),
+                                    True, opened)
+    return TaskTrials(trials, fork, pair, mode, rows, opened, note, evidence)
 
 
 @dataclass
@@ -357,11 +398,14 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         Binding("w", "triage('note')", "Note", id="trace-note", show=False, tooltip="Write a note"),
     ]
 
-    def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
+    def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats,
+                 reading: asyncio.Future[TaskTrials] | None = None) -> None:
         super().__init__()
         self.opened = 0
         """How many tasks the screen has shown: a worker's message from an earlier one is dropped."""
         self._take_task(outcomes, row, stats)
+        self._reading = reading
+        """The task's read, begun before the screen was made (None: the screen reads them)."""
 
     def _take_task(self, outcomes: RunOutcomes, row: int, stats: TaskStats) -> None:
         """Make ``row`` of ``outcomes`` the task shown, nothing of it read yet."""
@@ -421,9 +465,27 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
         yield KeyFooter()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.sub_title = self.task_title()
-        self.read_trials()
+        self._place_tab_underline()
+        reading, self._reading = self._reading, None
+        if reading is None:
+            self.read_trials()
+        elif reading.done() and reading.exception() is None:
+            await self.trials_read(reading.result())  # in the screen's first frame
+        else:
+            self._await_read(reading)
+
+    def _place_tab_underline(self) -> None:
+        """Put the tab bar's underline under the first tab now, where Textual puts it only once
+        the tabs are laid out, a frame after the screen's first: that frame then shows it. The
+        first tab starts the bar, so its place is its label's cells inside its gutter."""
+        with suppress(NoMatches):
+            tab = self.query_one(TabbedContent).get_tab("traces-tab")
+            underline = self.query_one(TabbedContent).query_one("Underline")
+            start = tab.styles.gutter.left
+            underline.highlight_start = start  # type: ignore[attr-defined]
+            underline.highlight_end = start + tab.label.cell_length  # type: ignore[attr-defined]
 
     def task_title(self) -> str:
         """The header's subtitle: run · task."""
@@ -521,29 +583,13 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="traces",
           description="Reading traces")
     def _read_trials(self, rows: list[int], max_steps: int, opened: int) -> None:
-        """Read the trials of log ``rows`` from disk, build the fork map and pick the default pair."""
-        from flaketui.loading import read_trial
+        """Read the trials of log ``rows`` (:func:`read_task`)."""
+        self.post_message(read_task(self.flake_app, self.task_name, rows, max_steps, opened))
 
-        app = self.flake_app
-        log = app.trial_log
-        assert log is not None
-        trials = [read_trial(log, r, max_steps=max_steps) for r in rows]
-        cut = [t for t in trials if t.trace is not None and (t.trace_steps or 0) > len(t.trace)]
-        if cut:
-            longest = max(t.trace_steps or 0 for t in cut)
-            self.app.call_from_thread(
-                self.notify, f"{len(cut)} trace(s) cut to their first {max_steps:,} steps "
-                f"(the longest has {longest:,}); press m to read more", title="Huge traces",
-                timeout=10)
-        norm = app.normaliser
-        traced = [t for t in trials if t.outcome != ERRORED and t.trace is not None]
-        mode = divergence_mode(app, *(t.trace for t in traced))
-        fork = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials], norm, mode)
-        passing = [t for t in traced if t.outcome == PASS]
-        failing = [t for t in traced if t.outcome != PASS]
-        best = best_pair([pair_keys(t.trace, norm, mode) for t in passing],
-                         [pair_keys(t.trace, norm, mode) for t in failing])
-        self.post_message(TaskTrials(trials, fork, None if best is None else best[:2], mode, rows, opened))
+    @work(exclusive=True, exit_on_error=False, group="traces", description="Reading traces")
+    async def _await_read(self, reading: asyncio.Future[TaskTrials]) -> None:
+        """Wait for the read :func:`show_task_traces` began before the screen was shown."""
+        self.post_message(await reading)
 
     def action_more_steps(self) -> None:
         """Read the task's traces again with four times more steps each."""
@@ -557,6 +603,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     async def trials_read(self, event: TaskTrials) -> None:
         if event.opened != self.opened:
             return
+        if event.cut is not None:
+            self.notify(event.cut, title="Huge traces", timeout=10)
         self.trials = event.trials
         self.log_rows = event.rows
         self.mode = event.mode
@@ -583,10 +631,14 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
             self.trials_shown.set()
             return
         status.display = False
-        # A big task's evidence is looked for once its traces are shown (its thread would slow
-        # their mounting); a small task's at once, to be drawn in the same frame as the traces.
+        # A small task's evidence came with its trials, to be drawn in the same frame as the
+        # traces; a big task's is looked for once its traces are shown (its thread would slow
+        # their mounting).
         small = sum(len(t.trace or ()) for t in self.trials) <= EVIDENCE_AT_ONCE
-        if small:
+        if event.evidence is not None:
+            self.query_one("#trace-evidence", Static).display = True
+            self.evidence_found(event.evidence)
+        elif small:
             self.find_evidence(True)
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
@@ -788,7 +840,12 @@ async def show_task_traces(app: FlakeApp, outcomes: RunOutcomes, row: int, stats
         await kept.show_task(outcomes, row, stats)
         app.push_screen(kept)
         return
-    screen = TaskTraceScreen(outcomes, row, stats)
+    # Read the trials first: read in a moment, they are composed with the screen, in its first
+    # frame and layout; a longer read shows the screen saying so.
+    reading = asyncio.get_running_loop().run_in_executor(
+        None, read_task, app, outcomes.tasks[row], outcomes.task_rows(row).tolist(), TRACE_STEPS, 1)
+    await asyncio.wait({reading}, timeout=READ_WAIT)  # neither raises nor cancels: the screen shows how it ends
+    screen = TaskTraceScreen(outcomes, row, stats, reading)
     if kept is None:
         app.install_screen(screen, TRACE_SCREEN)
     app.push_screen(screen)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -24,6 +25,15 @@ class KeyFooter(Footer):
         """A rebuild is queued (after the next refresh)."""
         self._shown: Hashable = None
         """What the keys shown were built from (None: nothing built yet)."""
+
+    def compose(self) -> ComposeResult:
+        """The keys of the screen's bindings as they are when the footer is mounted, so that
+        a new screen's first frame shows them (Textual's footer waits for a change of bindings
+        and is composed again, in a second layout)."""
+        if self.is_attached:
+            self.set_reactive(Footer._bindings_ready, True)
+            self._shown = self.keys_shown()
+        yield from super().compose()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         self._bindings_ready = True

@@ -678,8 +678,9 @@ class TraceDiffView(Vertical):
     # -- jumps ------------------------------------------------------------------------------
 
     def focus_rows(self) -> None:
-        """Give the aligned rows the keyboard focus (↑ ↓ pgup pgdn home end scroll them)."""
-        self.query_one("#diff-rows", VerticalScroll).focus()
+        """Give the aligned rows the keyboard focus (↑ ↓ pgup pgdn home end scroll them), at once:
+        a screen showing them first shows them focused, not its first focusable widget."""
+        self.screen.set_focus(self.query_one("#diff-rows", VerticalScroll))
 
     def item_of(self, row: int) -> int | None:
         """Index in :attr:`items` of the item that shows aligned row ``row``."""
