@@ -484,18 +484,23 @@ static int names_room(NamesObject *self, Py_ssize_t want) {
     return 0;
 }
 
-/* The id of UTF-8 string s (its str is made when new); -1 with a Python error (a
- * UnicodeDecodeError when s is not UTF-8). */
-static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
-    Py_hash_t h = hash_bytes(s, len);
+/* Where the slots of hash h start (for a prefetch: the probe reads them next). */
+static inline const uint64_t *names_probe(const NamesObject *self, Py_hash_t h) {
+    return self->slots + ((size_t)h & (size_t)(self->cap - 1));
+}
+
+/* The id of UTF-8 string s of hash h (hash_bytes: the caller may have found it ahead), its
+ * str made when new; -1 with a Python error (a UnicodeDecodeError when s is not UTF-8). */
+static Py_ssize_t names_id_hashed(NamesObject *self, const char *s, Py_ssize_t len, Py_hash_t h) {
     if (self->cap) {
         uint64_t tag = (uint64_t)h & 0xffffffff00000000ULL;
         size_t at = (size_t)h & (size_t)(self->cap - 1);
         for (uint64_t slot; (slot = self->slots[at]) != 0; at = (at + 1) & (size_t)(self->cap - 1)) {
             if ((slot & 0xffffffff00000000ULL) != tag) continue;
             Py_ssize_t id = (Py_ssize_t)(slot & 0xffffffffULL) - 1;
-            if (self->hashes[id] != h) continue;
-            /* the name's UTF-8: an ASCII str's own bytes, else the copy the str keeps */
+            /* the tag's 32 bits of hash agree: the bytes decide (a memory read fewer than
+             * checking the whole hash first). The name's UTF-8: an ASCII str's own bytes,
+             * else the copy the str keeps */
             Py_ssize_t ulen;
             const char *u = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(self->list, id), &ulen);
             if (u != NULL && ulen == len && same_bytes(u, s, (size_t)len)) return id;
@@ -521,6 +526,10 @@ static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
     while (self->slots[at]) at = (at + 1) & (size_t)(self->cap - 1);
     self->slots[at] = slot_of(h, id);
     return id;
+}
+
+static Py_ssize_t names_id(NamesObject *self, const char *s, Py_ssize_t len) {
+    return names_id_hashed(self, s, len, hash_bytes(s, len));
 }
 
 static PyObject *names_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -601,8 +610,8 @@ static PyTypeObject NamesType = {
 
 /* ---- the block scanner ------------------------------------------------------------- */
 
-enum { B_STARTS, B_ENDS, B_STATUS, B_KINDS, B_INTS, B_FLOATS, B_SOFFS, B_SIDS, B_MVALS, B_TRIAL, B_OUTCOME,
-       B_SCORE, B_TRACE, B_AT, B_COUNT };
+enum { B_STARTS, B_ENDS, B_STATUS, B_KINDS, B_INTS, B_FLOATS, B_SOFFS, B_SIDS, B_HASHES, B_MVALS, B_TRIAL,
+       B_OUTCOME, B_SCORE, B_TRACE, B_AT, B_COUNT };
 
 typedef struct {
     Py_buffer views[B_COUNT];
@@ -615,6 +624,9 @@ typedef struct {
     double *floats;    /* [n][nkeys]: a number's value; 1 for an array or object with items */
     int64_t *soffs;    /* [n][nkeys]: where a string's bytes start in buf */
     int32_t *sids;     /* [n][nkeys]: a string's id in its key's Names, or -1 */
+    int64_t *hashes;   /* [n][nkeys]: a numbered string's hash (hash_bytes), found by the scan while
+                        * its bytes are at hand; -1 (no hash is): none, or the bytes of the line
+                        * before's value of the key (numbered the same, without a lookup) */
     double *mvals;     /* [n][mcap] */
     int64_t *trial;    /* [n]: a trial taken's number (-1: none) */
     int8_t *outcome;   /* [n]: its outcome */
@@ -627,15 +639,15 @@ static void release_outputs(outputs *out) {
     while (out->got > 0) PyBuffer_Release(&out->views[--out->got]);
 }
 
-/* The buffers of tuple outs (starts, ends, status, kinds, ints, floats, soffs, sids, mvals,
- * trial, outcome, score, trace, at). */
+/* The buffers of tuple outs (starts, ends, status, kinds, ints, floats, soffs, sids, hashes,
+ * mvals, trial, outcome, score, trace, at). */
 static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *mcap) {
     static const char *what[B_COUNT] = {"starts", "ends", "status", "kinds", "ints", "floats", "soffs", "sids",
-                                        "mvals", "trial", "outcome", "score", "trace", "at"};
-    static const int width[B_COUNT] = {8, 8, 1, 1, 8, 8, 8, 4, 8, 8, 1, 8, 1, AT_COUNT};
+                                        "hashes", "mvals", "trial", "outcome", "score", "trace", "at"};
+    static const int width[B_COUNT] = {8, 8, 1, 1, 8, 8, 8, 4, 8, 8, 8, 1, 8, 1, AT_COUNT};
     out->got = 0;
     if (!PyTuple_Check(outs) || PyTuple_GET_SIZE(outs) != B_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "outs must be a tuple of fourteen buffers");
+        PyErr_SetString(PyExc_TypeError, "outs must be a tuple of fifteen buffers");
         return -1;
     }
     for (; out->got < B_COUNT; out->got++) {
@@ -647,7 +659,7 @@ static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *m
     }
     Py_ssize_t rows = out->views[B_STATUS].len;
     for (int i = 0; i < B_COUNT; i++) {
-        Py_ssize_t need = rows * width[i] * (i >= B_KINDS && i <= B_SIDS ? K : 1);
+        Py_ssize_t need = rows * width[i] * (i >= B_KINDS && i <= B_HASHES ? K : 1);
         if (out->views[i].len < need) {
             PyErr_Format(PyExc_ValueError, "%s is too small", what[i]);
             release_outputs(out);
@@ -664,6 +676,7 @@ static int get_outputs(PyObject *outs, Py_ssize_t K, outputs *out, Py_ssize_t *m
     out->floats = out->views[B_FLOATS].buf;
     out->soffs = out->views[B_SOFFS].buf;
     out->sids = out->views[B_SIDS].buf;
+    out->hashes = out->views[B_HASHES].buf;
     out->mvals = out->views[B_MVALS].buf;
     out->trial = out->views[B_TRIAL].buf;
     out->outcome = out->views[B_OUTCOME].buf;
@@ -829,10 +842,32 @@ static int judge_line(const spec *sp, Py_ssize_t row, outputs *out) {
 
 /* read_line, and a line it does not take told apart: S_BAD when it is certainly not JSON (so
  * the caller may count it as such once it names no more lines), else S_DEFER. */
+/* The hashes of a line taken's numbered strings (out->hashes). */
+static void hash_names(const unsigned char *base, const spec *sp, Py_ssize_t row, outputs *out) {
+    Py_ssize_t K = sp->nkeys;
+    const uint8_t *kinds = out->kinds + row * K;
+    const int64_t *ints = out->ints + row * K, *soffs = out->soffs + row * K;
+    int64_t *hs = out->hashes + row * K;
+    int before = row > 0 && out->status[row - 1] == S_OK;
+    for (Py_ssize_t k = 0; k < K; k++) {
+        hs[k] = -1;
+        if (!sp->want[k] || kinds[k] != K_STRING) continue;
+        int64_t len = ints[k];
+        if (before && kinds[k - K] == K_STRING && ints[k - K] == len &&
+            same_bytes(base + soffs[k - K], base + soffs[k], (size_t)len))
+            continue;
+        hs[k] = hash_bytes(base + soffs[k], (Py_ssize_t)len);
+    }
+}
+
 static int scan_line(const unsigned char *base, const unsigned char *a, const unsigned char *b, spec *sp,
                      Py_ssize_t row, outputs *out) {
     int st = read_line(base, a, b, sp, row, out);
-    if (st == S_OK) return judge_line(sp, row, out);
+    if (st == S_OK) {
+        st = judge_line(sp, row, out);
+        if (st == S_OK) hash_names(base, sp, row, out);
+        return st;
+    }
     if (st != S_DEFER) return st;
     cursor c = {a, b, 0};
     skip_ws(&c);
@@ -961,8 +996,8 @@ PyDoc_STRVAR(scan_block_doc,
 "Scan the lines of buf[start:stop] (start starts a line; stop is just past a newline) that\n"
 "start before limit, as many as the outputs have rows, without the GIL: how many, and\n"
 "whether they are all ASCII (else the caller checks they are UTF-8).\n"
-"outs = (starts, ends, status, kinds, ints, floats, soffs, sids, mvals, trial, outcome, score,\n"
-"trace, at), C-contiguous:\n"
+"outs = (starts, ends, status, kinds, ints, floats, soffs, sids, hashes, mvals, trial, outcome,\n"
+"score, trace, at), C-contiguous:\n"
 "row i describes line i. starts and ends (int64): its span in buf; status (uint8): 0 taken\n"
 "(the typed tier's rules, given by rules, take it: trial (int64), outcome (int8), score\n"
 "(float64), trace (int8) and at (int8 x 3: the keys of its run, task and group, -1: none)\n"
@@ -970,7 +1005,8 @@ PyDoc_STRVAR(scan_block_doc,
 "1 deferred (for the per-line parser), 2 to scan again with the GIL (number_block does),\n"
 "3 deferred and certainly not JSON;\n"
 "per key (rows of len(keys)): kinds (uint8), ints (int64), floats (float64), soffs (int64:\n"
-"where a string's bytes start in buf); sids is number_block's. strings: per key, not None\n"
+"where a string's bytes start in buf), hashes (int64: a numbered string's hash, -1: none, or\n"
+"the same bytes as the line before's); sids is number_block's. strings: per key, not None\n"
 "for a key whose string value is numbered (an escape in it defers the line). metrics: the\n"
 "metrics key's position (-1: none); its numbers go to mvals (float64 rows of as many\n"
 "columns as fit, at most 64), NaN where absent, by the columns of mnames (a dict of str).");
@@ -1032,6 +1068,8 @@ PyDoc_STRVAR(number_block_doc,
 "value that is not UTF-8 defers its line. Returns whether a name may have been numbered\n"
 "for a line then deferred (the caller then renumbers by first use).");
 
+#define PREFETCH 16 /* lines */
+
 static PyObject *number_block(PyObject *self, PyObject *args) {
     PyObject *bufobj, *keys, *tables, *mnames, *outs, *rules;
     Py_ssize_t lines, metrics;
@@ -1048,14 +1086,18 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
     }
     const unsigned char *base = (const unsigned char *)buf.buf;
     Py_ssize_t K = sp.nkeys;
-    Py_ssize_t last[MAX_KEYS]; /* the last id given, to skip the lookup when a value repeats */
-    int64_t lastoff[MAX_KEYS], lastlen[MAX_KEYS];
+    Py_ssize_t last[MAX_KEYS]; /* the last id given */
     int irregular = 0;
     Py_ssize_t named[MAX_KEYS], nnamed = 0; /* the keys whose strings are numbered */
     for (Py_ssize_t k = 0; k < K; k++) {
         last[k] = -1;
         if (sp.table[k]) named[nnamed++] = k;
     }
+    /* First the lines the scan left for the GIL are scanned again (and their names hashed).
+     * Then, numbering, the table's slots and the bytes of the names PREFETCH lines on are
+     * fetched from memory while this line's are looked up: the block was scanned on another
+     * core, and a million new names each cost cache misses, now overlapped. A name the scan
+     * found the same as the line before's takes its id without a lookup. */
     for (Py_ssize_t i = 0; i < lines; i++) {
         if (out.starts[i] < 0 || out.ends[i] < out.starts[i] || out.ends[i] > buf.len) {
             PyErr_SetString(PyExc_ValueError, "a line outside buf");
@@ -1066,24 +1108,47 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
             if (st == -2) goto done;
             out.status[i] = (uint8_t)st;
         }
+        if (out.status[i] != S_OK) continue;
+        for (Py_ssize_t j = 0; j < nnamed; j++) {
+            Py_ssize_t k = named[j];
+            int64_t off = out.soffs[i * K + k], len = out.ints[i * K + k];
+            if (out.kinds[i * K + k] == K_STRING && (off < 0 || len < 0 || off + len > buf.len)) {
+                PyErr_SetString(PyExc_ValueError, "a string outside buf");
+                goto done;
+            }
+        }
+    }
+    Py_ssize_t lastrow[MAX_KEYS]; /* the line last[k] was given to */
+    for (Py_ssize_t k = 0; k < K; k++) lastrow[k] = -1;
+    for (Py_ssize_t i = 0; i < lines; i++) {
+        Py_ssize_t a = i + PREFETCH;
+        if (a < lines && out.status[a] == S_OK) {
+            for (Py_ssize_t j = 0; j < nnamed; j++) {
+                Py_ssize_t k = named[j];
+                Py_hash_t h = out.hashes[a * K + k];
+                const NamesObject *table = (const NamesObject *)sp.table[k];
+                if (h == -1 || out.kinds[a * K + k] != K_STRING) continue;
+                __builtin_prefetch(base + out.soffs[a * K + k]);
+                if (table->cap) __builtin_prefetch(names_probe(table, h));
+            }
+        }
         int32_t *sids = out.sids + i * K;
         for (Py_ssize_t j = 0; j < nnamed; j++) sids[named[j]] = -1;
         if (out.status[i] != S_OK) continue;
         const uint8_t *kinds = out.kinds + i * K;
-        const int64_t *ints = out.ints + i * K, *soffs = out.soffs + i * K;
+        const int64_t *ints = out.ints + i * K, *soffs = out.soffs + i * K, *hs = out.hashes + i * K;
         for (Py_ssize_t j = 0; j < nnamed; j++) {
             Py_ssize_t k = named[j];
             if (kinds[k] != K_STRING) continue;
-            int64_t off = soffs[k], len = ints[k];
-            if (off < 0 || len < 0 || off + len > buf.len) {
-                PyErr_SetString(PyExc_ValueError, "a string outside buf");
-                goto done;
-            }
-            if (last[k] >= 0 && lastlen[k] == len && same_bytes(base + lastoff[k], base + off, (size_t)len)) {
+            Py_hash_t h = hs[k];
+            if (h == -1 && lastrow[k] == i - 1) { /* the line before's name, numbered */
                 sids[k] = (int32_t)last[k];
+                lastrow[k] = i;
                 continue;
             }
-            Py_ssize_t id = names_id((NamesObject *)sp.table[k], (const char *)base + off, (Py_ssize_t)len);
+            int64_t off = soffs[k], len = ints[k];
+            if (h == -1) h = hash_bytes(base + off, (Py_ssize_t)len);
+            Py_ssize_t id = names_id_hashed((NamesObject *)sp.table[k], (const char *)base + off, (Py_ssize_t)len, h);
             if (id < 0) {
                 if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto done;
                 PyErr_Clear();
@@ -1094,8 +1159,7 @@ static PyObject *number_block(PyObject *self, PyObject *args) {
             }
             sids[k] = (int32_t)id;
             last[k] = id;
-            lastoff[k] = off;
-            lastlen[k] = len;
+            lastrow[k] = i;
         }
     }
     result = Py_NewRef(irregular ? Py_True : Py_False);

@@ -105,6 +105,8 @@ class Outputs:
         self.floats = populated((rows, keys), np.float64)
         self.soffs = populated((rows, keys), np.int64)
         self.sids = populated((rows, keys), np.int32)
+        self.hashes = populated((rows, keys), np.int64)
+        """A numbered name's hash, found by the scan (-1: none, or the line before's name)."""
         self.mvals = populated((rows, METRIC_COLUMNS), np.float64)
         # the typed tier's verdict on a line taken
         self.trial = populated(rows, np.int64)
@@ -114,7 +116,7 @@ class Outputs:
         self.at = populated((rows, 3), np.int8)
         """The keys a line's run, task and group are read from (-1: none)."""
         self.buffers = (self.starts, self.ends, self.status, self.kinds, self.ints, self.floats, self.soffs,
-                        self.sids, self.mvals, self.trial, self.outcome, self.score, self.trace, self.at)
+                        self.sids, self.hashes, self.mvals, self.trial, self.outcome, self.score, self.trace, self.at)
 
 
 class Scanner:

@@ -92,20 +92,18 @@ def tasks_array(st: TaskStats) -> Iterator[bytes]:
 def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
     """What each task's object is around its name: the text before the name (the same for
     every task), each shape's text after it, and each task's shape."""
-    parts = _parts(st)
     n = len(st)
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for p in parts:
+        for p in _parts(st):
             h ^= p
             h *= _MIX
             h ^= h >> np.uint64(29)
     first, shape = _group(h)
     del h
     same = np.ones(n, dtype=bool)
-    for p in parts:
+    for p in _parts(st):
         same &= p == p[first][shape]
-    del parts
     odd = np.flatnonzero(~same)  # a hash shared by tasks that differ: each its own shape
     if odd.size:
         shape[odd] = len(first) + np.arange(odd.size)
@@ -123,20 +121,19 @@ def task_shapes(st: TaskStats) -> tuple[bytes, list[bytes], np.ndarray]:
     return head, [t[len(head) + 2:] for t in texts], shape
 
 
-def _parts(st: TaskStats) -> list[np.ndarray]:
+def _parts(st: TaskStats) -> Iterator[np.ndarray]:
     """Every column's arrays but the name's (:attr:`TaskColumn.arrays
     <flaketui.output.columns.TaskColumn.arrays>`) as 64-bit values, each array once (the class
-    column's are the counts of two others)."""
+    column's are the counts of two others), one at a time: a copy made (an integer column
+    widened) is let go before the next (at a million tasks, all at once held 100 MB)."""
     seen: set[int] = set()
-    parts = []
     for key in TASK_COLUMNS:
         if key == "task":
             continue
         for values in _arrays(key, st):
             if id(values) not in seen:
                 seen.add(id(values))
-                parts.append(_bits(values))
-    return parts
+                yield _bits(values)
 
 
 PEEL = 16
