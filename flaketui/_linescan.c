@@ -25,6 +25,9 @@
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE /* strtod_l */
 #include <Python.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* x86-64's baseline: SSE2 is always there */
+#endif
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -80,6 +83,21 @@ static int scan_string(cursor *c, const unsigned char **s, Py_ssize_t *len, int 
     *s = p;
     *escaped = 0;
     for (;;) {
+#if defined(__SSE2__)
+        /* sixteen bytes at a time, to the first special one: '"', '\\' or below 0x20 */
+        while (end - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)p);
+            __m128i special = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x));
+            int mask = _mm_movemask_epi8(special);
+            if (mask) {
+                p += __builtin_ctz((unsigned)mask);
+                goto special;
+            }
+            p += 16;
+        }
+#endif
         while (end - p >= 8) { /* eight bytes at a time, to the first special one */
             uint64_t x;
             memcpy(&x, p, 8);
@@ -92,6 +110,9 @@ static int scan_string(cursor *c, const unsigned char **s, Py_ssize_t *len, int 
             }
             p += 8;
         }
+#if defined(__SSE2__)
+    special:
+#endif
         if (p >= end) return -1;
         unsigned char ch = *p;
         if (ch == '"') {
