@@ -273,6 +273,11 @@ class TrialLog:
         nowhere = np.broadcast_to(np.int64(-1), self.offset.shape)
         return replace(self, offset=nowhere, length=nowhere, line=nowhere)
 
+    def without_metrics(self) -> TrialLog:
+        """This log for a command that shows no metric (``report``): the same trials, with
+        no metric columns (a million trials of three metrics: 48 MB)."""
+        return replace(self, metrics={})
+
     def run_outcomes(self, run: str) -> RunOutcomes:
         """Group one run's trials by task.
 

@@ -86,7 +86,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True)))
-    log = load(logs, fields)
+    log = load(logs, fields).without_metrics()  # the report shows none
     if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
         log = log.without_locations()
     # While the report is made, the cyclic collector (run by every import and list that follows)
