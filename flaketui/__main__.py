@@ -1,6 +1,6 @@
 """`python -m flaketui` runs the command line."""
 
-from flaketui.cli import main
+from flaketui.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()
