@@ -260,3 +260,34 @@ async def test_going_back_before_the_first_read_ends_drops_it(monkeypatch: pytes
         assert b is a and b.task_name == "listAlerts" and reads == ["searchRunbook", "listAlerts"]
         assert {t.task for t in b.trials} == {"listAlerts"}
         assert b.diff_view is not None and b.diff_view.a is not None and b.diff_view.a.task == "listAlerts"
+
+
+async def test_a_quick_first_read_is_composed_with_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trials read within READ_WAIT: the screen is complete once mounted, before its first
+    frame (traces shown and focused, evidence found, the tab underline where Textual puts it)."""
+    import functools
+
+    seen: dict[str, object] = {}
+    mounted = TaskTraceScreen.on_mount
+
+    @functools.wraps(mounted)
+    async def noted(self: TaskTraceScreen) -> None:
+        await mounted(self)
+        underline = self.query_one(TabbedContent).query_one("Underline")
+        seen.update(loaded=self.loaded, status=self.query_one("#trace-status", Static).display,
+                    view=self.diff_view is not None, focused=getattr(self.focused, "id", None),
+                    evidence=str(self.query_one("#trace-evidence", Static).render()),
+                    underline=(underline.highlight_start, underline.highlight_end))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(TaskTraceScreen, "on_mount", noted)
+    from flaketui.app.screens import traces
+
+    monkeypatch.setattr(traces, "READ_WAIT", 5.0)  # however slow the machine, the read is in time
+    app = fixtures_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_task(pilot, app, "searchRunbook")
+        underline = screen.query_one(TabbedContent).query_one("Underline")
+        assert seen["loaded"] and seen["view"] and not seen["status"]
+        assert seen["focused"] == "diff-rows" and "finding the evidence" not in str(seen["evidence"])
+        assert seen["underline"] == (underline.highlight_start, underline.highlight_end) != (0, 0)  # type: ignore[attr-defined]
