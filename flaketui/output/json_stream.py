@@ -126,13 +126,13 @@ def _parts(st: TaskStats) -> Iterator[np.ndarray]:
     <flaketui.output.columns.TaskColumn.arrays>`) as 64-bit values, each array once (the class
     column's are the counts of two others), one at a time: a copy made (an integer column
     widened) is let go before the next (at a million tasks, all at once held 100 MB)."""
-    seen: set[int] = set()
+    seen: dict[int, Any] = {}  # each array by its id, kept so that no later one takes that id
     for key in TASK_COLUMNS:
         if key == "task":
             continue
         for values in _arrays(key, st):
             if id(values) not in seen:
-                seen.add(id(values))
+                seen[id(values)] = values
                 yield _bits(values)
 
 

@@ -479,8 +479,9 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     def _place_tab_underline(self) -> None:
         """Put the tab bar's underline under the first tab now, where Textual puts it only once
         the tabs are laid out, a frame after the screen's first: that frame then shows it. The
-        first tab starts the bar, so its place is its label's cells inside its gutter."""
-        with suppress(NoMatches):
+        first tab starts the bar, so its place is its label's cells inside its gutter. (A
+        Textual whose tabs are made otherwise places it itself, a frame later.)"""
+        with suppress(NoMatches, AttributeError):
             tab = self.query_one(TabbedContent).get_tab("traces-tab")
             underline = self.query_one(TabbedContent).query_one("Underline")
             start = tab.styles.gutter.left
