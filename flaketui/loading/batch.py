@@ -592,8 +592,7 @@ class _Batch:
         theirs = _metric_columns(metrics)
         n = len(out["line"])
         merged["metrics"] = {
-            name: np.concatenate([out["metrics"].get(name, np.full(n, math.nan)),
-                                  theirs.get(name, np.full(len(line), math.nan))])[order]
+            name: np.concatenate([out["metrics"].get(name, _nan(n)), theirs.get(name, _nan(len(line)))])[order]
             for name in (*out["metrics"], *(k for k in theirs if k not in out["metrics"]))}
         return merged
 

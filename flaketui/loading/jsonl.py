@@ -172,24 +172,20 @@ class LineParser:
             except orjson.JSONDecodeError as exc:
                 if not bytes(raw).strip():
                     return  # blank line: nothing to say
-                if len(self.named) < MAX_NAMED:
+                if not self.counted(NOT_JSON if text else NOT_UTF8):
                     self.named.append(Problem(self.path, line, what + _json_error(exc, raw)))
-                else:
-                    self._count(NOT_JSON if text else NOT_UTF8)
                 return
         reason = self.sink.add(obj, offset, len(raw), line)
-        if reason is not None:
-            if len(self.named) < MAX_NAMED:
-                self.named.append(Problem(self.path, line, what + reason))
-            else:
-                self._count(reason.split(" (")[0].split(",")[0])
+        if reason is not None and not self.counted(reason.split(" (")[0].split(",")[0]):
+            self.named.append(Problem(self.path, line, what + reason))
 
     def _count(self, reason: str) -> None:
         self.unnamed[reason] = self.unnamed.get(reason, 0) + 1
 
     def counted(self, reason: str) -> bool:
-        """Past the :data:`MAX_NAMED` lines named, count a line skipped for ``reason`` (one of
-        :data:`NOT_JSON`, :data:`NOT_UTF8`) and say so; before, do nothing (the line is named)."""
+        """Past the :data:`MAX_NAMED` lines named, count a line skipped for ``reason`` (as the
+        summary counts it: :data:`NOT_JSON`, :data:`NOT_UTF8`, a record's reason without its
+        details) and say so; before, do nothing (the caller names the line)."""
         if len(self.named) < MAX_NAMED:
             return False
         self._count(reason)
