@@ -17,6 +17,7 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.columns import TASK_COLUMNS, TaskColumn, cause_column, class_style, csv_number
 from flaketui.sanitize import csv_cell, visible
+from flaketui.stats.stratified import NAME as PRIMARY_NAME
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -164,11 +165,14 @@ def compare_view(c: PairedComparison, alpha: float = 0.05, config_a: dict[str, s
 def compare_json(v: CompareView) -> dict[str, Any]:
     """The ``compare --format json`` document.
 
-    ``fixed`` / ``broken`` (and ``flips``) list every task whose p̂ moved;
-    ``flipped_fixed`` / ``flipped_broken`` and ``per_task`` those whose change is
+    ``winner`` is the better run when the primary test (``primary_test``) rejects at
+    ``alpha``, else null; ``sign_test_p`` and ``permutation_p`` (the sign-flip test) are
+    secondary, and null where they are not valid (trial counts differ between the runs:
+    ``secondary_tests_valid``). ``fixed`` / ``broken`` (and ``flips``) list every task whose p̂
+    moved; ``flipped_fixed`` / ``flipped_broken`` and ``per_task`` those whose change is
     significant after Holm (over Tarone's family) at ``alpha``.
     """
-    from flaketui.stats.verdict import verdict
+    from flaketui.stats.verdict import evidence, verdict
 
     c = v.cmp
     changed = set(c.fixed) | set(c.broken)
@@ -179,10 +183,13 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "fixed": c.fixed,
         "broken": c.broken,
         "unchanged": c.unchanged,
-        "sign_test_p": c.test.pvalue,
+        "winner": evidence(c, v.alpha).winner_run,
+        "primary_test": primary_json(c),
+        "sign_test_p": c.test.pvalue if c.equal_trials else None,
         "mean_diff": fmt.json_float(c.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
-        "permutation_p": fmt.json_float(c.permutation.pvalue),
+        "permutation_p": fmt.json_float(c.permutation.pvalue) if c.equal_trials else None,
+        "secondary_tests_valid": c.equal_trials,
         "only_a": c.only_a,
         "only_b": c.only_b,
         "verdict": verdict(c, v.alpha),
@@ -205,34 +212,45 @@ def compare_json(v: CompareView) -> dict[str, Any]:
     }
 
 
+def primary_json(c: PairedComparison) -> dict[str, Any]:
+    """The primary test of a comparison: its name, statistic, p-value, how it was computed and the
+    interval of the mean difference it tests."""
+    t = c.primary
+    return {"name": PRIMARY_NAME, "statistic": "mean over tasks of p_hat_B - p_hat_A",
+            "p_value": fmt.json_float(t.pvalue), "ci": fmt.json_interval(*c.mean_diff.ci),
+            "method": t.method, "resamples": t.resamples, "informative_tasks": t.tasks}
+
+
 def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
-    """``--baseline RUN``: every other run against the baseline, sign tests Holm-adjusted across them."""
-    from flaketui.stats.verdict import verdict
+    """``--baseline RUN``: every other run against the baseline, primary tests Holm-adjusted across them."""
+    from flaketui.stats.verdict import evidence, verdict
 
     return {
         "baseline": b.baseline,
         "alpha": b.alpha,
-        "adjustment": "holm across the comparisons (sign test p-values)",
+        "adjustment": f"holm across the comparisons ({PRIMARY_NAME} p-values)",
         "comparisons": [
             {
                 "run": c.run_b,
                 "tasks": len(c.tasks),
                 "fixed": len(c.fixed),
                 "broken": len(c.broken),
-                "sign_test_p": c.test.pvalue,
+                "winner": evidence(c, b.alpha, b.p_adjusted[i]).winner_run,
+                "primary_test": primary_json(c),
                 "p_adjusted": b.p_adjusted[i],
                 "significant": b.significant(i),
+                "sign_test_p": c.test.pvalue if c.equal_trials else None,
                 "mean_diff": fmt.json_float(c.mean_diff.value),
                 "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
-                "permutation_p": fmt.json_float(c.permutation.pvalue),
-                "verdict": verdict(c, b.alpha),
+                "permutation_p": fmt.json_float(c.permutation.pvalue) if c.equal_trials else None,
+                "verdict": verdict(c, b.alpha, b.p_adjusted[i]),
             }
             for i, c in enumerate(b.comparisons)
         ],
     }
 
 
-BASELINE_HEADERS = ("run", "tasks", "fixed", "broken", "sign test p", "Holm p", "mean diff (B - A)", "verdict")
+BASELINE_HEADERS = ("run", "tasks", "fixed", "broken", "primary p", "Holm p", "mean diff (B - A)", "verdict")
 
 
 def baseline_cells(b: BaselineComparisons) -> list[list[str]]:
@@ -241,14 +259,14 @@ def baseline_cells(b: BaselineComparisons) -> list[list[str]]:
     from flaketui.stats.verdict import verdict
 
     return [[visible(c.run_b), str(len(c.tasks)), str(len(c.fixed)), str(len(c.broken)),
-             fmt.pvalue(c.test.pvalue), fmt.pvalue(b.p_adjusted[i]) + (" *" if b.significant(i) else ""),
+             fmt.pvalue(c.primary.pvalue), fmt.pvalue(b.p_adjusted[i]) + (" *" if b.significant(i) else ""),
              f"{signed(c.mean_diff.value)} {fmt.interval(*c.mean_diff.ci, digits=3)}",
-             visible(verdict(c, b.alpha))]
+             visible(verdict(c, b.alpha, b.p_adjusted[i]))]
             for i, c in enumerate(b.comparisons)]
 
 
 def baseline_title(b: BaselineComparisons) -> str:
-    return (f"every run against baseline {visible(b.baseline)}: sign test p-values Holm-adjusted across "
+    return (f"every run against baseline {visible(b.baseline)}: {PRIMARY_NAME} p-values Holm-adjusted across "
             f"the {len(b.comparisons)} comparisons (* below {b.alpha:g})")
 
 
@@ -261,10 +279,10 @@ def baseline_markdown(b: BaselineComparisons) -> str:
 def baseline_csv(b: BaselineComparisons) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["baseline", "run", "tasks", "fixed", "broken", "sign_test_p", "p_adjusted", "mean_diff"])
+    w.writerow(["baseline", "run", "tasks", "fixed", "broken", "primary_p", "p_adjusted", "mean_diff"])
     for i, c in enumerate(b.comparisons):
         w.writerow([csv_cell(b.baseline), csv_cell(c.run_b), len(c.tasks), len(c.fixed), len(c.broken),
-                    csv_number(c.test.pvalue), csv_number(b.p_adjusted[i]), csv_number(c.mean_diff.value)])
+                    csv_number(c.primary.pvalue), csv_number(b.p_adjusted[i]), csv_number(c.mean_diff.value)])
     return out.getvalue()
 
 

@@ -20,7 +20,7 @@ from flaketui.sanitize import visible
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
-from flaketui.stats.verdict import verdict
+from flaketui.stats.verdict import PRIMARY, UNEQUAL_TRIALS_NOTE, evidence, verdict
 from flaketui.triage import TriageEntry, TriageKey
 
 BROKEN, FIXED, UNCHANGED = "broken", "fixed", "unchanged"
@@ -41,12 +41,14 @@ class FlipRow:
     flakiness_a: float
     flakiness_b: float
     flipped: bool = False
-    """The change is significant after Holm's adjustment (over Tarone's family); with one
-    trial per task, every change (nothing can be tested per task)."""
+    """The change is significant after Holm's adjustment (over Tarone's family); never with one
+    trial per task in both runs (nothing can be tested per task)."""
     p_value: float = math.nan
     """Fisher's exact two-sided p-value of the task (NaN: not tested)."""
     p_adjusted: float = math.nan
     """The Holm-adjusted p-value (NaN: not tested)."""
+    tested: bool = True
+    """The comparison could test tasks (False: one trial per task in both runs)."""
 
     @property
     def delta(self) -> float:
@@ -69,8 +71,18 @@ class FlipRow:
 
     @property
     def kind(self) -> str:
-        """``flipped``, ``moved`` or ``unchanged``."""
-        return FLIPPED if self.flipped else MOVED if self.is_flip else UNCHANGED
+        """``flipped``, ``moved``, ``changed`` (nothing could be tested) or ``unchanged``."""
+        if self.flipped:
+            return FLIPPED
+        if not self.is_flip:
+            return UNCHANGED
+        return MOVED if self.tested else CHANGED
+
+    @property
+    def to_review(self) -> bool:
+        """The row is one of the changes a review goes through: flipped, or changed where nothing could
+        be tested (with one trial per task every change is worth a look, none is significant)."""
+        return self.flipped or (not self.tested and self.is_flip)
 
 
 def flip_key(entries: Container[TriageKey], run_a: str, run_b: str, task: str) -> TriageKey:
@@ -87,8 +99,9 @@ def flip_key(entries: Container[TriageKey], run_a: str, run_b: str, task: str) -
     return other if other in entries else key
 
 
-FLIPPED, MOVED = "flipped", "moved"
-"""A changed task whose change is significant after correction, and one whose is not."""
+FLIPPED, MOVED, CHANGED = "flipped", "moved", "changed"
+"""A changed task whose change is significant after correction, one whose is not, and one that
+could not be tested (one trial per task in both runs)."""
 
 _CHANGE_ORDER = {BROKEN: 0, FIXED: 1, UNCHANGED: 2}
 
@@ -105,6 +118,7 @@ def paired_rows(cmp: PairedComparison, flips_only: bool = True,
     flipped = tests.flipped.tolist() if tests is not None else [False] * len(cmp.tasks)
     p = tests.p_value.tolist() if tests is not None else [math.nan] * len(cmp.tasks)
     p_adj = tests.p_adjusted.tolist() if tests is not None else [math.nan] * len(cmp.tasks)
+    tested = tests.tested if tests is not None else True
     rows = []
     for i, task in enumerate(cmp.tasks):
         change = BROKEN if task in broken else FIXED if task in fixed else UNCHANGED
@@ -113,7 +127,7 @@ def paired_rows(cmp: PairedComparison, flips_only: bool = True,
         rows.append(FlipRow(task, change, float(cmp.p_a[i]), float(cmp.p_b[i]), int(cmp.n_a[i]),
                             int(cmp.n_b[i]), float(cmp.flakiness_a[i]),
                             float(cmp.flakiness_b[i]), bool(flipped[i]) and change != UNCHANGED,
-                            float(p[i]), float(p_adj[i])))
+                            float(p[i]), float(p_adj[i]), tested))
     return sorted(rows, key=flip_order)
 
 
@@ -169,9 +183,9 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     """The comparison summary as plain lines (the command line, Markdown and the app).
 
     In order: the tasks in both runs; the counts of p̂ moved (fixed, broken,
-    unchanged); the sign test; the mean difference with its CI and the paired
-    permutation test; the verdict (:func:`flaketui.stats.verdict.verdict`, which
-    names what each piece of evidence says); then, with ``tests``, the flipped
+    unchanged); the primary test; the mean difference with its CI and the
+    secondary tests (where valid); the verdict (:func:`flaketui.stats.verdict.verdict`,
+    which rests on the primary test alone); then, with ``tests``, the flipped
     and moved tasks; ``confound`` (a warning); the tasks only one run has.
     Names from the logs pass through :func:`flaketui.sanitize.visible`.
     """
@@ -182,10 +196,9 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     lines = [
         f"{len(c.tasks)} tasks in both runs{only}",
         f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
-        f"sign test: p = {fmt.pvalue(c.test.pvalue)}",
+        f"primary test: {PRIMARY} p = {fmt.pvalue(c.primary.pvalue)}",
         f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
-        f"{fmt.interval(*c.mean_diff.ci, digits=3)} (paired permutation test p = "
-        f"{fmt.pvalue(c.permutation.pvalue)})",
+        f"{fmt.interval(*c.mean_diff.ci, digits=3)}; " + secondary_line(c),
         visible(verdict(c, alpha)),
     ]
     if tests is not None:
@@ -199,6 +212,14 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     return lines
 
 
+def secondary_line(c: PairedComparison) -> str:
+    """The sign test and the sign-flip permutation test (secondary), or why they are not shown."""
+    if not c.equal_trials:
+        return UNEQUAL_TRIALS_NOTE
+    return (f"secondary: sign test p = {fmt.pvalue(c.test.pvalue)}, sign-flip permutation p = "
+            f"{fmt.pvalue(c.permutation.pvalue)}")
+
+
 def flips_line(tests: PerTaskTests) -> str:
     """How many tasks flipped (significant after Holm over Tarone's family) and how many only moved.
 
@@ -209,7 +230,9 @@ def flips_line(tests: PerTaskTests) -> str:
     head = f"flipped {fixed + broken} (fixed {fixed}, broken {broken})"
     if not tests.tested:
         if tests.single_trial:
-            return f"{head}: one trial per task in both runs, so nothing can be tested per task: every change counts"
+            changed = int(tests.changed.sum())
+            return (f"changed {changed}, flipped none: one trial per task in both runs, so nothing can be "
+                    "tested per task (the suite test above still can)")
         return f"{head}: no task has trials in both runs"
     moved = int(tests.moved.sum())
     return (f"{head}: significant after Holm at {tests.alpha:.0%} (Fisher's exact test per task, Holm over "
@@ -265,7 +288,7 @@ def comparison_export(cmp: PairedComparison,
     flips = []
     for row in paired_rows(cmp):
         e = entries.get(TriageKey.flip(cmp.run_a, cmp.run_b, row.task)) or TriageEntry()
-        flips.append({"task": row.task, "change": row.change, "flipped": row.task in flipped,
+        flips.append({"task": row.task, "change": row.change, "flipped": row.task in flipped, "changed": True,
                       "p_hat_a": fmt.json_float(row.p_a),
                       "p_hat_b": fmt.json_float(row.p_b), "n_a": row.n_a, "n_b": row.n_b,
                       "abs_delta": fmt.json_float(row.abs_delta), **_entry_json(e)})
@@ -278,7 +301,9 @@ def comparison_export(cmp: PairedComparison,
         "fixed": len(cmp.fixed),
         "broken": len(cmp.broken),
         "unchanged": cmp.unchanged,
-        "sign_test_p": cmp.test.pvalue,
+        "winner": evidence(cmp).winner_run,
+        "primary_test": {"name": PRIMARY, "p_value": fmt.json_float(cmp.primary.pvalue)},
+        "sign_test_p": cmp.test.pvalue if cmp.equal_trials else None,
         "mean_diff": fmt.json_float(cmp.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*cmp.mean_diff.ci),
         "verdict": verdict(cmp),

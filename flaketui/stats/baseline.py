@@ -1,8 +1,9 @@
 """Every other run against one baseline run, with Holm's adjustment across the comparisons.
 
 With N runs and one baseline there are N − 1 paired comparisons; testing each
-at α would name a difference by chance alone far more often than α. The sign
-test p-values of the comparisons are adjusted with Holm's step-down procedure
+at α would name a difference by chance alone far more often than α. The primary
+test's p-values (:func:`flaketui.stats.stratified.within_task_test`, the test
+every verdict rests on) are adjusted with Holm's step-down procedure
 (:func:`flaketui.stats.pertask.holm`), which keeps the family-wise error rate
 across the N − 1 comparisons at α.
 
@@ -28,7 +29,7 @@ class BaselineComparisons:
     baseline: str
     comparisons: list[PairedComparison]
     p_adjusted: list[float]
-    """The sign test p-values, Holm-adjusted across the comparisons."""
+    """The primary test's p-values, Holm-adjusted across the comparisons."""
     alpha: float
 
     def significant(self, i: int) -> bool:
@@ -49,5 +50,5 @@ def against_baseline(stats: Sequence[TaskStats], baseline: str, alpha: float = 0
         raise ValueError(f"no run named {baseline!r}")
     base = by_run[baseline]
     comps = [compare_runs(base, st) for st in stats if st.run != baseline]
-    p = np.array([c.test.pvalue for c in comps], dtype=np.float64)
+    p = np.array([c.primary.pvalue for c in comps], dtype=np.float64)
     return BaselineComparisons(baseline, comps, holm(p).tolist() if comps else [], alpha)

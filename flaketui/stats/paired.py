@@ -1,10 +1,13 @@
-"""Paired comparison of two runs on their common tasks: flips, sign test, mean difference.
+"""Paired comparison of two runs on their common tasks: the primary test, flips, mean difference.
 
-Only tasks whose pass rate changed carry information about which run is
-better; the sign test asks whether fixed and broken tasks are as balanced as
-chance would leave them, and the paired permutation test whether the sizes of
-the changes are. Neither imports scipy on the counts of an eval comparison
-(see :mod:`flaketui.stats.exact`).
+The verdict rests on one test chosen before the data are seen: the within-task
+permutation test of :mod:`flaketui.stats.stratified`, valid whatever the trial
+counts per task. The sign test (do fixed and broken tasks balance?) and the
+paired sign-flip permutation test (do the sizes of the changes?) are kept as
+secondary evidence, and only where they are valid: both need a rise and a fall
+of p̂ to be equally likely under "no difference", which holds when every task
+has as many trials in A as in B, and not otherwise. None imports scipy on the
+counts of an eval comparison (see :mod:`flaketui.stats.exact`).
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from flaketui.stats.estimators import CONFIDENCE, z_value
+from flaketui.stats.estimators import CONFIDENCE
 from flaketui.stats.exact import sign_test_pvalue
 from flaketui.stats.permutation import PermutationTest, paired_permutation_test
+from flaketui.stats.stratified import StratifiedTest, within_task_test
 from flaketui.stats.suite import MeanEstimate, TaskStats, mean_estimate
 
 
@@ -50,11 +54,26 @@ class PairedComparison:
     unchanged: int
     test: PairedTest
     mean_diff: MeanEstimate
-    """Mean over common tasks of p̂_B − p̂_A with its paired 95% CI."""
+    """Mean over common tasks of p̂_B − p̂_A with its paired 95% CI (t quantile; CR1 when clustered)."""
     permutation: PermutationTest
-    """Paired permutation test of the same mean difference (sizes, not only directions)."""
+    """Paired sign-flip permutation test of the same mean difference (valid with equal trials only)."""
     only_a: list[str]
     only_b: list[str]
+    primary: StratifiedTest
+    """The within-task permutation test the verdict rests on."""
+
+    @property
+    def equal_trials(self) -> bool:
+        """Every task with an outcome in both runs has as many trials in A as in B: the sign test and
+        the sign-flip test are valid (a rise and a fall are equally likely under no difference)."""
+        both = (self.n_a > 0) & (self.n_b > 0)
+        return bool(np.all(self.n_a[both] == self.n_b[both]))
+
+    @property
+    def single_trial(self) -> bool:
+        """Every task with an outcome in both runs has one trial in each: nothing is testable per task."""
+        both = (self.n_a > 0) & (self.n_b > 0)
+        return bool(both.any()) and bool(np.all((self.n_a[both] == 1) & (self.n_b[both] == 1)))
 
     @property
     def delta(self) -> NDArray[np.float64]:
@@ -98,11 +117,13 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
 
     A task is fixed when p̂_B > p̂_A, broken when p̂_B < p̂_A. The mean
     difference of per-task p̂ gets a paired interval from the standard error of
-    the per-task differences (clustered when tasks have groups; Miller 2024,
-    section on paired differences). Tasks with no non-errored trial in either
-    run are left out of the differences. The same differences get the paired
-    permutation test of :func:`flaketui.stats.permutation.paired_permutation_test`
-    (clustered alike).
+    the per-task differences with the t quantile (CR1 clustered when tasks have
+    groups; Miller 2024, section on paired differences). Tasks with no
+    non-errored trial in either run are left out of the differences. The primary
+    test is :func:`flaketui.stats.stratified.within_task_test`; the same
+    differences also get the sign test and the paired sign-flip test of
+    :func:`flaketui.stats.permutation.paired_permutation_test` (clustered alike),
+    secondary evidence valid with equal trials only (:attr:`PairedComparison.equal_trials`).
 
     References
     ----------
@@ -123,25 +144,19 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     unchanged = int(np.sum(both)) - len(fixed) - len(broken)
     groups = [a.groups[i] for i in ia]
     cluster_labels = groups if any(g is not None for g in groups) else None
-    est = mean_estimate(diff, cluster_labels, confidence)
-    # A difference lies in [-1, 1]; mean_estimate clips to [0, 1], so recompute the bounds.
-    z = z_value(confidence)
-    if est.se == est.se:
-        ci = (max(-1.0, est.value - z * est.se), min(1.0, est.value + z * est.se))
-    else:  # no common task, or one: no interval
-        ci = (float("nan"), float("nan"))
-    est = MeanEstimate(est.value, est.se, ci, est.tasks, est.clustered)
+    est: MeanEstimate = mean_estimate(diff, cluster_labels, confidence, bounds=(-1.0, 1.0))
     common_set = set(tasks)
+    n_a, n_b, passes_a, passes_b = a.n[ia], b.n[ib], a.passes[ia], b.passes[ib]
     return PairedComparison(
         run_a=a.run,
         run_b=b.run,
         tasks=tasks,
         p_a=p_a,
         p_b=p_b,
-        n_a=a.n[ia],
-        n_b=b.n[ib],
-        passes_a=a.passes[ia],
-        passes_b=b.passes[ib],
+        n_a=n_a,
+        n_b=n_b,
+        passes_a=passes_a,
+        passes_b=passes_b,
         flakiness_a=a.flakiness[ia],
         flakiness_b=b.flakiness[ib],
         fixed=fixed,
@@ -152,5 +167,6 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
         permutation=paired_permutation_test(diff, cluster_labels),
         only_a=[t for t in a.tasks if t not in common_set],
         only_b=[t for t in b.tasks if t not in common_set],
+        primary=within_task_test(passes_a, n_a, passes_b, n_b),
     )
 

@@ -5,7 +5,8 @@ Every common task's p̂ may change from run A to run B by chance alone: 0.040 �
 A's passes/trials against B's, and the p-values are adjusted across the tasks
 (Holm for the family-wise error, Benjamini–Hochberg q for the false discovery
 rate). A task is **flipped** when its Holm-adjusted p < α and **moved** when
-its p̂ changed without that.
+its p̂ changed without that. With one trial per task in both runs nothing can be
+tested per task: a change is then only **changed**, never flipped.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from flaketui.stats.paired import PairedComparison
 ALPHA = 0.05
 
 UNTESTABLE_NOTE = (
-    "one trial per task in both runs: nothing can be tested per task, every change of p̂ counts as a flip"
+    "one trial per task in both runs: nothing can be tested per task; a change of p̂ is marked changed, "
+    "never flipped"
 )
 
 
@@ -54,7 +56,7 @@ class PerTaskTests:
     """p̂ differs between the runs (both have a non-errored trial)."""
     alpha: float
     tested: bool
-    """False when every common task has at most one trial in each run: a change is a flip."""
+    """False when every common task has at most one trial in each run: a change is only changed."""
     family: int
     """How many tasks Holm's adjustment counts (Tarone's family: those that could reach significance)."""
 
@@ -118,11 +120,12 @@ class PerTaskTests:
                 "task": t,
                 "passes_a": int(ca), "n_a": int(na), "passes_b": int(cb), "n_b": int(nb),
                 "p_value": num(p), "p_adjusted": num(padj), "q_value": num(q), "flipped": bool(f),
+                "changed": bool(ch),
             }
-            for t, ca, na, cb, nb, p, padj, q, f in zip(
+            for t, ca, na, cb, nb, p, padj, q, f, ch in zip(
                 self.tasks, self.passes_a.tolist(), self.n_a.tolist(), self.passes_b.tolist(),
                 self.n_b.tolist(), self.p_value.tolist(), self.p_adjusted.tolist(), self.q_value.tolist(),
-                self.flipped.tolist(), strict=True)
+                self.flipped.tolist(), self.changed.tolist(), strict=True)
         ]
         out: dict[str, Any] = {
             "alpha": self.alpha,
@@ -172,8 +175,9 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     no non-errored trial in a run is not tested (NaN).
 
     With at most one trial per task in both runs nothing can be tested per
-    task: ``tested`` is False, the p-values are NaN and every change counts as
-    a flip, as the plain count of changes always did.
+    task: ``tested`` is False, the p-values are NaN and no task is flipped (a
+    change of one trial against one is no evidence about that task); the changes
+    are still ``changed``.
 
     References
     ----------
@@ -217,7 +221,7 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
         q_bh[open_mask] = benjamini_hochberg(p[open_mask])
         flipped = changed & (np.nan_to_num(p_holm, nan=1.0) < alpha)
     else:
-        flipped = changed.copy()
+        flipped = np.zeros(t, dtype=bool)
     return PerTaskTests(
         run_a=cmp.run_a, run_b=cmp.run_b, tasks=list(cmp.tasks),
         passes_a=ca, n_a=na, passes_b=cb, n_b=nb,

@@ -1,17 +1,21 @@
-"""The all-evidence verdict: one case per agreement or disagreement of the sign test, CI and permutation test.
+"""The verdict: a winner only when the pre-specified primary test rejects; the rest is secondary.
 
-Each comparison is built from trial counts; the sign-test p-values it must quote are
-computed here with scipy.stats.binomtest.
+Comparisons are built from trial counts; the p-values the verdict must quote are
+computed here independently (scipy.stats.binomtest, scipy.stats.hypergeom by brute
+enumeration).
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, hypergeom
 
 from flaketui.model import RunOutcomes
 from flaketui.stats import compare_runs, task_stats
+from flaketui.stats.stratified import within_task_test
 from flaketui.stats.verdict import Evidence, evidence, verdict, verdict_text
 
 
@@ -26,84 +30,128 @@ def compare(a: list[tuple[int, int]], b: list[tuple[int, int]]):
     return compare_runs(task_stats(run("A", a), 1), task_stats(run("B", b), 1))
 
 
-def changes(up: int, up_by: int, down: int, down_by: int, same: int, trials: int = 8):
-    """``up`` tasks gain ``up_by`` passes of ``trials``, ``down`` lose ``down_by``; ``same`` stay at 4 of 8."""
-    a = [(trials, 0)] * up + [(trials, trials)] * down + [(trials, 4)] * same
-    b = [(trials, up_by)] * up + [(trials, trials - down_by)] * down + [(trials, 4)] * same
-    return compare(a, b)
+def brute_force_pvalue(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> float:
+    """P(|Σ (p̂_B − p̂_A)| ≥ observed) over every hypergeometric reassignment of each task's passes."""
+    observed = sum(cb / nb - ca / na for (na, ca), (nb, cb) in zip(a, b, strict=True))
+    supports = []
+    for (na, ca), (nb, cb) in zip(a, b, strict=True):
+        s = ca + cb
+        supports.append([(x, hypergeom.pmf(x, na + nb, s, na), (s - x) / nb - x / na)
+                         for x in range(max(0, na - nb - na + s), min(s, na) + 1)])
+    total = 0.0
+    for combo in itertools.product(*supports):
+        if abs(sum(d for _, _, d in combo)) >= abs(observed) - 1e-9:
+            total += float(np.prod([p for _, p, _ in combo]))
+    return total
 
 
-class TestCases:
-    def test_all_agree_b_better(self) -> None:
+class TestPrimaryTest:
+    def test_one_trial_each_is_exact_mcnemar(self) -> None:
+        a, b = [(1, 0)] * 11, [(1, 1)] * 7 + [(1, 0)] * 4
+        cmp = compare(a, b)
+        assert cmp.primary.pvalue == pytest.approx(binomtest(7, 7).pvalue)
+        assert cmp.primary.method == "exact"
+
+    @pytest.mark.parametrize("a,b", [
+        ([(2, 1), (1, 0), (5, 3), (4, 2)], [(4, 3), (6, 4), (3, 1), (4, 4)]),
+        ([(1, 1), (1, 0), (1, 1), (1, 0), (1, 1)], [(10, 3), (10, 9), (10, 8), (10, 2), (10, 7)]),
+        ([(4, 4), (4, 0), (4, 2)], [(16, 10), (16, 5), (16, 16)]),
+    ])
+    def test_pinned_to_brute_enumeration(self, a, b) -> None:
+        assert compare(a, b).primary.pvalue == pytest.approx(brute_force_pvalue(a, b), abs=1e-12)
+
+    def test_monte_carlo_and_normal_agree_with_exact(self) -> None:
+        rng = np.random.default_rng(3)
+        na, nb = rng.integers(1, 4, 24), rng.integers(4, 8, 24)
+        p = rng.uniform(0, 1, 24)
+        ca, cb = rng.binomial(na, p), rng.binomial(nb, p)
+        exact = within_task_test(ca, na, cb, nb, exact_max_work=10**9)
+        mc = within_task_test(ca, na, cb, nb, exact_max_work=1)
+        assert (exact.method, mc.method) == ("exact", "monte-carlo")
+        assert mc.pvalue == pytest.approx(exact.pvalue, abs=0.015)
+        # Many tasks of equal trial counts: the law lies on a lattice, the normal limit with
+        # half a step of continuity correction is close.
+        na = nb = np.full(300, 5)
+        p = rng.uniform(0, 1, 300)
+        ca, cb = rng.binomial(na, p), rng.binomial(nb, p)
+        exact = within_task_test(ca, na, cb, nb)
+        normal = within_task_test(ca, na, cb, nb, exact_max_work=1, monte_carlo_max_draws=1)
+        assert (exact.method, normal.method) == ("exact", "normal")
+        assert normal.pvalue == pytest.approx(exact.pvalue, abs=0.005)
+
+    def test_size_is_exact_under_the_null_with_unequal_trials(self) -> None:
+        """1 trial against 10 on 3 tasks at p = 0.9: the rejection rate under the null, summed exactly
+        over every outcome, is at most α."""
+        from scipy.stats import binom
+
+        tasks, alpha = 3, 0.05
+        outcomes = [(ca, cb) for ca in (0, 1) for cb in range(11)]
+        weight = {o: binom.pmf(o[0], 1, 0.9) * binom.pmf(o[1], 10, 0.9) for o in outcomes}
+        size = 0.0
+        for combo in itertools.product(outcomes, repeat=tasks):
+            ca, cb = np.array([o[0] for o in combo]), np.array([o[1] for o in combo])
+            if within_task_test(ca, np.ones(tasks, int), cb, np.full(tasks, 10)).pvalue < alpha:
+                size += float(np.prod([weight[o] for o in combo]))
+        assert size <= alpha
+
+
+class TestVerdict:
+    def test_winner_only_when_primary_rejects(self) -> None:
         cmp = compare([(1, 0)] * 11, [(1, 1)] * 7 + [(1, 0)] * 4)
-        p = binomtest(7, 7).pvalue
         ev = evidence(cmp)
-        assert (ev.directions, ev.interval, ev.permutation) == (1, 1, 1)
-        assert verdict(cmp).startswith(f"B is better (p = {p:.3g}): 7 fixed vs 0 broken; sizes: B better by 0.636 [")
+        assert ev.winner == 1 and ev.winner_run == "B"
+        text = verdict(cmp)
+        assert text.startswith("B is better at 5%: within-task permutation test p = 0.016 (primary, the exact "
+                               "McNemar test with one trial per task); mean difference (B - A) +0.636 [")
+        assert "secondary: sign test p = 0.016 (7 fixed vs 0 broken)" in text
 
-    def test_all_not_significant_keeps_the_old_wording(self) -> None:
+    def test_not_shown_to_differ(self) -> None:
         cmp = compare([(1, 1)] * 4 + [(1, 0)] * 7, [(1, 0)] * 4 + [(1, 1)] * 7)
         ev = evidence(cmp)
-        assert (ev.directions, ev.sizes) == (0, 0) and ev.ci[0] < 0 < ev.ci[1]
-        assert verdict(cmp) == "not shown to differ at 5%: 7 fixed vs 4 broken happens by chance 55% of the time"
+        assert ev.winner == 0 and ev.winner_run is None
+        assert verdict(cmp).startswith("not shown to differ at 5%: within-task permutation test p = 0.55 (primary")
 
-    def test_sign_not_significant_but_interval_excludes_zero(self) -> None:
-        cmp = changes(up=7, up_by=8, down=2, down_by=1, same=20)
-        ev = evidence(cmp)
-        p = binomtest(7, 9).pvalue
-        assert ev.directions == 0 and ev.interval == 1 and ev.ci[0] > 0
-        text = verdict(cmp)
-        assert text.startswith("B is better at 5% by the sizes of the changes: ")
-        assert f"directions alone: not significant (sign test p = {p:.2g}: 7 fixed vs 2 broken)" in text
-        assert f"sizes: B better by {ev.mean_diff:.3f} [{ev.ci[0]:.3f}, {ev.ci[1]:.3f}]" in text
-        assert "not shown to differ" not in text
-
-    def test_sign_significant_but_interval_holds_zero(self) -> None:
-        # It can happen: many tasks up a little, a few down a lot.
-        cmp = changes(up=14, up_by=1, down=2, down_by=8, same=0)
-        ev = evidence(cmp)
-        p = binomtest(14, 16).pvalue
-        assert p < 0.05 and ev.directions == 1 and ev.ci[0] < 0 < ev.ci[1] and ev.sizes == 0
-        text = verdict(cmp)
-        assert text.startswith("B is better at 5% by the directions of the changes: ")
-        assert f"directions: B better (sign test p = {p:.2g}: 14 fixed vs 2 broken)" in text
-        assert f"sizes: not shown to differ (mean difference {ev.mean_diff:+.3f} [{ev.ci[0]:.3f}, " in text
-
-    def test_directions_and_sizes_conflict(self) -> None:
-        cmp = changes(up=40, up_by=1, down=14, down_by=8, same=0)
-        ev = evidence(cmp)
-        assert ev.directions == 1 and ev.interval == -1
-        text = verdict(cmp)
-        assert text.startswith("the evidence conflicts at 5%: directions: B better (sign test p = ")
-        # A's advantage is quoted as A − B, so the amount and its interval are positive.
-        assert f"sizes: A better by {-ev.mean_diff:.3f} [{-ev.ci[1]:.3f}, {-ev.ci[0]:.3f}]" in text
-
-    def test_issue_figures(self) -> None:
-        ev = Evidence("A", "B", 50, 0.05, 7, 2, 0.0768, 0.160, (0.008, 0.312), 0.031)
-        assert verdict_text(ev) == (
-            "B is better at 5% by the sizes of the changes: directions alone: not significant "
-            "(sign test p = 0.077: 7 fixed vs 2 broken); sizes: B better by 0.160 [0.008, 0.312] "
-            "(permutation p = 0.031)")
-
-    def test_interval_excludes_zero_permutation_does_not(self) -> None:
-        ev = Evidence("A", "B", 50, 0.05, 7, 2, 0.0768, 0.160, (0.008, 0.312), 0.06)
+    def test_a_secondary_rejection_never_makes_a_winner(self) -> None:
+        # The sign test rejects (p = 0.02) while the primary test does not (p = 0.08).
+        ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
         text = verdict_text(ev)
-        assert "sizes: B better by 0.160 [0.008, 0.312] (the interval excludes 0; the permutation test alone is " \
-               "not significant, permutation p = 0.06)" in text
+        assert ev.winner == 0
+        assert text.startswith("not shown to differ at 5%: within-task permutation test p = 0.08 (primary)")
+        assert text.endswith("(secondary evidence only: the verdict rests on the primary test)")
 
-    def test_permutation_significant_interval_holds_zero(self) -> None:
-        ev = Evidence("A", "B", 50, 0.05, 7, 2, 0.0768, 0.160, (-0.001, 0.312), 0.04)
-        assert "sizes: B better by 0.160 by the permutation test (permutation p = 0.04), though its interval " \
-               "[-0.001, 0.312] holds 0" in verdict_text(ev)
+    def test_unequal_trials_leave_out_the_sign_test_and_say_why(self) -> None:
+        a = [(1, 1)] * 30 + [(1, 0)] * 30
+        b = [(10, 9)] * 30 + [(10, 1)] * 30
+        cmp = compare(a, b)
+        text = verdict(cmp)
+        assert not cmp.equal_trials
+        assert "the sign test is not shown: trial counts differ between the runs" in text
+        assert "sign test p =" not in text
+
+    def test_winner_with_an_interval_holding_zero_is_said_to_hold_on_these_tasks(self) -> None:
+        # One task broke completely (12/12 -> 0/12), one improved a little, 23 unchanged.
+        a = [(12, 12), (12, 10)] + [(12, 12)] * 23
+        b = [(12, 0), (12, 12)] + [(12, 12)] * 23
+        cmp = compare(a, b)
+        ev = evidence(cmp)
+        assert ev.winner == -1 and ev.ci[0] < 0 < ev.ci[1]
+        assert "the interval over tasks holds 0: the difference is shown on these tasks, not beyond them" in verdict(cmp)
+
+    def test_holm_adjusted_p_decides(self) -> None:
+        ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.1, (0.02, 0.18), 0.02, primary_p=0.03, equal_trials=True,
+                      adjusted_p=0.09)
+        assert ev.winner == 0
+        assert "within-task permutation test p = 0.03, Holm-adjusted 0.09 (primary)" in verdict_text(ev)
 
     def test_no_change_and_no_common_task(self) -> None:
         assert verdict(compare([(4, 2)], [(4, 2)])) == "no task changed its pass rate"
-        assert verdict_text(Evidence("A", "B", 0, 0.05, 0, 0, 1.0, float("nan"), (float("nan"),) * 2, 1.0)) == (
-            "the runs have no task in common: nothing to compare")
+        nan = float("nan")
+        ev = Evidence("A", "B", 0, 0.05, 0, 0, 1.0, nan, (nan, nan), 1.0, primary_p=1.0, equal_trials=True)
+        assert verdict_text(ev) == "the runs have no task in common: nothing to compare"
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_never_absent_when_the_interval_excludes_zero(seed: int) -> None:
+@pytest.mark.parametrize("seed", range(8))
+def test_the_verdict_follows_the_primary_test(seed: int) -> None:
     rng = np.random.default_rng(seed)
     tasks = int(rng.integers(5, 60))
     a = [(8, int(x)) for x in rng.integers(0, 9, tasks)]
@@ -111,8 +159,9 @@ def test_never_absent_when_the_interval_excludes_zero(seed: int) -> None:
     b = [(8, int(np.clip(round(c + rng.normal(shift * 8, 2)), 0, 8))) for _, c in a]
     cmp = compare(a, b)
     ev, text = evidence(cmp), verdict(cmp)
-    if ev.interval:
-        assert "not shown to differ" not in text
-        assert f"{ev.better(ev.interval)} better by {abs(ev.mean_diff):.3f}" in text
-    if ev.directions == 0 and ev.sizes == 0 and ev.fixed + ev.broken:
-        assert text.startswith("not shown to differ")
+    if ev.fixed + ev.broken == 0:
+        return
+    if cmp.primary.pvalue < 0.05:
+        assert text.startswith(f"{ev.better(ev.winner)} is better at 5%")
+    else:
+        assert text.startswith("not shown to differ at 5%")

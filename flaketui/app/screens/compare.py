@@ -1,15 +1,15 @@
 """The comparison pane: run B against run A, task by task, and the review of each flip.
 
 At the top, the paired summary (tasks in both runs, fixed / broken / unchanged,
-the exact sign test, the mean difference of p̂ with its paired 95% CI, a plain
-verdict from all the evidence, the flipped and moved tasks, the flakiness
-delta, a confound warning) and the review's progress. Below, the changed
+the primary test the verdict rests on, the mean difference of p̂ with its paired
+95% CI and the secondary tests where valid, the verdict, the flipped and moved
+tasks, the flakiness delta, a confound warning) and the review's progress. Below, the changed
 tasks: **flipped** first (significant after Holm over Tarone's family, Fisher's
 exact test per task), then **moved** (p̂ changed, not significant; dim and
 marked), broken before fixed; ``f`` shows every common task. The progress
-counts the flipped tasks (with one trial per task nothing can be tested, and
-every change is a flip). ``n`` / ``N`` step through the changed tasks;
-``enter`` opens run A's trace beside run B's; ``space`` marks one reviewed,
+counts the flipped tasks (with one trial per task nothing can be tested: every
+change is reviewed, marked ``changed``, never flipped). ``n`` / ``N`` step
+through the changed tasks; ``enter`` opens run A's trace beside run B's; ``space`` marks one reviewed,
 ``l`` gives it a cause label, ``w`` a note. ``/`` filters by task name or
 label, ``u`` shows only the unreviewed. Every change is saved to the triage
 file at once.
@@ -213,8 +213,9 @@ class CompareScreen(SortActions, FlakeScreen[None]):
 
     @property
     def flips(self) -> list[int]:
-        """Data rows of the flipped tasks (significant after Holm; the review's progress counts them)."""
-        return [i for i, r in enumerate(self.rows) if r.flipped]
+        """Data rows of the flipped tasks (significant after Holm; the review's progress counts them), or
+        of every change where nothing could be tested per task."""
+        return [i for i, r in enumerate(self.rows) if r.to_review]
 
     def key_of(self, row: int) -> TriageKey:
         """The triage key of data row ``row``: its task's flip between A and B, under the direction
