@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,18 +21,28 @@ from flaketui.cli.common import (
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
+if TYPE_CHECKING:
+    from flaketui.stats.suite import GateResult
+
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None, help="k for pass^k (default: the smallest trial count).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Fail if suite pass^k is below this.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Fail if any task's flakiness is above this.")
+@click.option("--require-evidence", is_flag=True, default=False,
+              help="With --max-flakiness: a task clears the cap only if its trials rule out flakiness "
+                   "above it at 95% (its two-sided Clopper-Pearson interval for the pass rate lies "
+                   "where 4p(1-p) <= cap), not merely if its observed flakiness is within it. Tasks "
+                   "with too few trials to tell are listed apart, with the clean trials each needs "
+                   "(at a cap of 0.2 a task that always passes needs 69).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @log_options
 def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
-         max_flakiness: float | None, run: tuple[str, ...], fmt: str, fields: FieldMap) -> None:
-    """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail."""
+         max_flakiness: float | None, require_evidence: bool, run: tuple[str, ...], fmt: str,
+         fields: FieldMap) -> None:
+    """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail, 2 usage."""
     from flaketui.output import report as out
     from flaketui.stats import gate as run_gate
     from flaketui.stats import summarise
@@ -39,18 +50,43 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     check_k(k)
     if min_pass_hat_k is None and max_flakiness is None:
         raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
+    if require_evidence and max_flakiness is None:
+        raise click.UsageError("--require-evidence goes with --max-flakiness")
     _, stats = run_stats(load(logs, fields), run, k)
-    results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness) for st in stats]
+    results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness, require_evidence=require_evidence)
+               for st in stats]
     if fmt == "json":
-        write_json({**out.gate_json(results), "errored_as": fields.errored_as})
+        doc = out.gate_json(results)
+        for entry, r in zip(doc["runs"], results, strict=True):
+            entry["floor_failed"] = r.floor_failed
+            entry["cap_failed"] = r.cap_failed
+            if r.require_evidence:
+                entry["too_few_trials"] = [{"task": t, "more_clean_trials": m} for t, m in r.too_few_trials]
+        write_json({**doc, "errored_as": fields.errored_as})
     else:
         for r in results:
-            verdict = "PASS" if r.passed else "FAIL"
-            click.echo(f"{verdict} {visible(r.run)}: pass^{r.k} = {r.pass_hat_k:.3f}"
-                       + (f" (floor {r.min_pass_hat_k:g})" if r.min_pass_hat_k is not None else "")
-                       + (f", flakiness cap {r.max_flakiness:g}" if r.max_flakiness is not None else ""))
+            click.echo(verdict_line(r))
             for reason in r.reasons:
                 click.echo(f"  - {visible(reason)}")
     sys.exit(EXIT_OK if all(r.passed for r in results) else EXIT_GATE_FAILED)
 
 
+def verdict_line(r: GateResult) -> str:
+    """``PASS run: …`` or ``FAIL run: …``, saying of each rule given whether it held."""
+    verdict = "PASS" if r.passed else "FAIL"
+    parts = [f"pass^{r.k} = {r.pass_hat_k:.3f}"]
+    if r.min_pass_hat_k is not None:
+        parts[0] += f" (floor {r.min_pass_hat_k:g}: {'FAILED' if r.floor_failed else 'ok'})"
+    if r.max_flakiness is not None:
+        cap = f"flakiness cap {r.max_flakiness:g}" + (f" with evidence at {r.confidence:.0%}"
+                                                      if r.require_evidence else "")
+        if not r.cap_failed:
+            parts.append(f"{cap}: ok")
+        else:
+            why = []
+            if r.too_flaky:
+                why.append(f"{len(r.too_flaky)} task(s) above it")
+            if r.too_few_trials:
+                why.append(f"{len(r.too_few_trials)} with too few trials to tell")
+            parts.append(f"{cap}: FAILED ({', '.join(why)})")
+    return f"{verdict} {visible(r.run)}: " + "; ".join(parts)

@@ -73,7 +73,8 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
                    "(repeatable; default: high-risk, write).")
 @click.option("--margin", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.1, show_default=True,
-              help="Width of the stable zones: stable-pass when the CI lies above 1 - margin.")
+              help="Width of the stable zones: stable-pass when the confidence sequence "
+                   "(valid however often you look) lies above 1 - margin.")
 @click.option("--bound-target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.01, show_default=True,
               help="Failure rate the rule of three should bound for clean tasks.")
@@ -96,8 +97,10 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
          effect: float, fmt: str, out: Path | None, fields: FieldMap) -> None:
     """Plan the next run of LOGS: which tasks need more trials, how many, and why.
 
-    Per task: decided or not, the rule-of-three bound, trials to a target Wilson
-    width. Per suite: tasks needed to detect a difference (independent and paired),
+    Per task: decided or not (by a confidence sequence: valid however often you rerun
+    the plan), the fixed-n rule-of-three bound, trials to a target Wilson width. Per
+    suite: tasks needed to detect a difference (independent; paired, for mean p̂
+    differences over K trials per task, and McNemar's for one trial per task),
     pass@k / pass^k projected beyond the trials measured. With --budget N: N further
     trials allocated where they shrink the uncertainty of the suite pass^k most.
     """

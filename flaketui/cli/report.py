@@ -21,6 +21,7 @@ from flaketui.cli.common import (
     load,
     log_options,
     main,
+    passk_ci_option,
     report_problems,
     rows_options,
     run_stats,
@@ -57,10 +58,11 @@ if TYPE_CHECKING:
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "
                    "gets a copy of the loaded log); 1 reads them here, one by one.")
+@passk_ci_option
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
            interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
-           causes: bool, workers: int, fields: FieldMap) -> None:
+           causes: bool, workers: int, passk_ci: str, fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     check_k(k)
     if fmt == "csv" and causes:
@@ -74,18 +76,19 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
             from flaketui.output import report as out
             from flaketui.stats import summarise
 
-            kk, stats = run_stats(log, run, k)
+            kk, stats = run_stats(log, run, k, passk_ci)
             doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
             doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
             return
-        print_report(log, k, run, fmt, rows=rows)
+        print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci)
         print_baseline(log, baseline, alpha, fmt)
         return
     if watch:
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
-                                                     workers=workers, rows=dataclasses.replace(rows, watch=True)))
+                                                     workers=workers, rows=dataclasses.replace(rows, watch=True),
+                                                     passk_ci=passk_ci))
     log = load(logs, fields).without_metrics()  # the report shows none
     if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
         log = log.without_locations()
@@ -94,7 +97,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
     # freed by their reference counts.
     gc.freeze()
     try:
-        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows)
+        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci)
     finally:
         gc.unfreeze()
 
@@ -134,16 +137,17 @@ def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  clear: bool = False, causes: bool = False, workers: int = 1,
-                 rows: RowChoice | None = None) -> None:
+                 rows: RowChoice | None = None, passk_ci: str = "exact") -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
     ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes;
-    ``rows``: which tasks the table and Markdown show). Each format is written a few thousand
+    ``rows``: which tasks the table and Markdown show; ``passk_ci``: the pass^k interval, ``exact`` or
+    ``bootstrap``). Each format is written a few thousand
     rows at a time, so a million tasks take no more memory than a hundred."""
     from flaketui.output import report as out
     from flaketui.stats import summarise
 
     rows = rows or RowChoice()
-    kk, stats = run_stats(log, run, k)
+    kk, stats = run_stats(log, run, k, passk_ci)
     results = [(st, summarise(st)) for st in stats]
     found = find_causes(log, [st.run for st in stats], workers) if causes else None
     if fmt == "json" and found is None:  # the tasks written as they are made (issue 15)

@@ -186,11 +186,13 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
                 "chance that at least one of k trials passes"),
     rate_column("pass_hat_k", "pass^{k}", lambda st: st.pass_hat_k, "chance that all k trials pass"),
     interval_column("pass_hat_k_ci", "pass^{k} CI", lambda st: st.pass_hat_k_ci,
-                    "exact bootstrap 95% interval of pass^k", csv_stem="pass_hat_k"),
+                    "95% interval of pass^k: the Clopper-Pearson bounds of p to the power k "
+                    "(--passk-ci bootstrap: the percentile bootstrap)", csv_stem="pass_hat_k"),
     rate_column("flakiness", "flakiness", lambda st: st.flakiness, "4·p̂·(1−p̂)"),
     dataclasses.replace(
         text_column("class", "class", lambda st: st.classes,
-                    "stable-pass (every trial passed), stable-fail (none did) or flaky"),
+                    "stable-pass (every trial passed, of two or more), stable-fail (none did), flaky, "
+                    "unrepeated (a single trial) or no-trials"),
         arrays=lambda st: (st.n, st.passes)),  # a task's class is classify(n, passes)
     TaskColumn("rule_of_three", "rule of 3",
                "95% bound on the rate never seen (rule of three) of a task that always passed or failed",

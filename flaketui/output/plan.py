@@ -15,8 +15,8 @@ from flaketui.output import formatting as fmt
 from flaketui.sanitize import visible
 from flaketui.stats.estimators import FLAKY, NO_TRIALS, STABLE_FAIL, STABLE_PASS
 from flaketui.stats.plan import Plan, RunPlan, TaskPlan
-from flaketui.stats.power import SampleSize
-from flaketui.stats.precision import UNDECIDED, trials_to_bound
+from flaketui.stats.power import MeanDifferenceSize, SampleSize
+from flaketui.stats.precision import PEEKING, UNDECIDED, trials_to_bound
 from flaketui.stats.projection import ProjectionRow
 
 DECISIONS = (STABLE_PASS, STABLE_FAIL, FLAKY, UNDECIDED, NO_TRIALS)
@@ -48,8 +48,10 @@ def header_lines(plan: Plan) -> list[str]:
              else "no budget given (--budget N plans further trials)")
     return [
         f"plan: {len(plan.runs)} run(s), k = {plan.k}, {spent}",
-        f"decided = the Wilson {percent(o.confidence)} interval lies within one zone: "
-        f"stable-fail [0, {m:g}], flaky [{m:g}, {1 - m:g}], stable-pass [{1 - m:g}, 1]",
+        f"decided = the {percent(o.confidence)} confidence sequence lies within one zone: "
+        f"stable-fail [0, {m:g}], flaky [{m:g}, {1 - m:g}], stable-pass [{1 - m:g}, 1] "
+        f"({plan.decide_clean} clean trials decide a task)",
+        PEEKING,
     ]
 
 
@@ -74,17 +76,18 @@ def task_lines(t: TaskPlan, plan: Plan) -> list[str]:
     o = plan.options
     lines = [
         f"{visible(t.task)}: {t.passes}/{t.n} passed, p̂ {fmt.rate(t.p_hat)} {fmt.interval(*t.ci)}",
-        f"decision: {t.decision} (interval width {fmt.rate(t.width, 2)})",
+        f"decision: {t.decision} (confidence sequence {fmt.interval(*t.cs)}"
+        + (f"; {t.to_decide:,} more clean trials decide it" if t.to_decide else "") + ")",
     ]
     if t.rule_of_three is not None and t.more_clean is not None:
         what = "failure" if t.passes == t.n else "pass"
         lines.append(
-            f"rule of three: {what} rate < {t.rule_of_three:.3g}; "
+            f"rule of three (fixed-n): {what} rate < {t.rule_of_three:.3g}; "
             + (f"{t.more_clean:,} more clean trials for < {o.bound_target:g}"
                if t.more_clean else f"already < {o.bound_target:g}")
         )
     elif t.n:
-        lines.append("rule of three: n/a (it both passed and failed)")
+        lines.append("rule of three (fixed-n): n/a (it both passed and failed)")
     more = max(0, t.trials_for_width - t.n)
     lines.append(f"Wilson width ≤ {o.target_width:g}: {t.trials_for_width:,} trials"
                  + (f" ({more:,} more)" if more else " (reached)"))
@@ -97,10 +100,12 @@ def legend(plan: Plan) -> str:
     """What the columns of the task table mean."""
     o = plan.options
     return (
-        "tier ≥m: risk tier and its minimum trials; bound: rule-of-three bound on the failure "
+        f"CI: fixed-n Wilson interval; decision: by the confidence sequence; tier ≥m: risk tier "
+        "and its minimum trials; bound: rule-of-three bound (fixed-n) on the failure "
         "(all passed) or pass (all failed) rate; +clean: clean trials more to bound it below "
         f"{o.bound_target:g}; n→{o.target_width:g}: trials for a Wilson width ≤ "
-        f"{o.target_width:g}; extra: trials planned"
+        f"{o.target_width:g}; extra: trials planned (up to the width target, or for a clean "
+        f"task up to the {plan.decide_clean} clean trials that decide it)"
     )
 
 
@@ -110,8 +115,19 @@ def _sample(s: SampleSize | None, unit: str) -> str:
     return f"{count(s.tasks)} {unit}" if s.tasks is not None else s.note or fmt.DASH
 
 
+def _means(s: MeanDifferenceSize | None) -> str:
+    """Tasks needed by the paired analysis of means, and what raising K does."""
+    if s is None:
+        return fmt.DASH
+    if s.tasks is None:
+        return s.note or fmt.DASH
+    others = ", ".join(f"K = {k}: {t:,}" for k, t in s.by_k if k != s.k)
+    return (f"{s.tasks:,} tasks at K = {s.k} trials per task ({others}; "
+            f"K → ∞: {count(s.floor)})")
+
+
 def sample_size_lines(plan: Plan) -> list[str]:
-    """Tasks needed to detect a difference: independent and paired designs."""
+    """Tasks needed to detect a difference: independent design, paired means, McNemar."""
     o = plan.options
     ind = plan.independent
     lines = [
@@ -120,21 +136,39 @@ def sample_size_lines(plan: Plan) -> list[str]:
         f"  {fmt.rate(ind.p1)} vs {fmt.rate(ind.p2)} (effect {o.effect:g}): independent samples "
         f"{_sample(ind, 'tasks per model')}",
     ]
-    cmp = plan.comparison
+    split, cmp = plan.split, plan.comparison
+    if split is not None and plan.paired_means is not None:
+        source = (f"between {visible(cmp.run_a)} and {visible(cmp.run_b)}"
+                  if cmp is not None and split.source == "two runs" else "from one run")
+        lines.append(
+            f"  paired (same tasks, mean p̂ difference, Miller 2024; σ²_between "
+            f"{split.between:.4f}, σ²_within {split.within:.3f} {source}): "
+            f"{_means(plan.paired_means)}"
+            + (f"; at least {count(plan.paired_means_low.tasks)} tasks"
+               if plan.paired_means_low is not None else ""))
+        if split.note:
+            lines.append(f"    ({split.note})")
+    elif cmp is not None:
+        lines.append("  paired means: one trial per task, so the paired analysis is McNemar's (below)")
+    else:
+        lines.append("  paired design: needs tasks with two or more trials")
     if cmp is None or plan.paired is None:
-        lines.append("  paired design: load two runs of the same tasks to size it from their "
-                     "discordance (it needs far fewer tasks)")
         return lines
-    lines.append(
-        f"  paired (same tasks, discordance ψ = {fmt.rate(cmp.discordance)} between {cmp.run_a} "
-        f"and {cmp.run_b}): {_sample(plan.paired, 'task pairs')}"
-        + (f" ({plan.paired.note})" if plan.paired.note else "")
-    )
+    k_now = split.k if split is not None else 0
+    if k_now <= 1:
+        lines.append(
+            f"  McNemar (one trial per task, discordance ψ = {fmt.rate(cmp.discordance)}): "
+            f"{_sample(plan.paired, 'task pairs')}"
+            + (f" ({plan.paired.note})" if plan.paired.note else ""))
     lines.append(
         f"  observed {cmp.run_a} {fmt.rate(cmp.pass_a)} vs {cmp.run_b} {fmt.rate(cmp.pass_b)} "
         f"(δ = {cmp.difference:+.3f}): independent "
-        f"{_sample(plan.observed_independent, 'tasks per model')}, "
-        f"paired {_sample(plan.observed_paired, 'task pairs')} (this suite has {cmp.tasks})"
+        f"{_sample(plan.observed_independent, 'tasks per model')}, paired "
+        + (f"{count(plan.observed_paired_means.tasks)} tasks at K = {plan.observed_paired_means.k}"
+           if plan.observed_paired_means is not None and plan.observed_paired_means.tasks is not None
+           else fmt.DASH)
+        + (f", McNemar {_sample(plan.observed_paired, 'task pairs')}" if k_now <= 1 else "")
+        + f" (this suite has {cmp.tasks})"
     )
     return lines
 
@@ -168,7 +202,7 @@ def rule_of_three_lines(plan: Plan) -> list[str]:
     conf = plan.options.confidence
     alpha = 1 - conf
     return [
-        f"rule of three: 0 failures in n trials bound the failure rate below "
+        f"rule of three (fixed-n): 0 failures in n trials bound the failure rate below "
         f"1 − {alpha:g}^(1/n) ≈ 3/n: below 1% needs {trials_to_bound(0.01, conf):,} "
         "clean trials, "
         f"0.1% {trials_to_bound(0.001, conf):,}",
@@ -189,19 +223,38 @@ def footer_lines(plan: Plan) -> list[str]:
 # --- JSON -------------------------------------------------------------------------
 
 
+ANALYSES = {"independent": "two-proportion z-test, one trial per task and model",
+            "paired": "McNemar's test, one trial per task",
+            "paired-means": "paired test of mean p̂ differences over K trials per task (Miller 2024)"}
+"""The analysis each sample size is for (the ``analysis`` field of the JSON)."""
+
+
 def _size_json(s: SampleSize | None) -> dict[str, Any] | None:
     if s is None:
         return None
     return {"tasks": s.tasks, "p1": fmt.json_float(s.p1), "p2": fmt.json_float(s.p2),
             "power": s.power, "alpha": s.alpha, "design": s.design,
+            "analysis": ANALYSES.get(s.design, s.design),
             "discordance": fmt.json_float(s.discordance), "note": s.note}
+
+
+def _means_json(s: MeanDifferenceSize | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"tasks": s.tasks, "k": s.k, "difference": fmt.json_float(s.difference),
+            "between_variance": fmt.json_float(s.between),
+            "within_variance": fmt.json_float(s.within), "power": s.power, "alpha": s.alpha,
+            "design": s.design, "analysis": ANALYSES[s.design],
+            "by_k": [{"k": k, "tasks": t} for k, t in s.by_k], "tasks_any_k": s.floor,
+            "note": s.note}
 
 
 def task_json(t: TaskPlan) -> dict[str, Any]:
     return {
         "task": t.task, "n": t.n, "passes": t.passes, "p_hat": fmt.json_float(t.p_hat),
         "p_hat_ci": fmt.json_interval(*t.ci), "width": fmt.json_float(t.width),
-        "decision": t.decision, "rule_of_three": t.rule_of_three,
+        "decision": t.decision, "confidence_sequence": fmt.json_interval(*t.cs),
+        "more_trials_to_decide": t.to_decide, "rule_of_three": t.rule_of_three,
         "more_clean_trials": t.more_clean, "trials_for_width": t.trials_for_width,
         "tier": t.tier, "tier_reason": t.tier_reason, "min_trials": t.minimum,
         "extra_trials": t.extra, "why": t.why,
@@ -218,6 +271,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "margin": o.margin,
         "target_width": o.target_width,
         "bound_target": o.bound_target,
+        "decision_rule": PEEKING,
+        "clean_trials_to_decide": plan.decide_clean,
+        "rule_of_three_validity": "fixed-n",
         "budget": plan.budget,
         "spent": plan.spent,
         "unspent_reason": plan.reason or None,
@@ -247,6 +303,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "effect": o.effect,
             "independent": _size_json(plan.independent),
             "paired": _size_json(plan.paired),
+            "paired_means": _means_json(plan.paired_means),
+            "paired_means_lower_bound": _means_json(plan.paired_means_low),
+            "variance_split": None if plan.split is None else {
+                "between": fmt.json_float(plan.split.between),
+                "within": fmt.json_float(plan.split.within), "k": plan.split.k,
+                "tasks": plan.split.tasks, "source": plan.split.source, "note": plan.split.note},
             "comparison": None if cmp is None else {
                 "run_a": cmp.run_a, "run_b": cmp.run_b, "tasks": cmp.tasks,
                 "pass_a": fmt.json_float(cmp.pass_a), "pass_b": fmt.json_float(cmp.pass_b),
@@ -254,6 +316,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "difference": fmt.json_float(cmp.difference),
                 "independent": _size_json(plan.observed_independent),
                 "paired": _size_json(plan.observed_paired),
+                "paired_means": _means_json(plan.observed_paired_means),
             },
         },
         "one_in_a_million_trials": plan.million,
@@ -309,7 +372,7 @@ class TaskTable:
             table.add_column(name, justify=self.justify(name), no_wrap=True,
                              min_width=max([len(name)] + [len(r[j + 1]) for r in self.cells]))
         for i in rows:
-            t, cells = self.tasks[i], list(self.cells[i])
+            t, cells = self.tasks[i], list[Any](self.cells[i])
             cells[0] = Text(cells[0])  # a name from the log: never markup
             cells[5] = Text(cells[5], style=self.STYLES.get(t.decision, ""))
             cells[6] = Text(cells[6], style="bold" if t.extra else "dim")

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.sanitize import visible
-from flaketui.stats.estimators import FLAKY, STABLE_FAIL
+from flaketui.stats.estimators import FLAKY
 from flaketui.stats.suite import TaskStats
 
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -44,7 +44,13 @@ class QuarantineEntry:
     p_hat_ci: tuple[float, float]
     flakiness: float
     status: str
-    """``stable-pass``, ``stable-fail``, ``flaky`` or ``no-trials`` (estimators.classify)."""
+    """``stable-pass``, ``stable-fail``, ``flaky``, ``unrepeated`` (one trial) or ``no-trials``
+    (estimators.classify)."""
+
+    @property
+    def never_passed(self) -> bool:
+        """It has non-errored trials and passed none (stable-fail, or a single trial that failed)."""
+        return self.n > 0 and self.passes == 0
     quarantined: bool
 
 
@@ -72,8 +78,8 @@ class QuarantineList:
 
     @property
     def failures(self) -> int:
-        """Tasks that never passed (stable-fail)."""
-        return self.stats.classes.count(STABLE_FAIL)
+        """Tasks that never passed (stable-fail, or unrepeated with its one trial failed)."""
+        return int(np.count_nonzero((self.stats.n > 0) & (self.stats.passes == 0)))
 
     @property
     def without_trials(self) -> int:
@@ -191,8 +197,8 @@ def junit_suite(ql: QuarantineList, depth: int) -> Iterator[str]:
         for e in ql._entries(rows[start:start + JUNIT_ROWS]):
             figures = _figures(e)
             out.append(f'{pad}  <testcase name="{_xml_attr(_escape(e.task))}" classname="{classname}" time="0">\n')
-            if e.status == STABLE_FAIL:
-                out.append(f"{pad}    <failure" + _attrs([("message", figures), ("type", STABLE_FAIL)]) + " />\n")
+            if e.never_passed:
+                out.append(f"{pad}    <failure" + _attrs([("message", figures), ("type", e.status)]) + " />\n")
             elif e.quarantined:
                 out.append(f"{pad}    <flakyFailure" + _attrs([("message", f"flaky: {figures}"), ("type", FLAKY)])
                            + f">\n{pad}      <stackTrace>{_xml_text(f'flaky: {figures}')}</stackTrace>\n"

@@ -1,5 +1,5 @@
-"""Per-task estimators: p̂ with its Wilson interval, pass@k, pass^k, its exact
-bootstrap interval, flakiness and the rule of three.
+"""Per-task estimators: p̂ with its Wilson and Clopper-Pearson intervals, pass@k, pass^k and
+its interval (exact or bootstrap), flakiness, the rule of three, and the z and t quantiles.
 
 Every function takes numpy arrays of trial counts ``n`` and passes ``c`` (or
 scalars) and works on all tasks at once. Pure numpy/scipy: no Textual, no Rich.
@@ -9,6 +9,7 @@ does not wait for it.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -42,6 +43,108 @@ def z_value(confidence: float = CONFIDENCE) -> float:
     from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def t_value(df: float, confidence: float = CONFIDENCE) -> float:
+    """Two-sided Student t quantile: the t with P(|T_df| ≤ t) = confidence (``scipy.stats.t.ppf(0.5
+    + confidence / 2, df)``); the z of :func:`z_value` at df = inf.
+
+    Parameters
+    ----------
+    df : float
+        Degrees of freedom, > 0 (``inf``: the normal quantile).
+    confidence : float
+        Confidence level, 0.95 by default.
+
+    Notes
+    -----
+    For whole df up to :data:`_T_SERIES_DF` the two-sided probability P(|T| ≤ t) is the
+    finite trigonometric sum of Abramowitz & Stegun 26.7.3 (odd df) and 26.7.4 (even df),
+    with θ = arctan(t/√df), and Newton's method (its derivative is twice the t density)
+    solves it from the Cornish-Fisher start; beyond, the Cornish-Fisher expansion of
+    26.7.5 to the 1/df⁵ term is exact to double precision. Both are pure Python, so a
+    report's start need not import scipy; other df (not whole) go to scipy's ``stdtrit``.
+    Cached per (df, confidence).
+
+    References
+    ----------
+    .. [1] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions*, 1964,
+       26.7.3-26.7.5.
+
+    Examples
+    --------
+    >>> round(t_value(4), 6), round(t_value(29), 6)
+    (2.776445, 2.04523)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence ({confidence}) must be between 0 and 1")
+    if not df > 0:
+        raise ValueError(f"df ({df}) must be > 0")
+    return _t_value(float(df), float(confidence))
+
+
+_T_SERIES_DF = 300
+"""Up to these degrees of freedom :func:`t_value` sums A&S 26.7.3/26.7.4; beyond, 26.7.5."""
+
+
+@functools.lru_cache(maxsize=256)
+def _t_value(df: float, confidence: float) -> float:
+    if math.isinf(df):
+        return z_value(confidence)
+    if df != int(df):
+        from scipy.special import stdtrit
+
+        return float(stdtrit(df, 0.5 + confidence / 2))
+    nu = int(df)
+    if nu == 1:
+        return math.tan(math.pi * confidence / 2)
+    if nu == 2:
+        return confidence * math.sqrt(2.0 / (1.0 - confidence * confidence))
+    guess = _t_cornish_fisher(nu, z_value(confidence))
+    if nu > _T_SERIES_DF:
+        return guess
+    # Newton on A(t) − confidence; A is concave for t > 0, so after the first step the
+    # iterates rise to the root from below.
+    log_norm = math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
+    t = guess
+    for _ in range(50):
+        dens = math.exp(log_norm - (nu + 1) / 2 * math.log1p(t * t / nu))
+        new = t - (_t_two_sided(t, nu) - confidence) / (2 * dens)
+        if new <= 0:
+            new = t / 2
+        if abs(new - t) <= 1e-15 * t:
+            return new
+        t = new
+    return t
+
+
+def _t_two_sided(t: float, nu: int) -> float:
+    """P(|T_nu| ≤ t) by A&S 26.7.3 (odd nu) / 26.7.4 (even nu)."""
+    theta = math.atan(t / math.sqrt(nu))
+    s, c = math.sin(theta), math.cos(theta)
+    cc = c * c
+    total, term = 1.0, 1.0
+    if nu % 2 == 0:  # sinθ (1 + ½cos²θ + (1·3)/(2·4)cos⁴θ + … + (1·3…(ν−3))/(2·4…(ν−2))cos^(ν−2)θ)
+        for j in range(1, nu // 2):
+            term *= cc * (2 * j - 1) / (2 * j)
+            total += term
+        return s * total
+    # (2/π)(θ + sinθ (cosθ + (2/3)cos³θ + … + (2·4…(ν−3))/(1·3…(ν−2))cos^(ν−2)θ))
+    for j in range(1, (nu - 1) // 2):
+        term *= cc * (2 * j) / (2 * j + 1)
+        total += term
+    return 2 / math.pi * (theta + (s * c * total if nu > 1 else 0.0))
+
+
+def _t_cornish_fisher(nu: int, x: float) -> float:
+    """A&S 26.7.5: the t quantile as x + g₁(x)/ν + … + g₅(x)/ν⁵, x the normal quantile."""
+    x2 = x * x
+    g1 = x * (x2 + 1) / 4
+    g2 = x * ((5 * x2 + 16) * x2 + 3) / 96
+    g3 = x * (((3 * x2 + 19) * x2 + 17) * x2 - 15) / 384
+    g4 = x * ((((79 * x2 + 776) * x2 + 1482) * x2 - 1920) * x2 - 945) / 92160
+    g5 = x * (((((27 * x2 + 339) * x2 + 930) * x2 - 1782) * x2 - 765) * x2 + 17955) / 368640
+    return x + (g1 + (g2 + (g3 + (g4 + g5 / nu) / nu) / nu) / nu) / nu
 
 
 def _counts(n: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -184,37 +287,206 @@ def pass_at_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
     return np.where(n_arr >= k, out, np.nan)
 
 
-def pass_hat_k_interval(
-    n: ArrayLike, c: ArrayLike, k: int, confidence: float = CONFIDENCE
-) -> Interval:
-    """Exact percentile-bootstrap interval for a task's pass^k.
+PASSK_CI_METHODS = ("exact", "bootstrap")
+"""How :func:`pass_hat_k_interval` bounds pass^k: ``exact`` (Clopper-Pearson bounds to the
+power k, coverage at least the confidence level) or ``bootstrap`` (the percentile bootstrap,
+which covers far less than its nominal level for p near 1: see its Notes)."""
 
-    Resampling the task's n trials with replacement gives C* ~ Binomial(n, p̂)
-    passes, and pass^k = C(C*, k)/C(n, k) rises with C*, so the bootstrap
-    percentiles are the pass^k of the binomial quantiles of C*. They are
-    computed from the distribution itself: deterministic, no random draws.
+
+def pass_hat_k_interval(
+    n: ArrayLike, c: ArrayLike, k: int, confidence: float = CONFIDENCE, method: str = "exact"
+) -> Interval:
+    """Confidence interval for a task's pass^k = p^k.
+
+    Parameters
+    ----------
+    n, c : array_like
+        Trials and passes per task.
+    k : int
+        Number of trials that must all pass, k >= 1.
+    confidence : float
+        Confidence level, 0.95 by default.
+    method : {"exact", "bootstrap"}
+        ``exact`` (default): ``[L^k, U^k]`` with ``[L, U]`` the two-sided Clopper-Pearson
+        interval for p. ``bootstrap``: the exact percentile bootstrap of the unbiased
+        estimate C(c, k)/C(n, k).
 
     Returns
     -------
     Interval
-        Per task; NaN where k > n. Degenerate ([1, 1] or [0, 0]) when every
-        trial passed or failed: use :func:`rule_of_three` there.
+        Per task; NaN where k > n.
+
+    Notes
+    -----
+    *exact.* ``L = B⁻¹(α/2; c, n − c + 1)`` (0 at c = 0) and ``U = B⁻¹(1 − α/2; c + 1,
+    n − c)`` (1 at c = n), B⁻¹ the beta quantile [1]_. As p ↦ p^k is increasing on [0, 1],
+    ``L ≤ p ≤ U`` exactly when ``L^k ≤ p^k ≤ U^k``: the interval covers p^k whenever the
+    Clopper-Pearson interval covers p, so its coverage is at least the confidence level for
+    every p (conservative, as Clopper-Pearson is [2]_). Summed over the binomial outcomes,
+    its coverage at n = 8, k = 4 and 95% is at least 0.95 for every p on a grid of 0.05 to
+    0.99 (``tests/unit/test_intervals.py``). The bounds are of p^k; the point estimate
+    C(c, k)/C(n, k) is unbiased for p^k but may fall just below ``L^k`` when c < k (it is 0
+    there while L > 0).
+
+    *bootstrap.* Resampling the task's n trials with replacement gives C* ~ Binomial(n, p̂)
+    passes, and C(C*, k)/C(n, k) rises with C*, so the percentiles are the pass^k of the
+    binomial quantiles of C*, computed from the distribution itself (no random draws) [3]_.
+    It collapses to [1, 1] whenever every trial passed, so it misses p^k every time a task
+    with p < 1 happens to pass all n trials: at n = 8, k = 4 and 95% its coverage is 0.53
+    at p = 0.9, 0.33 at p = 0.95 and 0.08 at p = 0.99 (exact enumeration over c).
+
+    Both are computed once per distinct (n, c) pair. The beta quantiles of small pairs are
+    found here in pure Python (:func:`clopper_pearson`), sparing the report's start the
+    import of scipy.
 
     References
     ----------
-    .. [1] B. Efron, R. Tibshirani, "An Introduction to the Bootstrap",
+    .. [1] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits
+       illustrated in the case of the binomial", Biometrika 26(4):404-413, 1934.
+       doi:10.1093/biomet/26.4.404
+    .. [2] L. D. Brown, T. T. Cai, A. DasGupta, "Interval Estimation for a Binomial
+       Proportion", Statistical Science 16(2):101-133, 2001. doi:10.1214/ss/1009213286
+    .. [3] B. Efron, R. Tibshirani, "An Introduction to the Bootstrap",
        Chapman & Hall, 1993 (percentile interval, ch. 13).
-    .. [2] S. Yao et al., "τ-bench", arXiv:2406.12045, 2024 (pass^k).
+    .. [4] S. Yao et al., "τ-bench", arXiv:2406.12045, 2024 (pass^k).
+
+    Examples
+    --------
+    >>> ci = pass_hat_k_interval(12, 12, 5)  # L = 0.025^(1/12), so L^5 = 0.025^(5/12)
+    >>> round(float(ci.low), 4), float(ci.high)
+    (0.215, 1.0)
+    >>> ci = pass_hat_k_interval(12, 12, 5, method="bootstrap")
+    >>> float(ci.low), float(ci.high)
+    (1.0, 1.0)
     """
     _check_k(k)
+    if method not in PASSK_CI_METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {', '.join(PASSK_CI_METHODS)}")
     n_arr, c_arr = _counts(n, c)
-    alpha = 1 - confidence
-    q_lo = binomial_quantile(n_arr, c_arr, alpha / 2)
-    q_hi = binomial_quantile(n_arr, c_arr, 1 - alpha / 2)
-    low = _ratio_product(q_lo, n_arr, k)
-    high = _ratio_product(q_hi, n_arr, k)
     ok = n_arr >= k
+    if method == "exact":
+        cp = clopper_pearson(n_arr, c_arr, confidence)
+        with np.errstate(invalid="ignore"):
+            low, high = cp.low**k, cp.high**k
+    else:
+        alpha = 1 - confidence
+        q_lo = binomial_quantile(n_arr, c_arr, alpha / 2)
+        q_hi = binomial_quantile(n_arr, c_arr, 1 - alpha / 2)
+        low = _ratio_product(q_lo, n_arr, k)
+        high = _ratio_product(q_hi, n_arr, k)
     return Interval(np.where(ok, low, np.nan), np.where(ok, high, np.nan))
+
+
+def clopper_pearson(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> Interval:
+    """Exact two-sided Clopper-Pearson interval for a binomial proportion, per task.
+
+    ``L = B⁻¹(α/2; c, n − c + 1)``, ``U = B⁻¹(1 − α/2; c + 1, n − c)``, with L = 0 at
+    c = 0 and U = 1 at c = n: the p at which P(X ≥ c) and P(X ≤ c) are α/2 [1]_ (the
+    same as ``scipy.stats.binomtest(c, n).proportion_ci(method="exact")``).
+
+    Returns
+    -------
+    Interval
+        NaN where n = 0.
+
+    Notes
+    -----
+    Computed once per distinct (n, c) pair. When the pairs are few and small the beta
+    quantile is found here (:func:`_beta_ppf_int`: Newton's method on the log of the
+    binomial tail, kept in a bracket), which spares importing scipy on the report path;
+    otherwise scipy's ``betaincinv`` gives it.
+
+    References
+    ----------
+    .. [1] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits
+       illustrated in the case of the binomial", Biometrika 26(4):404-413, 1934.
+       doi:10.1093/biomet/26.4.404
+
+    Examples
+    --------
+    >>> ci = clopper_pearson(10, 8)
+    >>> round(float(ci.low), 4), round(float(ci.high), 4)
+    (0.4439, 0.9748)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence ({confidence}) must be between 0 and 1")
+    n_arr, c_arr = _counts(n, c)
+    shape = np.broadcast(n_arr, c_arr).shape
+    n_arr, c_arr = np.broadcast_to(n_arr, shape), np.broadcast_to(c_arr, shape)
+    low = np.full(shape, np.nan)
+    high = np.full(shape, np.nan)
+    if n_arr.size == 0:
+        return Interval(low, high)
+    alpha = 1 - confidence
+    pairs, inverse = np.unique(np.stack([n_arr.ravel(), c_arr.ravel()], axis=1), axis=0, return_inverse=True)
+    nn, cc = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    lo_u = np.where(nn > 0, 0.0, np.nan)
+    hi_u = np.where(nn > 0, 1.0, np.nan)
+    need_lo = (nn > 0) & (cc > 0)
+    need_hi = (nn > 0) & (cc < nn)
+    if int(np.sum(np.where(need_lo | need_hi, nn + 1, 0))) <= _PURE_BETA_TERMS:
+        for i in np.flatnonzero(need_lo).tolist():
+            lo_u[i] = _beta_ppf_int(int(cc[i]), int(nn[i] - cc[i] + 1), alpha / 2)
+        for i in np.flatnonzero(need_hi).tolist():
+            hi_u[i] = _beta_ppf_int(int(cc[i] + 1), int(nn[i] - cc[i]), 1 - alpha / 2)
+    else:
+        from scipy.special import betaincinv
+
+        lo_u[need_lo] = betaincinv(cc[need_lo], nn[need_lo] - cc[need_lo] + 1, alpha / 2)
+        hi_u[need_hi] = betaincinv(cc[need_hi] + 1, nn[need_hi] - cc[need_hi], 1 - alpha / 2)
+    inv = np.ravel(inverse)
+    low.ravel()[:] = lo_u[inv]
+    high.ravel()[:] = hi_u[inv]
+    return Interval(low, high)
+
+
+_PURE_BETA_TERMS = 20_000
+"""Up to this many binomial terms (Σ n + 1 over the distinct pairs), find the beta quantiles
+in Python (about 7 µs a term, so at most some 0.14 s); beyond, scipy's ``betaincinv``, whose
+import alone takes about 0.2 s."""
+
+
+def _beta_ppf_int(a: int, b: int, q: float) -> float:
+    """The q-quantile of Beta(a, b) for whole a, b ≥ 1: the x with I_x(a, b) = q.
+
+    For whole a and b, I_x(a, b) = P(Binomial(a + b − 1, x) ≥ a) [1]_ (A&S 26.5.24), so
+    the tail nearer q is summed term by term (exact log binomial coefficients from
+    ``math.comb``), and Newton's method on its logarithm, whose derivative is the beta
+    density over the tail, is kept inside a bracket that bisection shrinks whenever a step
+    would leave it.
+
+    References
+    ----------
+    .. [1] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions*, 1964, 26.5.24.
+    """
+    m = a + b - 1
+    upper = q <= 0.5  # sum P(X >= a) when q is small, P(X < a) = 1 - q otherwise
+    target = math.log(q if upper else 1 - q)
+    logc = [math.log(math.comb(m, x)) for x in range(m + 1)]
+    xs = range(a, m + 1) if upper else range(a)
+    log_dens0 = math.log(a) + logc[a]  # the beta density is a·C(m, a)·x^(a−1)·(1 − x)^(m − a)
+    lo, hi = 0.0, 1.0
+    x = a / (a + b)
+    for _ in range(200):
+        lx, l1x = math.log(x), math.log1p(-x)
+        terms = [logc[j] + j * lx + (m - j) * l1x for j in xs]
+        top = max(terms)
+        log_s = top + math.log(math.fsum(math.exp(t - top) for t in terms))
+        f = log_s - target
+        if f == 0:
+            return x
+        if (f > 0) == upper:  # the root lies below x
+            hi = x
+        else:
+            lo = x
+        slope = math.exp(log_dens0 + (a - 1) * lx + (m - a) * l1x - log_s)
+        new = x - f / (slope if upper else -slope)
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
+        if abs(new - x) <= 4e-16 * x or hi - lo <= 4e-16 * hi:
+            return new
+        x = new
+    return x
 
 
 def binomial_quantile(n: NDArray[np.float64], c: NDArray[np.float64], q: float) -> NDArray[np.float64]:
@@ -297,13 +569,26 @@ STABLE_PASS = "stable-pass"
 STABLE_FAIL = "stable-fail"
 FLAKY = "flaky"
 NO_TRIALS = "no-trials"
+UNREPEATED = "unrepeated"
+"""A task with a single non-errored trial: one outcome says nothing about whether it repeats."""
 
 
 def classify(n: ArrayLike, c: ArrayLike) -> list[str]:
-    """``stable-pass`` (c = n), ``stable-fail`` (c = 0), else ``flaky``; ``no-trials`` at n = 0."""
+    """``stable-pass`` (c = n), ``stable-fail`` (c = 0), else ``flaky``; ``unrepeated`` at n = 1
+    and ``no-trials`` at n = 0.
+
+    Stability is a claim about repeated trials, so it needs at least two: a task that passed
+    (or failed) its only trial is ``unrepeated``, not stable. Tasks with n ≥ 2 that both
+    passed and failed are flaky.
+
+    Examples
+    --------
+    >>> classify([4, 4, 4, 1, 0], [4, 0, 2, 1, 0])
+    ['stable-pass', 'stable-fail', 'flaky', 'unrepeated', 'no-trials']
+    """
     n_arr, c_arr = _counts(n, c)
-    labels = (NO_TRIALS, STABLE_PASS, STABLE_FAIL, FLAKY)
-    code = np.select([n_arr == 0, c_arr == n_arr, c_arr == 0], [0, 1, 2], default=3)
+    labels = (NO_TRIALS, STABLE_PASS, STABLE_FAIL, FLAKY, UNREPEATED)
+    code = np.select([n_arr == 0, n_arr == 1, c_arr == n_arr, c_arr == 0], [0, 4, 1, 2], default=3)
     return list(map(labels.__getitem__, np.ravel(code).tolist()))
 
 

@@ -4,7 +4,8 @@ Assembles the topic modules: :mod:`~flaketui.stats.precision` (decisions, rule
 of three, Wilson width), :mod:`~flaketui.stats.risk` (tiers and their minimum
 trials), :mod:`~flaketui.stats.allocation` (where a budget of further trials
 goes), :mod:`~flaketui.stats.projection` (pass@k and pass^k beyond the trials)
-and :mod:`~flaketui.stats.power` (tasks needed to detect a difference).
+and :mod:`~flaketui.stats.power` (tasks needed to detect a difference, for the
+paired analysis actually run: mean p̂ differences over K trials per task).
 Pure numpy: no Textual, no Rich, no disk (the tags and temperatures come from
 :func:`flaketui.loading.extras.read_task_extras`).
 """
@@ -31,12 +32,26 @@ from flaketui.stats.estimators import (
     rule_of_three,
     wilson_interval,
 )
-from flaketui.stats.power import Discordance, SampleSize, discordance, tasks_independent, tasks_paired, z_sum
+from flaketui.stats.power import (
+    Discordance,
+    MeanDifferenceSize,
+    SampleSize,
+    VarianceSplit,
+    discordance,
+    tasks_independent,
+    tasks_paired,
+    tasks_paired_means,
+    variance_split,
+    z_sum,
+)
 from flaketui.stats.precision import (
     DESIGN_NOT_TESTS,
     UNDECIDED,
+    clean_trials_to_decide,
+    confidence_sequence,
     decide,
     more_clean_trials,
+    more_trials_to_decide,
     trials_for_width,
     trials_to_bound,
 )
@@ -106,7 +121,7 @@ class TaskPlan:
     decision: str
     """stable-pass, stable-fail, flaky, undecided or no-trials (:func:`decide`)."""
     rule_of_three: float | None
-    """Bound on the failure rate (all passed) or pass rate (all failed); None otherwise."""
+    """Fixed-n bound on the failure rate (all passed) or pass rate (all failed); None otherwise."""
     more_clean: int | None
     """Further clean trials to bound that rate below the bound target; None if flaky."""
     trials_for_width: int
@@ -116,6 +131,10 @@ class TaskPlan:
     minimum: int
     extra: int
     why: str
+    cs: tuple[float, float] = (0.0, 1.0)
+    """The confidence sequence the decision reads (:func:`confidence_sequence`)."""
+    to_decide: int | None = None
+    """Further clean trials until a task that passed (failed) every trial is decided; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +183,16 @@ class Plan:
     million: int
     """Clean trials to bound a one-in-a-million rate (≈ 3 million)."""
     notes: list[str] = field(default_factory=list)
+    split: VarianceSplit | None = None
+    """σ²_between and σ²_within of the paired analysis, from two runs (or one, with an assumption)."""
+    paired_means: MeanDifferenceSize | None = None
+    """Tasks to detect ``effect`` by mean p̂ differences over K trials per task (Miller 2024)."""
+    observed_paired_means: MeanDifferenceSize | None = None
+    """The same for the observed difference of the two runs."""
+    paired_means_low: MeanDifferenceSize | None = None
+    """With one run: ``paired_means`` if the difference were the same on every task (a lower bound)."""
+    decide_clean: int = 0
+    """Trials, all passing or all failing, at which a task is decided (confidence sequence)."""
 
     def lines(self) -> list[PlanLine]:
         """The rerun plan for a harness: one entry per task given trials."""
@@ -191,11 +220,14 @@ class _RunFigures:
     outcome: RunOutcomes
     phat: NDArray[np.float64]
     ci: Interval
+    cs: Interval
     decisions: list[str]
     width: NDArray[np.float64]
     need_w: NDArray[np.int64]
     r3: NDArray[np.float64]
     clean: NDArray[np.float64]
+    to_decide: NDArray[np.float64]
+    need: NDArray[np.int64]
     tiers: list[Tier]
     minimum: NDArray[np.int64]
     temperature: float | None
@@ -227,9 +259,19 @@ def make_plan(
     -----
     The objective is the sum over runs of the variance of the run's suite
     pass^k from finite trials: Σ_r (1/T_r²) Σ_i a_i/n_i with a_i from
-    :func:`pass_hat_k_variance_coef`. Tasks decided by :func:`decide` get no
-    trial beyond their risk minimum; an undecided task gets at most the
-    trials that bring its Wilson interval to the target width.
+    :func:`pass_hat_k_variance_coef`. Tasks decided by :func:`decide` (a
+    confidence sequence, valid however often the plan is rerun) get no trial
+    beyond their risk minimum; an undecided task gets at most the trials that
+    bring its Wilson interval to the target width or, for a task that passed
+    (or failed) every trial, the clean trials that would decide it, whichever
+    is more: a width target alone would leave such a task undecided forever.
+
+    The paired sample size is Miller's, for the analysis the comparison runs
+    (mean p̂ differences over K trials per task), with σ²_between and
+    σ²_within estimated from the first two runs, or from the first run alone
+    with an assumed σ²_between (an upper bound, and the lower bound beside it,
+    as its note says). McNemar's figure
+    (one trial per task) is kept alongside, labelled as such.
     """
     options.check()
     if not outcomes:
@@ -251,18 +293,22 @@ def make_plan(
         t_count = max(1, int(np.sum(n > 0)))
         phat = p_hat(n, c)
         ci = wilson_interval(n, c, conf)
+        cs = confidence_sequence(n, c, conf)
         decisions = decide(n, c, options.margin, conf)
         width_now = np.where(n > 0, ci.high - ci.low, 1.0)
         need_w = trials_for_width(np.where(n > 0, np.nan_to_num(phat, nan=0.5), 0.5),
                                   options.target_width, conf)
         r3 = rule_of_three(n, conf)
         clean = more_clean_trials(n, c, options.bound_target, conf)
+        to_decide = more_trials_to_decide(n, c, options.margin, conf)
+        need = np.where(np.isnan(to_decide), need_w,
+                        np.maximum(need_w, n + np.nan_to_num(to_decide))).astype(np.int64)
         tiers = _tiers(o, extras, flaky_in, options.risk_tags)
         high = np.fromiter((tier.name == HIGH for tier in tiers), dtype=bool, count=len(tiers))
         minimum = np.where(high, max(options.min_trials, 1), max(options.low_min_trials, 1)).astype(np.int64)
         eligible = np.isin(np.asarray(decisions, dtype=object), [UNDECIDED, NO_TRIALS])
         # allocate() caps the trials beyond the risk minimum, so count from max(n, minimum).
-        cap = np.maximum(0, need_w - np.maximum(n, minimum))
+        cap = np.maximum(0, need - np.maximum(n, minimum))
         unit_n.append(n)
         unit_c.append(c)
         unit_w.append(np.full(n.shape, 1.0 / t_count**2))
@@ -272,8 +318,8 @@ def make_plan(
         temps = [e.temperature for t in o.tasks
                  if (e := extras.get((o.run, t))) is not None and e.temperature is not None]
         per_run.append(_RunFigures(
-            outcome=o, phat=phat, ci=ci, decisions=decisions, width=width_now, need_w=need_w,
-            r3=r3, clean=clean, tiers=tiers, minimum=minimum,
+            outcome=o, phat=phat, ci=ci, cs=cs, decisions=decisions, width=width_now, need_w=need_w,
+            r3=r3, clean=clean, to_decide=to_decide, need=need, tiers=tiers, minimum=minimum,
             temperature=float(np.median(temps)) if temps else None))
     n_all = np.concatenate(unit_n)
     c_all = np.concatenate(unit_c)
@@ -292,10 +338,13 @@ def make_plan(
         start += size
         # Whole columns become Python numbers at once (one .tolist() each, not one int() per cell).
         rows: list[TaskPlan] = []
-        for task, n_i, c_i, p, low, high, w, decision, r3, clean, need, tier, m, x, up in zip(
+        for (task, n_i, c_i, p, low, high, cs_low, cs_high, w, decision, r3, clean, more, need_w,
+             need, tier, m, x, up) in zip(
             o.tasks, o.n.astype(np.int64).tolist(), o.passes.astype(np.int64).tolist(),
-            info.phat.tolist(), info.ci.low.tolist(), info.ci.high.tolist(), info.width.tolist(),
-            info.decisions, info.r3.tolist(), info.clean.tolist(), info.need_w.tolist(),
+            info.phat.tolist(), info.ci.low.tolist(), info.ci.high.tolist(),
+            info.cs.low.tolist(), info.cs.high.tolist(), info.width.tolist(),
+            info.decisions, info.r3.tolist(), info.clean.tolist(), info.to_decide.tolist(),
+            info.need_w.tolist(), info.need.tolist(),
             info.tiers, info.minimum.tolist(), extra.tolist(), topup.tolist(), strict=True,
         ):
             one_sided = n_i > 0 and (c_i == 0 or c_i == n_i)
@@ -304,9 +353,12 @@ def make_plan(
                 decision=decision,
                 rule_of_three=r3 if one_sided else None,
                 more_clean=int(clean) if one_sided else None,
-                trials_for_width=need, tier=tier.name, tier_reason=tier.reason, minimum=m,
+                trials_for_width=need_w, tier=tier.name, tier_reason=tier.reason, minimum=m,
                 extra=x,
-                why=_why(decision, x, up, tier.reason, m, p, low, high, k, options.budget, n_i >= need),
+                why=_why(decision, x, up, tier.reason, m, p, cs_low, cs_high, k, options.budget,
+                         n_i >= need),
+                cs=(cs_low, cs_high),
+                to_decide=int(more) if one_sided else None,
             ))
         stats = task_stats(o, k)
         summary = summarise(stats)
@@ -330,10 +382,21 @@ def make_plan(
     p1 = float(np.mean(first.passes[has1] / first.n[has1])) if has1.any() else 0.5
     p2 = p1 + options.effect if p1 + options.effect <= 1 else p1 - options.effect
     independent = tasks_independent(p1, p2, options.power, options.alpha)
-    comparison = paired = obs_ind = obs_paired = None
+    comparison = paired = obs_ind = obs_paired = obs_means = None
     pair = [*outcomes, *others][:2]
+    split = variance_split(pair[0], pair[1] if len(pair) == 2 else None)
+    means = (tasks_paired_means(split.between, split.within, split.k, p2 - p1, options.power,
+                                options.alpha, note=split.note)
+             if split.k >= 1 else None)
+    means_low = (tasks_paired_means(0.0, split.within, split.k, p2 - p1, options.power,
+                                    options.alpha)
+                 if split.k >= 1 and split.source == "one run" else None)
     if len(pair) == 2:
         comparison = discordance(pair[0], pair[1])
+        if split.k >= 1 and comparison.tasks and comparison.difference == comparison.difference:
+            obs_means = tasks_paired_means(split.between, split.within, split.k,
+                                           comparison.difference, options.power, options.alpha,
+                                           note=split.note)
         if comparison.tasks:
             paired = tasks_paired(comparison.discordance, p2 - p1, options.power, options.alpha, p1)
             obs_ind = tasks_independent(comparison.pass_a, comparison.pass_b, options.power,
@@ -353,7 +416,9 @@ def make_plan(
     return Plan(options=options, k=k, runs=runs, budget=alloc.budget, spent=alloc.spent,
                 reason=alloc.reason, independent=independent, comparison=comparison,
                 paired=paired, observed_independent=obs_ind, observed_paired=obs_paired,
-                million=million, notes=notes)
+                million=million, notes=notes, split=split, paired_means=means,
+                observed_paired_means=obs_means, paired_means_low=means_low,
+                decide_clean=clean_trials_to_decide(options.margin, conf))
 
 
 def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],

@@ -1,8 +1,11 @@
 """Sample sizes: tasks needed to tell two pass rates apart, independent or paired.
 
-The independent design (two models on separate task samples) and the paired
-design (both models on the same tasks, sized from how often they disagree).
-Pure numpy: no Textual, no Rich.
+The independent design (two models on separate task samples); the paired
+design analysed as it is run, a mean of per-task p̂ differences over K trials
+per task (Miller's split of its variance into a between-task and a
+within-task part); and McNemar's design, the paired analysis of one trial per
+task, sized from how often the two models disagree. Pure numpy: no Textual,
+no Rich.
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ def tasks_paired(
     discordance: float, difference: float, power: float = 0.8, alpha: float = 0.05,
     p1: float = float("nan"),
 ) -> SampleSize:
-    """Task pairs needed to detect a difference when both models run the same tasks.
+    """Task pairs needed to detect a difference by McNemar's test: one trial per task.
 
     ``n = (z_{α/2} √ψ + z_β √(ψ − δ²))² / δ²``, rounded up, where ψ is the
     discordance rate (the chance the two models disagree on a task) and δ
@@ -121,7 +124,9 @@ def tasks_paired(
     H0 the difference of discordant proportions has variance ψ/n, under H1
     (ψ − δ²)/n. The fewer tasks on which the models disagree, the fewer tasks
     are needed: with ψ = 0.1, detecting δ = 0.05 needs 312 pairs, against 683
-    tasks per model for 85% vs 90% in the independent design.
+    tasks per model for 85% vs 90% in the independent design. It sizes the
+    analysis of one trial per task; with K trials per task and a comparison
+    of mean p̂ differences, :func:`tasks_paired_means` is the figure.
 
     References
     ----------
@@ -203,3 +208,177 @@ def discordance(a: RunOutcomes, b: RunOutcomes) -> Discordance:
         float(np.mean(x * (1 - y) + y * (1 - x))), float(np.mean(y - x)),
     )
 
+
+
+@dataclass(frozen=True)
+class VarianceSplit:
+    """The two parts of the variance of a per-task difference p̂_B − p̂_A (Miller 2024)."""
+
+    between: float
+    """σ²_between: variance over tasks of the true differences p_B − p_A (≥ 0)."""
+    within: float
+    """σ²_within: E[p_A(1 − p_A) + p_B(1 − p_B)], one trial's binomial variance of a difference."""
+    k: int
+    """Trials per task now (the median over tasks of the fewer trials of the two runs)."""
+    tasks: int
+    """Tasks the parts were estimated from (at least two trials in each run used)."""
+    source: str
+    """``two runs`` (both parts estimated) or ``one run`` (σ²_between assumed: an upper bound)."""
+    note: str = ""
+    """The assumption made, when there was one."""
+
+
+ONE_RUN_ASSUMPTION = (
+    "one run loaded: the second model is assumed to have this run's per-task variances and "
+    "per-task pass rates unrelated to this run's (σ²_between = twice this run's between-task "
+    "variance), an upper bound; the lower bound assumes the same difference on every task "
+    "(σ²_between = 0); load a second run of the same tasks to estimate σ²_between"
+)
+"""The assumption of :func:`variance_split` with one run."""
+
+
+def variance_split(a: RunOutcomes, b: RunOutcomes | None = None) -> VarianceSplit:
+    """Estimate σ²_between and σ²_within of the paired analysis from loaded runs.
+
+    With two runs, over the common tasks with at least two trials in each:
+    the within part is the mean of p̂_A(1 − p̂_A)·n_A/(n_A − 1) +
+    p̂_B(1 − p̂_B)·n_B/(n_B − 1), and the between part is the sample variance of
+    d_i = p̂_B,i − p̂_A,i less the mean of its binomial part
+    p̂_A(1 − p̂_A)/(n_A − 1) + p̂_B(1 − p̂_B)/(n_B − 1), floored at 0. With one
+    run, the within part is twice that run's mean of p̂(1 − p̂)·n/(n − 1) and
+    the between part twice the run's between-task variance of the true rates
+    (the variance of p̂ less the mean of p̂(1 − p̂)/(n − 1), floored at 0): the
+    variance of p_B − p_A when the second model's per-task rates are drawn
+    like these but unrelated to them. Paired models are positively related in
+    practice, so this is an upper bound; σ²_between = 0 (the same difference
+    on every task) gives the lower one (:data:`ONE_RUN_ASSUMPTION`).
+
+    Notes
+    -----
+    p̂(1 − p̂)·n/(n − 1) is unbiased for p(1 − p) (the n/(n − 1) correction of
+    the sample variance of n Bernoulli trials), so p̂(1 − p̂)/(n − 1) is
+    unbiased for Var(p̂) = p(1 − p)/n. The variance of the observed d_i over
+    tasks is σ²_between plus the mean within-task variance (law of total
+    variance), so their difference estimates σ²_between without bias; it can
+    come out negative by chance, hence the floor. Tasks with one trial in a
+    run cannot carry the correction and are left out.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024, §§ 3-5 (the
+       variance of a mean over questions with several answers each, the
+       paired difference and its power).
+    """
+    if b is None:
+        ok = a.n >= 2
+        n = a.n[ok].astype(np.float64)
+        p = a.passes[ok] / n if ok.any() else np.array([])
+        k = int(np.median(n)) if n.size else 0
+        if n.size < 2:
+            return VarianceSplit(float("nan"), float("nan"), k, int(n.size), "one run",
+                                 "fewer than two tasks with two or more trials")
+        noise = p * (1 - p) / (n - 1)
+        within = float(2 * np.mean(noise * n))
+        between = 2 * max(0.0, float(np.var(p, ddof=1) - np.mean(noise)))
+        return VarianceSplit(between, within, k, int(n.size), "one run", ONE_RUN_ASSUMPTION)
+    index_b = {t: i for i, t in enumerate(b.tasks)}
+    rows = [(i, j) for i, t in enumerate(a.tasks)
+            if (j := index_b.get(t)) is not None and a.n[i] >= 2 and b.n[j] >= 2]
+    if len(rows) < 2:
+        return VarianceSplit(float("nan"), float("nan"), 0, len(rows), "two runs",
+                             "fewer than two common tasks with two or more trials in each run")
+    ia, ib = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True))
+    na, nb = a.n[ia].astype(np.float64), b.n[ib].astype(np.float64)
+    pa, pb = a.passes[ia] / na, b.passes[ib] / nb
+    var_a, var_b = pa * (1 - pa) / (na - 1), pb * (1 - pb) / (nb - 1)
+    within = float(np.mean(var_a * na + var_b * nb))
+    between = max(0.0, float(np.var(pb - pa, ddof=1) - np.mean(var_a + var_b)))
+    return VarianceSplit(between, within, int(np.median(np.minimum(na, nb))), len(rows), "two runs")
+
+
+@dataclass(frozen=True)
+class MeanDifferenceSize:
+    """Tasks needed to detect a difference of mean per-task p̂ over K trials per task."""
+
+    tasks: int | None
+    """Tasks (each run by both models) at ``k`` trials per task; None if no difference or no estimate."""
+    k: int
+    difference: float
+    between: float
+    within: float
+    power: float
+    alpha: float
+    by_k: tuple[tuple[int, int], ...] = ()
+    """(K, tasks needed at K trials per task) for a few K: what raising K buys."""
+    floor: int | None = None
+    """Tasks needed however many trials per task (K → ∞: the between part alone)."""
+    design: str = "paired-means"
+    note: str = ""
+
+
+def tasks_paired_means(
+    between: float, within: float, k: int, difference: float, power: float = 0.8,
+    alpha: float = 0.05, ks: tuple[int, ...] | None = None, note: str = "",
+) -> MeanDifferenceSize:
+    """Tasks needed for a paired comparison of mean p̂ differences with K trials per task.
+
+    ``T = (z_{1−α/2} + z_power)² (σ²_between + σ²_within / K) / δ²``, rounded up
+    (and at least 2, the fewest a paired t-test takes).
+
+    Parameters
+    ----------
+    between : float
+        σ²_between, the variance over tasks of the true differences p_B − p_A.
+    within : float
+        σ²_within = E[p_A(1 − p_A) + p_B(1 − p_B)]: K trials per task and model
+        give p̂_B − p̂_A a binomial variance of σ²_within / K.
+    k : int
+        Trials per task and model.
+    difference : float
+        δ, the difference of mean pass rates to detect.
+    ks : tuple of int, optional
+        Other K to size for (default 1, K, 2K and 4K).
+
+    Notes
+    -----
+    Both models run the same T tasks, K trials each, and the analysis is a
+    paired test of the mean over tasks of p̂_B − p̂_A. Its variance is
+    Var(d̄) = (σ²_between + σ²_within/K)/T: raising K only shrinks the second
+    part, so however many trials per task the suite needs
+    (z_{1−α/2} + z_power)² σ²_between / δ² tasks (``floor``). The normal
+    approximation is used for the test statistic, as in Miller's power
+    section; with tens of tasks or more a paired t-test has the same power to
+    within a point or two.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024 (§ 4, paired
+       differences; § 5, power analysis; the split of the variance into
+       between- and within-question parts).
+
+    Examples
+    --------
+    >>> tasks_paired_means(0.01, 0.4, 5, 0.05).tasks
+    283
+    """
+    if k < 1:
+        raise ValueError(f"k ({k}) must be >= 1")
+    if not -1 <= difference <= 1:
+        raise ValueError(f"difference ({difference}) must be between -1 and 1")
+    zs = z_sum(power, alpha)
+    ks = ks if ks is not None else tuple(sorted({1, k, 2 * k, 4 * k}))
+    if difference == 0 or not (math.isfinite(between) and math.isfinite(within)):
+        why = "no difference to detect" if difference == 0 else (note or "no variance estimate")
+        return MeanDifferenceSize(None, k, difference, between, within, power, alpha, note=why)
+    if between < 0 or within < 0:
+        raise ValueError(f"variances ({between}, {within}) must be >= 0")
+    d2 = difference * difference
+
+    def need(trials: float) -> int:
+        return max(2, math.ceil(zs * zs * (between + within / trials) / d2 - 1e-9))
+
+    floor = max(2, math.ceil(zs * zs * between / d2 - 1e-9))
+    return MeanDifferenceSize(need(k), k, difference, between, within, power, alpha,
+                              tuple((x, need(x)) for x in ks), floor, note=note)

@@ -126,8 +126,8 @@ async def test_one_run_has_no_paired_figure() -> None:
 async def test_every_task_decided_says_why(tmp_path: Path) -> None:
     path = tmp_path / "solid.jsonl"
     with path.open("w") as fh:
-        for task, passes in (("solid", 40), ("broken", 0)):
-            for i in range(40):
+        for task, passes in (("solid", 69), ("broken", 0)):
+            for i in range(69):
                 fh.write(json.dumps({"task": task, "trial": i, "passed": i < passes}) + "\n")
     app = make_app([str(path)])
     async with app.run_test(size=SIZE) as pilot:

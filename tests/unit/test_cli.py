@@ -132,7 +132,7 @@ class TestCompare:
 
     def test_runs_inside_logs(self) -> None:
         code, out, _ = run("compare", FIXTURES, "--runs", "oncall-baseline", "oncall-candidate")
-        assert code == 0 and "sign test: p = 1.00" in out and "summarizeIncident" in out
+        assert code == 0 and "sign test p = 1.00" in out and "summarizeIncident" in out
 
     def test_directory_of_two_runs_needs_runs(self) -> None:
         code, _, err = run("compare", FIXTURES, BASELINE)

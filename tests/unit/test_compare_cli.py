@@ -58,8 +58,15 @@ class TestCompareJson:
         moved = rows["searchRunbook"]
         assert moved["p_value"] == pytest.approx(fisher_exact([[10, 2], [12, 0]]).pvalue)
         assert moved["flipped"] is False and moved["p_adjusted"] == 1.0
-        assert 0 <= doc["permutation_p"] <= 1
-        assert doc["verdict"].startswith("not shown to differ at 5%")
+        assert 0 <= doc["permutation_p"] <= 1 and doc["secondary_tests_valid"] is True
+        # One task broke outright (12/12 -> 0/12): the within-task test rejects on these tasks,
+        # while the interval of the mean difference over tasks holds 0, and the verdict says both.
+        primary = doc["primary_test"]
+        assert primary["name"] == "within-task permutation test" and primary["p_value"] < 0.001
+        assert primary["ci"] == doc["mean_diff_ci"] and primary["ci"][0] < 0 < primary["ci"][1]
+        assert doc["winner"] == "oncall-baseline"
+        assert doc["verdict"].startswith("oncall-baseline is better at 5%: within-task permutation test p = ")
+        assert "shown on these tasks, not beyond them" in doc["verdict"]
         assert doc["confounds"] == [] and doc["confound_warning"] is None
 
     def test_alpha_below_the_smallest_p_flips_nothing(self) -> None:
@@ -94,10 +101,13 @@ class TestCompareJson:
     def test_one_trial_per_task_says_nothing_is_tested(self, tmp_path: Path) -> None:
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (0, 1)}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
-        assert doc["per_task_tested"] is False and doc["flipped_broken"] == ["x"]
+        assert doc["per_task_tested"] is False and doc["flipped_broken"] == [] and doc["broken"] == ["x"]
+        row = {r["task"]: r for r in doc["per_task"]}["x"]
+        assert row["changed"] is True and row["flipped"] is False
         assert "nothing can be tested per task" in doc["per_task_note"]
         out = run("compare", log, "--runs", "a", "b")[1]
-        assert "one trial per task in both runs, so nothing can be tested per task" in out
+        assert "changed 1, flipped none: one trial per task in both runs, so nothing can be tested per task" in out
+        assert "x                 │ broken │ changed" in out or " changed " in out
 
 
 class TestCompareText:
@@ -106,7 +116,8 @@ class TestCompareText:
         assert code == 0
         assert "flipped 1 (fixed 0, broken 1): significant after Holm at 5%" in out
         assert "moved 1 more (p̂ changed, not significant)" in out
-        assert "paired permutation test p = " in out
+        assert "primary test: within-task permutation test p = " in out
+        assert "secondary: sign test p = 1.00, sign-flip permutation p = " in out
         rows = [line for line in out.splitlines() if "summarizeIncident" in line or "searchRunbook" in line]
         assert "flipped" in rows[0] and "summarizeIncident" in rows[0]
         assert "moved" in rows[1] and "searchRunbook" in rows[1]
@@ -160,18 +171,22 @@ class TestBaseline:
         assert doc["baseline"] == "base"
         comps = {c["run"]: c for c in doc["comparisons"]}
         assert set(comps) == {"worse", "same"}
-        p = [comps["worse"]["sign_test_p"], comps["same"]["sign_test_p"]]
-        assert p[0] == pytest.approx(2 / 2**10)  # 10 broken, 0 fixed
+        assert comps["worse"]["sign_test_p"] == pytest.approx(2 / 2**10)  # 10 broken, 0 fixed
+        p = [comps["worse"]["primary_test"]["p_value"], comps["same"]["primary_test"]["p_value"]]
+        assert comps["same"]["primary_test"]["p_value"] == 1.0  # one task 8/8 -> 7/8: s = 15 of 16
         assert [comps["worse"]["p_adjusted"], comps["same"]["p_adjusted"]] == pytest.approx(
             multipletests(p, method="holm")[1])
         assert comps["worse"]["significant"] is True and comps["same"]["significant"] is False
+        assert comps["worse"]["winner"] == "base" and comps["same"]["winner"] is None
+        assert "Holm-adjusted" in comps["worse"]["verdict"]
 
     def test_report_baseline_is_one_json_document(self, tmp_path: Path) -> None:
         log = self.three_runs(tmp_path)
         doc = orjson.loads(run("report", log, "--baseline", "base", "--format", "json")[1])
         assert len(doc["runs"]) == 3 and len(doc["baseline"]["comparisons"]) == 2
         out = run("report", log, "--baseline", "base")[1]
-        assert "every run against baseline base: sign test p-values Holm-adjusted across the 2 comparisons" in out
+        assert ("every run against baseline base: within-task permutation test p-values Holm-adjusted across "
+                "the 2 comparisons") in out
 
     def test_unknown_baseline(self, tmp_path: Path) -> None:
         code, _, err = run("compare", self.three_runs(tmp_path), "--baseline", "nope")

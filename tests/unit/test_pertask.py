@@ -119,19 +119,21 @@ class TestPerTask:
         assert res.moved_fixed == ["t3"] and res.flip_order() == [0, 1, 3]
         row = out["per_task"][0]
         assert list(row) == ["task", "passes_a", "n_a", "passes_b", "n_b", "p_value", "p_adjusted", "q_value",
-                             "flipped"]
+                             "flipped", "changed"]
         ref = sps.fisher_exact([[20, 0], [0, 20]]).pvalue
         assert row["p_value"] == pytest.approx(ref) and row["flipped"] is True
         assert out["per_task"][2]["p_value"] == 1.0 and out["per_task"][2]["flipped"] is False
 
-    def test_one_trial_per_task_counts_every_change(self) -> None:
+    def test_one_trial_per_task_marks_changes_never_flips(self) -> None:
         n = np.ones(6, dtype=np.int64)
         a = task_stats(outcomes("A", n, np.array([0, 0, 1, 1, 0, 1])), 1)
         b = task_stats(outcomes("B", n, np.array([1, 0, 0, 1, 1, 1])), 1)
         res = per_task_tests(compare_runs(a, b))
         assert not res.tested and res.single_trial
-        assert res.flipped_fixed == ["t0", "t4"] and res.flipped_broken == ["t2"]
+        assert res.flipped_fixed == [] and res.flipped_broken == []
+        assert res.moved_fixed == ["t0", "t4"] and res.moved_broken == ["t2"]
         out = res.to_json()
+        assert [r["changed"] for r in out["per_task"]] == [True, False, True, False, True, False]
         assert out["per_task_note"] == UNTESTABLE_NOTE and out["per_task"][0]["p_value"] is None
 
     def test_no_common_task(self) -> None:

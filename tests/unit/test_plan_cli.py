@@ -103,7 +103,9 @@ class TestPlanTable:
     def test_shows_the_reasoning(self) -> None:
         code, out, _ = run("plan", str(FIXTURES), "--budget", "300", "-k", "5")
         assert code == 0
-        for text in ("decided = the Wilson 95% interval", "suite pass^5 = 0.773",
+        for text in ("decided = the 95% confidence sequence",
+                     "decisions use a confidence sequence (Robbins' mixture): valid however often "
+                     "you look", "rule of three (fixed-n)", "suite pass^5 = 0.773",
                      "searchRunbook", "where the trials go", "tasks needed to detect",
                      "independent samples", "paired (same tasks", "2,995,731",
                      "not from tests", "low temperature", "rerun plan: 300 trials"):
@@ -211,7 +213,7 @@ class TestRisk:
         assert tiers == {"a": "high", "b": "low"}
 
     def test_every_task_decided(self, tmp_path: Path) -> None:
-        path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {})})
+        path = write_log(tmp_path / "r.jsonl", {"solid": (69, 69, {}), "broken": (69, 0, {})})
         code, out, err = run("plan", str(path), "--budget", "50", "--format", "json")
         assert code == 0
         doc = json.loads(out)

@@ -27,6 +27,7 @@ from flaketui.stats.plan import PlanOptions, make_plan
 from flaketui.stats.power import discordance, tasks_independent, tasks_paired
 from flaketui.stats.precision import (
     UNDECIDED,
+    confidence_sequence,
     decide,
     more_clean_trials,
     trials_for_width,
@@ -123,16 +124,20 @@ class TestWilsonWidth:
 
 
 class TestDecide:
+    # Decisions read the Robbins-mixture confidence sequence (flaketui.stats.precision); its
+    # bounds are pinned against scipy brentq on betaln in tests/unit/test_anytime.py. At n of n
+    # the lower bound is (0.05/(n + 1))^(1/n): 0.8991 at 68, 0.9003 at 69 (worked with math.log).
     @pytest.mark.parametrize(
         ("n", "c", "expected"),
         [
-            (12, 12, UNDECIDED),  # Wilson [0.76, 1]: could fail one time in five
-            (34, 34, UNDECIDED),  # lower bound 34/(34 + z²) = 0.8985 < 0.9
-            (35, 35, "stable-pass"),  # 35/(35 + z²) = 0.9011
-            (35, 0, "stable-fail"),
-            (40, 20, "flaky"),  # [0.35, 0.65] inside [0.1, 0.9]
-            (12, 10, UNDECIDED),  # [0.55, 0.95] crosses 0.9
-            (12, 6, "flaky"),  # [0.25, 0.75]
+            (12, 12, UNDECIDED),  # CS [0.63, 1]: could fail one time in three
+            (35, 35, UNDECIDED),  # decided by the fixed-n Wilson interval, not by the CS
+            (68, 68, UNDECIDED),  # (0.05/69)^(1/68) = 0.8991 < 0.9
+            (69, 69, "stable-pass"),  # (0.05/70)^(1/69) = 0.9003
+            (69, 0, "stable-fail"),
+            (40, 20, "flaky"),  # CS [0.27, 0.73] inside [0.1, 0.9]
+            (12, 10, UNDECIDED),  # CS [0.42, 0.99] crosses 0.9
+            (12, 6, "flaky"),  # CS [0.149, 0.851]
             (3, 1, UNDECIDED),
             (0, 0, "no-trials"),
         ],
@@ -140,12 +145,12 @@ class TestDecide:
     def test_cases(self, n: int, c: int, expected: str) -> None:
         assert decide([n], [c]) == [expected]
 
-    def test_definition_is_the_wilson_interval_in_one_zone(self) -> None:
+    def test_definition_is_the_confidence_sequence_in_one_zone(self) -> None:
         rng = np.random.default_rng(5)
         n = rng.integers(1, 200, 500)
         c = rng.binomial(n, rng.uniform(0, 1, 500))
-        ci = wilson_interval(n, c)
-        for d, lo, hi in zip(decide(n, c, margin=0.2), ci.low, ci.high, strict=True):
+        cs = confidence_sequence(n, c)
+        for d, lo, hi in zip(decide(n, c, margin=0.2), cs.low, cs.high, strict=True):
             if d == "stable-pass":
                 assert lo >= 0.8 - 1e-12
             elif d == "stable-fail":
@@ -514,7 +519,9 @@ class TestMakePlan:
             for t in r.tasks:
                 if t.decision not in (UNDECIDED, "no-trials"):
                     assert t.extra <= max(0, t.minimum - t.n)
-                assert t.n + t.extra <= max(t.n, t.minimum, t.trials_for_width)
+                # The cap: the width target or, for a clean task, the trials that decide it.
+                assert t.n + t.extra <= max(t.n, t.minimum, t.trials_for_width,
+                                            t.n + (t.to_decide or 0))
 
     def test_fixture_figures(self) -> None:
         log = load_logs([FIXTURES])
@@ -539,7 +546,8 @@ class TestMakePlan:
         assert plan.million == 2_995_731
 
     def test_decided_tasks_get_nothing(self, tmp_path: Path) -> None:
-        path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {}),
+        # 69 clean trials decide a task under the confidence sequence (40 did under Wilson).
+        path = write_log(tmp_path / "r.jsonl", {"solid": (69, 69, {}), "broken": (69, 0, {}),
                                                 "coin": (40, 20, {}), "open": (12, 11, {})})
         log = load_logs([path])
         plan = make_plan([log.run_outcomes("r")], PlanOptions(budget=100))
@@ -551,18 +559,32 @@ class TestMakePlan:
         assert "fix it" in rows["coin"].why
 
     def test_why_without_trials(self, tmp_path: Path) -> None:
-        path = write_log(tmp_path / "r.jsonl", {"clean": (12, 12, {}), "open": (12, 11, {})})
+        # "near" (29 of 30) is undecided (confidence sequence [0.747, 1.000] crosses 0.9) but
+        # has a Wilson width of 0.16, below the target of 0.3.
+        path = write_log(tmp_path / "r.jsonl", {"near": (30, 29, {}), "open": (12, 11, {})})
         log = load_logs([path])
         o = log.run_outcomes("r")
         rows = {t.task: t for t in make_plan([o], PlanOptions(budget=0)).runs[0].tasks}
-        assert rows["clean"].why == rows["open"].why == "no budget given"
-        # A width of 0.3 is reached by 12/12 (Wilson width 0.24) but not by 11/12 (0.34).
+        assert rows["near"].why == rows["open"].why == "no budget given"
+        # A width of 0.3 is reached by 29/30 but not by 11/12 (0.34).
         plan = make_plan([o], PlanOptions(budget=10, target_width=0.3))
         rows = {t.task: t for t in plan.runs[0].tasks}
-        assert rows["clean"].why == "target width reached" and rows["clean"].extra == 0
+        assert rows["near"].decision == UNDECIDED
+        assert rows["near"].why == "target width reached" and rows["near"].extra == 0
         # ... and 11/12 reaches it at 16 trials: 4 of the 10 are spent, the plan says why.
         assert rows["open"].extra == rows["open"].trials_for_width - 12 == 4
         assert plan.spent == 4 and "6 of 10 trials left unspent" in plan.reason
+
+    def test_clean_task_gets_trials_up_to_its_decision(self, tmp_path: Path) -> None:
+        # 12 of 12 has a Wilson width of 0.24, under a target of 0.3, but is undecided: the
+        # confidence sequence decides it at 69 clean trials, so it may get up to 57 more.
+        path = write_log(tmp_path / "r.jsonl", {"clean": (12, 12, {})})
+        log = load_logs([path])
+        plan = make_plan([log.run_outcomes("r")], PlanOptions(budget=100, target_width=0.3))
+        (t,) = plan.runs[0].tasks
+        assert (t.decision, t.to_decide, plan.decide_clean) == (UNDECIDED, 57, 69)
+        assert t.extra == 57 and plan.spent == 57
+        assert decide([t.n + t.extra], [t.n + t.extra]) == ["stable-pass"]
 
     def test_minimum_counts_towards_the_width_cap(self, tmp_path: Path) -> None:
         # 2 of 3, high tier (minimum 10): a width of 0.3 at p̂ 2/3 needs 35 trials in all.
@@ -581,7 +603,7 @@ class TestMakePlan:
         assert plan.runs[0].tasks[0].extra == 47
 
     def test_all_decided_cannot_spend(self, tmp_path: Path) -> None:
-        path = write_log(tmp_path / "r.jsonl", {"solid": (40, 40, {}), "broken": (40, 0, {})})
+        path = write_log(tmp_path / "r.jsonl", {"solid": (69, 69, {}), "broken": (69, 0, {})})
         log = load_logs([path])
         plan = make_plan([log.run_outcomes("r")], PlanOptions(budget=50))
         assert plan.spent == 0 and plan.lines() == []

@@ -109,11 +109,14 @@ class TestPassAtK:
 
 
 class TestPassHatKInterval:
+    """The percentile bootstrap, kept as ``method="bootstrap"``; the default exact interval is
+    pinned in test_intervals.py."""
+
     @pytest.mark.parametrize("n,c", [(12, 10), (4, 2), (20, 17), (8, 1)])
     def test_is_pass_hat_k_at_binomial_quantiles(self, n: int, c: int) -> None:
         lo_q = sps.binom.ppf(0.025, n, c / n)
         hi_q = sps.binom.ppf(0.975, n, c / n)
-        ci = pass_hat_k_interval(n, c, 3)
+        ci = pass_hat_k_interval(n, c, 3, method="bootstrap")
         assert float(ci.low) == pytest.approx(comb(int(lo_q), 3) / comb(n, 3), abs=1e-12)
         assert float(ci.high) == pytest.approx(comb(int(hi_q), 3) / comb(n, 3), abs=1e-12)
 
@@ -126,7 +129,7 @@ class TestPassHatKInterval:
         cdf = np.cumsum(pmf)
         lo = values[np.argmax(cdf >= 0.025)]
         hi = values[np.argmax(cdf >= 0.975)]
-        ci = pass_hat_k_interval(n, c, k)
+        ci = pass_hat_k_interval(n, c, k, method="bootstrap")
         assert (float(ci.low), float(ci.high)) == pytest.approx((lo, hi))
         assert float(ci.low) <= float(pass_hat_k(n, c, k)) <= float(ci.high)
 
@@ -150,7 +153,7 @@ class TestPassHatKInterval:
             assert np.array_equal(binomial_quantile(n, c, q), sps.binom.ppf(q, n, c / n))
 
     def test_degenerate_and_missing(self) -> None:
-        ci = pass_hat_k_interval(np.array([12, 12, 3]), np.array([12, 0, 3]), 5)
+        ci = pass_hat_k_interval(np.array([12, 12, 3]), np.array([12, 0, 3]), 5, method="bootstrap")
         assert (ci.low[0], ci.high[0]) == (1.0, 1.0)
         assert (ci.low[1], ci.high[1]) == (0.0, 0.0)
         assert np.isnan(ci.low[2])
@@ -159,6 +162,10 @@ class TestPassHatKInterval:
 class TestClassesAndRuleOfThree:
     def test_classes(self) -> None:
         assert classify([4, 4, 4, 0], [4, 0, 2, 0]) == ["stable-pass", "stable-fail", "flaky", "no-trials"]
+
+    def test_one_trial_is_unrepeated(self) -> None:
+        # One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went.
+        assert classify([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "stable-pass", "stable-fail"]
 
     def test_rule_of_three_issue_figure(self) -> None:
         assert round(float(rule_of_three(1500)), 6) == 0.001995
@@ -206,20 +213,23 @@ class TestSuite:
         x = np.array([1.0, 0.5, 0.0, 0.75, 1.0])
         est = mean_estimate(x)
         assert est.se == pytest.approx(np.std(x, ddof=1) / np.sqrt(5))
-        assert est.ci[0] == pytest.approx(max(0, x.mean() - 1.959964 * est.se), abs=1e-6)
-        assert not est.clustered
+        # The t quantile on T - 1 = 4 degrees of freedom (scipy.stats.t), no longer z = 1.96.
+        assert est.ci[0] == pytest.approx(max(0, x.mean() - sps.t.ppf(0.975, 4) * est.se), abs=1e-12)
+        assert not est.clustered and est.df == 4
 
     def test_clustered_se_miller(self) -> None:
         x = np.array([1.0, 1.0, 0.0, 0.0, 0.5, 1.0])
         groups = ["a", "a", "b", "b", None, None]
         est = mean_estimate(x, groups)
         m = x.mean()
-        # Miller (2024) eq. 4, written out by cluster: {a}, {b}, and the two singletons.
-        expected = np.sqrt(
+        # Miller (2024) eq. 4, written out by cluster: {a}, {b}, and the two singletons,
+        # times the CR1 factor G/(G - 1) = 4/3 under the root (statsmodels' default).
+        sandwich = np.sqrt(
             ((1 - m) + (1 - m)) ** 2 + ((0 - m) + (0 - m)) ** 2 + (0.5 - m) ** 2 + (1 - m) ** 2
         ) / 6
-        assert est.clustered and est.se == pytest.approx(expected)
-        assert est.se > np.sqrt(np.sum((x - m) ** 2)) / 6  # positive within-cluster correlation
+        assert est.clustered and est.se == pytest.approx(sandwich * np.sqrt(4 / 3))
+        assert est.df == 3 and est.clusters == 4
+        assert sandwich > np.sqrt(np.sum((x - m) ** 2)) / 6  # positive within-cluster correlation
 
     def test_warnings(self) -> None:
         st = task_stats(outcomes("r", {"a": (4, 4), "b": (2, 1)}), 3)
@@ -294,9 +304,9 @@ class TestPaired:
         b2 = task_stats(outcomes("B", {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}), 1)
         cmp2 = compare_runs(a2, b2)
         assert (cmp2.test.fixed, cmp2.test.broken) == (7, 4)
-        assert verdict(cmp2) == (
-            "not shown to differ at 5%: 7 fixed vs 4 broken happens by chance 55% of the time"
-        )
+        # One trial each: the primary test is the exact McNemar test on the 11 discordant tasks.
+        assert cmp2.primary.pvalue == pytest.approx(0.548828125)
+        assert verdict(cmp2).startswith("not shown to differ at 5%: within-task permutation test p = 0.55 (primary")
 
 
 class TestDistinctPairs:
@@ -323,6 +333,9 @@ class TestDistinctPairs:
             np.testing.assert_array_equal(st.pass_at_k, est.pass_at_k(n, c, k))
             np.testing.assert_array_equal(st.pass_hat_k, est.pass_hat_k(n, c, k))
             np.testing.assert_array_equal(st.pass_hat_k_ci.high, est.pass_hat_k_interval(n, c, k).high)
+            boot = task_stats(outcomes, k, passk_ci="bootstrap")
+            np.testing.assert_array_equal(boot.pass_hat_k_ci.low,
+                                          est.pass_hat_k_interval(n, c, k, method="bootstrap").low)
             np.testing.assert_array_equal(st.flakiness, est.flakiness(n, c))
             assert st.classes == est.classify(n, c)
 
@@ -341,6 +354,8 @@ def test_k_figures_are_the_estimators_bits(k: int) -> None:
     np.testing.assert_array_equal(hat, est.pass_hat_k(n, c, k))
     np.testing.assert_array_equal(interval.low, est.pass_hat_k_interval(n, c, k).low)
     np.testing.assert_array_equal(interval.high, est.pass_hat_k_interval(n, c, k).high)
+    _, _, boot = k_figures(n, c, k, passk_ci="bootstrap")
+    np.testing.assert_array_equal(boot.high, est.pass_hat_k_interval(n, c, k, method="bootstrap").high)
     with pytest.raises(ValueError):
         k_figures(np.array([3, 2]), np.array([1, 5]), k)  # more passes than trials
 

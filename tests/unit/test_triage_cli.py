@@ -82,9 +82,10 @@ class TestPairedRows:
         assert lines[0] == "12 tasks in both runs (0 only in a, 1 only in b)"
         assert lines[1] == "fixed 7, broken 4, unchanged 1"
         p = binomtest(7, 11, 0.5).pvalue
-        assert f"{p:.3f}" == "0.549" and lines[2] == "sign test: p = 0.549"
-        assert lines[4] == ("not shown to differ at 5%: 7 fixed vs 4 broken happens by chance "
-                            "55% of the time")
+        assert f"{p:.3f}" == "0.549" and lines[3].endswith("secondary: sign test p = 0.549, sign-flip "
+                                                            "permutation p = " + lines[3].rsplit(" = ", 1)[1])
+        assert lines[2] == f"primary test: within-task permutation test p = {cmp.primary.pvalue:.3f}"
+        assert lines[4].startswith("not shown to differ at 5%: within-task permutation test p = ")
         rows = review.paired_rows(cmp)
         assert [r.change for r in rows] == ["broken"] * 4 + ["fixed"] * 7
         # Within a change, the largest |Δ| first: b0 goes 4/4 → 0/4.
@@ -110,7 +111,7 @@ class TestExport:
         assert code == 0, err
         assert f"no triage notes at {notes} yet" in err
         assert "## oncall-candidate vs oncall-baseline" in out
-        assert "- sign test: p = 1.00" in out and "- 0 of 2 flips reviewed" in out
+        assert "- primary test: within-task permutation test p = " in out and "- 0 of 2 flips reviewed" in out
         assert out.index("| summarizeIncident | broken | 1.000 → 0.000 | 12 | 12 | 1.000 |") < \
             out.index("| searchRunbook | fixed | 0.833 → 1.000 | 12 | 12 | 0.167 |")
         assert "| oncall-baseline | searchRunbook | 12 | 10 | 0.833 | [0.55, 0.95] |" in out

@@ -2,9 +2,11 @@
 
 Opened with ``p`` from the task table. At the top, the run's decisions and the
 uncertainty of its suite pass^k; on the left every figure of the highlighted
-task (decision, rule of three, trials to the target Wilson width, risk tier);
-on the right the tasks needed to detect a difference (independent and paired)
-and pass@k / pass^k projected beyond the trials measured. Type a budget and
+task (decision by a confidence sequence, valid however often the plan is looked
+at; the fixed-n rule of three; trials to the target Wilson width; risk tier); on
+the right the tasks needed to detect a difference (independent, and paired means
+at the run's K trials per task: the analysis ``compare`` runs) and pass@k /
+pass^k projected beyond the trials measured. Type a budget and
 press enter: the table shows where the trials go and why. The plan is computed
 in a thread worker (reading each task's tags from disk).
 """
@@ -243,13 +245,13 @@ class PlanScreen(Screen[None]):
         text.append(f" (power {plan_report.percent(o.power)}, α {plan_report.percent(o.alpha)})\n",
                     style="dim")
         line = f"±{o.effect:g} at {fmt.rate(ind.p1)}: independent {count(ind.tasks)}"
-        if cmp is not None and plan.paired is not None:
-            line += f" · paired {count(plan.paired.tasks)} (ψ {fmt.rate(cmp.discordance)})"
+        if cmp is not None and plan.paired_means is not None:
+            line += f" · paired {count(plan.paired_means.tasks)} at K = {plan.paired_means.k}"
         text.append(visible(line) + "\n")
-        if cmp is not None and plan.observed_independent and plan.observed_paired:
+        if cmp is not None and plan.observed_independent and plan.observed_paired_means:
             text.append(f"seen {fmt.rate(cmp.pass_a)} → {fmt.rate(cmp.pass_b)}: "
                         f"independent {count(plan.observed_independent.tasks)} · paired "
-                        f"{count(plan.observed_paired.tasks)}\n")
+                        f"{count(plan.observed_paired_means.tasks)}\n")
         else:
             text.append("paired: load a second run of the same tasks\n", style="dim")
         keep = sorted({1, run.k, 10, 100})

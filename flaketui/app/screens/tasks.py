@@ -38,7 +38,7 @@ from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import KCurve, histogram, k_curve
-from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
+from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, UNREPEATED
 from flaketui.stats.suite import k_figures
 from flaketui.triage import TriageKey
 
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 METRIC_LABELS = {"tokens": "tokens", "cost_usd": "cost $", "duration_s": "dur s"}
 """Short column labels for common metrics (others show their own name)."""
 
-CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky"}
-"""Short class names in the table (the reports spell them stable-pass, stable-fail, flaky)."""
+CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky", UNREPEATED: "once"}
+"""Short class names in the table (the reports spell them stable-pass, stable-fail, flaky, unrepeated)."""
 
 CAUSES_FAILED = "failed (see the notification)"
 """The summary's progress of the cause? column when its worker raised."""
@@ -544,7 +544,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
             stat("class", 5, "left",
-                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail) or flaky",
+                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail), flaky, or once "
+                         "(unrepeated: one trial, nothing shown to repeat)",
                  render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
                                          style=class_style(st.classes[row]))),
         ]
