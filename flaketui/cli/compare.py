@@ -40,8 +40,8 @@ def alpha_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def baseline_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--baseline RUN``: every other run against RUN, Holm across the comparisons."""
     return click.option("--baseline", default=None, metavar="RUN",
-                        help="Compare every other run in LOGS against RUN (sign test p-values "
-                             "Holm-adjusted across the comparisons).")(func)
+                        help="Compare every other run in LOGS against RUN (the primary test's "
+                             "p-values Holm-adjusted across the comparisons).")(func)
 
 
 def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,8 +72,9 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
             divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
             fields: FieldMap) -> None:
-    """Paired comparison of run B against run A: flipped and moved tasks, sign test, mean difference,
-    permutation test and one verdict from them all."""
+    """Paired comparison of run B against run A: the verdict by one primary test (the within-task
+    permutation test, valid with unequal trials), the mean difference with its CI, the secondary
+    tests where valid, and the flipped and moved tasks."""
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 

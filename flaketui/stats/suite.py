@@ -380,17 +380,14 @@ def _few_units_warning(est: MeanEstimate) -> list[str]:
         if est.se != est.se:
             return [f"only {g} cluster(s) of tasks: the suite CIs need at least two clusters"]
         if g < MIN_TASKS_FOR_CI:
-            return [f"only {g} clusters: the suite CIs use a small-sample clustered SE (CR1) and "
-                    f"the t quantile with {g - 1} degrees of freedom, but with fewer than about "
-                    f"{MIN_TASKS_FOR_CI} clusters they can still be too narrow, most when clusters "
-                    "differ in size"]
+            return [f"only {g} clusters: the suite CIs use CR1 and t({g - 1}), and may still be "
+                    f"too narrow below about {MIN_TASKS_FOR_CI} (most with clusters of unequal size)"]
         return []
     if 0 < est.tasks < MIN_TASKS_FOR_CI:
         if est.tasks == 1:
             return ["only 1 task: the suite CIs need at least two tasks"]
-        return [f"only {est.tasks} tasks: the suite CIs use the t quantile with {est.tasks - 1} "
-                "degrees of freedom, exact only for normal task values; with fewer than about "
-                f"{MIN_TASKS_FOR_CI} tasks skewed values can make them too narrow"]
+        return [f"only {est.tasks} tasks: the suite CIs use t({est.tasks - 1}), and skewed task "
+                f"values may still make them too narrow below about {MIN_TASKS_FOR_CI}"]
     return []
 
 

@@ -138,6 +138,23 @@ def verdict_text(ev: Evidence) -> str:
     return text
 
 
+def short_verdict_text(ev: Evidence) -> str:
+    """The verdict without the figures the pane shows on the lines above it, e.g.
+    ``A is better at 5% (within-task permutation test p = 0.00085), on these tasks: the interval
+    over tasks holds 0``."""
+    if ev.tasks == 0 or ev.fixed + ev.broken == 0:
+        return verdict_text(ev)
+    level = f"{ev.alpha:.0%}"
+    test = f"({PRIMARY} p = {ev.decisive_p:.2g})"
+    if not ev.winner:
+        secondary_rejects = ev.equal_trials and min(ev.sign_p, ev.permutation_p) < ev.alpha
+        return f"not shown to differ at {level} {test}" + (
+            "; a secondary test below α does not change it" if secondary_rejects else "")
+    low, high = ev.ci
+    caveat = ", on these tasks: the interval over tasks holds 0" if low <= 0 <= high else ""
+    return f"{ev.better(ev.winner)} is better at {level} {test}{caveat}"
+
+
 def verdict(cmp: PairedComparison, alpha: float = 0.05, adjusted_p: float | None = None) -> str:
     """The plain-language verdict of :func:`verdict_text` for a comparison."""
     return verdict_text(evidence(cmp, alpha, adjusted_p))

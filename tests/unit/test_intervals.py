@@ -281,13 +281,13 @@ class TestFewUnitsWarning:
         groups = {f"t{i}": f"g{i % 6}" for i in range(40)}
         sm = summarise(task_stats(outcomes(counts, groups), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
-        assert w.startswith("only 6 clusters:") and "t quantile with 5 degrees of freedom" in w
+        assert w.startswith("only 6 clusters:") and "CR1 and t(5)" in w
         assert "CR1" in w and "normal approximation" not in w
 
     def test_counts_tasks_otherwise(self) -> None:
         sm = summarise(task_stats(outcomes({f"t{i}": (4, i % 5) for i in range(8)}), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
-        assert w.startswith("only 8 tasks:") and "t quantile with 7 degrees of freedom" in w
+        assert w.startswith("only 8 tasks:") and "t(7)" in w
 
     def test_no_warning_from_enough_clusters(self) -> None:
         counts = {f"t{i}": (4, i % 5) for i in range(90)}

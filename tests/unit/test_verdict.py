@@ -16,7 +16,7 @@ from scipy.stats import binomtest, hypergeom
 from flaketui.model import RunOutcomes
 from flaketui.stats import compare_runs, task_stats
 from flaketui.stats.stratified import within_task_test
-from flaketui.stats.verdict import Evidence, evidence, verdict, verdict_text
+from flaketui.stats.verdict import Evidence, evidence, short_verdict_text, verdict, verdict_text
 
 
 def run(name: str, counts: list[tuple[int, int]]) -> RunOutcomes:
@@ -166,3 +166,18 @@ def test_the_verdict_follows_the_primary_test(seed: int) -> None:
         assert text.startswith(f"{ev.better(ev.winner)} is better at 5%")
     else:
         assert text.startswith("not shown to differ at 5%")
+
+
+class TestShortVerdict:
+    """The pane's verdict line: the figures are on the lines above it."""
+
+    def test_winner_on_these_tasks(self) -> None:
+        ev = Evidence("A", "B", 25, 0.05, 1, 1, 1.0, -0.033, (-0.155, 0.088), 1.0, primary_p=0.00085,
+                      equal_trials=True)
+        assert short_verdict_text(ev) == ("A is better at 5% (within-task permutation test p = 0.00085), on these "
+                                          "tasks: the interval over tasks holds 0")
+
+    def test_secondary_rejection_is_named_not_followed(self) -> None:
+        ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
+        assert short_verdict_text(ev) == ("not shown to differ at 5% (within-task permutation test p = 0.08); "
+                                          "a secondary test below α does not change it")

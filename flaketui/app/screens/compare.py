@@ -43,6 +43,7 @@ from flaketui.output.review import BROKEN, FIXED, FlipRow
 from flaketui.sanitize import visible
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import PerTaskTests
+from flaketui.stats.verdict import evidence, short_verdict_text
 from flaketui.triage import TriageEntry, TriageKey
 
 if TYPE_CHECKING:
@@ -351,7 +352,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         text.append(f" · unchanged {cmp.unchanged}\n")
         text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
         text.append(lines[2] + " · " + lines[3] + "\n")
-        text.append("verdict: " + lines[4] + "\n", style="bold")
+        text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
         if self.confound:
             text.append(visible(self.confound) + "\n", style="bold yellow")
         text.append(review.flakiness_line(review.flakiness_delta(cmp)) + "\n", style="dim")

@@ -175,7 +175,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         Binding("m", "matrix", "Matrix", id="run-matrix", show=False,
                 tooltip="Every run side by side: runs × tasks p̂, trends, newly flaky since run X"),
         Binding("c", "compare", "Compare", id="compare-runs",
-                tooltip="Run B against run A: flips, sign test, and the review of each flip"),
+                tooltip="Run B against run A: flips, the primary test, and the review of each flip"),
         Binding("p", "show_plan", "Plan", id="show-plan",
                 tooltip="Plan the next run: how many more trials, on which tasks, and why"),
         Binding("r", "pick_run", "Runs", id="pick-run", tooltip="Pick the run to show from a list"),
@@ -1109,7 +1109,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"
         yield "Pick a run", "Show another loaded run, picked from a list", "pick_run"
         yield "Plan the next run", "How many more trials, on which tasks, and why", "show_plan"
-        yield "Compare two runs", "Flips, sign test and the review of each flip", "compare"
+        yield "Compare two runs", "Flips, the primary test and the review of each flip", "compare"
         yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
         yield "Export the table", "Write the tasks shown to CSV or Markdown", "export"
         yield "Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"
