@@ -167,6 +167,6 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
         permutation=paired_permutation_test(diff, cluster_labels),
         only_a=[t for t in a.tasks if t not in common_set],
         only_b=[t for t in b.tasks if t not in common_set],
-        primary=within_task_test(passes_a, n_a, passes_b, n_b),
+        primary=within_task_test(passes_a, n_a, passes_b, n_b, swapped=b.run < a.run),
     )
 

@@ -74,7 +74,7 @@ def _hypergeometric_pmf(lf: NDArray[np.float64], total: int, good: int, draws: i
 
 
 def within_task_test(passes_a: NDArray[np.integer], n_a: NDArray[np.integer], passes_b: NDArray[np.integer],
-                     n_b: NDArray[np.integer], *, resamples: int = RESAMPLES, seed: int = SEED,
+                     n_b: NDArray[np.integer], *, swapped: bool = False, resamples: int = RESAMPLES, seed: int = SEED,
                      exact_max_work: int = EXACT_MAX_WORK,
                      monte_carlo_max_draws: int = MONTE_CARLO_MAX_DRAWS) -> StratifiedTest:
     """The within-task (stratified) permutation test of the summed p̂ differences.
@@ -84,6 +84,11 @@ def within_task_test(passes_a: NDArray[np.integer], n_a: NDArray[np.integer], pa
     passes_a, n_a, passes_b, n_b : ndarray
         Per common task, A's and B's passes and non-errored trials. Tasks without a
         trial in either run carry no evidence and are left out.
+    swapped : bool
+        Compute in the other orientation (B as A) and negate the statistic: a caller that
+        orders the two runs the same way whichever it was given as A (by name) gets the
+        same p-value after a swap, Monte-Carlo draws included. The tasks are put in one
+        canonical order for the same reason.
 
     Notes
     -----
@@ -121,6 +126,12 @@ def within_task_test(passes_a: NDArray[np.integer], n_a: NDArray[np.integer], pa
     """
     ca, na = np.asarray(passes_a, dtype=np.int64), np.asarray(n_a, dtype=np.int64)
     cb, nb = np.asarray(passes_b, dtype=np.int64), np.asarray(n_b, dtype=np.int64)
+    if swapped:
+        test = within_task_test(cb, nb, ca, na, resamples=resamples, seed=seed, exact_max_work=exact_max_work,
+                                monte_carlo_max_draws=monte_carlo_max_draws)
+        return StratifiedTest(-test.statistic, test.pvalue, test.tasks, test.method, test.resamples)
+    order = np.lexsort((cb, ca, nb, na))
+    ca, na, cb, nb = ca[order], na[order], cb[order], nb[order]
     total, s = na + nb, ca + cb
     keep = (na > 0) & (nb > 0) & (s > 0) & (s < total)
     ca, na, nb, total, s = ca[keep], na[keep], nb[keep], total[keep], s[keep]

@@ -181,3 +181,17 @@ class TestShortVerdict:
         ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
         assert short_verdict_text(ev) == ("not shown to differ at 5% (within-task permutation test p = 0.08); "
                                           "a secondary test below α does not change it")
+
+
+def test_swapping_the_runs_keeps_every_p_value() -> None:
+    """A against B and B against A give the same p-values, Monte-Carlo draws included."""
+    rng = np.random.default_rng(11)
+    na, nb = rng.integers(1, 6, 90), rng.integers(4, 12, 90)
+    p = rng.uniform(0, 1, 90)
+    a = [(int(n), int(c)) for n, c in zip(na, rng.binomial(na, p), strict=True)]
+    b = [(int(n), int(c)) for n, c in zip(nb, rng.binomial(nb, p), strict=True)]
+    ab = compare_runs(task_stats(run("A", a), 1), task_stats(run("B", b), 1))
+    ba = compare_runs(task_stats(run("B", b), 1), task_stats(run("A", a), 1))
+    assert ab.primary.method == "monte-carlo"
+    assert ab.primary.pvalue == ba.primary.pvalue and ab.primary.statistic == pytest.approx(-ba.primary.statistic)
+    assert ab.permutation.pvalue == ba.permutation.pvalue
