@@ -6,12 +6,14 @@ screen, :mod:`flaketui.app.screens.matrix`, draws it).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.model import natural_ranks
 from flaketui.output.columns import EPS
 from flaketui.stats.suite import TaskStats
 
@@ -48,9 +50,10 @@ class RunMatrix:
         return np.where(count >= 2, var, np.nan)
 
     def order(self) -> NDArray[np.int64]:
-        """Rows by variance across runs, largest first (missing last), then by name."""
+        """Rows by variance across runs, largest first (missing last), then by name in natural
+        order (``task-2`` before ``task-10``)."""
         var = self.variance
-        names = np.argsort(np.argsort(np.array(self.tasks, dtype=object)))
+        names = natural_ranks(self.tasks)
         missing = np.isnan(var)
         return np.lexsort((names, -np.nan_to_num(var, nan=0.0), missing))
 
@@ -64,6 +67,33 @@ class RunMatrix:
         before, last = self.p_hat[:, since], self.p_hat[:, -1]
         with np.errstate(invalid="ignore"):
             return (before >= 1 - EPS) & (last < 1 - EPS)
+
+
+def distinguishing_parts(runs: Sequence[str]) -> list[str]:
+    """Each run name without the prefix and suffix all the names share, cut back to a word
+    boundary (``-``, ``_``, ``.``, ``/``, `` ``, ``:``), so that short column headers tell
+    the runs apart: ``orch-claude-v2``, ``orch-gpt-v2`` → ``claude``, ``gpt``. A name
+    that would be left empty keeps its whole text.
+
+    >>> distinguishing_parts(["orch-claude-v2", "orch-gpt-v2", "orch-azure-v2"])
+    ['claude', 'gpt', 'azure']
+    >>> distinguishing_parts(["r1", "r2"])
+    ['r1', 'r2']
+    """
+    if len(runs) < 2:
+        return list(runs)
+    prefix = os.path.commonprefix(list(runs))
+    suffix = os.path.commonprefix([r[::-1] for r in runs])[::-1]
+    cut_front = max((i + 1 for i, ch in enumerate(prefix) if ch in _BOUNDARY), default=0)
+    cut_back = max((i + 1 for i, ch in enumerate(suffix[::-1]) if ch in _BOUNDARY), default=0)
+    parts = []
+    for r in runs:
+        part = r[cut_front:len(r) - cut_back] if cut_front + cut_back < len(r) else ""
+        parts.append(part or r)
+    return parts
+
+
+_BOUNDARY = frozenset("-_./ :")
 
 
 def run_matrix(stats: Sequence[TaskStats]) -> RunMatrix:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
 from flaketui.sanitize import visible
@@ -131,11 +132,13 @@ def paired_rows(cmp: PairedComparison, flips_only: bool = True,
     return sorted(rows, key=flip_order)
 
 
-def flip_order(row: FlipRow) -> tuple[int, int, float, str]:
+def flip_order(row: FlipRow) -> tuple[int, int, float, tuple[tuple[int, int | str], ...]]:
     """The default order of the flip list: flipped, moved, unchanged; within each broken,
-    then fixed, the largest |Δ| first."""
+    then fixed, the largest |Δ| first, then the task ids in natural order (``task-2`` before
+    ``task-10``, as every other list)."""
     d = row.abs_delta
-    return (0 if row.flipped else 1, _CHANGE_ORDER[row.change], -(0.0 if math.isnan(d) else d), row.task)
+    return (0 if row.flipped else 1, _CHANGE_ORDER[row.change], -(0.0 if math.isnan(d) else d),
+            natural_key(row.task))
 
 
 @dataclass(frozen=True)
@@ -360,11 +363,13 @@ def triage_export(
 
 
 def _md(text: Any) -> str:
-    """A table cell: pipes escaped, line breaks as <br>."""
+    """A table cell: pipes escaped, line breaks as <br>, every other control character
+    spelled out (:func:`~flaketui.sanitize.visible`: ``ESC ]52;…`` never reaches a terminal
+    that shows the report)."""
     if text is None:
         return ""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace(
-        "\n", "<br>")
+    lines = str(text).replace("\r\n", "\n").split("\n")
+    return "<br>".join(visible(line.replace("\\", "\\\\").replace("|", "\\|")) for line in lines)
 
 
 def _mark(reviewed: bool) -> str:
@@ -373,7 +378,7 @@ def _mark(reviewed: bool) -> str:
 
 def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparison]) -> str:
     """The ``triage export --format markdown`` report, from :func:`triage_export`'s document."""
-    out = ["# flaketui triage", "", f"Notes from `{doc['triage_file']}`.", ""]
+    out = ["# flaketui triage", "", f"Notes from `{visible(doc['triage_file'])}`.", ""]
     for c, cmp in zip(doc["comparisons"], comparisons, strict=True):
         out += [f"## {_md(c['run_b'])} vs {_md(c['run_a'])}", ""]
         lines = compare_lines(cmp) + [flakiness_line(flakiness_delta(cmp)),

@@ -145,3 +145,19 @@ async def test_metr_eleven_agents(tmp_path: Path) -> None:
         top = int(screen.query_one(TaskTable).order[0])
         assert m.variance[top] == pytest.approx(float(np.nanmax(m.variance)))
         assert m.variance[top] == pytest.approx(float(np.nanvar(m.p_hat[top])))
+
+
+async def test_header_arrow_sits_after_the_sorted_runs_label(tmp_path: Path) -> None:
+    """Sorted by the second run, the arrow follows that run's label (not the gap before it), and the
+    labels show the part of each name that tells the runs apart."""
+    runs = {name: {"t1": (1, 2), "t2": (2, 2)} for name in ("orch-claude-v2", "orch-azure-v2", "orch-gemini-v2")}
+    app = make_app([str(write_runs(tmp_path / "three.jsonl", runs))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press_m(pilot)
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        screen.action_sort_by("run:1")
+        await settle(pilot)
+        header = "".join(seg.text for seg in screen.query_one(TaskTable)._header())
+        assert "1:clau 2:azur▼" in header and "3:gemi" in header

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from scipy.stats import fisher_exact
+from scipy.stats import binomtest, fisher_exact
 from statsmodels.stats.multitest import multipletests
 
 from tests.conftest import BASELINE, CANDIDATE, FIXTURES, SHARED
@@ -108,6 +108,32 @@ class TestCompareJson:
         out = run("compare", log, "--runs", "a", "b")[1]
         assert "changed 1, flipped none: one trial per task in both runs, so nothing can be tested per task" in out
         assert "x                 │ broken │ changed" in out or " changed " in out
+
+
+class TestUnequalTrials:
+    """One trial of A against ten of B at the same pass rate: the sign test would name A (54 broken vs
+    6 fixed only because p̂_A can only be 0 or 1); the primary test does not."""
+
+    def log(self, tmp_path: Path) -> Path:
+        a = {f"t{i}": (1 if i >= 6 else 0, 1) for i in range(60)}
+        b = {f"t{i}": (9, 10) for i in range(60)}
+        return write_runs(tmp_path / "x.jsonl", {"a": a, "b": b})
+
+    def test_no_winner_and_no_sign_test(self, tmp_path: Path) -> None:
+        doc = orjson.loads(run("compare", self.log(tmp_path), "--runs", "a", "b", "--format", "json")[1])
+        assert (len(doc["fixed"]), len(doc["broken"])) == (6, 54)
+        assert binomtest(6, 60).pvalue < 1e-9  # what the sign test alone would have said
+        assert doc["winner"] is None and doc["primary_test"]["p_value"] == pytest.approx(1.0)
+        assert doc["sign_test_p"] is None and doc["permutation_p"] is None and doc["secondary_tests_valid"] is False
+        assert doc["verdict"].startswith("not shown to differ at 5%: within-task permutation test p = 1 (primary)")
+        assert "the sign test is not shown: trial counts differ between the runs" in doc["verdict"]
+
+    def test_a_real_gain_is_found(self, tmp_path: Path) -> None:
+        a = {f"t{i}": (1 if i % 2 else 0, 1) for i in range(60)}  # p = 0.5 run once
+        b = {f"t{i}": (7, 10) for i in range(60)}  # p = 0.7 run ten times
+        log = write_runs(tmp_path / "gain.jsonl", {"a": a, "b": b})
+        doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
+        assert doc["winner"] == "b" and doc["primary_test"]["p_value"] < 0.05
 
 
 class TestCompareText:

@@ -102,3 +102,20 @@ def test_rows_sorted_is_the_order_of_one_key() -> None:
             key = key * 3 + c
         assert rows_sorted(cols) == bool(np.all(key[1:] >= key[:-1]))
         assert rows_sorted(cols, strict=True) == bool(np.all(key[1:] > key[:-1]))
+
+
+def test_compare_lists_and_matrix_ties_in_natural_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Equal changes list task-2 before task-10 in compare's table, the triage export and the matrix's ties."""
+    from flaketui.loading import load_logs
+    from flaketui.output.matrix import run_matrix
+    from flaketui.output.review import paired_rows
+    from flaketui.stats import compare_runs, task_stats
+    from tests.unit.test_compare_cli import write_runs
+
+    names = ["task-10", "task-2", "task-1", "task-100"]
+    log = write_runs(tmp_path / "x.jsonl", {"a": {t: (0, 2) for t in names}, "b": {t: (2, 2) for t in names}})
+    trials = load_logs([log])
+    a, b = (task_stats(trials.run_outcomes(r), 1) for r in ("a", "b"))
+    assert [r.task for r in paired_rows(compare_runs(a, b))] == ["task-1", "task-2", "task-10", "task-100"]
+    m = run_matrix([a, b])
+    assert [m.tasks[i] for i in m.order()] == ["task-1", "task-2", "task-10", "task-100"]

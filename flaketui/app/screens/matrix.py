@@ -29,7 +29,7 @@ from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
-from flaketui.output.matrix import RunMatrix, run_matrix, sparkline
+from flaketui.output.matrix import RunMatrix, distinguishing_parts, run_matrix, sparkline
 from flaketui.sanitize import visible
 
 FILTERS = ("all", "newly flaky", "newly failing")
@@ -47,9 +47,10 @@ def shade(p: float) -> str:
     return f"rgb(235,235,235) on rgb({red},{green},50)"
 
 
-def run_label(j: int, run: str) -> str:
-    """A run column's header: its number and the start of its name (``3:cand``)."""
-    return f"{j + 1}:{visible(run)}"[:RUN_WIDTH]
+def run_label(j: int, part: str) -> str:
+    """A run column's header: its number and the start of the part of its name that tells it
+    from the other runs' (``3:cand``; :func:`flaketui.output.matrix.distinguishing_parts`)."""
+    return f"{j + 1}:{visible(part)}"[:RUN_WIDTH]
 
 
 @dataclass
@@ -140,6 +141,8 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         cap = min(64, max(24, self.app.size.width // 3))
         name_w = min(cap, max([4, *(len(visible(t)) for t in m.tasks[:20000])]))
 
+        parts = distinguishing_parts(m.runs)
+
         def cell(j: int) -> Column:
             def render(i: int) -> Text:
                 v = float(p[i, j])
@@ -147,7 +150,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
                     return Text("  —", style="dim")
                 return Text(f"{v:.2f}" + ("*" if flaky[i, j] else " "), style=shade(v))
 
-            return Column(f"run:{j}", run_label(j, m.runs[j]), RUN_WIDTH, "right",
+            return Column(f"run:{j}", run_label(j, parts[j]), RUN_WIDTH, "right",
                           f"p̂ in run {visible(m.runs[j])} (* flaky)", render, lambda: p[:, j])
 
         return [

@@ -1,0 +1,91 @@
+"""A smoke run of benchmarks/bench_calibration.py at tiny sizes, so the script does not rot.
+
+The Monte-Carlo cells run a handful of reps (their figures are noise); the exact figures are
+checked against values worked out by hand: 0.9^5 for the point-flakiness gate at 5 trials,
+Clopper-Pearson's guarantee for the exact pass^k interval.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_calibration.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_calibration", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_calibration"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_rows(rows: list, family: str) -> None:
+    assert rows
+    for row in rows:
+        assert row.family == family
+        assert 0.0 <= row.measured <= 1.0
+        assert row.verdict in ("yes", "yes (conservative)", "no", "—")
+
+
+def test_compare_cells(bench: ModuleType) -> None:
+    null = bench.comparison_cell("Uniform(0, 1)", 1, 10, tasks=6, gain=0.0, reps=3, seed=1)
+    alt = bench.comparison_cell("Beta(8, 1)", 4, 4, tasks=6, gain=0.2, reps=3, seed=1)
+    check_rows(null + alt, "compare")
+    assert [r.kind for r in null] == ["type1", "type1", "coverage"]
+    assert alt[0].kind == "power" and alt[0].se is not None
+    # E[min(p + 0.2, 1) − p] for p ~ Uniform(0, 1) is 0.8·0.2 + 0.2²/2 = 0.18.
+    assert bench.clipped_gain(1.0, 1.0, 0.2) == pytest.approx(0.18)
+
+
+def test_baseline_and_per_task_cells(bench: ModuleType) -> None:
+    check_rows(bench.baseline_cell("Uniform(0, 1)", 2, 2, tasks=5, runs=2, reps=2, seed=1), "baseline")
+    check_rows(bench.pertask_cell("Beta(8, 1)", 3, 3, tasks=5, reps=2, seed=1), "per-task")
+
+
+def test_per_task_intervals_exact(bench: ModuleType) -> None:
+    rows = bench.per_task_interval_rows(grid=19)
+    check_rows(rows, "per-task intervals")
+    exact = [r for r in rows if "exact" in r.situation]
+    assert exact and all(r.measured >= 0.95 - 1e-9 for r in exact)  # Clopper-Pearson's guarantee
+    assert all(r.se is None for r in rows)
+
+
+def test_suite_cells(bench: ModuleType) -> None:
+    rows = bench.suite_cell("unclustered", (6.0, 4.0), 5, reps=20, seed=1)
+    rows += bench.suite_cell("clustered", None, 3, reps=20, seed=1)
+    check_rows(rows, "suite intervals")
+    assert bench.beta_mean_power(6.0, 4.0, 2) == pytest.approx(6 / 10 * 7 / 11)
+    # E[p²] = E[E[p² | μ]] = E[μ(κμ + 1)/(κ + 1)] = (κ·E[μ²] + E[μ])/(κ + 1), κ = 10, μ ~ Beta(6, 4).
+    assert bench.clustered_truth(2) == pytest.approx((10 * 6 / 10 * 7 / 11 + 0.6) / 11)
+
+
+def test_exact_families(bench: ModuleType) -> None:
+    peek = bench.peeking_rows()
+    check_rows(peek, "plan decisions")
+    assert all(r.measured <= 0.05 for r in peek if r.kind == "type1")
+    gate = bench.gate_rows(trials=(5,), grid=9)
+    check_rows(gate, "gate")
+    point = next(r for r in gate if r.kind == "info")
+    # Only p̂ = 1 and p̂ = 0 have point flakiness ≤ 0.2 at 5 trials.
+    assert point.measured == pytest.approx(0.9**5 + 0.1**5)
+    assert all(r.measured == 0.0 for r in gate if r.kind == "type1")  # 5 trials cannot rule flakiness out
+
+
+def test_plan_cell_and_page(bench: ModuleType) -> None:
+    rows = bench.plan_cell("same gain, K = 5", reps=2, seed=1)
+    check_rows(rows, "plan power")
+    rows += bench.gate_rows(trials=(5,), grid=9)
+    page = bench.markdown(rows, bench.Config(reps=2), 1.0, "bench_calibration.py --reps 2")
+    assert "| situation | figure | measured | nominal | within 1 point? |" in page
+    assert "## 8. `plan`'s power" in page and "## 7. `gate --require-evidence` (exact)" in page
+    for row in rows:
+        if row.missed:
+            assert f"**{row.situation}, {row.figure}:" in page
