@@ -15,7 +15,9 @@ gets a leading ``'``.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from urllib.parse import unquote
 
 _BIDI_AND_INVISIBLE = (
     [0x061C, 0x115F, 0x1160, 0x180E, 0x2028, 0x2029, 0x3164, 0xFEFF, 0xFFA0]
@@ -68,3 +70,50 @@ def csv_cell(text: object) -> str:
     s = text if isinstance(text, str) else str(text)
     prefix = "'" if s.startswith(_FORMULA_STARTS) else ""
     return prefix + visible(s)
+
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+_SECRET_QUERY_WORDS = frozenset({"signature", "sig", "token", "key", "credential", "secret", "password",
+                                 "passwd", "pwd"})
+"""A query parameter is a secret when its name, lower-cased, is one of these words or ends
+with one after ``-``, ``_`` or ``.`` (``X-Amz-Signature``, ``X-Amz-Credential``,
+``X-Amz-Security-Token``, ``X-Goog-Signature``, Azure SAS ``sig``, ``access_token``,
+``api_key``)."""
+MASK = "***"
+"""What a masked secret reads as."""
+
+
+def _secret_name(name: str) -> bool:
+    words = re.split(r"[-_.]", unquote(name).lower())
+    return words[-1] in _SECRET_QUERY_WORDS or unquote(name).lower() in _SECRET_QUERY_WORDS
+
+
+def _mask_one(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:  # user:password@host, or a token as the user name: all of it is a secret
+        authority = MASK + "@" + authority.rsplit("@", 1)[1]
+    query_at = tail.find("?")
+    if query_at >= 0:
+        fragment_at = tail.find("#", query_at)
+        end = len(tail) if fragment_at < 0 else fragment_at
+        pairs = tail[query_at + 1:end].split("&")
+        masked = [p.split("=", 1)[0] + "=" + MASK if "=" in p and _secret_name(p.split("=", 1)[0]) else p
+                  for p in pairs]
+        tail = tail[:query_at + 1] + "&".join(masked) + tail[end:]
+    return f"{scheme}://{authority}{tail}"
+
+
+def mask_url(text: object) -> str:
+    """``text`` with every URL in it masked: the ``user:password@`` part (any user info) and
+    the value of every secret query parameter (a presigned URL's ``X-Amz-Signature``,
+    ``X-Amz-Credential``, ``X-Amz-Security-Token``; ``Signature``, ``sig``, ``token``,
+    ``key``, …) become ``***``. The one rule for a URL that becomes text: error messages,
+    run names, the export's ``source`` column, sidecar names. A URL with no secret in it is
+    returned as it is (so ``s3://bucket/runs/a.jsonl`` can be read again from an export,
+    credentials coming from the environment); a masked one cannot be read again."""
+    s = text if isinstance(text, str) else str(text)
+    if "://" not in s:
+        return s
+    return _URL_IN_TEXT.sub(lambda m: _mask_one(m.group(0)), s)

@@ -56,6 +56,9 @@ class AppOptions:
     """Divergence mode of every trace comparison (``--divergence``): ``actions`` (the agent's
     tool calls and final answer) or ``all`` (every step); None: ``actions`` when a trace has a
     user role besides the agent (:func:`flaketui.traces.default_mode`), else ``all``."""
+    sources_roots: tuple[str, ...] = ()
+    """Folders or URL prefixes a Parquet trial table's ``source`` may point into besides the
+    table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`)."""
 
     def __post_init__(self) -> None:
         # Callers pass lists (and fields=None for the defaults); the options keep tuples.
@@ -89,6 +92,10 @@ class FlakeApp(App[int]):
         super().__init__()
         self.options = options
         """What the command line asked for."""
+        if options.sources_roots:
+            from flaketui.loading.formats import parquet_checks
+
+            parquet_checks.SOURCES_ROOTS = tuple(options.sources_roots)
         self.set_reactive(FlakeApp.k, options.k)
         self.k_is_default = options.k is None
         """True while k is the default (the smallest trial count), not chosen by the user."""
@@ -168,6 +175,27 @@ class FlakeApp(App[int]):
         self.notify(f"Saved screenshot to {visible(written)}", title="Screenshot", timeout=8,
                     markup=False)
         return None
+
+    def save_screenshot(self, filename: str | None = None, path: str | None = None,
+                        time_format: str | None = None) -> str:
+        """Textual's ``save_screenshot``, written without following a link: Textual opens ``PATH/flaketui_TIMESTAMP.svg`` with ``open(…, "w")``, so a link
+        planted at that predictable name was written through. Here the picture goes to a temp
+        file that :func:`tempfile.mkstemp` creates with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and a
+        random name, then :func:`os.replace` puts it at the name (a link there is replaced, its
+        target untouched): :func:`flaketui.triage.atomic_write`.
+
+        Returns:
+            The path written.
+        """
+        from pathlib import Path
+
+        from flaketui.triage import atomic_write
+
+        stamp = datetime.now().strftime(time_format or "%Y-%m-%dT%H_%M_%S")
+        name = filename or f"{self.title}_{stamp}.svg"
+        target = Path(os.path.expanduser(os.path.join(path or "./", name)))
+        atomic_write(target, self.export_screenshot().encode("utf-8"))
+        return str(target)
 
     def action_help(self) -> None:
         """Show every key of every screen."""

@@ -101,8 +101,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command that reads logs takes: field names, the pass threshold, the
     cache and where to parse (``--scheduler``: a Dask cluster, for every load of the process)."""
 
-    @click.option("--threshold", type=FiniteFloat(), default=1 - 1e-6, show_default=True,
-                  help="A score or reward passes when it is >= this.")
+    @click.option("--threshold", "--pass-threshold", "threshold", type=FiniteFloat(), default=1 - 1e-6,
+                  show_default=True, help="A score or reward passes when it is >= this.")
+    @click.option("--reward", "reward", default="reward", show_default=True, metavar="NAME",
+                  help="Which named reward is a trial's score (Harbor's verifier_result.rewards).")
     @click.option("--run-field", multiple=True, help="Field holding the run name.")
     @click.option("--task-field", multiple=True, help="Field holding the task id.")
     @click.option("--trial-field", multiple=True, help="Field holding the trial number.")
@@ -122,8 +124,30 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   help="Parse the logs again instead of reading the index cache.")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
                   help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
+    @click.option("--timeout", "timeout", type=FiniteFloat(), default=30.0, show_default=True,
+                  metavar="SECONDS",
+                  help="Remote logs: seconds a store may take to connect and to send each piece of an "
+                       "answer; a load asks nothing new after 20 times this.")
+    @click.option("--max-bytes", "max_bytes", type=click.IntRange(min=1), default=2 << 30,
+                  show_default=True, metavar="BYTES",
+                  help="Remote logs: the most bytes a file read whole (.json, .eval, ...; not JSON "
+                       "Lines, which is streamed) may declare; a larger one is skipped unread.")
+    @click.option("--sources-root", "sources_roots", multiple=True, metavar="DIR",
+                  help="A folder (or URL prefix) a Parquet trial table's source column may point into, "
+                       "besides the table's own folder; a table flaketui export wrote for you may point "
+                       "anywhere. Repeatable.")
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from flaketui.loading.formats import parquet_checks
+
+        parquet_checks.SOURCES_ROOTS = tuple(kwargs.pop("sources_roots"))
+        from flaketui.loading import location
+
+        timeout = kwargs.pop("timeout")
+        if timeout <= 0:
+            raise click.BadParameter(f"{timeout:g} is not a number of seconds above 0", param_hint="--timeout")
+        location.TIMEOUT = timeout
+        location.MAX_BYTES = kwargs.pop("max_bytes")
         if kwargs.pop("no_cache"):
             from flaketui.loading import cache
 
@@ -144,6 +168,7 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             errored_as=kwargs.pop("errored_as"),
             run_name_from=kwargs.pop("run_name_from"),
             runs_as_trials=kwargs.pop("runs_as_trials"),
+            reward=kwargs.pop("reward"),
         )
         return func(*args, **kwargs)
 

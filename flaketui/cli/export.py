@@ -9,6 +9,7 @@ import click
 
 from flaketui.cli.common import fail, load, log_options, main, report_problems, write_chunks
 from flaketui.model import FieldMap, InputError
+from flaketui.sanitize import visible
 
 
 @main.command()
@@ -45,6 +46,6 @@ def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMa
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"--out {out}: {exc.strerror or exc}")
+        fail(f"--out {visible(out)}: {exc.strerror or exc}")
     if out != "-":
-        click.echo(f"flaketui: wrote {len(log)} trials to {out}", err=True)
+        click.echo(f"flaketui: wrote {len(log)} trials to {visible(out)}", err=True)

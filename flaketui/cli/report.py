@@ -30,6 +30,7 @@ from flaketui.cli.common import (
 )
 from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
 from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
     from flaketui.output.report import Causes
@@ -201,7 +202,7 @@ def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,
                     log = watcher.log()
                 except InputError as exc:
                     if not waiting:
-                        click.echo(f"flaketui: waiting: {exc}", err=True)
+                        click.echo(f"flaketui: waiting: {visible(str(exc))}", err=True)
                     waiting = True
                 else:
                     waiting = False

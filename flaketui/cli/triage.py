@@ -16,6 +16,7 @@ from flaketui.cli.common import (
     write_json,
 )
 from flaketui.model import FieldMap
+from flaketui.sanitize import mask_url, visible
 
 
 @main.group()
@@ -52,7 +53,7 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
         if name not in log.runs:
             fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
     if not path.exists():
-        click.echo(f"flaketui: no triage notes at {path} yet", err=True)
+        click.echo(f"flaketui: no triage notes at {visible(mask_url(path))} yet", err=True)
     kk, all_stats = run_stats(log, (), k)
     stats = {st.run: st for st in all_stats}
     pairs = review.comparison_pairs(log.runs, entries, runs)

@@ -79,6 +79,13 @@ BATCH_BYTES = 1 << 19
 """Bytes of lines decoded and checked together (a block of the file holds several batches):
 the objects of a batch's lines stay in the CPU's caches while its columns are made."""
 
+MIN_TRIAL_BYTES = len(b'{"task":0,"score":0}\n')
+"""The fewest bytes a line holding a trial takes."""
+GUESS_AHEAD = 64
+"""The most trials reserved for, as a multiple of those read, when the guess is made from
+fewer than :data:`GUESS_BYTES` bytes."""
+GUESS_BYTES = 1 << 20
+
 _NO_TRACE, _EMPTY, _FULL, _BAD = 0, 1, 2, 3
 """What a line's trace fields say, as :func:`typed_adder` reads them."""
 
@@ -384,7 +391,10 @@ class _Batch:
         assert scanner is not None
         line, n, out = self.line, part.n, part.out
         if not self.cols and n:  # the first lines: room for the task names the range may hold
-            scanner.tables["task"].reserve(self.expected(n, int(out.ends[n - 1]) + 1 - int(out.starts[0])) // 2)
+            trials = int(np.count_nonzero(out.status[:n] != BAD))  # blank lines and garbage hold none
+            if trials:
+                scanner.tables["task"].reserve(self.expected(trials, int(out.ends[n - 1]) + 1 - int(out.starts[0]))
+                                               // 2)
         with _gc_paused():
             cols = scanner.number(buf, part)
             starts, ends = out.starts[:n], out.ends[:n]
@@ -605,8 +615,16 @@ class _Batch:
             self.add_chunk(self.merge_rows(empty))
 
     def expected(self, lines: int, nbytes: int) -> int:
-        """The lines the range may hold, ``lines`` having come in its first ``nbytes`` bytes."""
-        return int(lines * max(1.0, (self.end - self.start) / max(nbytes, 1)))
+        """The trials the range may hold, ``lines`` having come in its first ``nbytes`` bytes:
+        never more than the rest of the range can hold (a trial takes :data:`MIN_TRIAL_BYTES`
+        at least), nor, from fewer than :data:`GUESS_BYTES` bytes, :data:`GUESS_AHEAD` times
+        the lines seen (one short line before long ones reserved 688 MB for a 157 MB file; the
+        columns grow when the guess is short)."""
+        rest = max(0, self.end - self.start - nbytes)
+        guess = min(lines * max(1.0, (self.end - self.start) / max(nbytes, 1)), lines + rest // MIN_TRIAL_BYTES)
+        if nbytes < GUESS_BYTES:
+            guess = min(guess, GUESS_AHEAD * max(lines, 1))
+        return int(guess)
 
     def add_chunk(self, out: dict[str, Any]) -> None:
         """Number the names of a block's trials and keep its columns."""

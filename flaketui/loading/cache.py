@@ -13,11 +13,13 @@ modification time back (``touch -r``, ``rsync -t``, a copy that keeps times):
 no user can set it. Traces are never
 cached: they stay in the log and are read back by offset.
 
-Nothing in an entry is trusted unchecked. Every entry carries an xxHash
-(XXH3-128) of all its bytes after the digest: the header, which holds the
-source's identity (the key above), and every column. A mismatch, a truncated
-entry or a header that does not describe its arrays, and the file is parsed
-again, silently. A timestamp says nothing about a rewrite within its own tick
+Nothing in an entry is trusted unchecked. Every entry carries a MAC of all its
+bytes after it: the header, which holds the source's identity (the key above), and
+every column; a keyed BLAKE2b with this user's secret (:mod:`flaketui.loading.userkey`),
+not a checksum, so that an entry edited and re-digested, or copied from another user
+or machine (a CI cache restored from an untrusted branch), is not believed. A
+mismatch, a truncated entry or a header that does not describe its arrays, and the
+file is parsed again, silently; without a usable secret the cache is not used. A timestamp says nothing about a rewrite within its own tick
 (a filesystem with 1-second or 2-second times, or Linux's coarse clock): for a
 source modified less than :data:`SETTLE_NS` (or twice its filesystem's apparent
 granularity) before it was read, the entry also holds a digest of the source's
@@ -49,6 +51,7 @@ import orjson
 from flaketui.loading import formats
 from flaketui.loading.location import RemotePath, RemoteStat
 from flaketui.loading.parsed import COLUMNS, Parsed
+from flaketui.loading.userkey import MAC_BYTES, mac, user_key
 from flaketui.model import FieldMap, Problem
 
 ENABLED = True
@@ -125,9 +128,9 @@ def settled(st: os.stat_result | RemoteStat, now_ns: int | None = None) -> bool:
     return now - max(mtime, ctime) >= max(SETTLE_NS, 2 * granularity_ns(mtime, ctime))
 
 
-MAGIC = b"flaketui-index\x00\x03"
-DIGEST = 16
-"""Bytes of the XXH3-128 digest that follows :data:`MAGIC`; it covers every byte after it."""
+MAGIC = b"flaketui-index\x00\x04"
+DIGEST = MAC_BYTES
+"""Bytes of the keyed BLAKE2b MAC that follows :data:`MAGIC`; it covers every byte after it."""
 ALIGN = 64
 
 
@@ -140,10 +143,13 @@ def load(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: Field
     name, who = _identity(path, fields)
     entry = cache_dir() / name
     try:
+        key = user_key()
+        if key is None:
+            return None
         with open(entry, "rb", buffering=0) as fh:
             # A private copy-on-write map: the arrays are writable (they become the log's).
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-            found = _read_entry(data, fh, _key(who, st), str(path), entry)
+            found = _read_entry(data, fh, _key(who, st), str(path), entry, key)
         if found is None:
             return None
         kind, parsed, content = found
@@ -174,14 +180,16 @@ def content_digest(path: Path, size: int) -> str:
 
 
 def _read_entry(data: mmap.mmap, fh: BinaryIO, key: str, spath: str,
-                entry: Path) -> tuple[str, Parsed, str | None] | None:
-    """The entry held in ``data`` (mapped from ``fh``) if its checksum, key and arrays are
-    right, else ``None``: (source kind, what it holds, the source's content digest when it
+                entry: Path, secret: bytes) -> tuple[str, Parsed, str | None] | None:
+    """The entry held in ``data`` (mapped from ``fh``) if its MAC (keyed with ``secret``),
+    key and arrays are right, else ``None``: (source kind, what it holds, the source's content digest when it
     was stored unsettled)."""
     body = len(MAGIC) + DIGEST
     if data[: len(MAGIC)] != MAGIC:
         return None
-    if _digest(fh, body, len(data)) != data[len(MAGIC) : body]:
+    from _operator import _compare_digest  # hmac.compare_digest, without hmac's 4 ms import
+
+    if not _compare_digest(_digest(fh, body, len(data), secret), data[len(MAGIC) : body]):
         return None
     start = body + 8
     size = int.from_bytes(data[body:start], "little")
@@ -228,13 +236,11 @@ def _name_blob(names: list[str]) -> tuple[int | list[str], np.ndarray | None]:
     return len(names), np.frombuffer(text.encode(), dtype=np.uint8)
 
 
-def _digest(fh: BinaryIO, start: int, stop: int) -> bytes:
-    """The XXH3-128 digest of bytes ``start`` to ``stop`` of ``fh``, read through one small
-    buffer rather than the entry's map: the arrays are then mapped in only as they are used
-    (a report never touches the byte offsets: 1M tasks, 50 MB less)."""
-    import xxhash
-
-    digest = xxhash.xxh3_128()
+def _digest(fh: BinaryIO, start: int, stop: int, secret: bytes) -> bytes:
+    """The MAC (keyed with ``secret``) of bytes ``start`` to ``stop`` of ``fh``, read
+    through one small buffer rather than the entry's map: the arrays are then mapped in only
+    as they are used (a report never touches the byte offsets: 1M tasks, 50 MB less)."""
+    digest = mac(secret)
     buf = bytearray(1 << 20)
     view = memoryview(buf)
     fh.seek(start)
@@ -292,13 +298,16 @@ def store(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: Fiel
     also keeps a digest of its whole content, which every use checks until the times can
     vouch. An entry that alone would exceed :data:`MAX_BYTES` is not kept.
 
-    Layout: :data:`MAGIC`, the XXH3-128 digest of everything after it (16 bytes), the
+    Layout: :data:`MAGIC`, the keyed MAC of everything after it (:data:`DIGEST` bytes), the
     length of the header (8 bytes, little-endian), the header (JSON: key, problems, the
     name tables' lengths and where each array lies), then the arrays' bytes (the columns,
     the metrics, each name table's text: :func:`_name_blob`), each aligned to
     :data:`ALIGN`, read back without copying.
     """
     try:
+        secret = user_key()
+        if secret is None:
+            return
         now = path.stat()
         if _stamp(now) != _stamp(st):
             return  # the file changed while it was read
@@ -336,9 +345,7 @@ def store(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: Fiel
         head = orjson.dumps(meta).ljust(head_len)
         import tempfile
 
-        import xxhash
-
-        digest = xxhash.xxh3_128()
+        digest = mac(secret)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".idx")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -356,7 +363,7 @@ def store(path: Path | RemotePath, st: os.stat_result | RemoteStat, fields: Fiel
                 fh.write(tail)
                 fh.seek(len(MAGIC))
                 fh.write(digest.digest())
-            os.replace(tmp, folder / name)  # no fsync: a torn entry fails its checksum and is replaced
+            os.replace(tmp, folder / name)  # no fsync: a torn entry fails its MAC and is replaced
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -63,7 +63,12 @@ def loads(data: bytes | memoryview) -> Any:
     RFC 8259 (section 6) lets a parser limit the range of numbers. orjson refuses
     such numbers, msgspec's fast skipping lets them pass; reading them as ±inf
     (as Python's json does) gives one answer for a line whichever reader saw it.
-    A score of inf is then refused as not finite.
+    A score of inf is then refused as not finite; an integer so read keeps its digits
+    (:class:`BigInt`), so that as an id it is the log's text.
+
+    The second parse (Python's ``json``) is held to orjson's rules on what orjson did not
+    reach: a lone surrogate (``"\\ud800"``, which ``json`` accepts and no UTF-8 writer
+    can write) is refused, as orjson refuses it.
     """
     try:
         return orjson.loads(data)
@@ -75,34 +80,97 @@ def loads(data: bytes | memoryview) -> Any:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as bad:
             raise orjson.JSONDecodeError(f"str is not valid UTF-8: {bad.reason}", "", bad.start) from None
-        try:
-            return json.loads(text, parse_constant=_refuse_constant, parse_int=_int_as_orjson)
-        except json.JSONDecodeError as bad:
-            raise orjson.JSONDecodeError(bad.msg, bad.doc, bad.pos) from None
+        return _loads_stdlib(text, _int_as_orjson)
 
 
-_LONG_DIGITS = re.compile(rb"\d{20}")
-"""Twenty digits in a row: maybe an integer orjson reads as a float (beyond 64 bits)."""
+def _loads_stdlib(text: str, parse_int: Callable[[str], Any]) -> Any:
+    """``text`` parsed by Python's ``json`` as orjson would: no NaN or Infinity, no lone
+    surrogate; nesting deeper than ``json`` goes is a decode error, not a RecursionError."""
+    try:
+        obj = json.loads(text, parse_constant=_refuse_constant, parse_int=parse_int)
+    except json.JSONDecodeError as bad:
+        raise orjson.JSONDecodeError(bad.msg, bad.doc, bad.pos) from None
+    except RecursionError:
+        raise orjson.JSONDecodeError("nested too deeply", text[:0], 0) from None
+    if "\\u" in text and _has_surrogate(obj):
+        at = _SURROGATE_ESCAPE.search(text)
+        raise orjson.JSONDecodeError(f"str is not valid UTF-8: a lone surrogate "
+                                     f"({at.group(0) if at else 'escape'})", text[:0], at.start() if at else 0)
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A ``\\u`` escape of a surrogate: where a message points when one is alone."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(obj: Any) -> bool:
+    """Whether a string anywhere in ``obj`` (keys too) holds a lone surrogate (a pair
+    escaped as ``\\ud83d\\ude00`` is one character by then). Walked without recursion."""
+    stack = [obj]
+    search = _SURROGATE.search
+    while stack:
+        value = stack.pop()
+        if type(value) is str:
+            if search(value):
+                return True
+        elif type(value) is dict:
+            stack.extend(value)
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return False
+
+
+_LONG_DIGITS = re.compile(rb"-\d{19}|\d{20}")
+"""Twenty digits in a row, or nineteen after a minus: maybe an integer orjson reads as a float
+(beyond 64 bits; -9223372036854775809 is the first below)."""
+
+
+class BigInt(float):
+    """An integer past the double range, as a log wrote it: a number, ±inf (a score of it is
+    refused as not finite, as any such number is), that keeps its digits in :attr:`text`,
+    so that as an id it is the log's text (``int`` can't hold one past Python's 4,300-digit
+    conversion limit without raising, and a double would merge neighbours)."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> BigInt:
+        self = super().__new__(cls, "-inf" if text.startswith("-") else "inf")
+        self.text = text
+        return self
+
+    def __repr__(self) -> str:
+        digits = len(self.text.lstrip("-"))
+        return f"{'-' if self.text.startswith('-') else ''}<an integer of {digits} digits>"
 
 
 def loads_exact(data: bytes | memoryview) -> Any:
-    """As :func:`loads`, but integers beyond 64 bits (and within the double range) are
-    kept exact: a task id 10**29 + 1 stays that number, not the double next to 10**29.
+    """As :func:`loads`, but integers beyond 64 bits are kept exact: a task id 10**29 + 1
+    stays that number, not the double next to 10**29; one beyond the double range is a
+    :class:`BigInt` (its digits kept).
 
     orjson reads such integers as floats, so two ids that differ in their last digits
-    would become one task. Only a line holding twenty digits in a row pays for the
-    second, exact parse (Python's ``json``).
+    would become one task. Only a line holding twenty digits in a row (nineteen after a
+    minus) pays for the second, exact parse (Python's ``json``).
     """
     obj = loads(data)
     if _LONG_DIGITS.search(data) is None:
         return obj
-    return json.loads(bytes(data).decode("utf-8"), parse_constant=_refuse_constant,
-                      parse_int=_int_exact)
+    return _loads_stdlib(bytes(data).decode("utf-8"), _int_exact)
+
+
+_MAX_INT_DIGITS = 400
+"""Digits past which an integer is past the double range without converting it (the double
+range ends at 309 digits; ``int()`` refuses more than 4,300)."""
 
 
 def _int_exact(text: str) -> int | float:
+    if len(text) > _MAX_INT_DIGITS:
+        return BigInt(text)
     value = int(text)
-    return value if abs(value) <= _DOUBLE_MAX else float(text)
+    return value if abs(value) <= _DOUBLE_MAX else BigInt(text)
 
 
 _DOUBLE_MAX = int(sys.float_info.max)
@@ -114,8 +182,12 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _int_as_orjson(text: str) -> int | float:
+    if len(text) > _MAX_INT_DIGITS:
+        return BigInt(text)
     value = int(text)
-    return value if -(1 << 63) <= value < (1 << 64) else float(text)
+    if -(1 << 63) <= value < (1 << 64):
+        return value
+    return float(text) if abs(value) <= _DOUBLE_MAX else BigInt(text)
 
 
 class LineParser:

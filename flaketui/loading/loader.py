@@ -260,11 +260,22 @@ def load_logs(
     would rather draw its table first), the files parsed go to the cache from a thread of
     their own once the log is built.
 
+    Remote files are read within a deadline (:func:`flaketui.loading.location.deadline`),
+    and one read whole that declares more than :data:`~flaketui.loading.location.MAX_BYTES`
+    is skipped unread (:func:`~flaketui.loading.location.too_big`).
+
     Raises
     ------
     InputError
         If a path does not exist, no usable trial remains, or the scheduler can't be used.
     """
+    with location.deadline():
+        return _load_logs(paths, fields, progress, workers, use_cache, scheduler, store_later)
+
+
+def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None, progress: ProgressFn | None,
+               workers: int | None, use_cache: bool | None, scheduler: str | None, store_later: bool) -> TrialLog:
+    """:func:`load_logs`, within its deadline."""
     fields = fields or FieldMap()
     if use_cache is None:
         use_cache = cache.ENABLED
@@ -323,6 +334,11 @@ def load_logs(
                     continue
             else:
                 try:
+                    refused = location.is_url(path) and location.too_big(
+                        path, st.st_size, formats.format_for(path).kind_of(path))
+                    if refused:
+                        skipped.append(refused)
+                        continue
                     kind, piece = read_file(path, st.st_size, fields, workers, tick)
                 except OSError as exc:  # one unreadable file: named, and the others read
                     skipped.append(unreadable(path, exc))
@@ -332,7 +348,7 @@ def load_logs(
                 except Exception as exc:  # a store's own error mid-read (aiohttp, azure, google)
                     if not location.is_url(path):
                         raise
-                    skipped.append(unreadable(path, OSError(f"{type(exc).__name__}: {exc}")))
+                    skipped.append(unreadable(path, OSError(location.describe(exc))))
                     continue
             if _cacheable(use_cache, st):
                 stores.append((path, st, fields, kind, piece))

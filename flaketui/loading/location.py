@@ -18,17 +18,28 @@ The filesystem packages are optional extras (:data:`EXTRAS`): a missing one is o
 each SDK looks (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``~/.aws``, fsspec's own
 configuration); an error from a store is one line with every secret the environment holds
 masked (:func:`clean_message`).
+
+Every request has a connect and a read timeout (:data:`TIMEOUT`, ``--timeout``), and a load
+an overall deadline (:data:`DEADLINE_FACTOR` times it, :func:`deadline`); a file a format
+reads whole (``.json``, ``.eval``, …) that declares more than :data:`MAX_BYTES`
+(``--max-bytes``) is refused before a byte of it is read (:func:`too_big`). A URL is text
+only masked (:func:`flaketui.sanitize.mask_url`): ``str()`` of a :class:`RemotePath` has no
+password and no presigned signature, and this process alone can read such a masked URL
+again (:data:`_REAL`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from typing import IO, Any, NamedTuple
 
 from flaketui.model import InputError, Problem
+from flaketui.sanitize import mask_url
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -45,6 +56,21 @@ SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KE
                     "AZURE_STORAGE_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN",
                     "AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_SECRET", "GOOGLE_OAUTH_ACCESS_TOKEN")
 """Environment variables whose values never appear in a message of flaketui."""
+TIMEOUT = 30.0
+"""Seconds a remote store may take to accept a connection, and then to send each piece of a
+response (``--timeout``): a server that stalls is an unreadable file, never a hang."""
+DEADLINE_FACTOR = 20
+"""A load of remote logs (one command) asks no new request once it has run for this many
+times :data:`TIMEOUT` (10 minutes by default), and no one request lasts longer: give a larger
+``--timeout`` for loads that take longer."""
+MAX_BYTES = 2 << 30
+"""The most bytes a remote file read whole (every format but JSON Lines, which is streamed)
+may declare (``--max-bytes``): a larger one is skipped before it is read."""
+STREAMED_KINDS = ("jsonl", "jsonl.gz")
+"""Source kinds read a block at a time (no :data:`MAX_BYTES` cap: memory does not grow with
+the file's size)."""
+_deadline: float | None = None
+"""``time.monotonic()`` after which no new request starts (see :func:`deadline`)."""
 
 
 def is_url(path: str | os.PathLike[str] | RemotePath) -> bool:
@@ -53,8 +79,9 @@ def is_url(path: str | os.PathLike[str] | RemotePath) -> bool:
 
 
 def clean_message(text: object) -> str:
-    """``text`` on one line, with the value of every :data:`SECRET_VARIABLES` masked."""
-    out = " ".join(str(text).split())
+    """``text`` on one line, with the value of every :data:`SECRET_VARIABLES` masked, and
+    every URL in it (:func:`~flaketui.sanitize.mask_url`)."""
+    out = mask_url(" ".join(str(text).split()))
     for name in SECRET_VARIABLES:
         value = os.environ.get(name)
         if value and len(value) >= 4:
@@ -62,8 +89,82 @@ def clean_message(text: object) -> str:
     return out
 
 
+class DeadlinePassed(TimeoutError):
+    """A load of remote logs ran past its deadline (:func:`deadline`)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None = None) -> Iterator[None]:
+    """Within the block, no request to a store starts once ``seconds`` (default
+    :data:`DEADLINE_FACTOR` × :data:`TIMEOUT`) have passed: the load it belongs to ends with
+    the files not read named as unreadable. The outermost block sets the deadline."""
+    global _deadline
+    if _deadline is not None:
+        yield
+        return
+    _deadline = time.monotonic() + (DEADLINE_FACTOR * TIMEOUT if seconds is None else seconds)
+    try:
+        yield
+    finally:
+        _deadline = None
+
+
+def _check_deadline() -> None:
+    if _deadline is not None and time.monotonic() > _deadline:
+        raise DeadlinePassed(f"timed out: the load ran past its deadline of {DEADLINE_FACTOR * TIMEOUT:g} s "
+                             f"({DEADLINE_FACTOR} x --timeout)")
+
+
+_TRACES: dict[str, Any] = {}
+
+
+def _http_options(timeout: float) -> dict[str, Any]:
+    """aiohttp's session options: connect and read timeouts, each request within the
+    deadline's length, and a check of the deadline before each request."""
+    import aiohttp
+
+    if "http" not in _TRACES:
+        async def on_request_start(*_: Any) -> None:
+            _check_deadline()
+
+        trace = aiohttp.TraceConfig()
+        trace.on_request_start.append(on_request_start)
+        _TRACES["http"] = trace
+    limit = aiohttp.ClientTimeout(total=DEADLINE_FACTOR * timeout, sock_connect=timeout, sock_read=timeout)
+    return {"client_kwargs": {"timeout": limit, "trace_configs": [_TRACES["http"]]}}
+
+
+def _storage_options(protocol: str) -> dict[str, Any]:
+    """The timeouts of :data:`TIMEOUT` in the words of ``protocol``'s filesystem."""
+    if protocol in ("http", "https"):
+        return _http_options(TIMEOUT)
+    if protocol in ("s3", "s3a"):
+        return {"config_kwargs": {"connect_timeout": TIMEOUT, "read_timeout": TIMEOUT}}
+    return {}
+
+
+def too_big(path: Any, size: int, kind: str) -> Problem | None:
+    """The problem that skips a remote file of source kind ``kind`` declaring ``size`` bytes
+    when its format reads it whole and that is over :data:`MAX_BYTES`; None when it may be read."""
+    if not is_url(path) or kind in STREAMED_KINDS or size <= MAX_BYTES:
+        return None
+    return Problem(str(path), None, f"declares {size} bytes, over the {MAX_BYTES} bytes a {kind} file read whole "
+                                    "may have (--max-bytes); not read; skipped")
+
+
+def describe(exc: BaseException) -> str:
+    """A store's error in one line, masked (:func:`clean_message`); a timeout says which."""
+    if isinstance(exc, DeadlinePassed):
+        return clean_message(exc)
+    if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
+        detail = f" ({exc})" if str(exc).strip() else ""
+        return clean_message(f"timed out: no answer within {TIMEOUT:g} s (--timeout){detail}")
+    return clean_message(f"{type(exc).__name__}: {exc}")
+
+
 def _filesystem(protocol: str) -> Any:
-    """The fsspec filesystem for ``protocol``, configured from the environment (fsspec caches it)."""
+    """The fsspec filesystem for ``protocol``, configured from the environment (fsspec caches
+    it), with the timeouts of :data:`TIMEOUT`."""
     extra, package = EXTRAS.get(protocol, (None, None))
     need = f"pip install 'flaketui[{extra}]'" if extra else "pip install fsspec and its package for this scheme"
     try:
@@ -71,7 +172,8 @@ def _filesystem(protocol: str) -> Any:
 
         if package is not None:
             __import__(package)
-        return fsspec.filesystem(protocol)
+        options = _storage_options(protocol) if package is not None else {}
+        return fsspec.filesystem(protocol, **options)
     except ImportError:
         what = f"the {extra} extra" if extra else "fsspec"
         raise InputError(f"reading {protocol}:// URLs needs {what}: {need}") from None
@@ -108,6 +210,9 @@ _KNOWN: dict[str, dict[str, Any]] = {}
 """URL -> what the store last said of it (see :attr:`RemotePath.info`)."""
 KNOWN_MAX = 100_000
 """URLs whose info is kept; beyond, the table starts again (each is asked anew)."""
+_REAL: dict[str, str] = {}
+"""Masked URL -> the URL it masks, for the URLs given in this process: a log's source (the
+masked text) is read again here, and nowhere else."""
 
 
 class RemotePath:
@@ -115,6 +220,14 @@ class RemotePath:
     loader and the formats use. ``str()`` (and ``os.fspath``) give its URL."""
 
     def __init__(self, url: str, fs: Any | None = None) -> None:
+        url = _REAL.get(url, url)
+        masked = mask_url(url)
+        if masked != url:
+            if len(_REAL) >= KNOWN_MAX:
+                _REAL.clear()
+            _REAL[masked] = url
+        self.masked = masked
+        """The URL as text (:func:`~flaketui.sanitize.mask_url`): what ``str()`` gives."""
         protocol = url.split("://", 1)[0].lower()
         self.fs = fs if fs is not None else _filesystem(protocol)
         self.protocol = protocol
@@ -125,13 +238,13 @@ class RemotePath:
         (it is asked again when the runs are named: the object is not)."""
 
     def __str__(self) -> str:
-        return self.url
+        return self.masked
 
     def __fspath__(self) -> str:
-        return self.url
+        return self.masked
 
     def __repr__(self) -> str:
-        return f"RemotePath({self.url!r})"
+        return f"RemotePath({self.masked!r})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RemotePath) and other.url.rstrip("/") == self.url.rstrip("/")
@@ -167,7 +280,11 @@ class RemotePath:
 
     @property
     def name(self) -> str:
-        return self.url.rstrip("/").rsplit("/", 1)[-1]
+        """The last part of the URL's path (a query or fragment is no part of it)."""
+        url = self.url
+        if self.protocol in ("http", "https"):
+            url = url.split("#", 1)[0].split("?", 1)[0]
+        return url.rstrip("/").rsplit("/", 1)[-1]
 
     @property
     def suffix(self) -> str:
@@ -201,10 +318,12 @@ class RemotePath:
             info = self.fs.info(self.key)
         except FileNotFoundError:
             raise
+        except TimeoutError as exc:
+            raise OSError(describe(exc)) from None
         except OSError as exc:
             raise OSError(exc.errno, clean_message(exc.strerror or exc)) from None
         except Exception as exc:  # a store's own error (botocore, azure, google): an unreadable file
-            raise OSError(clean_message(f"{type(exc).__name__}: {exc}")) from None
+            raise OSError(describe(exc)) from None
         if info.get("type") == "directory":
             return RemoteStat(0, 0, "", st_mode=stat.S_IFDIR | 0o555)
         self.info = info
@@ -283,16 +402,19 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
         return fh
     except (FileNotFoundError, IsADirectoryError):
         raise
+    except TimeoutError as exc:
+        raise OSError(describe(exc)) from None
     except OSError as exc:
         raise OSError(exc.errno, clean_message(exc.strerror or exc)) from None
     except Exception as exc:  # noqa: BLE001 - a store's own error: the file is unreadable
-        raise OSError(clean_message(f"{type(exc).__name__}: {exc}")) from None
+        raise OSError(describe(exc)) from None
 
 
 def unreadable(path: Any, exc: OSError) -> Problem:
     """The problem that names a file that can't be read (and is skipped); a store's words
     on one line, without the credentials of the environment."""
-    return Problem(str(path), None, f"cannot read it ({clean_message(exc.strerror or exc)}); skipped")
+    why = describe(exc) if isinstance(exc, TimeoutError) else clean_message(exc.strerror or exc)
+    return Problem(mask_url(path), None, f"cannot read it ({why}); skipped")
 
 
 def file_size(fh: Any) -> int:
@@ -323,7 +445,7 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> list[RemotePath]:
             listed = {k: info for k, info in fs.glob(base.key, detail=True).items() if info.get("type") != "directory"}
             found = [p for p in _listed(fs, listed) if not is_triage_file(p.name)]
             if not found:
-                raise InputError(f"{url}: no object matches this pattern")
+                raise InputError(f"{base}: no object matches this pattern")
             return found
         fs.invalidate_cache(base.key)
         info = fs.info(base.key)
@@ -333,16 +455,16 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> list[RemotePath]:
         found = [p for p in _listed(fs, fs.find(base.key, detail=True))
                  if p.name.lower().endswith(suffixes) and not is_triage_file(p.name)]
         if not found:
-            raise InputError(f"{url}: folder holds no .jsonl, .jsonl.gz, .json or .eval log")
+            raise InputError(f"{base}: folder holds no .jsonl, .jsonl.gz, .json or .eval log")
         return found
     except InputError:
         raise
     except FileNotFoundError:
-        raise InputError(f"{url}: no such object, folder or bucket") from None
+        raise InputError(f"{base}: no such object, folder or bucket") from None
     except PermissionError as exc:
-        raise InputError(f"{url}: access denied ({clean_message(exc)})") from None
+        raise InputError(f"{base}: access denied ({clean_message(exc)})") from None
     except Exception as exc:  # noqa: BLE001 - botocore, aiohttp, azure, google errors: one line
-        raise InputError(f"{url}: cannot read it ({clean_message(f'{type(exc).__name__}: {exc}')})") from None
+        raise InputError(f"{base}: cannot read it ({describe(exc)})") from None
 
 
 def _listed(fs: Any, listing: dict[str, dict[str, Any]]) -> list[RemotePath]:

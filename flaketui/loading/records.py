@@ -66,6 +66,9 @@ def _label(value: Any, what: str) -> str:
         return value
     if _is_number(value):
         if isinstance(value, float):
+            text = getattr(value, "text", None)  # an integer past the double range (BigInt)
+            if text is not None:
+                return text
             if not math.isfinite(value):
                 raise ValueError(f"{what} must be a string or number, got {value!r}")
             if value.is_integer():
@@ -212,8 +215,13 @@ class RecordSink:
             isfinite = math.isfinite
             for name, value in metrics.items():
                 kind = type(value)
-                if (kind is not float and kind is not int) or not isfinite(value):
-                    continue  # bools, strings, objects, NaN and inf are not metrics
+                if kind is not float and kind is not int:
+                    continue  # bools, strings, objects are not metrics
+                try:
+                    if not isfinite(value):
+                        continue  # nor are NaN and inf
+                except OverflowError:  # an int past the double range
+                    continue
                 column = columns.get(name)
                 if column is None:
                     column = columns[name] = array("d", [math.nan]) * n

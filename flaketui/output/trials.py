@@ -23,19 +23,23 @@ from typing import Any
 
 import numpy as np
 
+from flaketui.loading.formats.parquet_checks import SOURCES_TAG, sources_tag
 from flaketui.loading.formats.parquet_trials import METRIC_PREFIX, OUTCOMES, pyarrow_parquet
 from flaketui.model import ERRORED, PASS, TrialLog
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, mask_url, visible
+from flaketui.triage import atomic_write
 
 OUTCOME_NAMES = np.array(sorted(OUTCOMES, key=OUTCOMES.__getitem__), dtype=object)
 """Outcome names by code + 1 (:data:`~flaketui.model.ERRORED` is -1): errored, fail, pass."""
 
 
 def _locations(log: TrialLog) -> list[str]:
-    """Each source as the URI a reader finds it by: an absolute path for a local file."""
+    """Each source as the URI a reader finds it by: an absolute path for a local file; a URL
+    masked (:func:`~flaketui.sanitize.mask_url`: no password, no presigned signature; such a
+    URL is not read again, one whose credentials come from the environment is)."""
     out = []
     for s in log.sources:
-        out.append(s.path if "://" in s.path else os.path.abspath(s.path))
+        out.append(mask_url(s.path) if "://" in s.path else os.path.abspath(s.path))
     return out
 
 
@@ -70,8 +74,12 @@ def trial_columns(log: TrialLog, text: Callable[[str], str] | None = None) -> di
 
 
 def write_parquet(log: TrialLog, out: Path) -> None:
-    """Write the trial table to ``out`` (Parquet, zstd-compressed), through a temporary
-    file in the same folder that replaces ``out`` only when complete."""
+    """Write the trial table to ``out`` (Parquet, zstd-compressed) with
+    :func:`flaketui.triage.atomic_write`: a temporary file of a random name that
+    :func:`tempfile.mkstemp` creates ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the same folder,
+    then renamed over ``out`` when complete, so nothing is written through a link planted
+    at ``out`` or at a predictable temp name (as ``.OUT.tmp-PID`` was). Its metadata holds :func:`~flaketui.loading.formats.parquet_checks.sources_tag`,
+    so that this user's flaketui reads its traces from wherever the logs are."""
     pq = pyarrow_parquet()
     import pyarrow as pa
 
@@ -81,13 +89,13 @@ def write_parquet(log: TrialLog, out: Path) -> None:
     arrays = {name: pa.array(values, type=types.get(name, pa.float64() if name.startswith(METRIC_PREFIX)
                                                     else pa.string()))
               for name, values in cols.items()}
-    table = pa.table(arrays)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    used = np.unique(log.source).tolist()  # the pairs the table holds, as its reader finds them
+    locations = _locations(log)
+    tag = sources_tag({(locations[i], log.sources[i].kind) for i in used})
+    table = pa.table(arrays, metadata=None if tag is None else {SOURCES_TAG: tag})
+    sink = pa.BufferOutputStream()  # the compressed file: small beside the columns just built
+    pq.write_table(table, sink, compression="zstd")
+    atomic_write(out, memoryview(sink.getvalue()))
 
 
 CSV_ROWS = 1 << 16
@@ -104,11 +112,17 @@ def trials_csv_chunks(log: TrialLog, raw: bool = False, terminal: bool = False) 
     :func:`~flaketui.sanitize.csv_cell` unless ``raw`` (each distinct name once), missing
     values are empty cells. ``raw`` for a ``terminal`` still spells out control characters
     (:func:`~flaketui.sanitize.visible`): a name from a log never reaches a terminal raw."""
-    cols = trial_columns(log, (visible if terminal else None) if raw else csv_cell)
+    text = (visible if terminal else None) if raw else csv_cell
+    cols = trial_columns(log, text)
     arrays = list(cols.values())
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(cols)
+    header = list(cols) if text is None else list(map(text, cols))  # metric names come from the log too
+    # a raw name with a CR is quoted (the writer quotes only its own line ending, "\n")
+    if any("\r" in h for h in header):
+        csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL).writerow(header)
+    else:
+        w.writerow(header)
     for start in range(0, len(log), CSV_ROWS):  # the csv module writes None as an empty cell
         w.writerows(zip(*(a[start:start + CSV_ROWS].tolist() for a in arrays), strict=True))
         yield out.getvalue()

@@ -197,20 +197,33 @@ def default_triage_path(paths: Sequence[str | os.PathLike[str]]) -> Path:
 
 
 def remote_triage_path(url: str) -> Path:
-    """The notes of logs at ``url``: ``<user data>/flaketui/remote/<name>-<hash>.triage.json``,
-    the last part of the URL (made file-safe) and a hash of the whole URL, so that two
-    buckets' ``results.jsonl`` never share notes and the same URL finds its notes again."""
-    import hashlib
-    import re
-
+    """The notes of logs at ``url``: ``<user data>/flaketui/remote/<name>-<hash>.triage.json``
+    (:func:`remote_sidecar_name`), so that two buckets' ``results.jsonl`` never share notes,
+    the same URL finds its notes again, and no credential is written in a file name."""
     import platformdirs
 
-    tail = re.sub(r"[^A-Za-z0-9._-]+", "_", url.rstrip("/").rsplit("/", 1)[-1])[:60] or "logs"
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
     folder = platformdirs.user_data_path("flaketui") / "remote"
     with contextlib.suppress(OSError):  # a folder that can't be made: the store says so when it saves
         folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{tail}-{digest}{SIDECAR_SUFFIX}"
+    return folder / remote_sidecar_name(url)
+
+
+def remote_sidecar_name(url: str) -> str:
+    """The file name of the triage sidecar of logs at ``url`` (kept in the user data folder:
+    nothing can be written beside a URL): the last part of its path made file-safe, and a
+    hash, both of the URL masked (:func:`flaketui.sanitize.mask_url`, its query and fragment
+    left out of the name), so no password or presigned signature is written in a file name,
+    and a presigned link signed anew finds the same notes."""
+    import hashlib
+    import re
+
+    from flaketui.sanitize import mask_url
+
+    masked = mask_url(url)
+    path = masked.split("#", 1)[0].split("?", 1)[0] if masked.lower().startswith(("http://", "https://")) else masked
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "_", path.rstrip("/").rsplit("/", 1)[-1])[:60] or "logs"
+    digest = hashlib.sha256(masked.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{tail}-{digest}{SIDECAR_SUFFIX}"
 
 
 # --- Reading and writing --------------------------------------------------------

@@ -13,6 +13,7 @@ import flaketui.loading
 from flaketui.app.app import FlakeApp, make_app
 from flaketui.app.screens.help import HelpScreen
 from flaketui.app.screens.tasks import TasksScreen
+from flaketui.sanitize import visible
 from tests.conftest import BASELINE, CANDIDATE, SIZE
 from tests.ui.test_app import ready, record_notifications, table, write_log
 
@@ -286,7 +287,8 @@ async def test_hostile_names_render_as_text(tmp_path: Path, monkeypatch: pytest.
             no_raw_control(app.export_screenshot())
         await pilot.press("y")  # a toast naming the task
         await pilot.pause()
-        assert copied and copied[0] in screen.stats.tasks  # the real id goes to the clipboard
+        # the visible form goes to the clipboard: a hostile id cannot carry ESC[201~ into a paste
+        assert copied and copied[0] in {visible(t) for t in screen.stats.tasks}
         no_raw_control(app.export_screenshot())
         await pilot.press("r")
         await pilot.pause()
@@ -362,15 +364,19 @@ async def test_csv_export_sanitises_text_cells(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("editor", "expected"), [
-    ("vim", ["vim", "+7", "log.jsonl"]),
-    ("/usr/bin/nano -w", ["/usr/bin/nano", "-w", "+7", "log.jsonl"]),
-    ("code -w", ["code", "-w", "--goto", "log.jsonl:7"]),
-    ("ed", ["ed", "log.jsonl"]),
+    ("vim", ["vim", "+7", "--", "{log}"]),
+    ("/usr/bin/nano -w", ["/usr/bin/nano", "-w", "+7", "{log}"]),
+    ("code -w", ["code", "-w", "--goto", "{log}:7"]),
+    ("ed", ["ed", "{log}"]),
 ])
 def test_editor_command(editor: str, expected: list[str]) -> None:
+    """The path is always one absolute argument (never a name an editor reads as an option)."""
+    import os
+
     from flaketui.app.screens.tasks import editor_command
 
-    assert editor_command(editor, "log.jsonl", 7) == expected
+    log = os.path.abspath("log.jsonl")
+    assert editor_command(editor, "log.jsonl", 7) == [part.format(log=log) for part in expected]
 
 
 async def test_open_in_editor_suspends_and_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -395,7 +401,7 @@ async def test_open_in_editor_suspends_and_runs_it(monkeypatch: pytest.MonkeyPat
         await pilot.press("o")
         await pilot.pause()
     assert suspended == [True]
-    assert len(ran) == 1 and ran[0][0] == "vim" and ran[0][2] == str(BASELINE)
+    assert len(ran) == 1 and ran[0][0] == "vim" and ran[0][2:] == ["--", str(BASELINE.resolve())]
     line = int(ran[0][1].lstrip("+"))
     assert '"task": "searchRunbook"' in BASELINE.read_text(encoding="utf-8").splitlines()[line - 1]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from textual.widgets import Input, Static
 from flaketui.output.columns import TASK_COLUMNS
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats import TaskStats
+from flaketui.triage import atomic_write
 
 EXPORT_KEYS = ("task", "n", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k", "flakiness", "class", "group")
 """Columns written, from :data:`flaketui.output.columns.TASK_COLUMNS` (group only when the
@@ -72,15 +72,13 @@ def table_markdown(st: TaskStats, rows: Sequence[int]) -> str:
 
 
 def write_export(path: Path, st: TaskStats, rows: Sequence[int]) -> Path:
-    """Write the table to ``path`` (Markdown for ``.md``, else CSV); never through a symlink.
+    """Write the table to ``path`` (Markdown for ``.md``, else CSV) with the atomic writer: never
+    through a symlink, never a half-written file (:func:`flaketui.triage.atomic_write`).
 
     Returns the absolute path written. Raises OSError when it cannot be written.
     """
     text = table_markdown(st, rows) if path.suffix.lower() in (".md", ".markdown") else table_csv(st, rows)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    atomic_write(path, text.encode("utf-8"))
     return path.resolve()
 
 

@@ -115,18 +115,30 @@ def rate_style(p: float) -> str:
 LINE_EDITORS = {"vi", "vim", "nvim", "nano", "emacs", "emacsclient", "micro", "kak", "hx",
                 "helix", "joe", "mg", "jed", "ne"}
 """Editors that take ``+LINE`` before the file name."""
+END_OF_OPTIONS_EDITORS = {"vi", "vim", "nvim", "gvim", "view", "nvi"}
+"""Editors known to take ``--`` as the end of their options (vim ``:help --``: "Arguments
+after this will be handled as a file name"; nvim and nvi the same, through getopt). Others
+get no ``--`` (some would open a file named ``--``) and rely on the absolute path alone."""
 
 
 def editor_command(editor: str, path: str, line: int) -> list[str]:
     """The command that opens ``path`` in ``editor`` (a command line, e.g. ``code -w``),
-    at ``line`` when the editor takes ``+LINE`` (``code``: ``--goto path:line``)."""
+    at ``line`` when the editor takes ``+LINE`` (``code``: ``--goto path:line``).
+
+    The path is a log's file name, so it is data: it is always passed as one argv element,
+    made absolute so that it never starts with ``+`` (vim runs ``+CMD`` as an Ex command,
+    and ``+!cmd`` as a shell command) or ``-`` (an option), and after ``--`` for the
+    editors of :data:`END_OF_OPTIONS_EDITORS`. No shell ever sees it.
+    """
     argv = shlex.split(editor) or ["vi"]
     name = Path(argv[0]).name
+    path = os.path.abspath(path)
+    end = ["--"] if name in END_OF_OPTIONS_EDITORS else []
     if name in LINE_EDITORS and line > 0:
-        return [*argv, f"+{line}", path]
+        return [*argv, f"+{line}", *end, path]
     if name in ("code", "codium", "subl", "zed") and line > 0:
         return [*argv, *(["--goto"] if name in ("code", "codium") else []), f"{path}:{line}"]
-    return [*argv, path]
+    return [*argv, *end, path]
 
 
 def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
@@ -1004,11 +1016,13 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.app.push_screen(RunPicker(runs, self.run_index), picked)
 
     def action_copy_task(self) -> None:
-        """Copy the highlighted task's id (its name, as in the log) to the clipboard."""
+        """Copy the highlighted task's id to the clipboard, as shown (control characters
+        spelled out: a hostile id can't end a bracketed paste, ``ESC [201~``, in the terminal
+        it is pasted into)."""
         task = self.current_task
         if task is None:
             return
-        self.app.copy_to_clipboard(task)
+        self.app.copy_to_clipboard(visible(task))
         self.notify(f"copied {visible(task)}", title="Clipboard", timeout=4, markup=False)
 
     def action_export(self) -> None:
@@ -1046,6 +1060,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         first = int(trials[0])
         path = log.sources[int(log.source[first])].path
         line = int(log.line[first])
+        from flaketui.loading.location import is_url
+
+        if is_url(path):
+            self.notify("a remote log cannot be opened in an editor", title="Editor",
+                        severity="warning", timeout=8, markup=False)
+            return
         command = editor_command(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi",
                                  path, line)
         try:

@@ -95,7 +95,7 @@ class InspectLog(LogFormat):
 
     def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
              workers: int | None, tick: Tick) -> Parsed:
-        refused = zip_bomb(path) if path.name.lower().endswith(".eval") else None
+        refused = zip_bomb(path) if path.name.lower().endswith(".eval") else too_deep(path)
         if refused is not None:
             parsed = Parsed.empty([Problem(str(path), None, f"not a readable Inspect AI log ({refused})")])
         else:
@@ -119,13 +119,24 @@ ZIP_MAX_BYTES = 16 << 30
 """The most bytes an ``.eval`` archive's members may declare in all."""
 ZIP_MAX_RATIO = 400
 """The most a member may expand (declared size per compressed byte) once it declares more
-than :data:`ZIP_RATIO_FLOOR` (JSON compresses 5 to 80 times; deflate's limit is about 1032)."""
+than :data:`ZIP_RATIO_FLOOR` (JSON compresses 5 to 80 times; deflate's limit is about 1032);
+the members together may expand no more, once they declare more than the floor in all (many
+members each just under the floor were read to 1.7 GB from 147 KB)."""
 ZIP_RATIO_FLOOR = 8 << 20
+LOAD_MAX_BYTES = 64 << 20
+"""The most bytes the members ``inspect_ai`` reads to load a log (``header.json``, the sample
+summaries, the journal: everything but the samples, read one by one when a trace is opened)
+may declare in all: about 100,000 samples' summaries. ``inspect_ai`` builds objects of about
+ten times their size, all at once."""
+JSON_MAX_DEPTH = "about 1,000"
+"""How deep an Inspect ``.json`` log may nest (msgspec's limit, checked before ``inspect_ai``
+reads it: its streaming reader spent 350 MB on a 20 KB file nested 10,000 deep)."""
 
 
 def zip_bomb(path: Path) -> str | None:
     """Why the ``.eval`` zip at ``path`` is refused before ``inspect_ai`` reads it, if it is:
-    its members declare more than :data:`ZIP_MAX_BYTES`, or one expands more than
+    its members declare more than :data:`ZIP_MAX_BYTES` (or those read to load it more than
+    :data:`LOAD_MAX_BYTES`), or one of them, or all together, expand more than
     :data:`ZIP_MAX_RATIO` times. Only the central directory is read; Python's ``zipfile``
     (which ``inspect_ai`` reads with) never inflates a member beyond its declared size."""
     import zipfile
@@ -135,14 +146,40 @@ def zip_bomb(path: Path) -> str | None:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return None  # not a zip at all: inspect_ai names the damage
-    total = 0
+    total = packed = loaded = 0
     for info in members:
         total += info.file_size
+        packed += info.compress_size
+        if not info.filename.startswith("samples/"):
+            loaded += info.file_size
         if info.file_size > ZIP_RATIO_FLOOR and info.file_size > ZIP_MAX_RATIO * max(info.compress_size, 1):
             return (f"member {info.filename!r} expands {info.file_size // max(info.compress_size, 1)} times "
                     f"to {info.file_size} bytes; refused as a likely decompression bomb")
     if total > ZIP_MAX_BYTES:
         return f"members expand to {total} bytes in all; refused as a likely decompression bomb"
+    if total > ZIP_RATIO_FLOOR and total > ZIP_MAX_RATIO * max(packed, 1):
+        return (f"{len(members)} members expand {total // max(packed, 1)} times in all, to {total} bytes; "
+                "refused as a likely decompression bomb")
+    if loaded > LOAD_MAX_BYTES:
+        return (f"its header and sample summaries expand to {loaded} bytes, more than the "
+                f"{LOAD_MAX_BYTES >> 20} MB flaketui reads; refused as a likely decompression bomb")
+    return None
+
+
+def too_deep(path: Path) -> str | None:
+    """Why the Inspect ``.json`` log at ``path`` is refused before ``inspect_ai`` reads it, if
+    it is: it nests deeper than :data:`JSON_MAX_DEPTH` levels. Checked by msgspec, which
+    validates without building anything; other damage is left to ``inspect_ai`` to name."""
+    import msgspec
+
+    try:
+        with open_binary(path) as fh:
+            data = fh.read()
+        msgspec.json.decode(data, type=msgspec.Raw)
+    except RecursionError:
+        return f"nested deeper than {JSON_MAX_DEPTH} levels; refused before reading"
+    except (msgspec.DecodeError, OSError, ValueError):
+        return None
     return None
 
 

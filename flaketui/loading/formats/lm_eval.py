@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head, top_fields
-from flaketui.loading.jsonl import loads, read_line_at
+from flaketui.loading.jsonl import loads, loads_exact, read_line_at
 from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
@@ -142,8 +142,8 @@ class LmEvalSamples(LogFormat):
     def _add(sink: RecordSink, raw: bytes, offset: int, line: int, fields: FieldMap,
              default_run: str) -> tuple[str | None, int]:
         try:
-            obj = loads(raw)
-        except ValueError as exc:  # orjson.JSONDecodeError, and bad UTF-8
+            obj = loads_exact(raw)  # a doc_id past 64 bits stays that number
+        except (ValueError, RecursionError) as exc:  # orjson.JSONDecodeError, and bad UTF-8
             return f"not valid JSON ({exc})", 0
         if not isinstance(obj, dict):
             return "not a JSON object", 0

@@ -31,9 +31,11 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head
-from flaketui.loading.jsonl import BOM, loads
+from flaketui.loading.jsonl import BOM, _has_surrogate, _int_exact, _refuse_constant, loads
 from flaketui.loading.location import as_path
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink, _is_number
@@ -45,7 +47,20 @@ EVAL_EVENT = "gen_ai.evaluation.result"
 EVAL_SCORE = "gen_ai.evaluation.score.value"
 USAGE = {"gen_ai.usage.input_tokens": "input_tokens", "gen_ai.usage.output_tokens": "output_tokens",
          "llm.token_count.prompt": "input_tokens", "llm.token_count.completion": "output_tokens"}
-_INDEX = re.compile(r"^\d+$")
+_INDEX = re.compile(r"^\d{1,9}$")
+"""A list index in OpenInference's flattened keys (longer runs of digits are keys)."""
+MAX_KEY_PARTS = 64
+"""Dotted parts an OpenInference key may have to be unflattened (deeper keys are left out)."""
+
+
+MAX_SKIPPED = 100
+"""Items of an export left out that are named one by one (the rest are counted)."""
+
+
+def visible_id(value: Any) -> str:
+    """A trace id for a message, cut to 80 characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class Span(dict):  # type: ignore[type-arg]
@@ -54,22 +69,33 @@ class Span(dict):  # type: ignore[type-arg]
 
 
 def _value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a plain value (``intValue`` is a string in OTLP/JSON)."""
+    """An OTLP ``AnyValue`` as a plain value (``intValue`` is a string in OTLP/JSON; one past
+    64 bits, or not an integer, stays that string). Values of the wrong shape are ``None``."""
     if not isinstance(v, dict):
         return v
     for key in ("stringValue", "boolValue", "doubleValue"):
         if key in v:
             return v[key]
     if "intValue" in v:
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return v["intValue"]
+        raw = v["intValue"]
+        if isinstance(raw, str) and 0 < len(raw) <= 20:
+            try:
+                return int(raw)
+            except ValueError:
+                return raw
+        return raw
     if "arrayValue" in v:
-        return [_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        return [_value(x) for x in _values(v["arrayValue"])]
     if "kvlistValue" in v:
-        return {kv.get("key"): _value(kv.get("value")) for kv in (v["kvlistValue"] or {}).get("values", [])}
+        return {kv["key"]: _value(kv.get("value")) for kv in _values(v["kvlistValue"])
+                if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
     return None
+
+
+def _values(v: Any) -> list[Any]:
+    """The ``values`` list of an ``arrayValue`` or ``kvlistValue`` (empty when not a list)."""
+    values = v.get("values") if isinstance(v, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def _attrs(items: Any) -> dict[str, Any]:
@@ -77,30 +103,60 @@ def _attrs(items: Any) -> dict[str, Any]:
         return dict(items)
     if not isinstance(items, list):
         return {}
-    return {a["key"]: _value(a.get("value")) for a in items if isinstance(a, dict) and "key" in a}
+    return {a["key"]: _value(a.get("value")) for a in items if isinstance(a, dict) and isinstance(a.get("key"), str)}
+
+
+def _events(items: Any) -> list[dict[str, Any]]:
+    return [{"name": e.get("name"), "attributes": _attrs(e.get("attributes"))}
+            for e in (items if isinstance(items, list) else []) if isinstance(e, dict)]
 
 
 def _nanos(v: Any) -> int:
+    if isinstance(v, str) and len(v) > 20:  # past 64 bits (and int()'s 4,300 digits): no time
+        return 0
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # not a number, NaN, inf
         return 0
 
 
-def otlp_spans(doc: dict[str, Any]) -> list[Span]:
-    """Every span of an OTLP/JSON export, in file order."""
+def _ident(v: Any) -> Any:
+    """A trace or span id as a key: a string or an integer as it is, anything else (a list, an
+    object, a float) ``None``: no id."""
+    return v if isinstance(v, (str, int)) and not isinstance(v, bool) else None
+
+
+def _items(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def otlp_spans(doc: dict[str, Any], skipped: list[str] | None = None) -> list[Span]:
+    """Every span of an OTLP/JSON export, in file order; an item that is not an object, or a
+    span without a usable trace id, is left out and said in ``skipped``."""
     out = []
-    for rs in doc.get("resourceSpans") or []:
-        for ss in (rs or {}).get("scopeSpans") or (rs or {}).get("instrumentationLibrarySpans") or []:
-            for sp in (ss or {}).get("spans") or []:
+    skip = skipped.append if skipped is not None else (lambda _: None)
+    for i, rs in enumerate(_items(doc.get("resourceSpans"))):
+        if not isinstance(rs, dict):
+            skip(f"resourceSpans[{i}] is not an object")
+            continue
+        for j, ss in enumerate(_items(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans"))):
+            if not isinstance(ss, dict):
+                skip(f"resourceSpans[{i}].scopeSpans[{j}] is not an object")
+                continue
+            for k, sp in enumerate(_items(ss.get("spans"))):
+                where = f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
                 if not isinstance(sp, dict):
+                    skip(f"{where} is not an object")
+                    continue
+                trace = _ident(sp.get("traceId"))
+                if trace is None:
+                    skip(f"{where}: traceId must be a string")
                     continue
                 out.append(Span(
-                    trace=sp.get("traceId"), id=sp.get("spanId"), parent=sp.get("parentSpanId") or None,
+                    trace=trace, id=_ident(sp.get("spanId")), parent=_ident(sp.get("parentSpanId")) or None,
                     name=sp.get("name"), start=_nanos(sp.get("startTimeUnixNano")),
                     end=_nanos(sp.get("endTimeUnixNano")), attributes=_attrs(sp.get("attributes")),
-                    events=[{"name": e.get("name"), "attributes": _attrs(e.get("attributes"))}
-                            for e in sp.get("events") or [] if isinstance(e, dict)]))
+                    events=_events(sp.get("events"))))
     return out
 
 
@@ -112,32 +168,51 @@ def console_spans(objs: list[Any]) -> list[Span]:
         if not isinstance(obj, dict) or not isinstance(obj.get("context"), dict):
             continue
         ctx = obj["context"]
-        span = Span(trace=ctx.get("trace_id"), id=ctx.get("span_id"), parent=obj.get("parent_id") or None,
-                    name=obj.get("name"), start=str(obj.get("start_time") or ""),
-                    end=str(obj.get("end_time") or ""), attributes=_attrs(obj.get("attributes")),
-                    events=[{"name": e.get("name"), "attributes": _attrs(e.get("attributes"))}
-                            for e in obj.get("events") or [] if isinstance(e, dict)])
+        if _ident(ctx.get("trace_id")) is None:
+            continue
+        span = Span(trace=ctx["trace_id"], id=_ident(ctx.get("span_id")), parent=_ident(obj.get("parent_id")) or None,
+                    name=obj.get("name"), start=_time_text(obj.get("start_time")),
+                    end=_time_text(obj.get("end_time")), attributes=_attrs(obj.get("attributes")),
+                    events=_events(obj.get("events")))
         key = (span["trace"], span["id"])
         if key not in by_id or span["end"]:
             by_id[key] = span
     return list(by_id.values())
 
 
+def _time_text(v: Any) -> str:
+    """A console span's time, as sortable text."""
+    return v if isinstance(v, str) else ""
+
+
 def _concatenated(text: str) -> list[Any]:
-    """JSON values one after another (pretty-printed, separated by blanks)."""
-    decoder = json.JSONDecoder()
+    """JSON values one after another (pretty-printed, separated by blanks), read as
+    :func:`~flaketui.loading.jsonl.loads` reads one (integers past the double range kept as
+    :class:`~flaketui.loading.jsonl.BigInt`, no lone surrogate).
+
+    Raises
+    ------
+    ValueError
+        If the text is not such values, or nests deeper than Python's ``json`` goes.
+    """
+    decoder = json.JSONDecoder(parse_int=_int_exact, parse_constant=_refuse_constant)
     out, pos = [], 0
     while True:
         while pos < len(text) and text[pos].isspace():
             pos += 1
         if pos >= len(text):
             return out
-        obj, pos = decoder.raw_decode(text, pos)
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+        if _has_surrogate(obj):
+            raise ValueError("a lone surrogate in a string (not valid UTF-8)")
         out.append(obj)
 
 
-def read_spans(data: bytes) -> list[Span]:
-    """The spans of a file of either encoding.
+def read_spans(data: bytes, skipped: list[str] | None = None) -> list[Span]:
+    """The spans of a file of either encoding (the items left out said in ``skipped``).
 
     Raises
     ------
@@ -149,14 +224,14 @@ def read_spans(data: bytes) -> list[Span]:
         doc = loads(body)
         if not isinstance(doc, dict):
             raise ValueError("not an OTLP/JSON export")
-        return otlp_spans(doc)
+        return otlp_spans(doc, skipped)
     return console_spans(_concatenated(body.decode("utf-8")))
 
 
 def traces(spans: list[Span]) -> list[list[Span]]:
     """The spans grouped by trace (in order of first appearance), each root first and the
     rest in start order."""
-    groups: dict[Any, list[Span]] = {}
+    groups: dict[Any, list[Span]] = {}  # ids are strings or integers (_ident)
     for sp in spans:
         groups.setdefault(sp["trace"], []).append(sp)
     out = []
@@ -177,7 +252,9 @@ def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
         if not key.startswith(prefix + "."):
             continue
         node = tree
-        parts = key[len(prefix) + 1:].split(".")
+        parts = key[len(prefix) + 1:].split(".", MAX_KEY_PARTS)
+        if len(parts) > MAX_KEY_PARTS:
+            continue  # deeper than any message: left out
         for part in parts[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
@@ -196,10 +273,12 @@ def _lists(node: Any) -> Any:
 
 
 def _json(value: Any) -> Any:
+    """A JSON string's value (orjson: nesting past 1,024 levels, a lone surrogate, a number
+    past the double range leave it the string it is)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except ValueError:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
             return value
     return value
 
@@ -210,14 +289,16 @@ def tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
     calls = []
     messages = _json(attrs.get("gen_ai.output.messages"))
     for msg in messages if isinstance(messages, list) else []:
-        for part in (msg or {}).get("parts") or [] if isinstance(msg, dict) else []:
+        for part in _items(msg.get("parts")) if isinstance(msg, dict) else []:
             if isinstance(part, dict) and part.get("type") == "tool_call":
                 calls.append({"name": part.get("name"), "args": _json(part.get("arguments"))})
     for msg in unflatten(attrs, "llm.output_messages"):
         message = msg.get("message", {}) if isinstance(msg, dict) else {}
-        for call in message.get("tool_calls") or [] if isinstance(message, dict) else []:
-            fn = (call.get("tool_call") or {}).get("function") or {} if isinstance(call, dict) else {}
-            calls.append({"name": fn.get("name"), "args": _json(fn.get("arguments"))})
+        for call in _items(message.get("tool_calls")) if isinstance(message, dict) else []:
+            tool_call = call.get("tool_call") if isinstance(call, dict) else None
+            fn = tool_call.get("function") if isinstance(tool_call, dict) else None
+            if isinstance(fn, dict):
+                calls.append({"name": fn.get("name"), "args": _json(fn.get("arguments"))})
     return calls
 
 
@@ -316,19 +397,25 @@ class OtelTraces(LogFormat):
             return Parsed.empty([Problem(spath, None, "empty file, no trials")])
         data = path.read_bytes()
         tick(size)
+        skipped: list[str] = []
         try:
-            groups = traces(read_spans(data))
-        except (ValueError, UnicodeDecodeError) as exc:
+            groups = traces(read_spans(data, skipped))
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return Parsed.empty([Problem(spath, None, f"not a readable OpenTelemetry export ({exc})")])
         sink = RecordSink(FieldMap(threshold=fields.threshold), default_run)
-        problems: list[Problem] = []
+        problems = [Problem(spath, None, f"{what}; left out") for what in skipped[:MAX_SKIPPED]]
+        if len(skipped) > MAX_SKIPPED:
+            problems.append(Problem(spath, None, f"{len(skipped) - MAX_SKIPPED} more items left out"))
         missing = 0
         for i, trace in enumerate(groups, start=1):
-            rec = record(trace, fields)
+            try:
+                rec = record(trace, fields)
+                reason = sink.add(rec, i - 1, 0, i)
+            except (TypeError, ValueError, AttributeError, RecursionError, OverflowError) as exc:
+                rec, reason = {}, f"can't be read ({type(exc).__name__})"  # a shape not foreseen
             missing += "error" in rec
-            reason = sink.add(rec, i - 1, 0, i)
             if reason is not None:
-                problems.append(Problem(spath, i, f"trace {i} ({trace[0]['trace']}): {reason}"))
+                problems.append(Problem(spath, i, f"trace {i} ({visible_id(trace[0]['trace'])}): {reason}"))
         if missing:
             looked = ", ".join(fields.passed + fields.score)
             problems.append(Problem(spath, None, (

@@ -20,9 +20,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick
-from flaketui.loading.location import as_path, is_url, open_binary
+from flaketui.loading.formats.parquet_checks import (
+    SourceRefused,
+    check_span,
+    column_problems,
+    own_table,
+    resolve_source,
+    row_count_problem,
+)
+from flaketui.loading.location import as_path, clean_message, is_url, open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.model import ERRORED, FAIL, PASS, FieldMap, InputError, Problem, Source
+from flaketui.sanitize import visible
 
 PARQUET_EXTRA = "pip install 'flaketui[parquet]'"
 OUTCOMES = {"pass": PASS, "fail": FAIL, "errored": ERRORED}
@@ -40,6 +49,22 @@ def pyarrow_parquet() -> Any:
     except ImportError:
         raise InputError(f"reading or writing Parquet needs the parquet extra: {PARQUET_EXTRA}") from None
     return pq
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    """What pyarrow raises for a damaged or hostile file (its errors subclass these builtins
+    and ``pyarrow.lib.ArrowException``)."""
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError, TypeError, KeyError, IndexError,
+                                               NotImplementedError, MemoryError, OverflowError)
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return errors
+    return (*errors, pa.ArrowException)
+
+
+ARROW_ERRORS = _arrow_errors()
+"""Exceptions turned into a one-line problem naming the table."""
 
 
 def _strings(column: Any) -> np.ndarray:
@@ -66,19 +91,32 @@ class ParquetTrials(LogFormat):
         spath = str(path)
         pq = pyarrow_parquet()
         try:
-            schema = pq.read_schema(_readable(path))
+            pf = pq.ParquetFile(_readable(path))
+            schema = pf.schema_arrow
             missing = [c for c in REQUIRED if c not in schema.names]
             if missing:
                 tick(size)
                 return Parsed.empty([Problem(spath, None, "not a flaketui trial table: no column "
                                              + ", ".join(missing))])
-            table = pq.read_table(_readable(path))
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            refused = _refused(pf, size, spath)
+            if refused:
+                tick(size)
+                return Parsed.empty(refused)
+            bad = column_problems(schema, REQUIRED, METRIC_PREFIX)
+            fatal = [Problem(spath, None, why) for name, why in bad.items() if name in REQUIRED]
+            if fatal:
+                tick(size)
+                return Parsed.empty(fatal)
+            table = _read_columns(pf, [c for c in schema.names if c not in bad], spath)
+        except ARROW_ERRORS as exc:
             tick(size)
-            return Parsed.empty([Problem(spath, None, f"not a readable Parquet file ({exc})")])
+            return Parsed.empty([Problem(spath, None, f"not a readable Parquet file ({clean_message(exc)})")])
+        except _Unreadable as exc:
+            tick(size)
+            return Parsed.empty([exc.problem])
         tick(size)
         n = table.num_rows
-        problems: list[Problem] = []
+        problems = [Problem(spath, None, f"{why}: left out") for why in bad.values()]
         run = _strings(table["run"])
         task = _strings(table["task"])
         outcome_words = _strings(table["outcome"])
@@ -108,7 +146,10 @@ class ParquetTrials(LogFormat):
         def numbers(name: str, fill: float) -> np.ndarray:
             if name not in table.column_names:
                 return np.full(keep.shape[0], fill)
-            return np.array(table[name].to_numpy(zero_copy_only=False), dtype=np.float64)[keep]
+            import pyarrow as pa
+
+            return np.asarray(table[name].cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False),
+                              dtype=np.float64)[keep]
 
         trial = np.nan_to_num(numbers("trial", -1), nan=-1).astype(np.int64)
         metrics = {name[len(METRIC_PREFIX):]: numbers(name, np.nan)
@@ -123,25 +164,85 @@ class ParquetTrials(LogFormat):
         )
 
     def _where(self, path: str) -> tuple[np.ndarray, ...]:
-        """The table's (source, source_kind, offset, length) columns, read once per version."""
+        """The table's (source, source_kind, offset, length) columns, read once per version
+        (a table changed since it was loaded is checked again, as :meth:`read` checks it)."""
         st = as_path(path).stat()
         key = (path, st.st_size, st.st_mtime_ns)
         if key not in self._locations:
-            table = pyarrow_parquet().read_table(_readable(path), columns=["source", "source_kind", "offset", "length"])
+            try:
+                pf = pyarrow_parquet().ParquetFile(_readable(path))
+                refused = _refused(pf, st.st_size, path) or [
+                    Problem(path, None, why) for name, why in
+                    column_problems(pf.schema_arrow, REQUIRED, METRIC_PREFIX).items() if name in WHERE]
+                if refused:
+                    raise SourceRefused(f"{visible(path)}: {refused[0].reason}")
+                table = _read_columns(pf, list(WHERE), path)
+                pairs = table.select(["source", "source_kind"]).group_by(["source", "source_kind"]).aggregate([])
+                own = own_table(pf.schema_arrow.metadata, pairs["source"].to_pylist(),
+                                pairs["source_kind"].to_pylist())
+            except ARROW_ERRORS as exc:
+                raise SourceRefused(f"{visible(path)}: not a readable Parquet file "
+                                    f"({clean_message(exc)})") from None
+            except _Unreadable as exc:
+                raise SourceRefused(f"{visible(path)}: {exc.problem.reason}") from None
+            sources, kinds = _strings(table["source"]), _strings(table["source_kind"])
             self._locations.clear()
-            self._locations[key] = (_strings(table["source"]), _strings(table["source_kind"]),
-                                    table["offset"].to_numpy(), table["length"].to_numpy())
+            self._locations[key] = (sources, kinds, table["offset"].to_numpy(zero_copy_only=False),
+                                    table["length"].to_numpy(zero_copy_only=False),
+                                    np.array(own))
         return self._locations[key]
 
     def read_record(self, source: Source, offset: int, length: int,
                     trace_names: tuple[str, ...], max_steps: int | None) -> Record:
-        paths, kinds, offsets, lengths = self._where(source.path)
+        """The trial of row ``offset`` of the table, read from the log its row names, once
+        :func:`~flaketui.loading.formats.parquet_checks.resolve_source` allows it."""
+        paths, kinds, offsets, lengths, own = self._where(source.path)
         if not 0 <= offset < paths.shape[0]:
-            raise ValueError(f"{source.path}: no row {offset + 1}; was the table rewritten?")
-        kind = str(kinds[offset])
-        where = Source(str(paths[offset]), kind)
-        return self._format_of_kind(kind).read_record(where, int(offsets[offset]), int(lengths[offset]),
-                                                     trace_names, max_steps)
+            raise SourceRefused(f"{visible(source.path)}: no row {offset + 1}; was the table rewritten?")
+        kind = kinds[offset]
+        where = resolve_source(source.path, offset, paths[offset], kind, self.kinds, bool(own))
+        try:
+            fmt = self._format_of_kind(kind)
+        except ValueError:
+            raise SourceRefused(f"{visible(source.path)}:{offset + 1}: source_kind {visible(kind)} "
+                                "is not a log format") from None
+        start, span = check_span(source.path, offset, offsets[offset], lengths[offset])
+        return fmt.read_record(Source(where, kind), start, span, trace_names, max_steps)
+
+
+WHERE = ("source", "source_kind", "offset", "length")
+"""The columns that say where a row's trial lives."""
+
+
+class _Unreadable(Exception):
+    """A row group that pyarrow can't read: its problem."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.reason)
+        self.problem = problem
+
+
+def _refused(pf: Any, size: int, path: str) -> list[Problem]:
+    """The problem of a table whose metadata declares too many rows (before any is read)."""
+    meta = pf.metadata
+    rows = max(meta.num_rows, sum(meta.row_group(i).num_rows for i in range(meta.num_row_groups)))
+    why = row_count_problem(rows, size)
+    return [Problem(path, None, why)] if why else []
+
+
+def _read_columns(pf: Any, columns: list[str], path: str) -> Any:
+    """``columns`` of the whole file; when pyarrow can't read them, an :class:`_Unreadable`
+    naming the first row group that fails."""
+    try:
+        return pf.read(columns=columns)
+    except ARROW_ERRORS as whole:
+        for i in range(pf.metadata.num_row_groups):
+            try:
+                pf.read_row_group(i, columns=columns)
+            except ARROW_ERRORS as exc:
+                raise _Unreadable(Problem(path, None, f"row group {i}: not readable "
+                                          f"({clean_message(exc)})")) from None
+        raise _Unreadable(Problem(path, None, f"not readable ({clean_message(whole)})")) from None
 
 
 def _readable(path: str | Path) -> Any:

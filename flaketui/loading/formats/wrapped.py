@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
-from flaketui.loading.jsonl import BOM, loads, read_line_at
+from flaketui.loading.jsonl import BOM, loads, loads_exact, read_line_at
 from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
@@ -162,8 +162,8 @@ class HarnessJson(LogFormat):
 
     def _add(self, sink: RecordSink, raw: bytes, offset: int, line: int, fields: FieldMap) -> str | None:
         try:
-            obj = loads(raw)
-        except ValueError as exc:  # orjson.JSONDecodeError, and bad UTF-8
+            obj = loads_exact(raw)  # an id past 64 bits stays that number
+        except (ValueError, RecursionError) as exc:  # orjson.JSONDecodeError, and bad UTF-8
             return f"not valid JSON ({exc})"
         if not isinstance(obj, dict):
             return "not a JSON object"
