@@ -66,6 +66,9 @@ class FieldMap:
     the harness's own run id (where the file has one; else by its file)."""
     runs_as_trials: bool = False
     """``--runs-as-trials``: the runs of one folder are read as trials of one run."""
+    reward: str = "reward"
+    """``--reward``: which of a trial's named rewards is its score (Harbor's
+    ``verifier_result.rewards``; a lone reward of another name is taken by default)."""
 
     def known_names(self) -> set[str]:
         """The fields a trial's roles are read from, with ``metrics`` and ``error``: every

@@ -38,6 +38,7 @@ IGNORED_PREFIXES = ("duration", "latency")
 
 NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "τ²-bench": ("cost", "usage", "raw_data", "turn_idx", "generation_time_seconds"),
+    "ATIF": ("metrics",),
 }
 """Per-format step keys that duplicate or decorate the content, ignored by default.
 
@@ -45,7 +46,8 @@ NOISE_KEYS: dict[str, tuple[str, ...]] = {
 call's ``cost``, the token ``usage``, the provider's ``raw_data`` (the same
 message again), ``turn_idx`` (its position, which shifts by one for every extra
 user turn) and ``generation_time_seconds``; τ²'s own message equality leaves
-them out too (it compares role, content and tool calls)."""
+them out too (it compares role, content and tool calls). ATIF's step ``metrics`` (Harbor's
+``MetricsSchema``: prompt/completion tokens, cost, token ids, logprobs) likewise."""
 
 DEFAULT_NOISE_KEYS = frozenset(k for keys in NOISE_KEYS.values() for k in keys)
 
@@ -54,6 +56,13 @@ ARGUMENT_KEYS = ("arguments", "args", "input")
 
 SUMMARY_KEYS = ("role", "type", "name")
 """Fields that make up the head of a one-line step description, in this order."""
+
+QUOTED_IDS = re.compile(r"\b(?:toolu|srvtoolu|call|msg)_[A-Za-z0-9]{16,}\b")
+"""Tool-call and message ids in the shapes providers generate (Anthropic ``toolu_01…`` and
+``msg_…``, OpenAI ``call_…``: a prefix and 16 or more random letters and digits),
+masked where a step's text quotes them (``"Executed Read toolu_01…"``)."""
+MASK = "<id>"
+"""What a volatile id quoted in a step's text is replaced with before comparing."""
 
 
 @dataclass(frozen=True)
@@ -129,11 +138,15 @@ class Normaliser:
 
         Only the step's own keys and its tool calls' keys are looked at; values
         (arguments, content, outputs) are kept whole, except that arguments held
-        as a JSON string are parsed.
+        as a JSON string are parsed, and that a volatile id quoted in the step's own
+        text (a top-level string such as ``content``) reads :data:`MASK`: the value of
+        an id key the step itself drops (``tool_call_id``, ``tool_calls[].id``…), or an
+        id in a provider's shape (:data:`QUOTED_IDS`). Arguments are never masked.
         """
         if not isinstance(step, dict):
             return step
         out: dict[Any, Any] = {}
+        ids: list[str] | None = None
         for k, v in step.items():
             if not self._keep(k):
                 continue
@@ -141,9 +154,25 @@ class Normaliser:
                 out[k] = [self.tool_call(c) for c in v]
             elif k in ARGUMENT_KEYS:
                 out[k] = parse_json_string(v)
+            elif isinstance(v, str) and v:
+                if ids is None:
+                    ids = self._dropped_ids(step)
+                out[k] = mask_ids(v, ids)
             else:
                 out[k] = v
         return out
+
+    def _dropped_ids(self, step: dict[Any, Any]) -> list[str]:
+        """The string values (4 characters or more) of the id keys dropped from ``step``: its
+        own and its tool calls'; longest first, so that no id is masked inside another."""
+        found = {v for k, v in step.items()
+                 if isinstance(k, str) and isinstance(v, str) and len(v) >= 4 and _is_id_key(k) and self.ignores(k)}
+        calls = step.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict):
+                found.update(v for k, v in call.items() if isinstance(k, str) and isinstance(v, str)
+                             and len(v) >= 4 and _is_id_key(k) and self.ignores(k))
+        return sorted(found, key=len, reverse=True)
 
     def ignored_keys_of(self, trace: Sequence[Any] | None) -> list[str]:
         """The keys of ``trace``'s steps that are ignored, in first-seen order.
@@ -180,6 +209,19 @@ class Normaliser:
 
 
 _MISSING = object()
+
+
+def _is_id_key(key: str) -> bool:
+    return key == "id" or key.endswith("_id")
+
+
+def mask_ids(text: str, ids: Sequence[str] = ()) -> str:
+    """``text`` with each of ``ids`` and every id in a provider's shape (:data:`QUOTED_IDS`)
+    replaced by :data:`MASK`."""
+    for value in ids:
+        if value in text:
+            text = text.replace(value, MASK)
+    return QUOTED_IDS.sub(MASK, text)
 
 
 def parse_json_string(value: Any) -> Any:

@@ -285,6 +285,8 @@ class TestTerminalBench:
         (lambda r: r.update(is_resolved="yes"), "item 1: is_resolved must be true, false or null, got a string"),
         (lambda r: r.pop("task_id"), "item 1: no task_id"),
         (lambda r: r.update(task_id=[1]), "item 1: task must be a string or number, got a list"),
+        (lambda r: r.update(trial_name="t." + "9" * 4400 + "-of-5"),  # int() of it would raise (4,300 digits)
+         "item 1: trial_name's trial number has 4400 digits (at most 18)"),
     ])
     def test_bad_records_are_named_by_item(self, tmp_path: Path, edit, reason) -> None:  # type: ignore[no-untyped-def]
         assert_first_item_named(OPUS / "results.json", "results", edit, reason, tmp_path / "results.json", 54)

@@ -43,6 +43,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick
+from flaketui.loading.formats.harbor import HarborJob
 from flaketui.loading.formats.inspect_log import InspectLog
 from flaketui.loading.formats.json_array import JsonArray
 from flaketui.loading.formats.json_lines import JsonLines
@@ -58,6 +59,7 @@ from flaketui.model import FieldMap, InputError
 FORMATS: list[LogFormat] = [
     InspectLog(),
     ParquetTrials(lambda kind: format_of_kind(kind)),
+    HarborJob(),
     Tau2Results(),
     TerminalBench(),
     LmEvalSamples(),

@@ -28,6 +28,8 @@ from flaketui.model import FieldMap
 TRIAL_NAME = re.compile(r"\.(\d+)-of-\d+")
 """``.<i>-of-<n>`` in a ``trial_name``; the last match is the trial number."""
 METADATA = "run_metadata.json"
+MAX_TRIAL_DIGITS = 18
+"""The longest trial number read from a ``trial_name`` (fits an int64)."""
 
 
 def _is_trial_file(path: Path) -> bool:
@@ -104,6 +106,8 @@ class TerminalBench(HarnessJson):
         if isinstance(name, str):
             found = TRIAL_NAME.findall(name)
             if found:
+                if len(found[-1]) > MAX_TRIAL_DIGITS:  # int() of 4,300+ digits raises; no real trial is that long
+                    return f"trial_name's trial number has {len(found[-1])} digits (at most {MAX_TRIAL_DIGITS})"
                 rec["trial"] = int(found[-1])
         metrics = {key.removeprefix("total_"): obj[key]
                    for key in ("total_input_tokens", "total_output_tokens") if _is_number(obj.get(key))}
