@@ -37,7 +37,8 @@ class AppOptions:
     paths: tuple[str, ...]
     """Files, directories and globs of trial logs."""
     k: int | None = None
-    """k for pass@k and pass^k; None: the smallest trial count of any task."""
+    """k for pass@k and pass^k; None: the trials most tasks have (the mode of trials per task,
+    errored included), which follows the mode up as trials arrive with ``watch``."""
     fields: FieldMap = field(default_factory=FieldMap)
     """Which JSON fields hold what."""
     min_pass_hat_k: float | None = None
@@ -98,7 +99,7 @@ class FlakeApp(App[int]):
             parquet_checks.SOURCES_ROOTS = tuple(options.sources_roots)
         self.set_reactive(FlakeApp.k, options.k)
         self.k_is_default = options.k is None
-        """True while k is the default (the smallest trial count), not chosen by the user."""
+        """True while k is the default (the trials most tasks have), not chosen by the user."""
         self.normaliser = Normaliser.with_keys(options.ignore_keys)
         """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps."""
         self.trial_log: TrialLog | None = None
@@ -178,8 +179,9 @@ class FlakeApp(App[int]):
 
     def save_screenshot(self, filename: str | None = None, path: str | None = None,
                         time_format: str | None = None) -> str:
-        """Textual's ``save_screenshot``, written without following a link: Textual opens ``PATH/flaketui_TIMESTAMP.svg`` with ``open(…, "w")``, so a link
-        planted at that predictable name was written through. Here the picture goes to a temp
+        """Textual's ``save_screenshot``, written without following a link: Textual opens
+        ``PATH/flaketui_TIMESTAMP.svg`` with ``open(…, "w")``, so a link planted at that
+        predictable name was written through. Here the picture goes to a temp
         file that :func:`tempfile.mkstemp` creates with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and a
         random name, then :func:`os.replace` puts it at the name (a link there is replaced, its
         target untouched): :func:`flaketui.triage.atomic_write`.
@@ -205,7 +207,9 @@ class FlakeApp(App[int]):
             self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """Textual's commands (less its own "Keys", the help panel: flaketui's "Keys" is the
+        help screen of every key of every screen), the screen's own and "Keys", each once."""
+        yield from (command for command in super().get_system_commands(screen) if command.title != "Keys")
         for target in reversed(self.screen_stack):
             palette = getattr(target, "palette_commands", None)
             if palette is not None:

@@ -17,7 +17,7 @@ import sys
 # machine's time went to the spinning). Before numpy is imported; a user's setting stands.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from flaketui.cli import compare, diff, export, gate, quarantine, report, triage, tui  # noqa: E402, F401  (register the commands)
+from flaketui.cli import compare, diff, export, gate, history, quarantine, report, triage, tui  # noqa: E402, F401  (register the commands)
 from flaketui.cli.common import main  # noqa: E402
 
 __all__ = ["main", "run"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -76,25 +75,40 @@ def fail(message: str) -> None:
     sys.exit(EXIT_INPUT)
 
 
-_COUNTED = re.compile(r"(\d+) more (lines skipped after the first \d+ named)")
+SHOW_ALL_PROBLEMS = False
+"""``--problems``: name every problem on stderr, one line each, instead of one line per kind."""
+FILES_NAMED = 3
+"""Files named in a kind's summary line; the rest are counted."""
 
 
 def report_problems(log: TrialLog, start: int = 0) -> None:
-    """Name each skipped line on stderr (file:line: reason), the first 20 one by one
-    (from ``log.problems[start]``: --watch names only the new ones)."""
+    """Name the problems on stderr (from ``log.problems[start]``: --watch names only the new
+    ones): a kind that occurs once as ``file:line: reason``, a kind that occurs more as one
+    line, ``80 × duplicate trial … kept the first (files: …; first: file:line)``; with
+    ``--problems`` (:data:`SHOW_ALL_PROBLEMS`), every problem on a line of its own."""
+    from flaketui.loading.loader import problem_kinds
+
     problems = log.problems[start:]
-    for p in problems[:MAX_PROBLEMS_SHOWN]:
-        click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {visible(p)}", err=True)
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        more = 0
-        by_reason: dict[str, int] = {}
-        for p in problems[MAX_PROBLEMS_SHOWN:]:
-            counted = _COUNTED.match(p.reason)  # a file's summary of the lines it did not name
-            n, key = (int(counted[1]), counted[2]) if counted else (1, p.reason.split(" (")[0].split(":")[0])
-            by_reason[key] = by_reason.get(key, 0) + n
-            more += n
-        summary = "; ".join(f"{n} × {r}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]))
-        click.echo(f"flaketui: … and {more} more problems ({visible(summary)})", err=True)
+    if not problems:
+        return
+    if SHOW_ALL_PROBLEMS:
+        for p in problems:
+            click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {visible(p)}", err=True)
+        return
+    summarised = False
+    for group in problem_kinds(problems):
+        label = "note:" if group.notice else "skipped"
+        if group.count == 1 and len(group.problems) == 1:
+            click.echo(f"flaketui: {label} {visible(group.problems[0])}", err=True)
+            continue
+        summarised = True
+        paths = list(dict.fromkeys(p.path for p in group.problems))
+        files = ", ".join(paths[:FILES_NAMED]) + (f", and {len(paths) - FILES_NAMED} more"
+                                                  if len(paths) > FILES_NAMED else "")
+        where = f"files: {files}; first: {group.problems[0]}" if group.problems else "counted, not named"
+        click.echo(f"flaketui: {label} {group.count} × {visible(group.kind)} ({visible(where)})", err=True)
+    if summarised:
+        click.echo("flaketui: --problems names each one", err=True)
 
 
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -120,6 +134,8 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   "or the harness's own run id.")
     @click.option("--runs-as-trials", is_flag=True, default=False,
                   help="Read the runs given (one agent's repeated runs) as trials of one run.")
+    @click.option("--problems", "all_problems", is_flag=True, default=False,
+                  help="Name every problem met while loading, one line each (default: one line per kind).")
     @click.option("--no-cache", is_flag=True, default=False,
                   help="Parse the logs again instead of reading the index cache.")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -148,6 +164,8 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             raise click.BadParameter(f"{timeout:g} is not a number of seconds above 0", param_hint="--timeout")
         location.TIMEOUT = timeout
         location.MAX_BYTES = kwargs.pop("max_bytes")
+        global SHOW_ALL_PROBLEMS
+        SHOW_ALL_PROBLEMS = kwargs.pop("all_problems")
         if kwargs.pop("no_cache"):
             from flaketui.loading import cache
 
@@ -266,8 +284,9 @@ def write_json(doc: Any) -> None:
 
 def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
               passk_ci: str = "exact") -> tuple[int, list[TaskStats]]:
-    """K (given, or the smallest trial count of any task) and the task statistics of each run,
-    with the pass^k interval ``passk_ci`` (``exact`` or ``bootstrap``)."""
+    """K (given, or the trials most tasks have, errored included: :func:`~flaketui.stats.default_k`)
+    and the task statistics of each run, with the pass^k interval ``passk_ci`` (``exact`` or
+    ``bootstrap``)."""
     from flaketui.stats import default_k, task_stats
 
     outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]

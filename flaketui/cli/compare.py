@@ -56,8 +56,15 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
               help="Compare these two runs inside LOGS (else LOGS are two files, one run each).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
+              default="table", show_default=True,
+              help="html: one self-contained page (no network): the verdict, the changed tasks and the "
+                   "flipped tasks' traces, to stdout or --out. markdown --summary: a PR comment.")
+@click.option("--summary", is_flag=True, default=False,
+              help="With --format markdown: a PR comment (under GitHub's 65,536 characters; the verdict "
+                   "first, each section in a <details> block).")
+@click.option("--out", "out_path", default=None, metavar="FILE",
+              help="With --format html: write the page to FILE (atomically) instead of stdout.")
 @click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
 @alpha_option
 @baseline_option
@@ -71,14 +78,20 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
             divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
-            fields: FieldMap) -> None:
+            summary: bool, out_path: str | None, fields: FieldMap) -> None:
     """Paired comparison of run B against run A: the verdict by one primary test (the within-task
     permutation test, valid with unequal trials), the mean difference with its CI, the secondary
     tests where valid, and the flipped and moved tasks."""
+    from flaketui.cli.diff import check_out
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
 
     choice = check_rows(top, all_rows, fmt)
+    check_out(out_path, fmt)
+    if summary and fmt != "markdown":
+        raise click.UsageError("--summary goes with --format markdown")
+    if fmt == "html" and (tui or baseline is not None):
+        raise click.UsageError("--format html goes without --tui and --baseline")
     if tui:
         open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return
@@ -94,8 +107,28 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     if fmt == "table":
         print_compare_table(view, choice)
         return
+    if fmt == "html":
+        print_compare_html(view, a, b, divergence, out_path)
+        return
+    if summary:
+        click.echo(out.compare_summary_markdown(view), nl=False)
+        return
     emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": fields.errored_as}, out.compare_csv,
          lambda v: out.compare_markdown(v, choice.top), out.compare_table)
+
+
+def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[TrialLog, str],
+                       divergence: str | None, out: str | None) -> None:
+    """``compare --format html``: the page, with a trial of A beside one of B for the first
+    :data:`~flaketui.output.html.TRACE_TASKS` changed tasks (flipped first)."""
+    from flaketui.cli.diff import cross_pairs, html_out, page_info
+    from flaketui.output.html import TRACE_TASKS, write_compare_html
+
+    tasks = [r.task for r in view.rows()[:TRACE_TASKS]]
+    pairs = cross_pairs(a, b, tasks, divergence)
+    info = page_info(a[0]) if a[0] is b[0] else page_info(a[0], b[0])
+    with html_out(out) as write:
+        write_compare_html(write, view, pairs, info)
 
 
 def print_compare_table(view: CompareView, choice: RowChoice) -> None:

@@ -13,8 +13,12 @@ JSON is the log's own values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,6 +29,7 @@ from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
+    from flaketui.output.html import PageInfo, TracePair
     from flaketui.traces import Normaliser, TraceDiff
 
 
@@ -175,6 +180,116 @@ def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     return "\n".join(lines)
 
 
+# --- --format html (report, compare, diff) -------------------------------------------------
+
+
+def out_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out FILE``: where ``--format html`` writes its page (default stdout; ``-`` is stdout)."""
+    return click.option("--out", "out", default=None, metavar="FILE",
+                        help="With --format html: write the page to FILE (atomically) instead of stdout.")(func)
+
+
+def check_out(out: str | None, fmt: str) -> None:
+    """``--out`` goes with ``--format html``, into a folder that exists (else exit 2)."""
+    if out is None:
+        return
+    if fmt != "html":
+        raise click.UsageError("--out goes with --format html")
+    if out != "-" and not (Path(out).parent if str(Path(out).parent) else Path(".")).is_dir():
+        fail(f"--out {out}: folder {Path(out).parent} does not exist")
+
+
+@contextlib.contextmanager
+def html_out(out: str | None) -> Iterator[Callable[[str], Any]]:
+    """A ``write(text)`` for the page: to stdout, or to ``out`` through a temporary file beside
+    it, renamed over it when the page is whole (an error leaves no half page; exit 2)."""
+    if out is None or out == "-":
+        buf = sys.stdout.buffer
+        yield lambda text: buf.write(text.encode("utf-8", "replace"))
+        buf.flush()
+        return
+    path = Path(out)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", errors="replace", newline="\n") as fh:
+            yield fh.write
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        fail(f"--out {out}: {exc.strerror or exc}")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    click.echo(f"flaketui: wrote {visible(out)}", err=True)
+
+
+def page_info(*logs: TrialLog) -> PageInfo:
+    """The command line, the logs read and the runs' metadata, for the page's last section."""
+    from flaketui.output.html import PageInfo
+
+    meta: dict[str, Any] = {}
+    for log in logs:
+        meta.update(log.run_meta)
+    sources = list(dict.fromkeys(s.path for log in logs for s in log.sources))
+    return PageInfo(command=["flaketui", *sys.argv[1:]], sources=sources, meta=meta)
+
+
+def trace_pair(task: str, pair: Pair, norm: Normaliser, mode: str | None) -> TracePair:
+    """``pair`` compared for the page (:data:`~flaketui.output.html.TRACE_CONTEXT` rows either
+    side of the divergence, lines cut at :data:`~flaketui.output.html.LINE_WIDTH`)."""
+    from flaketui.output.html import LINE_WIDTH, TRACE_CONTEXT, TracePair
+    from flaketui.traces import diff_traces
+
+    d = diff_traces(pair.a.trace, pair.b.trace, mode, norm, context=TRACE_CONTEXT, width=LINE_WIDTH)
+    return TracePair(task, _label(pair.a), _label(pair.b), d)
+
+
+def _label(t: Trial) -> str:
+    return f"{t.run} trial {t.trial} ({'pass' if t.passed else 'fail'})"
+
+
+def flaky_pairs(log: TrialLog, run: str, tasks: Sequence[str], mode: str | None = None) -> dict[str, TracePair]:
+    """For each of ``tasks`` of ``run``: a passing and a failing trial sharing the longest
+    prefix (as ``diff`` picks them), compared; tasks without such a pair are left out (a task
+    none of whose trials has a trace is not read at all)."""
+    from flaketui.loading import read_trial
+    from flaketui.traces import Normaliser
+
+    norm = Normaliser()
+    outcomes = log.run_outcomes(run)
+    where = {t: i for i, t in enumerate(outcomes.tasks)} if tasks else {}
+    out: dict[str, TracePair] = {}
+    for task in tasks:
+        rows = outcomes.task_rows(where[task])
+        if not log.has_trace[rows].any():
+            continue
+        found = [t for t in (read_trial(log, r) for r in rows.tolist()) if t.outcome != ERRORED]
+        pair = _best([t for t in found if t.outcome == PASS], [t for t in found if t.outcome != PASS], norm, mode)
+        if pair is not None:
+            out[task] = trace_pair(task, pair, norm, mode)
+    return out
+
+
+def cross_pairs(side_a: tuple[TrialLog, str], side_b: tuple[TrialLog, str], tasks: Sequence[str],
+                mode: str | None = None) -> dict[str, TracePair]:
+    """For each of ``tasks``: a trial of run A beside one of run B, picked as ``diff --runs A B``
+    picks them (a passing A beside a failing B, else the reverse, else any two)."""
+    from flaketui.traces import Normaliser
+
+    norm = Normaliser()
+    out: dict[str, TracePair] = {}
+    for task in tasks:
+        a = [t for t in _trials(*side_a, task) if t.outcome != ERRORED]
+        b = [t for t in _trials(*side_b, task) if t.outcome != ERRORED]
+        pair = None
+        for want_a, want_b in ((True, False), (False, True)):
+            pair = pair or _best([t for t in a if t.passed == want_a], [t for t in b if t.passed == want_b], norm, mode)
+        pair = pair or _best(a, b, norm, mode)
+        if pair is not None:
+            out[task] = trace_pair(task, pair, norm, mode)
+    return out
+
+
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--task", required=True, help="The task whose traces are compared.")
@@ -186,22 +301,31 @@ def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
 @click.option("--tolerance", type=float, default=0.0, show_default=True,
               help="Numbers this close (absolutely or relatively) are equal.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
+              show_default=True, help="html: one self-contained page (no network), to stdout or --out.")
+@out_option
 @log_options
 def diff(logs: tuple[str, ...], task: str, runs: tuple[str, str] | None, trials: tuple[int, int] | None,
-         divergence: str | None, ignore_key: tuple[str, ...], tolerance: float, fmt: str,
+         divergence: str | None, ignore_key: tuple[str, ...], tolerance: float, fmt: str, out: str | None,
          fields: FieldMap) -> None:
     """Compare two trials' traces of TASK: the first divergence and every differing field."""
     if not tolerance >= 0 or tolerance == float("inf"):
         fail("--tolerance must be a finite number >= 0")
+    check_out(out, fmt)
     log = load(logs, fields)
     from flaketui.traces import Normaliser, diff_traces
 
     norm = Normaliser.with_keys(ignore_key)
     pair = choose_pair(log, task, runs, trials, norm, divergence)
     d = diff_traces(pair.a.trace, pair.b.trace, divergence, norm, tolerance)
-    if fmt == "json":
+    if fmt == "html":
+        from flaketui.output.html import LINE_WIDTH, TRACE_CONTEXT, TracePair, write_diff_html
+
+        page = diff_traces(pair.a.trace, pair.b.trace, divergence, norm, tolerance, context=TRACE_CONTEXT,
+                           width=LINE_WIDTH)
+        with html_out(out) as write:
+            write_diff_html(write, TracePair(task, _label(pair.a), _label(pair.b), page), page_info(log))
+    elif fmt == "json":
         write_json(diff_json(task, pair, d))
     elif fmt == "markdown":
         click.echo(diff_markdown(task, pair, d), nl=False)

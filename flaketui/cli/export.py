@@ -14,19 +14,22 @@ from flaketui.sanitize import visible
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default=None,
+              help="The table's format (default: from --out's extension: .csv is CSV, .parquet or "
+                   ".pq is Parquet; - is CSV on standard output).")
 @click.option("--out", "out", required=True, metavar="PATH",
-              help="The file to write (replaced whole when complete; - for CSV on stdout).")
+              help="The file to write (replaced whole when complete; - for CSV on standard output).")
 @click.option("--raw", is_flag=True, default=False,
               help="CSV: write text cells as they are (no quote before =, +, -, @; on a terminal, "
                    "control characters are still spelled out).")
 @log_options
-def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMap) -> None:
+def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: FieldMap) -> None:
     """Write one row per trial of LOGS (run, task, trial, outcome, score, group, metrics and
     where its line lives: source, offset, length) for DuckDB, Spark or a warehouse. flaketui
     reads a Parquet table back as a log, traces included."""
     from flaketui.output import trials
 
+    fmt = fmt or format_of(out)
     if out == "-" and fmt == "parquet":
         fail("--out -: Parquet is written to a file; give a path")
     path = Path(out)
@@ -49,3 +52,20 @@ def export(logs: tuple[str, ...], fmt: str, out: str, raw: bool, fields: FieldMa
         fail(f"--out {visible(out)}: {exc.strerror or exc}")
     if out != "-":
         click.echo(f"flaketui: wrote {len(log)} trials to {visible(out)}", err=True)
+
+
+SUFFIX_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+"""The format ``export`` writes for a name ending so, when ``--format`` is not given."""
+
+
+def format_of(out: str) -> str:
+    """The format for ``--out`` without ``--format``: from its extension (``-``, standard
+    output, is CSV); an extension it does not know is a usage error naming the choices."""
+    if out == "-":
+        return "csv"
+    fmt = SUFFIX_FORMATS.get(Path(out).suffix.lower())
+    if fmt is None:
+        raise click.UsageError(
+            f"--out {visible(out)}: cannot tell the format from its extension: name it .csv, "
+            f".parquet or .pq, or give --format parquet|csv", ctx=click.get_current_context())
+    return fmt

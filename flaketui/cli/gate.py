@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None, help="k for pass^k (default: the smallest trial count).")
+@click.option("-k", type=int, default=None,
+              help="k for pass^k (default: the trials most tasks have, errored included).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Fail if suite pass^k is below this.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Fail if any task's flakiness is above this.")
 @click.option("--require-evidence", is_flag=True, default=False,

@@ -63,7 +63,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
               help="Wilson interval width a task needs no more than (caps its trials).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
 @click.option("-k", type=click.IntRange(min=1), default=None,
-              help="k of the suite pass^k to pin down (default: the smallest trial count).")
+              help="k of the suite pass^k to pin down (default: the trials most tasks have).")
 @click.option("--min-trials", type=click.IntRange(min=0), default=10, show_default=True,
               help="Minimum n of high-risk tasks (tagged, or flaky before).")
 @click.option("--low-min-trials", type=click.IntRange(min=0), default=3, show_default=True,
@@ -88,13 +88,16 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
               show_default=True, help="Difference of pass rates to size the suite for.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]), default="table",
               show_default=True, help="jsonl: one {run, task, extra_trials, why} line per task.")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write to this file (atomically) instead of stdout.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True), default=None,
+              help="Write to this file (atomically) instead of stdout (- is stdout).")
+@click.option("--emit", "emit", type=click.Choice(["inspect", "harbor", "tau2"]), default=None,
+              help="Print the shell commands that run the planned extra trials on exactly the planned "
+                   "tasks in this harness (tasks needing the same count in one command), instead of the plan.")
 @base.log_options
 def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str, ...],
          k: int | None, min_trials: int, low_min_trials: int, risk_tag: tuple[str, ...],
          margin: float, bound_target: float, confidence: float, power: float, alpha: float,
-         effect: float, fmt: str, out: Path | None, fields: FieldMap) -> None:
+         effect: float, fmt: str, out: Path | None, emit: str | None, fields: FieldMap) -> None:
     """Plan the next run of LOGS: which tasks need more trials, how many, and why.
 
     Per task: decided or not (by a confidence sequence: valid however often you rerun
@@ -107,6 +110,8 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     from flaketui.loading.extras import TaskExtras, read_task_extras
     from flaketui.stats.plan import PlanOptions, make_plan
 
+    if out is not None and str(out) == "-":
+        out = None
     if out is not None and not (out.parent if str(out.parent) else Path(".")).is_dir():
         base.fail(f"--out {out}: folder {out.parent} does not exist")
     options = PlanOptions(
@@ -129,6 +134,20 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
         base.fail(str(exc))
     if result.reason:
         click.echo(f"flaketui: {result.reason}", err=True)
+    if emit is not None:
+        from flaketui.output.emit import batches, commands
+
+        text = commands(emit, batches((ln.run, ln.task, ln.extra_trials) for ln in result.lines())).encode()
+        if out is None:
+            sys.stdout.buffer.write(text)
+            sys.stdout.flush()
+            return
+        try:
+            atomic_write(out, text)
+        except OSError as exc:
+            base.fail(f"--out {out}: {exc.strerror or exc}")
+        click.echo(f"flaketui: wrote {out}", err=True)
+        return
     if out is None and fmt == "table":
         from flaketui.output.plan import plan_renderable
         from flaketui.output.report import console

@@ -20,7 +20,8 @@ from flaketui.model import FieldMap
               show_default=True,
               help="junit: JUnit XML (one testcase per task, flaky ones as flakyFailure); json: a list "
                    "of the quarantined tasks; ids: task ids one per line.")
-@click.option("-k", type=int, default=None, help="k for the statistics (default: the smallest trial count).")
+@click.option("-k", type=int, default=None,
+              help="k for the statistics (default: the trials most tasks have, errored included).")
 @log_options
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
                k: int | None, fields: FieldMap) -> None:

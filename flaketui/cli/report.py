@@ -29,6 +29,7 @@ from flaketui.cli.common import (
     write_json,
 )
 from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
+from flaketui.cli.diff import check_out, out_option
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
@@ -39,10 +40,14 @@ if TYPE_CHECKING:
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None,
-              help="k for pass@k and pass^k (default: the smallest trial count of any task).")
+              help="k for pass@k and pass^k (default: the trials most tasks have, errored included; "
+                   "tasks with fewer are left out of pass@k and pass^k, and counted).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
+              default="table", show_default=True,
+              help="html: one self-contained page (no network): summary, curves, the sortable task table, "
+                   "each flaky task's traces (and with --causes its suspected source), to stdout or --out.")
+@out_option
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: print the report again when they change "
                    "(Ctrl-C stops).")
@@ -53,8 +58,9 @@ if TYPE_CHECKING:
 @alpha_option
 @click.option("--causes", is_flag=True, default=False,
               help="Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
-                   "ordering-concurrency, environment, harness-bug, unknown) from its traces, with the "
-                   "evidence and the decisive fork. Reads the flaky tasks' traces only.")
+                   "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
+                   "unknown) from its traces, grades and start times, with the evidence and the decisive "
+                   "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "
@@ -63,9 +69,12 @@ if TYPE_CHECKING:
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
            interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
-           causes: bool, workers: int, passk_ci: str, fields: FieldMap) -> None:
+           causes: bool, workers: int, passk_ci: str, out: str | None, fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     check_k(k)
+    check_out(out, fmt)
+    if fmt == "html" and (watch or baseline is not None):
+        raise click.UsageError("--format html goes without --watch and --baseline")
     if fmt == "csv" and causes:
         raise click.UsageError("--causes goes with --format table, json or markdown (not csv)")
     rows = check_rows(top, all_rows, fmt)
@@ -91,6 +100,9 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
                                                      passk_ci=passk_ci))
     log = load(logs, fields).without_metrics()  # the report shows none
+    if fmt == "html":
+        print_html(log, k, run, causes, workers, passk_ci, out, rows)
+        return
     if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
         log = log.without_locations()
     # While the report is made, the cyclic collector (run by every import and list that follows)
@@ -136,6 +148,31 @@ def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
     return out
 
 
+def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, workers: int, passk_ci: str,
+               out: str | None, rows: RowChoice) -> None:
+    """``report --format html``: the page, with the traces of each run's
+    :data:`~flaketui.output.html.TRACE_TASKS` flakiest tasks (and with ``causes`` every flaky
+    task's suggested source), to stdout or ``out``; the table has ``--top N`` rows, every row
+    with ``--all``, else :data:`~flaketui.output.html.TABLE_ROWS`."""
+    from flaketui.cli.diff import flaky_pairs, html_out, page_info
+    from flaketui.output.html import TABLE_ROWS, TRACE_TASKS, write_report_html
+    from flaketui.output.report import display_order
+    from flaketui.stats import summarise
+
+    kk, stats = run_stats(log, run, k, passk_ci)
+    results = [(st, summarise(st)) for st in stats]
+    found = find_causes(log, [st.run for st in stats], workers) if causes else None
+    pairs: dict[str, Any] = {}
+    for st in stats:
+        is_flaky = st.flaky()
+        flaky = [st.tasks[i] for i in display_order(st).tolist() if is_flaky[i]][:TRACE_TASKS]
+        pairs[st.run] = flaky_pairs(log, st.run, flaky)
+    info = page_info(log)
+    with html_out(out) as write:
+        write_report_html(write, kk, results, found, pairs, info,
+                          top=None if rows.all else rows.top or TABLE_ROWS)
+
+
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  clear: bool = False, causes: bool = False, workers: int = 1,
                  rows: RowChoice | None = None, passk_ci: str = "exact") -> None:
@@ -166,7 +203,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
         console = out.console()
         if clear and console.is_terminal:
             console.clear()
-        console.print(f"[bold]k = {kk}[/]" + ("" if k else " (smallest trial count of any task; -k to change)"))
+        console.print(f"[bold]k = {kk}[/]" + ("" if k else " (the trials most tasks have; -k to change)"))
         for st, sm in results:
             head = len(out.summary_lines(sm)) + len(sm.warnings) + 2  # and "k = …", the causes line
             top = rows.shown(len(st), console.is_terminal, console.height, head)

@@ -33,7 +33,7 @@ def triage() -> None:
 @click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
               help="The comparison to report (default: the first two runs, and every pair "
                    "with notes).")
-@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: smallest n).")
+@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: the trials most tasks have).")
 @log_options
 def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
                   runs: tuple[str, str] | None, k: int | None, fields: FieldMap) -> None:

@@ -35,7 +35,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: smallest n).")
+@click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: the trials most tasks have).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Show the gate verdict: pass^k floor.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Show the gate verdict: flakiness cap.")
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")

@@ -19,12 +19,12 @@ every column; a keyed BLAKE2b with this user's secret (:mod:`flaketui.loading.us
 not a checksum, so that an entry edited and re-digested, or copied from another user
 or machine (a CI cache restored from an untrusted branch), is not believed. A
 mismatch, a truncated entry or a header that does not describe its arrays, and the
-file is parsed again, silently; without a usable secret the cache is not used. A timestamp says nothing about a rewrite within its own tick
-(a filesystem with 1-second or 2-second times, or Linux's coarse clock): for a
-source modified less than :data:`SETTLE_NS` (or twice its filesystem's apparent
-granularity) before it was read, the entry also holds a digest of the source's
-whole content, checked on every use until the times can vouch (then the entry
-is rewritten without it). Settled sources are never read whole on a warm open.
+file is parsed again, silently; without a usable secret the cache is not used. A
+timestamp says nothing about a rewrite within its own tick (a filesystem with 1-second
+or 2-second times, or Linux's coarse clock): for a source modified less than
+:data:`SETTLE_NS` (or twice its filesystem's apparent granularity) before it was read,
+the entry also holds a digest of the source's whole content, checked on every use until
+the times can vouch (then the entry is rewritten without it). Settled sources are never read whole on a warm open.
 The cache is kept under :data:`MAX_BYTES` by evicting the least recently used
 entries (a hit marks its entry used).
 
@@ -57,10 +57,11 @@ from flaketui.model import FieldMap, Problem
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
 turns it off for the whole process, the app included)."""
-FORMAT = 7
+FORMAT = 8
 """Bumped whenever parsing could give other columns for the same file, or the entry's
 layout changes (6: harness formats claim files JSON Lines read before; a null outcome is
-an errored trial; 7: name tables stored as text arrays, :func:`_name_blob`)."""
+an errored trial; 7: name tables stored as text arrays, :func:`_name_blob`; 8: a trial of a
+pretty-printed JSON file has the line its object starts on, integer ids keep their text)."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""
 MAX_BYTES = 2 << 30

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -359,6 +360,7 @@ def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None,
         threading.Thread(target=_store, args=(stores,), name="flaketui-cache-store").start()
     else:
         _store(stores)
+    _read_once(read, sources, pieces)
     notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
@@ -370,6 +372,83 @@ def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None,
         more = f", and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
         raise InputError(f"no usable trials in {names}{first[:-1] + more + ')' if first else ''}")
     return log
+
+
+def _read_once(files: Sequence[Any], sources: Sequence[Source], pieces: list[Parsed]) -> None:
+    """Let each format see every file it read in this load (:meth:`LogFormat.read_once
+    <flaketui.loading.formats.base.LogFormat.read_once>`): a summary beside per-trial files
+    gives only the trials not read from their own files. ``pieces`` is changed in place."""
+    by_kind: dict[str, list[int]] = {}
+    for i, src in enumerate(sources):
+        by_kind.setdefault(src.kind, []).append(i)
+    done: set[int] = set()
+    for kind in by_kind:
+        try:
+            fmt = formats.format_of_kind(kind)
+        except ValueError:
+            continue
+        if id(fmt) in done or type(fmt).read_once is formats.LogFormat.read_once:
+            continue
+        done.add(id(fmt))
+        rows = [i for k, ids in by_kind.items() if k in fmt.kinds for i in ids]
+        given = fmt.read_once([files[i] for i in rows], [pieces[i] for i in rows])
+        for i, piece in zip(rows, given, strict=True):
+            pieces[i] = piece
+
+
+_ITEM = re.compile(r"^item \d+: ")
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.])")
+_COUNTED = re.compile(r"^(\d+) more lines skipped after the first \d+ named \((.*)\)$")
+_COUNT = re.compile(r"^(\d+) × (.*)$")
+
+
+def problem_kind(reason: str) -> str:
+    """What kind of problem ``reason`` names, without its particulars: the item number, quoted
+    names (``…``), numbers (``N``) and the detail in parentheses left out
+    (``duplicate trial N of task … in run …; kept the first``)."""
+    text = _ITEM.sub("", reason)
+    text = _QUOTED.sub("…", text)
+    text = text.split(" (", 1)[0]
+    return _NUMBER.sub("N", text).strip() or reason
+
+
+class ProblemKind(NamedTuple):
+    """The problems of one kind (see :func:`problem_kinds`)."""
+
+    kind: str
+    notice: bool
+    count: int
+    """How many lines or records: a file's count of the lines it did not name is added in."""
+    problems: list[Problem]
+    """The problems named one by one, in load order."""
+
+
+def problem_kinds(problems: Sequence[Problem]) -> list[ProblemKind]:
+    """``problems`` grouped by :func:`problem_kind` (notices apart from faults), in the order
+    each kind first appears; a file's ``N more lines skipped after the first M named (a × X;
+    b × Y)`` is counted into its kinds X and Y."""
+    groups: dict[tuple[str, bool], ProblemKind] = {}
+
+    def add(kind: str, notice: bool, n: int, problem: Problem | None) -> None:
+        key = (kind, notice)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ProblemKind(kind, notice, 0, [])
+        if problem is not None:
+            group.problems.append(problem)
+        groups[key] = group._replace(count=group.count + n)
+
+    for p in problems:
+        counted = _COUNTED.match(p.reason)
+        parts = [_COUNT.match(part) for part in counted[2].split("; ")] if counted else []
+        if counted and all(parts) and sum(int(m[1]) for m in parts if m) == int(counted[1]):
+            for m in parts:
+                if m:
+                    add(problem_kind(m[2]), p.notice, int(m[1]), None)
+            continue
+        add(problem_kind(p.reason), p.notice, 1, p)
+    return list(groups.values())
 
 
 def _store(entries: list[tuple[Any, ...]]) -> None:

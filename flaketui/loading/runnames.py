@@ -8,14 +8,14 @@ with the same name merge, which is what shards of one run want; but when files f
 ``results.json``), each is named instead by the shortest suffix of its path that tells
 them apart (``a/results`` and ``b/results``), and a notice says so.
 
-``--runs-as-trials`` reads every run loaded together as trials of one run, named by the
-folder that holds them (Terminal-Bench keeps repeated runs of one agent apart): each
-task's trials are numbered in the order the files are read.
+``--runs-as-trials`` reads the runs of each run folder as trials of one run, named by that
+folder (Terminal-Bench keeps repeated runs of one agent apart, as files side by side): each
+task's trials are numbered in the order the files are read. Run folders stay apart: two
+agents given together are two runs.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -84,19 +84,38 @@ def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap) -
 
 def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.LogFormat],
                read_as: list[str]) -> list[Problem]:
-    """``--runs-as-trials``: every piece's trials in one run named by the folder that holds
-    the runs; trial numbers dropped, so each task's trials number in file order."""
-    folders = {fmt.run_folder(f).absolute() for fmt, f in zip(fmts, files, strict=True)}
-    common = os.path.commonprefix([f.parts for f in folders])  # one folder: the run files sit in it
-    name = common[-1] if common else "/"
-    before = {r for p in pieces for r in p.runs}
-    for i, piece in enumerate(pieces):
-        pieces[i] = replace(piece, runs=[name] if len(piece) else [], run=np.zeros_like(piece.run),
+    """``--runs-as-trials``: the trials of every run in one run folder (a folder of run files,
+    or a run folder with its summary and per-trial files) as one run named by that folder;
+    each run folder stays its own run (two agents given together stay two runs), named
+    apart by path suffixes when two folders have one name. Trial numbers are dropped, so
+    each task's trials number in file order."""
+    folders = [fmt.run_folder(f).absolute() for fmt, f in zip(fmts, files, strict=True)]
+    distinct = list(dict.fromkeys(folders))
+    names: dict[Path, str] = {}
+    for folder in distinct:
+        names[folder] = folder.name or "/"
+    by_name: dict[str, list[Path]] = {}
+    for folder in distinct:
+        by_name.setdefault(names[folder], []).append(folder)
+    for group in by_name.values():
+        if len(group) > 1:
+            depth = max(len(a.parts) for a in group)
+            parts = next((k for k in range(2, depth + 1) if len({_suffix(a, k) for a in group}) == len(group)),
+                         depth)
+            for a in group:
+                names[a] = _suffix(a, parts)
+    before: dict[Path, set[str]] = {}
+    first: dict[Path, Path] = {}
+    for f, folder, piece in zip(files, folders, pieces, strict=True):
+        before.setdefault(folder, set()).update(piece.runs[r] for r in np.unique(piece.run).tolist())
+        first.setdefault(folder, f)
+    for i, (piece, folder) in enumerate(zip(pieces, folders, strict=True)):
+        pieces[i] = replace(piece, runs=[names[folder]] if len(piece) else [], run=np.zeros_like(piece.run),
                             trial=np.full_like(piece.trial, -1))
-    if len(before) <= 1:
-        return []
-    return [Problem(str(files[0]), None,
-                    f"--runs-as-trials: {len(before)} runs read as trials of one run {name!r}", notice=True)]
+    return [Problem(str(first[folder]), None,
+                    f"--runs-as-trials: {len(before[folder])} runs read as trials of one run {names[folder]!r}",
+                    notice=True)
+            for folder in distinct if len(before[folder]) > 1]
 
 
 def attach_run_meta(log: TrialLog) -> None:

@@ -144,6 +144,62 @@ def widest_names(names: Sequence[str]) -> int:
     return max((len(t) if _plain(t) else cell_width(visible(t)) for t in names), default=0)
 
 
+ELLIPSIS = "…"
+
+
+def middle_cut(name: str, width: int, tail: int | None = None) -> str:
+    """``name`` in at most ``width`` cells, an ellipsis in the middle when it is longer.
+
+    The last path segment (from the last ``/``) is kept whole when it takes at most two
+    thirds of the room: ``hypothesis_…/mystery_func_7``; otherwise both ends get half.
+    ``tail``: keep that many characters of the end instead (see :func:`cut_names`).
+    """
+    if cell_width(name) <= width:
+        return name
+    if width < 3:
+        return name[:width]
+    room = width - 1
+    if tail is None:
+        slash = name.rfind("/")
+        tail = len(name) - slash if 0 < slash and len(name) - slash <= room * 2 // 3 else room // 2
+    tail = max(0, min(tail, room))
+    cut = name[:room - tail] + ELLIPSIS + name[len(name) - tail:]
+    while cell_width(cut) > width:  # wide characters: give way from the head, then the tail
+        room -= 1
+        if room - tail < 0:
+            tail -= 1
+        cut = name[:max(0, room - tail)] + ELLIPSIS + name[len(name) - tail:] if tail else name[:room] + ELLIPSIS
+    return cut
+
+
+def cut_names(names: Sequence[str], width: int) -> list[str]:
+    """Each of ``names`` in at most ``width`` cells, cut in the middle (:func:`middle_cut`),
+    keeping what tells them apart: names that would look alike once cut
+    (``blind-maze-explorer-algorithm.easy`` and ``.hard``) are cut again with more of their
+    end kept, then more of their start, until they differ (or no cut can tell them apart).
+    """
+    cuts = [middle_cut(n, width) for n in names]
+    if width < 3:
+        return cuts
+    seen: dict[str, set[str]] = {}
+    for name, cut in zip(names, cuts, strict=True):
+        if cut != name:
+            seen.setdefault(cut, set()).add(name)
+    alike = {cut: group for cut, group in seen.items() if len(group) > 1}
+    if not alike:
+        return cuts
+    better: dict[str, str] = {}
+    room = width - 1
+    for group in alike.values():
+        members = sorted(group)
+        for tail in [*range(room // 2 + 1, room + 1), *range(room // 2 - 1, -1, -1)]:
+            tried = [middle_cut(n, width, tail) for n in members]
+            if len(set(tried)) == len(members):
+                better.update(zip(members, tried, strict=True))
+                break
+    return [better.get(name, cut) for name, cut in zip(names, cuts, strict=True)]
+
+
 def _label(v: str | None) -> str:
     return visible(v or "")
 

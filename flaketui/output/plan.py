@@ -62,13 +62,23 @@ def run_lines(run: RunPlan) -> list[str]:
     extra = sum(t.extra for t in run.tasks)
     given = sum(1 for t in run.tasks if t.extra)
     k = run.k
-    return [
+    lines = [
         f"run {visible(run.run)}: {len(run.tasks)} tasks: {counts}",
         f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.interval(*run.pass_hat_k.ci)}; "
         f"SE from finite trials {fmt.rate(run.se_now)} now"
         + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks"
            if extra else ""),
     ]
+    both, decided = run.both_ways(), c.get(FLAKY, 0)
+    if both != decided:  # the task table counts these as flaky: say why this count differs
+        lines.append(f"{both:,} task(s) both passed and failed (the task table's flaky): "
+                     f"{decided:,} decided flaky here, the other {both - decided:,} undecided "
+                     "until their confidence sequence lies within one zone")
+    broken = run.all_errored()
+    if broken:
+        lines.append(f"{broken:,} task(s) errored on every trial: fix the harness first "
+                     "(no trials planned for them)")
+    return lines
 
 
 def task_lines(t: TaskPlan, plan: Plan) -> list[str]:
@@ -257,7 +267,7 @@ def task_json(t: TaskPlan) -> dict[str, Any]:
         "more_trials_to_decide": t.to_decide, "rule_of_three": t.rule_of_three,
         "more_clean_trials": t.more_clean, "trials_for_width": t.trials_for_width,
         "tier": t.tier, "tier_reason": t.tier_reason, "min_trials": t.minimum,
-        "extra_trials": t.extra, "why": t.why,
+        "extra_trials": t.extra, "why": t.why, "errored": t.errored,
     }
 
 

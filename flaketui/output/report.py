@@ -99,7 +99,9 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                 causes: Causes | None = None, tasks: Callable[[TaskStats], Any] | None = None) -> dict[str, Any]:
     """The ``report --format json`` document; with ``causes`` (``--causes``) each flaky task also
     gets its suggestion's keys (:meth:`~flaketui.traces.causes.CauseSuggestion.to_json`) and each
-    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first). ``tasks`` gives what
+    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first), its outage windows
+    (``bursts``) and its ``failure_modes`` (the flaky tasks' failing and errored trials grouped
+    by signature: ``[{signature, kind, trials, tasks, example: {task, trial}}]``). ``tasks`` gives what
     stands for a run's ``tasks`` (default :func:`tasks_json`; :mod:`flaketui.output.json_stream`
     puts a marker there and writes the tasks itself)."""
     out = []
@@ -107,13 +109,15 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
         entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm),
                                  "tasks": (tasks or tasks_json)(st)}
         if causes is not None:
-            from flaketui.traces.causes import breakdown
+            from flaketui.traces.causes import breakdown, suite_bursts, suite_failure_modes
 
             found = causes.get(st.run, {})
             for task in entry["tasks"]:
                 if task["task"] in found:
                     task.update(found[task["task"]].to_json())
             entry["cause_breakdown"] = dict(breakdown(found.values()))
+            entry["bursts"] = [w.to_json() for w in suite_bursts(found.values())]
+            entry["failure_modes"] = [m.to_json() for m in suite_failure_modes(found.values())]
         out.append(entry)
     return {"k": k, "errored_as": runs[0][1].errored_as if runs else "apart", "runs": out}
 
@@ -394,10 +398,15 @@ def cause_lines(st: TaskStats, causes: Causes | None, order: Sequence[int] | np.
     made visible)."""
     if causes is None:
         return []
-    from flaketui.traces.causes import breakdown_line
+    from flaketui.traces.causes import breakdown_line, suite_bursts, suite_failure_modes
 
     found = causes.get(st.run, {})
     lines = [breakdown_line(found.values())]
+    lines += [f"outage: {w.text()}" for w in suite_bursts(found.values())]
+    modes = suite_failure_modes(found.values())
+    lines += [visible(f"failure mode: {m.text()}") for m in modes[:FAILURE_MODE_LINES]]
+    if len(modes) > FAILURE_MODE_LINES:
+        lines.append(f"… {len(modes) - FAILURE_MODE_LINES} more failure modes (--format json lists them all)")
     for i in (display_order(st) if order is None else order):
         s = found.get(st.tasks[i])
         if s is None:
@@ -405,10 +414,21 @@ def cause_lines(st: TaskStats, causes: Causes | None, order: Sequence[int] | np.
         text = f"{st.tasks[i]}: {s.text()}"
         if s.evidence is not None:
             text += f"; {s.evidence.text()}"
+        if s.grader is not None and s.grader.split_trials:
+            text += (f"; graders split on {s.grader.split_trials} of {s.grader.trials} trials "
+                     f"({s.grader.share:.0%} of the outcome variance)")
+        for att in s.attribution[:2]:
+            sources = ", ".join(f"{e['source']}" + (f" ({e['severity']})" if e.get("severity") else "")
+                                for e in att["errors"]) or att.get("summary") or "no error named"
+            text += f"; harness's {att['review']} of trial {att['trial']}: {sources}"
         if s.decisive_fork is not None:
             text += f"; decisive fork: {s.decisive_fork.text()}"
         lines.append(visible(text))
     return lines
+
+
+FAILURE_MODE_LINES = 5
+"""Failure modes the table and Markdown reports list under the breakdown line (JSON lists every one)."""
 
 
 def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None,
@@ -680,3 +700,65 @@ def console() -> Console:
 
 def print_renderable(renderable: Any) -> None:
     console().print(renderable)
+
+
+COMMENT_LIMIT = 65_536
+"""GitHub's limit on a comment's body, in characters."""
+COMMENT_BUDGET = 60_000
+"""What ``compare --format markdown --summary`` fills at most (headroom for a wrapper's text)."""
+
+
+def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> str:
+    """``compare --format markdown --summary``: a pull-request comment of at most ``budget``
+    characters (under GitHub's :data:`COMMENT_LIMIT`). The verdict comes first, outside any
+    block; then one ``<details>`` block per section (the figures, the confound warning, the
+    flipped tasks, the other changed tasks), each table cut to fit with a line saying how many
+    rows are left out. Log strings are made visible and ``|``, ``<``, ``>``, ``&`` escaped, so no
+    name closes a block or adds markup."""
+    from flaketui.stats.verdict import evidence, short_verdict_text
+
+    c = v.cmp
+
+    def cell(text: str) -> str:
+        return (_md_escape(visible(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
+
+    head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
+            f"**{cell(short_verdict_text(evidence(c, v.alpha)))}**", ""]
+    if v.confound:
+        head += [f"> :warning: {cell(v.confound)}", ""]
+    figures = ["<details><summary>Figures</summary>", ""] + [f"- {cell(x)}" for x in v.lines()] + ["", "</details>", ""]
+    rows = v.rows()
+    flipped = [r for r in rows if r.flipped]
+    moved = [r for r in rows if not r.flipped]
+    header = ["| task | change | p̂ A | p̂ B | n A | n B | p adj. |", "|---|---|---:|---:|---:|---:|---:|"]
+
+    def line(r: FlipRow) -> str:
+        return (f"| {cell(r.task)} | {r.change} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | {r.n_a} | {r.n_b} | "
+                f"{fmt.pvalue(r.p_adjusted)} |")
+
+    fixed = "\n".join([*head, *figures])
+    sections = [(f"Flipped tasks ({len(flipped):,}: significant after Holm)", flipped),
+                (f"Other changed tasks ({len(moved):,}: p̂ moved, not significant)", moved)]
+    room = budget - len(fixed) - 200 * len(sections) - 1
+    parts = [fixed]
+    for i, (title, items) in enumerate(sections):
+        share = room // (len(sections) - i)
+        lines, used = [], 0
+        for r in items:
+            text = line(r)
+            if used + len(text) + 1 > share:
+                break
+            lines.append(text)
+            used += len(text) + 1
+        room -= used
+        left = len(items) - len(lines)
+        body = [f"<details><summary>{title}</summary>", ""]
+        body += [*header, *lines] if items else ["none"]
+        if left:
+            body += ["", f"… {left:,} more not shown: `flaketui compare --format html` or `--format json` lists "
+                         "every task"]
+        parts.append("\n".join([*body, "", "</details>", ""]))
+    text = "\n".join(parts)
+    assert len(text) <= budget, (len(text), budget)
+    return text

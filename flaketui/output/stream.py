@@ -20,6 +20,7 @@ import csv
 import dataclasses
 import io
 import itertools
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import natural_ranks
-from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes, csv_columns, widest
+from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes, csv_columns, cut_names, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.output.distinct import Coded
 from flaketui.stats.estimators import Interval
@@ -77,14 +78,19 @@ def chunks(st: TaskStats, order: np.ndarray | Sequence[int]) -> Iterator[TaskSta
 # --- order --------------------------------------------------------------------
 
 
-def flakiest_order(st: TaskStats) -> np.ndarray:
+def flakiest_order(st: TaskStats, name_rank: np.ndarray | None = None) -> np.ndarray:
     """Task indices most dangerous first: flakiness descending, then p̂ ascending (so among
     equally flaky tasks the one failing more comes first, and stable-fail before stable-pass),
     then natural task order (``task-2`` before ``task-10``); tasks without a trial last. Every
-    key ties only on equal names, so the order is the same on every run (a stable sort)."""
+    key ties only on equal names, so the order is the same on every run (a stable sort).
+
+    The one tie-break rule of task tables: the CLI's report, and the app's task table
+    (sorted by any column, ties in this order). ``name_rank``: the tasks'
+    :func:`~flaketui.model.natural_ranks`, when the caller has them already."""
     flak = np.nan_to_num(np.asarray(st.flakiness, dtype=np.float64), nan=-1.0)
     phat = np.nan_to_num(np.asarray(st.p_hat, dtype=np.float64), nan=2.0)
-    return np.lexsort((natural_ranks(st.tasks), phat, -flak))
+    names = natural_ranks(st.tasks) if name_rank is None else name_rank
+    return np.lexsort((names, phat, -flak))
 
 
 # --- the terminal table --------------------------------------------------------
@@ -117,15 +123,13 @@ def pad(text: str, width: int, right: bool) -> str:
     return gap + text if right else text + gap
 
 
-def _fit(text: str, width: int) -> str:
-    """A cell of exactly ``width`` cells, left-aligned, cut with … as Rich cuts it."""
-    if text.isascii():
-        return text.ljust(width) if len(text) <= width else text[:width - 1] + ELLIPSIS
-    from rich.cells import cell_len, set_cell_size
-
-    if cell_len(text) <= width:
-        return pad(text, width, False)
-    return set_cell_size(text, width - 1) + ELLIPSIS
+def columns_env() -> int | None:
+    """The width the user gave in ``COLUMNS`` (a positive number), else None."""
+    try:
+        given = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return given if given > 0 else None
 
 
 def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence[str],
@@ -133,9 +137,10 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
                  max_total: int | None = None) -> TableLayout:
     """The widths Rich gives ``report_table``'s columns over the tasks ``rows`` (default:
     every task): each column as wide as its widest cell or header, at least its minimum; the
-    task column at most :data:`TASK_MAX_WIDTH`, and narrower (down to its minimum) when the
-    table would pass ``max_total`` cells (a terminal). The widest cells come from each
-    column's distinct texts (:func:`~flaketui.output.cells.widest`)."""
+    task column at most :data:`TASK_MAX_WIDTH`, or what ``COLUMNS`` leaves it when that
+    is more (piped too: ``COLUMNS=300`` shows long names whole), and narrower (down to its
+    minimum) when the table would pass ``max_total`` cells (a terminal). The widest cells
+    come from each column's distinct texts (:func:`~flaketui.output.cells.widest`)."""
     widths = [max(cell_width(h), m) for h, m in zip(headers, min_widths, strict=True)]
     keys = [c.key for c in columns]
     task = keys.index("task")
@@ -143,7 +148,11 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
     widths = [max(w, widest(col, sub)) for w, col in zip(widths, columns, strict=True)]
     longest_name = max(map(len, sub.tasks), default=0)
     floor = min(12, longest_name) if len(sub) else 4
-    widths[task] = max(min(widths[task], TASK_MAX_WIDTH), floor)
+    cap = TASK_MAX_WIDTH
+    given = columns_env()
+    if given is not None:  # COLUMNS wider than the table needs: the names may take the room
+        cap = max(cap, given - (sum(widths) - widths[task]) - 3 * (len(widths) - 1))
+    widths[task] = max(min(widths[task], cap), floor)
     if max_total is not None:
         over = sum(widths) + 3 * (len(widths) - 1) - max_total
         if over > 0:
@@ -217,10 +226,13 @@ def _combination(coded: Sequence[Coded], n: int) -> np.ndarray:
 
 
 def _fit_all(texts: list[str], width: int) -> list[str]:
-    """:func:`_fit` of each name: one call for a chunk of short ASCII names (the common case)."""
+    """Each name padded to ``width`` cells, those too long cut in the middle keeping what
+    tells them apart (:func:`~flaketui.output.cells.cut_names`: ``blind-maze-ex…ithm.easy``
+    and ``…ithm.hard``, not ``blind-maze-explorer-algorit…`` twice); one call for a chunk of
+    short ASCII names (the common case)."""
     if max(map(len, texts), default=0) <= width and "".join(texts).isascii():
         return list(map(str.ljust, texts, itertools.repeat(width)))
-    return [_fit(t, width) for t in texts]
+    return [pad(t, width, False) for t in cut_names(texts, width)]
 
 
 # --- CSV and Markdown -------------------------------------------------------------

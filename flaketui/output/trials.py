@@ -78,8 +78,9 @@ def write_parquet(log: TrialLog, out: Path) -> None:
     :func:`flaketui.triage.atomic_write`: a temporary file of a random name that
     :func:`tempfile.mkstemp` creates ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the same folder,
     then renamed over ``out`` when complete, so nothing is written through a link planted
-    at ``out`` or at a predictable temp name (as ``.OUT.tmp-PID`` was). Its metadata holds :func:`~flaketui.loading.formats.parquet_checks.sources_tag`,
-    so that this user's flaketui reads its traces from wherever the logs are."""
+    at ``out`` or at a predictable temp name (as ``.OUT.tmp-PID`` was). Its metadata holds
+    :func:`~flaketui.loading.formats.parquet_checks.sources_tag`, so that this user's flaketui
+    reads its traces from wherever the logs are."""
     pq = pyarrow_parquet()
     import pyarrow as pa
 

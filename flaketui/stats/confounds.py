@@ -5,7 +5,9 @@ between run A and run B. That reading holds only when one variable changed
 (model, temperature, seed, agent or harness commit, prompt hash…): with two or
 more, the delta cannot be attributed to any one of them. The configuration is
 read from named fields of each run's first trial (``--config-field NAME``; a
-dotted name reaches inside an object, ``info.model``).
+dotted name reaches inside an object, ``info.model``), and, for a field the trial
+lacks, from what the harness wrote about the run (``TrialLog.run_meta``: τ²'s
+``info`` gives ``agent_model``, ``user_model``, ``domain``, ``git_commit``, ``seed``).
 
 No Textual, no Rich.
 """
@@ -21,7 +23,8 @@ import orjson
 from flaketui.model import Trial, TrialLog
 
 DEFAULT_CONFIG_FIELDS = ("model", "model_name", "agent", "temperature", "seed", "commit", "agent_commit",
-                         "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed")
+                         "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed",
+                         "agent_model", "user", "user_model", "domain", "git_commit")
 """Fields the comparison pane reads when no ``--config-field`` is named (absent ones are left out)."""
 
 MISSING = "(absent)"
@@ -63,7 +66,8 @@ def _text(value: Any) -> str:
 
 def run_config(log: TrialLog, run: str, fields: Sequence[str],
                read_trial: Callable[..., Trial]) -> dict[str, str]:
-    """The named configuration fields of ``run``, read from its first trial (in file order).
+    """The named configuration fields of ``run``, read from its first trial (in file order),
+    else from the run's metadata (``log.run_meta[run]``: a harness's run-level configuration).
 
     ``read_trial`` is :func:`flaketui.loading.read_trial`, passed in by the
     caller: the core's parts stand apart (stats never imports loading; see the
@@ -79,7 +83,9 @@ def run_config(log: TrialLog, run: str, fields: Sequence[str],
         return {}
     trial = read_trial(log, int(rows[0]), max_steps=0)
     record: dict[str, Any] = {**trial.extra, "metrics": trial.metrics}
+    meta = log.run_meta.get(run) or {}
     values = {name: field_value(record, name) for name in fields}
+    values = {name: field_value(meta, name) if v is None else v for name, v in values.items()}
     return {name: _text(v) for name, v in values.items() if v is not None}
 
 

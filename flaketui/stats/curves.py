@@ -30,16 +30,20 @@ class KCurve:
     """Tasks with at least k trials, per k."""
 
 
-def k_values(k_max: int, points: int = MAX_POINTS) -> NDArray[np.int64]:
-    """1..k_max, thinned to at most ``points`` evenly spaced values (always 1 and k_max)."""
+def k_values(k_max: int, points: int = MAX_POINTS, include: int | None = None) -> NDArray[np.int64]:
+    """1..k_max, thinned to at most ``points`` evenly spaced values (always 1 and k_max, and
+    ``include`` when it is in 1..k_max: the k the user chose is a point of the curve)."""
     if k_max < 1:
         return np.empty(0, dtype=np.int64)
     if k_max <= points:
         return np.arange(1, k_max + 1, dtype=np.int64)
-    return np.unique(np.round(np.linspace(1, k_max, points)).astype(np.int64))
+    ks = np.round(np.linspace(1, k_max, points)).astype(np.int64)
+    if include is not None and 1 <= include <= k_max:
+        ks = np.append(ks, include)
+    return np.unique(ks)
 
 
-def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None) -> KCurve:
+def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None, *, include: int | None = None) -> KCurve:
     """Suite (or single-task) curves of pass@k (Chen et al. 2021) and pass^k (Yao et al. 2024).
 
     Parameters
@@ -48,6 +52,9 @@ def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None) -> KCurve:
         Trials and passes per task (scalars for one task).
     k_max : int, optional
         Largest k; default the largest n.
+    include : int, optional
+        A k that is always a point of the curve when it is in range (the chosen k), even
+        where a long range is thinned.
 
     Returns
     -------
@@ -62,7 +69,7 @@ def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None) -> KCurve:
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
     c_arr = np.atleast_1d(np.asarray(c, dtype=np.int64))
     top = int(n_arr.max()) if n_arr.size else 0
-    ks = k_values(top if k_max is None else min(k_max, top))
+    ks = k_values(top if k_max is None else min(k_max, top), include=include)
     at = np.full(ks.shape, np.nan)
     hat = np.full(ks.shape, np.nan)
     used = np.zeros(ks.shape, dtype=np.int64)

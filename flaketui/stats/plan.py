@@ -66,7 +66,7 @@ class PlanOptions:
 
     budget: int = 0
     k: int | None = None
-    """k of the suite pass^k whose variance is shrunk; default the smallest trial count."""
+    """k of the suite pass^k whose variance is shrunk; default the trials most tasks have (:func:`default_k`)."""
     confidence: float = CONFIDENCE
     margin: float = 0.1
     """Width of the stable zones of :func:`decide`."""
@@ -135,6 +135,14 @@ class TaskPlan:
     """The confidence sequence the decision reads (:func:`confidence_sequence`)."""
     to_decide: int | None = None
     """Further clean trials until a task that passed (failed) every trial is decided; None otherwise."""
+    errored: int = 0
+    """Errored trials of the task: when every trial errored (n = 0) it gets none planned, the
+    harness is fixed first (:data:`HARNESS_FIRST`)."""
+
+    @property
+    def all_errored(self) -> bool:
+        """Whether the task has trials and every one of them errored."""
+        return self.n == 0 and self.errored > 0
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,16 @@ class RunPlan:
         for t in self.tasks:
             out[t.decision] = out.get(t.decision, 0) + 1
         return out
+
+    def both_ways(self) -> int:
+        """Tasks that both passed and failed: the task table's (and the report's) flaky
+        class; :meth:`counts` ``flaky`` holds only those decided flaky (their confidence
+        sequence lies within the flaky zone), a subset."""
+        return sum(1 for t in self.tasks if 0 < t.passes < t.n)
+
+    def all_errored(self) -> int:
+        """Tasks whose every trial errored (none planned: the harness is fixed first)."""
+        return sum(1 for t in self.tasks if t.all_errored)
 
 
 @dataclass(frozen=True)
@@ -251,9 +269,9 @@ def make_plan(
         (run, task) → tags and temperature read from the log
         (:func:`flaketui.loading.extras.read_task_extras`).
     others : sequence of RunOutcomes, optional
-        Other loaded runs, not planned: a task flaky in one of them was "flaky
-        before"; and when only one run is planned, the first of them is the
-        second run of the paired sample size.
+        Other loaded runs, not planned: a task flaky in one loaded before a planned
+        run (planned or not) was "flaky before" there; and when only one run is
+        planned, the first of them is the second run of the paired sample size.
 
     Notes
     -----
@@ -279,11 +297,12 @@ def make_plan(
     extras = extras or {}
     k = options.k or default_k(outcomes)
     conf = options.confidence
-    flaky_in: dict[str, list[str]] = {}
+    loaded = _load_order([*outcomes, *others])
+    flaky_at: list[tuple[int, str, list[str]]] = []  # (load position, run, its flaky tasks)
     for o in [*outcomes, *others]:
-        for t, cls in zip(o.tasks, classify(o.n, o.passes), strict=True):
-            if cls == FLAKY:
-                flaky_in.setdefault(t, []).append(o.run)
+        flaky_at.append((loaded[o.run], o.run,
+                         [t for t, cls in zip(o.tasks, classify(o.n, o.passes), strict=True) if cls == FLAKY]))
+    flaky_at.sort()
 
     # Per-unit arrays over every (run, task), in run order then task order.
     unit_n, unit_c, unit_w, unit_min, unit_elig, unit_cap = [], [], [], [], [], []
@@ -303,10 +322,20 @@ def make_plan(
         to_decide = more_trials_to_decide(n, c, options.margin, conf)
         need = np.where(np.isnan(to_decide), need_w,
                         np.maximum(need_w, n + np.nan_to_num(to_decide))).astype(np.int64)
+        # "Flaky before": flaky in a run loaded before this one, never this run or a later one.
+        flaky_in: dict[str, list[str]] = {}
+        for at, run, tasks in flaky_at:
+            if at < loaded[o.run]:
+                for t in tasks:
+                    flaky_in.setdefault(t, []).append(run)
         tiers = _tiers(o, extras, flaky_in, options.risk_tags)
         high = np.fromiter((tier.name == HIGH for tier in tiers), dtype=bool, count=len(tiers))
         minimum = np.where(high, max(options.min_trials, 1), max(options.low_min_trials, 1)).astype(np.int64)
         eligible = np.isin(np.asarray(decisions, dtype=object), [UNDECIDED, NO_TRIALS])
+        # Every trial errored: more trials would error too; none planned, not even the minimum.
+        broken = (n == 0) & (np.asarray(o.errored, dtype=np.int64) > 0)
+        eligible &= ~broken
+        minimum[broken] = 0
         # allocate() caps the trials beyond the risk minimum, so count from max(n, minimum).
         cap = np.maximum(0, need - np.maximum(n, minimum))
         unit_n.append(n)
@@ -338,9 +367,10 @@ def make_plan(
         start += size
         # Whole columns become Python numbers at once (one .tolist() each, not one int() per cell).
         rows: list[TaskPlan] = []
-        for (task, n_i, c_i, p, low, high, cs_low, cs_high, w, decision, r3, clean, more, need_w,
+        for (task, n_i, c_i, e_i, p, low, high, cs_low, cs_high, w, decision, r3, clean, more, need_w,
              need, tier, m, x, up) in zip(
             o.tasks, o.n.astype(np.int64).tolist(), o.passes.astype(np.int64).tolist(),
+            np.asarray(o.errored, dtype=np.int64).tolist(),
             info.phat.tolist(), info.ci.low.tolist(), info.ci.high.tolist(),
             info.cs.low.tolist(), info.cs.high.tolist(), info.width.tolist(),
             info.decisions, info.r3.tolist(), info.clean.tolist(), info.to_decide.tolist(),
@@ -355,10 +385,12 @@ def make_plan(
                 more_clean=int(clean) if one_sided else None,
                 trials_for_width=need_w, tier=tier.name, tier_reason=tier.reason, minimum=m,
                 extra=x,
-                why=_why(decision, x, up, tier.reason, m, p, cs_low, cs_high, k, options.budget,
-                         n_i >= need),
+                why=(HARNESS_FIRST if n_i == 0 and e_i > 0 else
+                     _why(decision, x, up, tier.reason, m, p, cs_low, cs_high, k, options.budget,
+                          n_i >= need)),
                 cs=(cs_low, cs_high),
                 to_decide=int(more) if one_sided else None,
+                errored=e_i,
             ))
         stats = task_stats(o, k)
         summary = summarise(stats)
@@ -419,6 +451,18 @@ def make_plan(
                 million=million, notes=notes, split=split, paired_means=means,
                 observed_paired_means=obs_means, paired_means_low=means_low,
                 decide_clean=clean_trials_to_decide(options.margin, conf))
+
+
+HARNESS_FIRST = "every trial errored: fix the harness first (no trials planned)"
+"""The reason a task whose every trial errored (n = 0) gets no trial: more would error too."""
+
+
+def _load_order(runs: Sequence[RunOutcomes]) -> dict[str, int]:
+    """Each run's place in the load order: its trials' rows in the log are run by run in the
+    order the runs were loaded (the loader sorts by run first), so the run with the first
+    row came first; a run without trials goes last."""
+    first = {o.run: int(o.rows.min()) if len(o.rows) else np.iinfo(np.int64).max for o in runs}
+    return {run: i for i, run in enumerate(sorted(first, key=lambda r: (first[r], r)))}
 
 
 def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],

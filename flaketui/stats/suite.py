@@ -212,10 +212,35 @@ def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray
     return pairs[:, 0], pairs[:, 1], inv.ravel().astype(np.intp)
 
 
+def _attempts(o: RunOutcomes) -> NDArray[np.int64]:
+    """Per task of ``o``, the trials it was given: errored ones included, counted once."""
+    n = np.asarray(o.n, dtype=np.int64)
+    return n if o.errored_as == "fail" else n + np.asarray(o.errored, dtype=np.int64)
+
+
 def default_k(outcomes: Sequence[RunOutcomes]) -> int:
-    """The smallest trial count of any task (so every task has an estimate); at least 1."""
-    counts = [int(o.n[o.n > 0].min()) for o in outcomes if (o.n > 0).any()]
-    return max(1, min(counts)) if counts else 1
+    """The attempts most tasks have: the mode of trials per task, errored trials included,
+    over every task of ``outcomes`` that has any (ties: the smaller); at least 1.
+
+    A task with fewer trials than that (one whose trials errored, say) is left out of
+    pass@k and pass^k and counted as such (:attr:`SuiteSummary.tasks_below_k`), rather
+    than pulling k down for every task: one task with a single usable trial no longer
+    makes k = 1 on a run of 5 attempts.
+
+    Examples
+    --------
+    >>> from flaketui.model import RunOutcomes
+    >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
+    ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
+    >>> default_k([o])
+    5
+    """
+    counts = [a[a > 0] for a in map(_attempts, outcomes)]
+    pooled = np.concatenate(counts) if counts else np.empty(0, dtype=np.int64)
+    if pooled.size == 0:
+        return 1
+    values, freq = np.unique(pooled, return_counts=True)
+    return max(1, int(values[int(np.argmax(freq))]))  # argmax: the first, i.e. smallest, tie
 
 
 def mean_estimate(

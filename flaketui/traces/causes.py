@@ -16,7 +16,17 @@ agent's tool calls and final answer count; see :mod:`flaketui.traces.steps`):
 - **sampling** — everything before the divergence is the same and the agent's
   action differs (a reworded user turn does not count, as in ``actions`` mode);
 - **harness-bug** — the agent's actions and the tool results are the same, yet
-  one passed and one failed.
+  one passed and one failed;
+- **user-simulator** — the first difference is a (simulated) user's turn and the
+  agent's first different action follows it and carries what that turn said
+  (a token the one user turn has and the other has not is in the action);
+- **grader** — the trials carry several grades each (:func:`trial_grades`) and
+  they split on the same trial: on identical trajectories, or when grader
+  disagreement is at least half the task's outcome variance
+  (:func:`flaketui.stats.agreement.grader_agreement`);
+- **burst** — an environment task whose failures sit inside a window where
+  failures across many tasks cluster in time (:mod:`flaketui.traces.burst`,
+  found over all the tasks :func:`suggest_causes` is given).
 
 A pair without both traces is ``unknown``. The task's suggestion is the cause
 most pairs agree on when that is at least half of them and more than any other
@@ -37,18 +47,33 @@ from typing import Any
 import numpy as np
 
 from flaketui.model import ERRORED, FAIL, PASS, RunOutcomes, Trial
+from flaketui.stats.agreement import GraderAgreement, grader_agreement
 from flaketui.traces.align import EQUAL, align_traces
+from flaketui.traces.burst import Burst, scan_bursts, trial_time
+from flaketui.traces.failure_modes import (
+    FailureMode,
+    TrialSignature,
+    action_shape,
+    exception_type,
+    failure_modes,
+    mask,
+    message_of,
+    termination_reason,
+)
 from flaketui.traces.forktest import ForkTest, decisive_fork, is_tool_result
 from flaketui.traces.normalise import Normaliser, compact, one_line, parse_json_string
-from flaketui.traces.steps import ACTIONS, is_agent, step_line, tool_calls
+from flaketui.traces.steps import ACTIONS, USER_ROLES, is_agent, role, step_line, tool_calls
 
 SAMPLING = "sampling"
 TOOL = "tool-nondeterminism"
 ORDERING = "ordering-concurrency"
 ENVIRONMENT = "environment"
 HARNESS = "harness-bug"
+USER_SIM = "user-simulator"
+GRADER = "grader"
+BURST = "burst"
 UNKNOWN = "unknown"
-CAUSES = (SAMPLING, TOOL, ORDERING, ENVIRONMENT, HARNESS, UNKNOWN)
+CAUSES = (SAMPLING, TOOL, ORDERING, ENVIRONMENT, HARNESS, USER_SIM, GRADER, BURST, UNKNOWN)
 """Every suggested source of flakiness, as ``report --causes`` spells them."""
 
 MAX_PAIRS = 100
@@ -123,7 +148,10 @@ class Evidence:
     results), ``order`` (the same steps in another order; ``a``/``b`` are the
     ``steps`` swapped steps joined by `` | ``), ``error`` (a call failed; ``error``
     is its text), ``errored-trial``, ``same-trace``, ``same-actions`` (only
-    wording the ``actions`` mode does not count differs) or ``no-trace``. ``call`` is
+    wording the ``actions`` mode does not count differs), ``user-turn`` (``a``/``b``
+    the two user turns at ``step_a``/``step_b``, ``action_a``/``action_b`` the
+    agent's actions that followed), ``grades`` (``a``/``b`` each trial's grades),
+    ``burst`` (``error`` the outage window) or ``no-trace``. ``call`` is
     the tool call whose results differ, when there is one.
     """
 
@@ -138,6 +166,8 @@ class Evidence:
     b: str | None = None
     error: str | None = None
     steps: int = 1
+    action_a: str | None = None
+    action_b: str | None = None
 
     def text(self) -> str:
         """The evidence on one line, e.g. ``step 3: searchRunbook(…) returned "[1] Open…" vs "[1] Restart…"``."""
@@ -149,6 +179,13 @@ class Evidence:
             return f"{pair}: {self.a}"
         if self.kind == "no-trace":
             return f"{pair}: a trace is missing"
+        if self.kind == "user-turn":
+            return (f"{where}: the user said {self.a} vs {self.b}; the agent then did {self.action_a} "
+                    f"vs {self.action_b}")
+        if self.kind == "grades":
+            return f"{pair}: the same trajectory graded {self.a} vs {self.b}"
+        if self.kind == "burst":
+            return f"{pair} failed inside an outage: {self.error}"
         if self.kind == "order":
             return f"{where}, {self.steps} steps in another order: {self.a} vs {self.b}"
         if self.kind == "error":
@@ -162,7 +199,8 @@ class Evidence:
         return {
             "cause": self.cause, "kind": self.kind, "trial_a": self.trial_a, "trial_b": self.trial_b,
             "step_a": self.step_a, "step_b": self.step_b, "call": self.call, "a": self.a, "b": self.b,
-            "error": self.error, "steps": self.steps, "text": self.text(),
+            "error": self.error, "steps": self.steps, "action_a": self.action_a, "action_b": self.action_b,
+            "text": self.text(),
         }
 
 
@@ -184,6 +222,17 @@ class CauseSuggestion:
     evidence: Evidence | None = None
     decisive_fork: ForkTest | None = None
     sampled: bool = False
+    grader: GraderAgreement | None = None
+    """Agreement among the trials' grades, when they carry several each."""
+    attribution: tuple[dict[str, Any], ...] = ()
+    """The harness's own attribution of failing trials (τ²'s ``review`` / ``user_only_review``)."""
+    timeline: tuple[tuple[int, float | None, bool], ...] = ()
+    """(trial, start time or None, broke) of every trial, for :func:`apply_bursts`: a trial broke when
+    it errored or failed with an error (an exception or an error message in its trace)."""
+    signatures: tuple[TrialSignature, ...] = ()
+    """How each failing or errored trial went wrong (:mod:`flaketui.traces.failure_modes`)."""
+    burst: Burst | None = None
+    """The outage window the task's failures sit in (cause ``burst``)."""
 
     @property
     def share(self) -> float:
@@ -204,6 +253,9 @@ class CauseSuggestion:
             "cause_votes": dict(self.votes),
             "cause_evidence": None if self.evidence is None else self.evidence.to_json(),
             "decisive_fork": None if self.decisive_fork is None else self.decisive_fork.to_json(),
+            "grader_agreement": None if self.grader is None else self.grader.to_json(),
+            "harness_attribution": list(self.attribution),
+            "burst": None if self.burst is None else self.burst.to_json(),
         }
 
 
@@ -255,11 +307,90 @@ class _Side:
     signatures: list[str]
     error: Any = None
     errored: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _prepare(trial: Trial, norm: Normaliser) -> _Side:
     return _Side(trial.trial, trial.trace, norm.signatures(trial.trace) if trial.trace is not None else [],
-                 trial.error, trial.outcome == ERRORED)
+                 trial.error, trial.outcome == ERRORED, trial.extra or {})
+
+
+GRADE_KEYS = ("grades", "judge_grades", "scores", "judgements", "judgments")
+"""Extra fields read as a trial's several grades (a list, or a mapping of grader → grade)."""
+_GRADE_WORDS = {"c": 1.0, "correct": 1.0, "pass": 1.0, "passed": 1.0, "yes": 1.0, "true": 1.0,
+                "i": 0.0, "incorrect": 0.0, "fail": 0.0, "failed": 0.0, "no": 0.0, "false": 0.0}
+
+
+def _grade(value: Any) -> float | None:
+    if isinstance(value, Mapping):  # Inspect's Score: {"value": "C", "answer": …}
+        value = value.get("value", value.get("score"))
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        return _GRADE_WORDS.get(value.strip().lower())
+    return None
+
+
+def trial_grades(extra: Mapping[str, Any] | None, path: str | None = None) -> list[float] | None:
+    """A trial's several grades (two or more), or None.
+
+    Read from ``path`` (dotted, into the extra fields) or the first of
+    :data:`GRADE_KEYS`: a list of scores (numbers, booleans, ``C``/``I``) or a
+    mapping of grader name → grade (several Inspect scorers, each a number or a
+    ``{"value": …}``); grades that are not one of these are left out.
+    """
+    if not extra:
+        return None
+    found: Any = None
+    if path:
+        found = extra
+        for part in path.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+    else:
+        found = next((extra[k] for k in GRADE_KEYS if isinstance(extra.get(k), (list, tuple, Mapping))), None)
+    if isinstance(found, Mapping):
+        found = list(found.values())
+    if not isinstance(found, (list, tuple)):
+        return None
+    grades = [g for g in (_grade(v) for v in found) if g is not None]
+    return grades if len(grades) >= 2 else None
+
+
+REVIEW_KEYS = ("review", "user_only_review")
+"""Extra fields holding the harness's own attribution of a failure (τ²-bench's reviews)."""
+
+
+def _attribution(trial: int, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """τ²'s ``review`` / ``user_only_review`` of one trial: each error's source and severity, and the summary."""
+    out = []
+    for key in REVIEW_KEYS:
+        review = parse_json_string(extra.get(key))
+        if not review:
+            continue
+        errors: list[dict[str, Any]] = []
+        stack: list[tuple[Any, int]] = [(review, 0)]
+        while stack:  # every error the review names, depth first, at most 5 levels down
+            node, depth = stack.pop()
+            if isinstance(node, Mapping):
+                src = next((node[k] for k in ("source", "error_source", "critical_source", "author")
+                            if isinstance(node.get(k), str)), None)
+                if src is not None:
+                    errors.append({"source": src, "severity": node.get("severity"),
+                                   "turn": node.get("turn_idx", node.get("turn"))})
+                kids: list[Any] = list(node.values())
+            elif isinstance(node, list):
+                kids = node[:50]
+            else:
+                continue
+            if depth < 4:
+                stack.extend((v, depth + 1) for v in reversed(kids))
+        summary = review.get("summary") if isinstance(review, Mapping) else (review if isinstance(review, str)
+                                                                            else None)
+        out.append({"trial": trial, "review": key, "errors": errors,
+                    "summary": one_line(str(summary), VALUE_WIDTH) if summary else None})
+    return out
 
 
 def _swapped(sa: Sequence[str], sb: Sequence[str], pa: int, pb: int) -> int:
@@ -321,11 +452,23 @@ def _classify(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
     al = align_traces(ta, tb, norm, ACTIONS)
     end = al.divergence_row if al.divergence_row is not None else len(al.rows)
     pa = pb = 0
+    user: tuple[int | None, int | None, int, int] | None = None  # the first user turn that differs, if it leads
     for row in al.rows[:end]:
         if row.tag != EQUAL and any(i is not None and is_tool_result(t[i]) for i, t in ((row.a, ta), (row.b, tb))):
             return _context_change(a, b, row.a, row.b, pa, pb, norm)
+        if row.tag != EQUAL and user is None and any(i is not None and role(t[i]) in USER_ROLES
+                                                       for i, t in ((row.a, ta), (row.b, tb))):
+            user = (row.a, row.b, pa, pb)
+        elif user is not None and row.tag == EQUAL and row.a is not None and is_agent(ta[row.a]) \
+                and tool_calls(norm.step(ta[row.a])):
+            user = (None, None, -1, -1)  # the agent acted the same after it: the change did not lead
         pa += row.a is not None
         pb += row.b is not None
+    if al.divergence_row is not None and user is not None and user[2] >= 0:
+        da, db = (al.divergence_a or 1) - 1, (al.divergence_b or 1) - 1
+        found = _user_led(a, b, user, da, db, norm)
+        if found is not None:
+            return found
     if al.divergence_row is None:
         return Evidence(HARNESS, "same-actions", **ev,
                         a="the same actions and tool results (only other wording differs)", b="scored differently")
@@ -335,6 +478,61 @@ def _classify(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
         return _order(a, b, da, db, k, norm)
     return Evidence(SAMPLING, "action", **ev, step_a=da + 1, step_b=db + 1,
                     a=_line(ta, da, norm), b=_line(tb, db, norm))
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.@]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+
+def _tokens(text: str) -> set[str]:
+    return {t.lower() for t in _TOKEN.findall(text) if len(t) > 1 or t.isdigit()}
+
+
+def _user_led(a: _Side, b: _Side, user: tuple[int | None, int | None, int, int], da: int, db: int,
+              norm: Normaliser) -> Evidence | None:
+    """``user-simulator`` evidence when the agent's diverging action carries what a differing user turn said.
+
+    ``user`` is the first row that differs (a user turn: its indexes and places);
+    the actions are at ``da``/``db``. The user turns shown and compared are each
+    side's last before its action (the one the action follows), or the first
+    differing ones. The action follows the turn when a distinctive token (with a
+    digit, or of five letters or more: a reservation id, a name, a product the
+    user gave) that only one side's user turn has is also in that side's tool
+    call (name and arguments, not the agent's chat) and not in the other's.
+    """
+    assert a.trace is not None and b.trace is not None
+    ia, ib, pa, pb = user
+    la, lb = _last_user(a.trace, da), _last_user(b.trace, db)
+    if la is not None and lb is not None and a.signatures[la] != b.signatures[lb]:
+        ia, ib = la, lb
+        pa, pb = la, lb
+    ua, ub = _line(a.trace, ia, norm), _line(b.trace, ib, norm)
+    xa, xb = _line(a.trace, da, norm), _line(b.trace, db, norm)
+    said_a = _tokens(ua) if ia is not None else set()
+    said_b = _tokens(ub) if ib is not None else set()
+    did_a, did_b = _call_tokens(a.trace, da, norm), _call_tokens(b.trace, db, norm)
+    echo = (said_b - said_a) & (did_b - did_a) | (said_a - said_b) & (did_a - did_b)
+    if not any(any(c.isdigit() for c in t) or len(t) >= 5 for t in echo):
+        return None
+    return Evidence(USER_SIM, "user-turn", a.trial, b.trial, pa + 1, pb + 1, a=ua, b=ub, action_a=xa, action_b=xb)
+
+
+def _last_user(trace: Sequence[Any], before: int) -> int | None:
+    """The index of the last user turn before step ``before`` (0-based), or None."""
+    for i in range(min(before, len(trace)) - 1, -1, -1):
+        if role(trace[i]) in USER_ROLES:
+            return i
+    return None
+
+
+def _call_tokens(trace: Sequence[Any], i: int, norm: Normaliser) -> set[str]:
+    """The tokens of the tool calls of step ``i`` (or of its text when it is the final answer)."""
+    if i >= len(trace):
+        return set()
+    step = norm.step(trace[i])
+    calls = tool_calls(step)
+    if calls:
+        return _tokens(" ".join(step_line({"tool_calls": [c]}, None, norm) for c in calls))
+    return _tokens(_line(trace, i, norm))
 
 
 def _order(a: _Side, b: _Side, pa: int, pb: int, k: int, norm: Normaliser) -> Evidence:
@@ -394,6 +592,7 @@ def suggest_task(
     normaliser: Normaliser | None = None,
     max_pairs: int = MAX_PAIRS,
     fork: bool = True,
+    grades_field: str | None = None,
 ) -> CauseSuggestion | None:
     """The suggested source of flakiness of one task from its trials (None: the task is not flaky).
 
@@ -406,6 +605,8 @@ def suggest_task(
         normaliser: Which keys to ignore.
         max_pairs: Pairs classified at most (more: a fixed sample).
         fork: Also test the forks (:func:`~flaketui.traces.forktest.decisive_fork`).
+        grades_field: Where each trial's several grades are (dotted path into its
+            extra fields; default: :data:`GRADE_KEYS`).
     """
     norm = _Memo.of(normaliser or Normaliser())
     passing = [t for t in trials if t.outcome == PASS]
@@ -417,6 +618,16 @@ def suggest_task(
     sides_b = [_prepare(t, norm) for t in failing]
     picks = pair_indexes(len(sides_a), len(sides_b), max_pairs)
     evidence = _classify_all([(sides_a[i], sides_b[j]) for i, j in picks], norm)
+    grades = [(t, g) for t in trials if t.outcome != ERRORED and (g := trial_grades(t.extra, grades_field))]
+    agreement = grader_agreement([g for _, g in grades]) if len(grades) >= 2 else None
+    if agreement is not None and agreement.split_trials:
+        graded = {t.trial: g for t, g in grades}
+        for i, e in enumerate(evidence):  # identical trajectories whose grades split: the grader
+            ga, gb = graded.get(e.trial_a), graded.get(e.trial_b)
+            split = ga is not None and gb is not None and (min(ga) < max(ga) or min(gb) < max(gb))
+            if split and (e.cause == HARNESS or agreement.share >= 0.5):
+                evidence[i] = Evidence(GRADER, "grades", e.trial_a, e.trial_b, a=_grades_text(ga),
+                                       b=_grades_text(gb))
     votes = Counter(e.cause for e in evidence)
     ranked = votes.most_common()
     top, agree = ranked[0]
@@ -425,11 +636,43 @@ def suggest_task(
         cause = UNKNOWN
     shown = next(e for e in evidence if e.cause == top)
     test = decisive_fork([(t.trial, t.outcome, t.trace) for t in trials], norm) if fork else None
+    attribution = tuple(x for t in failing for x in _attribution(t.trial, t.extra or {}))
+    signatures = tuple(_signature(t, evidence, norm) for t in failing)
+    broke = {sig.trial for sig in signatures if sig.errored or sig.exception or sig.error}
+    timeline = tuple((t.trial, trial_time(t.extra), t.trial in broke) for t in trials)
     return CauseSuggestion(task, cause, agree, len(evidence), {c: votes[c] for c in CAUSES if votes[c]},
-                           shown, test, len(picks) < len(sides_a) * len(sides_b))
+                           shown, test, len(picks) < len(sides_a) * len(sides_b), agreement, attribution,
+                           timeline, signatures)
 
 
-_Job = tuple[str, list[int], Normaliser, int, bool]
+def _grades_text(grades: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{g:g}" for g in grades) + "]"
+
+
+def _signature(trial: Trial, evidence: Sequence[Evidence], norm: Normaliser) -> TrialSignature:
+    """How one failing or errored trial went wrong (see :mod:`flaketui.traces.failure_modes`)."""
+    errored = trial.outcome == ERRORED
+    message = message_of(trial.error) if trial.error not in (None, False, "") else None
+    exc = exception_type(trial.error) if message else None
+    trace = trial.trace or []
+    if message is None:
+        for step in reversed(trace):
+            if is_tool_result(step) and (text := error_text(step)) is not None:
+                message, exc = text, exception_type(text)
+                break
+    action = None
+    ev = next((e for e in evidence if e.trial_b == trial.trial and e.kind in ("action", "user-turn")), None)
+    if ev is not None and ev.step_b is not None:
+        for i in range(ev.step_b - 1, len(trace)):
+            calls = tool_calls(norm.step(trace[i])) if is_agent(trace[i]) else []
+            if calls:
+                action = action_shape(calls[0])
+                break
+    return TrialSignature(trial.trial, exc, mask(message) if message else None,
+                          termination_reason(trial.extra), action, errored)
+
+
+_Job = tuple[str, list[int], Normaliser, int, bool, str | None]
 _WORKER_READ: Callable[[int], Trial] | None = None
 """The trial reader of a pool worker (sent once per worker process, not once per task)."""
 
@@ -440,8 +683,8 @@ def _init_worker(read: Callable[[int], Trial]) -> None:
 
 
 def _suggest_rows(read: Callable[[int], Trial], job: _Job) -> CauseSuggestion | None:
-    task, rows, norm, max_pairs, fork = job
-    return suggest_task(task, [read(r) for r in rows], norm, max_pairs, fork)
+    task, rows, norm, max_pairs, fork, grades_field = job
+    return suggest_task(task, [read(r) for r in rows], norm, max_pairs, fork, grades_field)
 
 
 def _pool_job(job: _Job) -> CauseSuggestion | None:
@@ -457,6 +700,8 @@ def suggest_causes(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     fork: bool = True,
+    bursts: bool = True,
+    grades_field: str | None = None,
 ) -> dict[str, CauseSuggestion]:
     """Read the given tasks' trials and suggest each flaky one's source of flakiness.
 
@@ -473,12 +718,16 @@ def suggest_causes(
         workers: Processes to spread the tasks over (1: in this process).
         progress: Called with (tasks done, tasks) after each task.
         fork: Also find each task's decisive fork.
+        bursts: Look for outage windows over these tasks' trials and call the
+            environment tasks whose failures sit in one ``burst`` (:func:`apply_bursts`).
+        grades_field: Where each trial's several grades are (see :func:`trial_grades`).
 
     Returns:
         Task name → suggestion, in the order of ``rows_by_task``, flaky tasks only.
     """
     norm = normaliser or Normaliser()
-    jobs = [(task, [int(r) for r in rows], norm, max_pairs, fork) for task, rows in rows_by_task.items()]
+    jobs: list[_Job] = [(task, [int(r) for r in rows], norm, max_pairs, fork, grades_field)
+                        for task, rows in rows_by_task.items()]
     out: dict[str, CauseSuggestion] = {}
 
     def take(done: int, result: CauseSuggestion | None) -> None:
@@ -490,13 +739,74 @@ def suggest_causes(
     if workers <= 1 or len(jobs) < 2:
         for n, job in enumerate(jobs, 1):
             take(n, _suggest_rows(read, job))
-        return out
+        return apply_bursts(out) if bursts else out
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(read,)) as pool:
         for n, result in enumerate(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))), 1):
             take(n, result)
+    return apply_bursts(out) if bursts else out
+
+
+BURST_SHARE = 0.5
+"""An environment task is ``burst`` when more than this share of its broken trials sit inside outage windows."""
+
+
+def find_bursts(suggestions: Iterable[CauseSuggestion], seed: int = 0) -> list[Burst]:
+    """The outage windows among the trials of ``suggestions`` (:func:`~flaketui.traces.burst.scan_bursts`
+    over every trial with a start time; the cases are the trials that broke: errored, or failed
+    with an error, as an outage's failures do)."""
+    times, failed, tasks = [], [], []
+    for s in suggestions:
+        for _trial, t, bad in s.timeline:
+            if t is not None:
+                times.append(t)
+                failed.append(bad)
+                tasks.append(s.task)
+    return scan_bursts(times, failed, tasks, seed=seed)
+
+
+def apply_bursts(suggestions: dict[str, CauseSuggestion], windows: Sequence[Burst] | None = None
+                 ) -> dict[str, CauseSuggestion]:
+    """``suggestions`` with each ``environment`` task whose failures sit in an outage window called ``burst``.
+
+    Args:
+        suggestions: Task → suggestion (their :attr:`~CauseSuggestion.timeline` is read).
+        windows: The outage windows (default: :func:`find_bursts` of ``suggestions``;
+            a caller that has every trial of the run, stable tasks too, can pass
+            :func:`~flaketui.traces.burst.scan_bursts` of them).
+    """
+    windows = find_bursts(suggestions.values()) if windows is None else windows
+    if not windows:
+        return suggestions
+    out = {}
+    for task, s in suggestions.items():
+        bad = [(trial, t) for trial, t, f in s.timeline if f]
+        where = [next((w for w in windows if t is not None and w.contains(t)), None) for _, t in bad]
+        inside = [w for w in where if w is not None]
+        if s.cause == ENVIRONMENT and bad and len(inside) > BURST_SHARE * len(bad):
+            window = Counter(inside).most_common(1)[0][0]
+            trial_b = next(trial for (trial, _), w in zip(bad, where, strict=True) if w is window)
+            trial_a = s.evidence.trial_a if s.evidence is not None else trial_b
+            ev = Evidence(BURST, "burst", trial_a, trial_b, error=window.text(),
+                          a=None if s.evidence is None else s.evidence.text())
+            votes = dict(s.votes)
+            votes[BURST] = votes.pop(ENVIRONMENT, 0)
+            s = replace(s, cause=BURST, votes={c: votes[c] for c in CAUSES if votes.get(c)}, evidence=ev,
+                        burst=window)
+        out[task] = s
     return out
+
+
+def suite_failure_modes(suggestions: Iterable[CauseSuggestion]) -> list[FailureMode]:
+    """The failure modes of the failing and errored trials of ``suggestions``' tasks, most trials first."""
+    return failure_modes((s.task, sig) for s in suggestions for sig in s.signatures)
+
+
+def suite_bursts(suggestions: Iterable[CauseSuggestion]) -> list[Burst]:
+    """The distinct outage windows the ``burst`` suggestions sit in, earliest first."""
+    seen = {id(s.burst): s.burst for s in suggestions if s.burst is not None}
+    return sorted(seen.values(), key=lambda w: w.start)
 
 
 def flaky_rows(outcomes: RunOutcomes) -> dict[str, np.ndarray]:
@@ -511,7 +821,7 @@ def breakdown(suggestions: Iterable[CauseSuggestion]) -> list[tuple[str, int]]:
     return sorted(((c, counts[c]) for c in CAUSES if counts[c]), key=lambda x: -x[1])
 
 
-SHORT_NAMES = {ORDERING: "ordering", HARNESS: "harness"}
+SHORT_NAMES = {ORDERING: "ordering", HARNESS: "harness", USER_SIM: "user-sim"}
 """How the suite summary's breakdown line names the causes with long names."""
 
 

@@ -65,6 +65,21 @@ class ForkNode:
             return False
         return any(c.passes == 0 or c.fails == 0 for c in self.children)
 
+    @property
+    def split_step(self) -> int:
+        """The 1-based step where the ways on from this node start: the earliest first step of its
+        branches (the step of a branch that starts it, as :class:`~flaketui.traces.forktest.Branch`
+        and the decisive fork's ``step`` count it), this node's own step when it has none.
+
+        For the root this is not step 1: in ``actions`` mode the first action can come after
+        the instructions and user turns (a map that said "outcomes split at step 1" above
+        branches that start at step 5 contradicted its "decisive fork at step 5"). A display marking a split
+        says ``split at step {node.split_step}``.
+        """
+        if not self.children:
+            return max(self.number, 1)
+        return min(c.number for c in self.children)
+
     def walk(self) -> Iterator[ForkNode]:
         """This node and every node below it, depth first, in child order (no recursion)."""
         stack = [self]

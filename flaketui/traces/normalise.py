@@ -198,10 +198,13 @@ class Normaliser:
         """A string that is equal for two steps exactly when their normalised forms are.
 
         Strings compare as strings; anything else by its canonical JSON (sorted keys).
+        A key whose value is null counts as absent (in the step and in its tool
+        calls): ``"is_audio": null`` on one side and no such key on the other is no
+        difference.
         """
         if isinstance(step, str):
             return "s" + step
-        return canonical_json(self.step(step), id(step))
+        return canonical_json(_without_nulls(self.step(step)), id(step))
 
     def signatures(self, trace: Sequence[Any] | None) -> list[str]:
         """The signature of each step of ``trace`` (an empty list for no trace)."""
@@ -209,6 +212,18 @@ class Normaliser:
 
 
 _MISSING = object()
+
+
+def _without_nulls(step: Any) -> Any:
+    """A normalised step without its null-valued keys (and its tool calls' null-valued keys)."""
+    if not isinstance(step, dict) or not any(v is None or k == "tool_calls" for k, v in step.items()):
+        return step
+    out = {k: v for k, v in step.items() if v is not None}
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [{k: v for k, v in c.items() if v is not None} if isinstance(c, dict) else c
+                             for c in calls]
+    return out
 
 
 def _is_id_key(key: str) -> bool:

@@ -57,7 +57,8 @@ def structural_diff(a: Any, b: Any, tolerance: float = 0.0, path: str = "") -> l
 
     Returns:
         The changes; an object or list only one side has is one change at its
-        path, a key only one side has is one change with :data:`MISSING` on the other.
+        path, a key only one side has is one change with :data:`MISSING` on the other
+        (unless its value is null: null and absent are the same).
     """
     out: list[FieldChange] = []
     stack: list[tuple[str, Any, Any]] = [(path, a, b)]
@@ -71,8 +72,8 @@ def structural_diff(a: Any, b: Any, tolerance: float = 0.0, path: str = "") -> l
             stack.extend((_join(p, i), x[i] if i < len(x) else MISSING, y[i] if i < len(y) else MISSING)
                          for i in reversed(range(n)))
         elif x is MISSING or y is MISSING or not same_value(x, y, tolerance):
-            if x is MISSING and y is MISSING:
-                continue
+            if (x is MISSING or x is None) and (y is MISSING or y is None):
+                continue  # null on one side, absent on the other: no difference
             out.append(FieldChange(p, x, y))
     return out
 

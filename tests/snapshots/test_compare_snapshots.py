@@ -46,6 +46,15 @@ class TestComparePane:
         """Reviewed flipped task hidden by u: only searchRunbook (moved) is listed; 1 of 1 flips reviewed."""
         assert snap_compare(app, run_before=after("c", "space", "u"), terminal_size=SIZE)
 
+    def test_filter_without_match(self, snap_compare, app: FlakeApp) -> None:
+        """/ nosuchtask: the filter box reads “nosuchtask” and the empty list says no task matches "nosuchtask"."""
+        assert snap_compare(app, run_before=after("c", "slash", *"nosuchtask"), terminal_size=SIZE)
+
+    def test_compact_summary_at_80x24(self, snap_compare, app: FlakeApp) -> None:
+        """80×24: the compact summary in four lines (fixed 1 · broken 1 · unchanged 23…, flipped 1…, verdict…,
+        0 of 1 flips reviewed   h: the whole summary), the flip list on rows 5–22."""
+        assert snap_compare(app, run_before=after("c"), terminal_size=(80, 24))
+
     def test_filtered_by_name(self, snap_compare, app: FlakeApp) -> None:
         """/ search: the filter box reads “search” and only searchRunbook is listed."""
         assert snap_compare(app, run_before=after("c", "slash", *"search", "enter"), terminal_size=SIZE)
@@ -95,6 +104,11 @@ class TestCompareTraces:
         """n, then l 7: fixed searchRunbook labelled real-fix, a failing A beside a passing B."""
         assert snap_compare(app, run_before=after("c", "enter", "n", "l", "7"),
                             terminal_size=SIZE)
+
+    def test_compact_at_80x24(self, snap_compare, app: FlakeApp) -> None:
+        """80×24 summarizeIncident: the one-line head (… broken   p̂ 1.000 → 0.000 … 1 of 2 …), one-line divergence and
+        labels, the steps on rows 4–22."""
+        assert snap_compare(app, run_before=after("c", "enter"), terminal_size=(80, 24))
 
 
 class TestTaskTableReview:

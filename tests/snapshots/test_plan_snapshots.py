@@ -17,9 +17,9 @@ async def plan_open(pilot: Pilot) -> None:
 
 
 async def plan_with_budget(pilot: Pilot) -> None:
-    """Open the plan view, type a budget of 200 and press enter."""
+    """Open the plan view, b, type a budget of 200 and press enter."""
     await plan_open(pilot)
-    await pilot.press(*"200", "enter")
+    await pilot.press("b", *"200", "enter")
     await settle(pilot)
 
 
@@ -30,7 +30,8 @@ def app() -> FlakeApp:
 
 class TestPlanView:
     def test_opens_on_the_highlighted_task(self, snap_compare, app: FlakeApp) -> None:
-        """Plan of oncall-baseline without budget: searchRunbook's figures, paired sizes, "no budget given"."""
+        """Plan of oncall-baseline without budget: searchRunbook's figures, paired sizes, "b: type a budget", the
+        table focused (its cursor row highlighted), the budget box empty."""
         assert snap_compare(app, run_before=plan_open, terminal_size=SIZE)
 
     def test_budget_of_200(self, snap_compare, app: FlakeApp) -> None:

@@ -53,6 +53,33 @@ class TestTraceNavigation:
         assert snap_compare(chat_app, run_before=after(*keys), terminal_size=SIZE)
 
     def test_search(self, snap_compare, chat_app: FlakeApp) -> None:
-        """/ “turn 3” enter: the first match (step 3) at the top, “turn 3” marked in blue on both sides."""
+        """/ “turn 3” enter: the first match (step 3) at the top, “turn 3” marked in blue on both sides, the counter
+        line `search "turn 3": 1/6` above the footer, whose second key is `n Next match`."""
         keys = ("enter", "z", "slash", *"turn 3", "enter")
         assert snap_compare(chat_app, run_before=after(*keys), terminal_size=SIZE)
+
+    def test_failed_search(self, snap_compare, chat_app: FlakeApp) -> None:
+        """/ “no such words” enter: nothing marked; the counter line says 0/0 no step holds it, escape: clear."""
+        keys = ("enter", "slash", *"no such words", "enter")
+        assert snap_compare(chat_app, run_before=after(*keys), terminal_size=SIZE)
+
+
+SMALL = (80, 24)
+"""A small terminal: the header starts compact."""
+
+
+class TestSmallTerminal:
+    def test_compact_header(self, snap_compare, fixtures_app: FlakeApp) -> None:
+        """80×24 searchRunbook: one-line task header, two evidence lines, tabs, one-line divergence and labels, then
+        the aligned steps on rows 8–22 (more than half the screen)."""
+        assert snap_compare(fixtures_app, run_before=after("enter"), terminal_size=SMALL)
+
+    def test_whole_header(self, snap_compare, fixtures_app: FlakeApp) -> None:
+        """h at 80×24: the whole header again (task figures on two lines, divergence and labels wrapped, the mode and
+        ignored keys), the steps below it."""
+        assert snap_compare(fixtures_app, run_before=after("enter", "h"), terminal_size=SMALL)
+
+    def test_maximised(self, snap_compare, fixtures_app: FlakeApp) -> None:
+        """Z at 80×24: no title bar, header, evidence, tab bar or divergence line; the labels line at the top, then
+        the steps down to the footer."""
+        assert snap_compare(fixtures_app, run_before=after("enter", "Z"), terminal_size=SMALL)

@@ -309,8 +309,9 @@ async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
         await ready(pilot)
         await pilot.press("down", "y")
         await pilot.pause()
-        assert copied == [app.tasks_screen.current_task] == ["checkCertificateExpiry"]
-        assert shown[-1] == "copied checkCertificateExpiry"
+        # The second row: the first stable-fail task (ties by p̂, as the report orders them).
+        assert copied == [app.tasks_screen.current_task] == ["failoverDatabase"]
+        assert shown[-1] == "copied failoverDatabase"
 
 
 @pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
@@ -343,8 +344,8 @@ async def test_export_the_filtered_table(tmp_path: Path, monkeypatch: pytest.Mon
     else:
         lines = text.splitlines()
         assert lines[0] == "# oncall-baseline (k = 5)"
-        assert lines[2].startswith("| task | n | p̂ |") and "pass^5" in lines[2]
-        assert [line.split(" | ")[0] for line in lines[4:]] == [f"| {t}" for t in shown_names]
+        assert lines[2].startswith("| run | task | n | passes | p̂ |") and "pass^5" in lines[2]
+        assert [line.split(" | ")[1] for line in lines[4:]] == shown_names
 
 
 async def test_csv_export_sanitises_text_cells(tmp_path: Path) -> None:
@@ -421,7 +422,8 @@ async def test_light_theme_redraws_the_table_in_its_colours() -> None:
             assert backgrounds == {surface}, backgrounds
         # Passing rates in the theme's success colour, not a fixed green.
         success = app.theme_variables["success"].lower()
-        colours = {seg.style.color.name.lower() for seg in t.render_line(2)
+        passing = 1 + [t.row_text(i)[0] for i in range(len(t.order))].index("checkCertificateExpiry")
+        colours = {seg.style.color.name.lower() for seg in t.render_line(passing)
                    if seg.style and seg.style.color}
         assert success in colours, colours
 

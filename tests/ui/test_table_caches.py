@@ -55,8 +55,8 @@ async def test_a_k_change_shows_what_a_fresh_app_shows_at_that_k(log: Path) -> N
     async with changed.run_test(size=SIZE) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        assert changed.k == 1  # the smallest n
-        await pilot.press("plus", "plus", "plus", "minus")
+        assert changed.k == 5  # the trials most tasks have (once the smallest n, 1)
+        await pilot.press("minus", "minus", "minus", "plus")
         assert changed.k == 3
         screen = changed.tasks_screen
         assert screen.stats is not None and screen.outcomes is not None

@@ -168,8 +168,13 @@ class TestInputErrors:
         assert code == 0 and orjson.loads(out)["runs"][0]["summary"]["trials"] == 1
         lines = err.splitlines()
         assert lines[0].startswith(f"flaketui: skipped {p}:2: not valid JSON")
-        assert lines[1] == f"flaketui: skipped {p}:3: no outcome (passed, score, reward)"
-        assert len(lines) == 21 and "and 11 more problems" in lines[-1]
+        # one line per kind (issue 30): the 30 records without an outcome are one line
+        assert lines[1] == (f"flaketui: skipped 30 × no outcome (files: {p}; "
+                            f"first: {p}:3: no outcome (passed, score, reward))")
+        assert len(lines) == 3 and lines[-1] == "flaketui: --problems names each one"
+        code, _, err = run("report", p, "--format", "json", "--problems")
+        lines = err.splitlines()
+        assert len(lines) == 31 and lines[1] == f"flaketui: skipped {p}:3: no outcome (passed, score, reward)"
 
     def test_nothing_usable(self, tmp_path: Path) -> None:
         p = tmp_path / "empty.jsonl"
@@ -247,10 +252,10 @@ class TestUntrustedNames:
 
 def test_problem_summary_counts_the_lines_a_file_only_counted(tmp_path: Path) -> None:
     """Past a file's first 1000 named bad lines the rest are one counted problem: stderr's
-    '… and N more problems' still counts every line."""
+    summary line of its kind still counts every line."""
     log = tmp_path / "garbage.jsonl"
     log.write_text('{"task": "a", "passed": true}\n' + "".join(f"garbage {i}\n" for i in range(1500)))
     result = CliRunner().invoke(main, ["report", str(log), "--format", "json", "--no-cache"])
     assert result.exit_code == 0
-    assert "… and 1480 more problems (980 × not valid JSON; 500 × lines skipped after the first 1000 named)" \
+    assert f"flaketui: skipped 1500 × not valid JSON (files: {log}; first: {log}:2: not valid JSON" \
         in result.stderr

@@ -24,7 +24,7 @@ from flaketui.loading import load_logs
 from flaketui.model import FieldMap, natural_key, natural_ranks, natural_ranks_by_key
 from flaketui.output import report as out
 from flaketui.output import stream
-from flaketui.output.cells import cell_texts, csv_columns, widest
+from flaketui.output.cells import cell_texts, csv_columns, cut_names, widest
 from flaketui.output.columns import TASK_COLUMNS, cause_column
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats import summarise
@@ -142,15 +142,30 @@ def test_markdown_with_causes_is_unchanged(small_chunks: None) -> None:
     assert out.report_markdown(kk, runs, causes) == reference_markdown(kk, runs, causes)
 
 
+def cut_in_the_middle(drawn: str, st: TaskStats) -> str:
+    """Rich's table ``drawn`` with each name it cut at the end (``abc…``) cut in the middle
+    as the streamed table cuts it (:func:`~flaketui.output.cells.cut_names`, issue 26)."""
+    from rich.cells import set_cell_size
+
+    width = stream.TASK_MAX_WIDTH
+    names = [visible(t) for t in st.tasks]
+    for shown, cut in zip(names, cut_names(names, width), strict=True):
+        if cell_len(shown) > width:
+            drawn = drawn.replace(set_cell_size(shown, width - 1) + "…", stream.pad(cut, width, False))
+    return drawn
+
+
 def test_piped_table_is_what_rich_draws(tmp_path: Path, small_chunks: None) -> None:
     """Piped, the streamed table is Rich's ``report_table`` character for character: whole,
-    cut to the top 1 and 4, and with --causes."""
+    cut to the top 1 and 4, and with --causes; but for names too long for the column, cut in
+    the middle rather than at the end (``report_table`` leaves that to Rich)."""
     for name, _, runs in suites(tmp_path):
         for st, sm in runs:
             for top in (None, 1, 4):
                 buf = io.StringIO()
                 out.print_streamed_table(Console(file=buf, width=1000), st, sm, top=top)
-                assert buf.getvalue() == rich_text(out.report_table(st, sm, top=top)), (name, st.run, top)
+                expected = cut_in_the_middle(rich_text(out.report_table(st, sm, top=top)), st)
+                assert buf.getvalue() == expected, (name, st.run, top)
     log = load_logs([str(BASELINE)], FieldMap())
     _, (st,) = run_stats(log, [], 5)
     causes = find_causes(log, [st.run])

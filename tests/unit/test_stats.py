@@ -247,8 +247,10 @@ class TestSuite:
         ok = summarise(task_stats(outcomes("r", {f"t{i}": (10, 9) for i in range(40)}), 3))
         assert not any("Bernoulli floor" in w for w in ok.warnings)
 
-    def test_default_k_is_smallest_n(self) -> None:
+    def test_default_k_is_the_trials_most_tasks_have(self) -> None:
+        # The mode of trials per task (ties: the smaller), not the smallest n.
         assert default_k([outcomes("r", {"a": (4, 4), "b": (7, 1)})]) == 4
+        assert default_k([outcomes("r", {"a": (4, 4), "b": (7, 1), "c": (7, 7)})]) == 7
 
 
 class TestGate:

@@ -32,7 +32,7 @@ from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
@@ -77,7 +77,7 @@ class ComparisonReady(Message):
     confound: str | None
 
 
-class CompareScreen(SortActions, FlakeScreen[None]):
+class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
     """Run B against run A: the paired summary and the list of flips to review.
 
     Args:
@@ -121,6 +121,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
                 tooltip="Compare A against B instead (shift+x; the reviews stay)"),
         Binding("escape,c", "close", "Back", id="close-compare",
                 tooltip="Back to the task table"),
+        *HEAD_KEYS,
     ]
 
     show_all: reactive[bool] = reactive(False, init=False)
@@ -168,6 +169,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         self.sub_title = f"{visible(self.run_b)} vs {visible(self.run_a)}"
         self.query_one(TaskTable).empty_text = "comparing the runs…"
         self.query_one("#compare-filter-box", Input).display = False
+        self.apply_head()
         self.compute()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare",
@@ -202,7 +204,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         self.rows = review.paired_rows(event.comparison, flips_only=False, tests=event.tests)
         self._name_rank = natural_ranks([r.task for r in self.rows])
         table = self.query_one(TaskTable)
-        table.empty_text = "no task flipped (f: show every common task)"
+        self.update_empty_text()
         table.set_columns(self.columns())
         if not self.flips:
             self.show_all = True
@@ -340,6 +342,10 @@ class CompareScreen(SortActions, FlakeScreen[None]):
         if cmp is None or tests is None:
             return
         lines = review.compare_lines(cmp, tests.alpha, tests, self.confound)
+        if self.compact_head:
+            self.query_one("#compare-summary", Static).update(self.compact_summary(lines))
+            self.sub_title = f"{visible(cmp.run_b)} vs {visible(cmp.run_a)} · {self.progress()}"
+            return
         text = Text()
         text.append(visible(cmp.run_b), style="bold")
         text.append(" (B) vs ", style="dim")
@@ -368,6 +374,35 @@ class CompareScreen(SortActions, FlakeScreen[None]):
             text.append(f"   notes: {visible(store.path)}", style="dim")
         self.query_one("#compare-summary", Static).update(text)
         self.sub_title = f"{visible(cmp.run_b)} vs {visible(cmp.run_a)} · {self.progress()}"
+
+    def compact_summary(self, lines: list[str]) -> Text:
+        """The summary's compact form (``h``, or a small terminal), one line each (cut to the
+        width): the counts and the runs (also in the title), the flipped tasks, the verdict, a
+        confound warning, the review's progress."""
+        cmp, tests = self.comparison, self.tests
+        assert cmp is not None and tests is not None
+        text = Text()
+        text.append(f"fixed {len(cmp.fixed)}", style="green")
+        text.append(" · ")
+        text.append(f"broken {len(cmp.broken)}", style="red")
+        text.append(f" · unchanged {cmp.unchanged} · {lines[0]} · ")
+        text.append(visible(cmp.run_b), style="bold")
+        text.append(" (B) vs ", style="dim")
+        text.append(visible(cmp.run_a), style="bold")
+        text.append(" (A)\n", style="dim")
+        text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
+        text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
+        if self.confound:
+            text.append(visible(self.confound) + "\n", style="bold yellow")
+        done, total = self.reviewed_count(), len(self.flips)
+        text.append(review.progress_line(done, total),
+                    style="bold green" if total and done == total else "bold yellow")
+        text.append("   h: the whole summary", style="dim")
+        return text
+
+    def head_changed(self) -> None:
+        """The summary's form changed: draw it again."""
+        self.update_summary()
 
     def triage_changed(self, key: TriageKey | None) -> None:
         """Redraw after a label, note or reviewed mark changed."""
@@ -435,6 +470,7 @@ class CompareScreen(SortActions, FlakeScreen[None]):
 
     def watch_unreviewed_only(self) -> None:
         self.refresh_order()
+        self.update_empty_text()
 
     def action_filter(self) -> None:
         """Show the filter box and focus it."""
@@ -448,12 +484,26 @@ class CompareScreen(SortActions, FlakeScreen[None]):
 
     def watch_filter_text(self) -> None:
         self.refresh_order()
+        self.update_empty_text()
 
     def watch_show_all(self) -> None:
         self.refresh_order()
+        self.update_empty_text()
+
+    def update_empty_text(self) -> None:
+        """What the flip list says when it shows no row: why (the filter, the reviewed tasks
+        hidden by ``u``, or no flip at all)."""
         table = self.query_one(TaskTable)
-        table.empty_text = "no common tasks" if self.show_all else \
-            "no task flipped (f: show every common task)"
+        if self.comparison is None:
+            return
+        if self.filter_text:
+            table.empty_text = f'no task matches "{visible(self.filter_text)}"'
+        elif self.unreviewed_only:
+            table.empty_text = "every task shown is reviewed (u: show the reviewed ones too)"
+        else:
+            table.empty_text = "no common tasks" if self.show_all else \
+                "no task flipped (f: show every common task)"
+        table.refresh()
 
     def watch_sort_key(self) -> None:
         self.refresh_order()

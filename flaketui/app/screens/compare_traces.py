@@ -9,7 +9,7 @@ aligned and highlighted by the same
 
 The review keys work here too (``space`` reviewed, ``l`` label, ``w`` note),
 and ``n`` / ``N`` move to the next / previous flip without going back (after a
-``/`` search, to the next / previous match until ``escape``). ``v`` switches the
+``/`` search, to the next / previous match, counted ``3/17``, until ``escape``). ``v`` switches the
 divergence mode, ``i`` / ``I`` inspect A's / B's trial, ``]`` / ``[`` move between
 differing steps and ``z`` unfolds identical ones, as on the task trace screen.
 """
@@ -27,8 +27,8 @@ from textual.widgets import Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import FlakeScreen
-from flaketui.app.screens.traces import TRACE_KEYS, TraceKeys, choose_mode, divergence_mode, trial_label
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
+from flaketui.app.screens.traces import SEARCH_KEYS, TRACE_KEYS, TraceKeys, choose_mode, divergence_mode, trial_label
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
@@ -78,7 +78,7 @@ class FlipTrials(Message):
     """``id(trial)`` -> its log row (for the inspector's raw record)."""
 
 
-class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
+class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
     """Run A's trace beside run B's of one task; dismissed with the position shown last.
 
     Args:
@@ -97,6 +97,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
     }
     CompareTracesScreen #compare-trace-status { height: auto; padding: 1 2; }
     CompareTracesScreen #trace-search { dock: bottom; display: none; }
+    CompareTracesScreen #trace-match { display: none; height: 1; padding: 0 1; background: $boost; }
     """
 
     STATUS = "#compare-trace-status"
@@ -109,6 +110,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
                 tooltip="The next flip's traces"),
         Binding("N", "step_flip(-1)", "Prev flip", id="compare-traces-previous",
                 tooltip="The previous flip's traces"),
+        *SEARCH_KEYS,
         Binding("d", "jump_to_divergence", "Divergence", id="compare-traces-divergence",
                 tooltip="Scroll to the first divergent step"),
         Binding("a", "cycle('a', 1)", "Next A", id="compare-traces-next-a",
@@ -127,6 +129,7 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         Binding("x", "toggle_expand", "Expand", id="compare-traces-expand", show=False,
                 tooltip="Show long step contents in full (toggle)"),
         *TRACE_KEYS,
+        *HEAD_KEYS,
     ]
 
     def __init__(self, run_a: str, run_b: str, outcomes: tuple[RunOutcomes, RunOutcomes],
@@ -165,10 +168,12 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         yield Static(Text("reading both runs' trials…", style="dim"), id="compare-trace-status")
         yield TraceDiffView(None, None, normaliser=self.normaliser, id="compare-trace-diff")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
+        yield Static(id="trace-match")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TraceDiffView).display = False
+        self.apply_head()
         self.show_position(self.position)
 
     # -- loading a task -------------------------------------------------------------------
@@ -256,6 +261,8 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
             a, b, label_a, label_b = b, None, label_b, ""
         view.mode_choice = self.mode
         view.set_pair(a, b, label_a, label_b, note)
+        if view.query_text:
+            self.search_changed()
         view.call_later(self._drawn)  # runs after the rebuild set_pair queued (a long pair takes seconds)
 
     def _drawn(self) -> None:
@@ -284,7 +291,8 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
             r.change, "dim"))
         text.append(f"   p̂ {review.change_text(r)}   n {r.n_a} / {r.n_b}   |Δ| "
                     f"{fmt.rate(r.abs_delta)}")
-        text.append(f"   {self.position + 1} of {len(self.rows)}\n", style="dim")
+        text.append(f"   {self.position + 1} of {len(self.rows)}", style="dim")
+        text.append("   " if self.compact_head else "\n")
         text.append("review: ", style="dim")
         text.append("reviewed " if entry.reviewed else "not reviewed ",
                     style="bold green" if entry.reviewed else "yellow")
@@ -296,6 +304,11 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
         text.append("   (space: reviewed · l: label · w: note)", style="dim")
         self.query_one("#compare-trace-head", Static).update(text)
 
+    def head_changed(self) -> None:
+        """The header's form changed: its line and the trace view's labels are drawn again."""
+        self.update_head()
+        self.query_one(TraceDiffView).compact = self.compact_head or self.maximised
+
     # -- actions ----------------------------------------------------------------------------
 
     @property
@@ -305,11 +318,15 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
     def row_of(self, trial: Trial) -> int | None:
         return self.log_rows.get(id(trial))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a search is active, ``n`` / ``N`` are its (``Next match``), not the flips'."""
+        if action == "step_flip":
+            return not self.searching
+        return super().check_action(action, parameters)
+
     async def action_step_flip(self, step: int) -> None:
-        """Show the next (or previous) row's traces; after a search, the next (previous) match."""
-        if self.query_one(TraceDiffView).matches:
-            await self.next_match(step)
-            return
+        """Show the next (or previous) row's traces (during a search ``n`` / ``N`` move along
+        its matches instead: :meth:`check_action`)."""
         new = self.position + step
         if not 0 <= new < len(self.rows):
             self.notify("no more flips that way", timeout=3)
@@ -358,10 +375,6 @@ class CompareTracesScreen(TraceKeys, FlakeScreen[int]):
     async def action_back(self) -> None:
         """Close the search (box or matches), or go back to the comparison pane, its cursor on
         the task shown last."""
-        view = self.query_one(TraceDiffView)
-        if self.close_search():
-            return
-        if view.matches:
-            await view.search("")
+        if self.close_search() or await self.clear_search():
             return
         self.dismiss(self.position)

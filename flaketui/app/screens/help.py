@@ -34,8 +34,10 @@ def load(path: str) -> type:
     return getattr(import_module(module), name)  # type: ignore[no-any-return]
 
 
-def bindings_of(cls: type) -> list[Binding]:
-    """The :class:`Binding` objects of a class's own BINDINGS (tuples converted)."""
+def bindings_of(cls: type, listed: bool = False) -> list[Binding]:
+    """The :class:`Binding` objects of a class's own BINDINGS (tuples converted); with
+    ``listed``, only those the help lists (not the system ones, such as the trace screen's
+    ``n`` without a search)."""
     out: list[Binding] = []
     raw: list[BindingType] = list(cls.__dict__.get("BINDINGS", []))
     for b in raw:
@@ -43,7 +45,7 @@ def bindings_of(cls: type) -> list[Binding]:
             out.append(b)
         else:
             out.append(Binding(*b))
-    return out
+    return [b for b in out if not b.system] if listed else out
 
 
 class HelpScreen(ModalScreen[None]):
@@ -66,7 +68,7 @@ class HelpScreen(ModalScreen[None]):
                 cls = load(path)
             except (ImportError, AttributeError):
                 continue
-            out.append((title, bindings_of(cls)))
+            out.append((title, bindings_of(cls, listed=True)))
         return out
 
     def compose(self) -> ComposeResult:

@@ -84,6 +84,9 @@ class PlanScreen(Screen[None]):
                 tooltip="Move to the allocation table"),
     ]
 
+    AUTO_FOCUS = "#plan-table"
+    """The table has the keys when the view opens (``b`` moves to the budget box)."""
+
     budget: reactive[int] = reactive(0, init=False)
     """Further trials to allocate; setting it recomputes the plan."""
 
@@ -126,7 +129,6 @@ class PlanScreen(Screen[None]):
         table.add_column("+trials", key="extra")
         table.add_column("why", key="why")
         self.compute(self.budget)
-        self.query_one("#budget", Input).focus()
 
     # -- computing ----------------------------------------------------------------------
 
@@ -193,7 +195,7 @@ class PlanScreen(Screen[None]):
             if plan.reason:
                 status.append(f" · {plan.reason}", style="yellow")
         else:
-            status.append("type a budget and press enter to plan further trials", style="dim")
+            status.append("b: type a budget and press enter to plan further trials", style="dim")
         self.query_one("#plan-status", Static).update(status)
         table = self.query_one(DataTable)
         table.clear()

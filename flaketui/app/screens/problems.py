@@ -1,4 +1,5 @@
-"""A modal list of the lines skipped while loading (file:line: reason)."""
+"""A modal list of the lines skipped while loading, grouped by kind with their counts
+(``80 × duplicate trial … kept the first``), each then named as file:line: reason."""
 
 from __future__ import annotations
 
@@ -32,11 +33,19 @@ class ProblemsScreen(ModalScreen[None]):
             n = len(self.problems)
             title = f"{n} line(s) skipped while loading" if n else "Nothing was skipped"
             yield Static(Text(title, style="bold"), classes="modal-title")
+            from flaketui.loading.loader import problem_kinds
+
             text = Text()
-            for p in self.problems[:MAX_SHOWN]:
-                text.append(visible(str(p)) + "\n")
-            if n > MAX_SHOWN:
-                text.append(f"… and {n - MAX_SHOWN} more\n", style="dim")
+            room = MAX_SHOWN
+            for group in problem_kinds(self.problems):
+                label = "note: " if group.notice else ""
+                text.append(f"{group.count} × {label}{visible(group.kind)}\n", style="bold")
+                for p in group.problems[:room]:
+                    text.append("  " + visible(str(p)) + "\n")
+                listed = min(len(group.problems), room)
+                room -= listed
+                if group.count > listed:
+                    text.append(f"  … and {group.count - listed} more\n", style="dim")
             with VerticalScroll():
                 yield Static(text or Text("Every line of the logs was read.", style="dim"))
             yield Static(Text("escape: close", style="dim"))

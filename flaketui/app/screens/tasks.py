@@ -35,6 +35,7 @@ from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, natural_r
 from flaketui.output import formatting as fmt
 from flaketui.output.cells import widest_names
 from flaketui.output.columns import TASK_COLUMNS, cause_column, class_style
+from flaketui.output.stream import flakiest_order
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate, summarise, task_stats
 from flaketui.stats.curves import KCurve, histogram, k_curve
@@ -242,8 +243,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """Per run, task -> first divergence step (None: none), filled by a worker."""
         # What the table needs of the shown run, computed once per run (show_run), not per key:
         self._name_rank: np.ndarray = np.empty(0, dtype=np.int64)
-        self._natural: np.ndarray = np.empty(0, dtype=np.int64)
-        """The data rows in natural order of their names (every sort's tiebreak)."""
+        self._ties: tuple[np.ndarray, np.ndarray] | None = None
+        """The flakiness it was computed from, and every data row in the one tie-break order
+        (:func:`~flaketui.output.stream.flakiest_order`: flakiness descending, p̂ ascending,
+        natural order of the names), the CLI's: every sort's tiebreak."""
         self._names = NameFilter([])
         self._name_width = 4
         self._group_width: int | None = None
@@ -260,7 +263,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         the filters pick from it."""
         self._flaky: tuple[list[str], np.ndarray] | None = None
         """A list of classes and, per task, whether it is flaky."""
-        self._suite_curves: tuple[np.ndarray, KCurve, np.ndarray] | None = None
+        self._suite_curves: tuple[np.ndarray, int, KCurve, np.ndarray] | None = None
         """The run's n with its suite curve and histogram of p̂ (neither moves with k or the cursor)."""
         self._task_index: dict[str, int] | None = None
         self._last_progress = 0.0
@@ -418,11 +421,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         app = self.flake_app
         app.trial_log = event.log
         if app.k_is_default:
-            # k follows the smallest n up as trials arrive, never down: a new task with one
-            # trial is counted below k (as the summary says), not a reason to drop to k = 1.
-            smallest = default_k([self.run_outcomes(r) for r in event.log.runs])
-            if app.k is None or smallest > app.k:
-                app.k = smallest
+            # k follows the trials most tasks have up as trials arrive, never down: new tasks
+            # with one trial each are counted below k (as the summary says) until they catch
+            # up, not a reason to drop to k = 1 for every task.
+            usual = default_k([self.run_outcomes(r) for r in event.log.runs])
+            if app.k is None or usual > app.k:
+                app.k = usual
         self.divergence.clear()
         self.causes.clear()
         runs = event.log.runs
@@ -447,8 +451,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._whole = {name: whole_valued(medians) for name, medians in self.medians.items()}
         tasks = outcomes.tasks
         self._name_rank = natural_ranks(tasks)
-        self._natural = np.empty_like(self._name_rank)
-        self._natural[self._name_rank] = np.arange(len(tasks))
+        self._ties = None
         self._names = NameFilter(tasks)
         self._task_index = None
         self._name_width = max(4, widest_names(tasks[:20000]))
@@ -654,12 +657,22 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def full_order(self, key: str, reverse: bool) -> np.ndarray:
         """Every data row sorted by column ``key`` (descending when ``reverse``), ties in
-        natural order of the names; computed once until the data change."""
+        :meth:`ties` order; computed once until the data change."""
         cached = self._orders.get((key, reverse))
         if cached is None:
             values = self.sort_values(key)
-            cached = self._orders[(key, reverse)] = (values, sorted_order(values, reverse, self._natural))
+            cached = self._orders[(key, reverse)] = (values, sorted_order(values, reverse, self.ties()))
         return cached[1]
+
+    def ties(self) -> np.ndarray:
+        """Every data row in the tie-break order of every sort, the CLI report's
+        (:func:`~flaketui.output.stream.flakiest_order`); kept while flakiness is (a k
+        change leaves it)."""
+        st = self.stats
+        assert st is not None
+        if self._ties is None or self._ties[0] is not st.flakiness:
+            self._ties = (st.flakiness, flakiest_order(st, self._name_rank))
+        return self._ties[1]
 
     def divergence_of(self, row: int) -> int | None:
         """First divergence of data row ``row``: a step, None, or :data:`PENDING`."""
@@ -747,8 +760,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
                  Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
         k_text = Text(f"k = {k}")
-        if app.k_is_default and not sm.tasks_below_k:
-            k_text.append(" (smallest n)", style="dim")
+        if app.k_is_default:
+            k_text.append(" (most tasks' trials)", style="dim")
         k_text.append(" +/−", style="dim")
         head.append(k_text)
         figures: list[Text] = []
@@ -793,14 +806,15 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         st = self.stats
         if st is None:
             return
-        if self._suite_curves is None or self._suite_curves[0] is not st.n:
-            self._suite_curves = (st.n, k_curve(st.n, st.passes), histogram(st.p_hat))
-        _, suite, spread = self._suite_curves
+        if (self._suite_curves is None or self._suite_curves[0] is not st.n
+                or self._suite_curves[1] != st.k):  # the chosen k is always a point of the curve
+            self._suite_curves = (st.n, st.k, k_curve(st.n, st.passes, include=st.k), histogram(st.p_hat))
+        _, _, suite, spread = self._suite_curves
         row = self.current_row
         task = None
         title = "highlighted task"
         if row is not None:
-            task = k_curve(st.n[row], st.passes[row])
+            task = k_curve(st.n[row], st.passes[row], include=st.k)
             title = f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})"
         self.query_one(Curves).show_curves(
             suite, f"suite ({len(st)} tasks)", task, title, spread, st.k)
@@ -1038,7 +1052,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             if name is None:
                 return
             try:
-                path = write_export(Path(name).expanduser(), st, rows)
+                path = write_export(Path(name).expanduser(), st, rows, self.flake_app.triage_store)
             except OSError as exc:
                 self.notify(visible(f"{name}: {exc.strerror or exc}"), title="Not exported",
                             severity="error", timeout=10, markup=False)

@@ -8,7 +8,10 @@ in ``all`` mode) and shows them in a
 shows every trial as a tree of shared steps. ``v`` switches the divergence mode
 (``actions`` / ``all``) for every trace view and the task table's ``div`` column;
 ``i`` / ``I`` open the trial inspector on side A / B. A task without traces
-lists its trials instead, each one ``enter`` away from the inspector.
+lists its trials instead, each one ``enter`` away from the inspector. ``/`` searches
+both traces (a counter says ``3/17``; ``n`` / ``N`` move along the matches and
+``escape`` clears the search); ``h`` collapses the header (compact at small sizes)
+and ``Z`` maximises the traces.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.fork_map import ForkMap
 from flaketui.app.widgets.trace_view import TraceDiffView
@@ -271,10 +274,46 @@ class TraceKeys:
         view = self.trace_view
         if view is None:
             return
-        found = await view.search(event.value)
+        await view.search(event.value)
         view.focus_rows()
-        if event.value and not found:
-            self.notify(f"no step holds {visible(event.value)!r}", timeout=3, markup=False)  # type: ignore[attr-defined]
+        self.search_changed()  # the counter line says when no step holds the text
+
+    @property
+    def searching(self) -> bool:
+        """A search is active (found or not): ``n`` / ``N`` go to its matches, ``escape`` clears it."""
+        try:
+            view = self.trace_view
+        except NoMatches:  # not composed yet
+            return False
+        return view is not None and bool(view.query_text)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``next_match`` (the footer's ``n Next match``) only while a search is active; the
+        screen's own ``n`` otherwise."""
+        if action == "next_match":
+            return self.searching
+        return super().check_action(action, parameters)  # type: ignore[misc, no-any-return]
+
+    def search_changed(self) -> None:
+        """Show the match counter (``3/17``) and the keys of the search, or neither."""
+        line = self.query_one("#trace-match", Static)  # type: ignore[attr-defined]
+        view = self.trace_view
+        if view is None or not view.query_text:
+            line.display = False
+        else:
+            line.update(match_text(view.query_text, view.matches, view.current))
+            line.display = True
+        self.refresh_bindings()  # type: ignore[attr-defined]
+
+    async def clear_search(self) -> bool:
+        """Clear an active search (its marks and its counter); True if there was one."""
+        view = self.trace_view
+        if view is None or not view.query_text:
+            return False
+        await view.search("")
+        self._search_input().value = ""
+        self.search_changed()
+        return True
 
     def close_search(self) -> bool:
         """Hide the search box if shown; True if it was."""
@@ -288,13 +327,25 @@ class TraceKeys:
 
     async def next_match(self, step: int) -> bool:
         view = self.trace_view
-        return view is not None and await view.jump_match(step)
+        moved = view is not None and await view.jump_match(step)
+        self.search_changed()
+        return moved
+
+    async def action_next_match(self, step: int) -> None:
+        """Next (or previous) search match."""
+        if not await self.next_match(step):
+            view = self.trace_view
+            query = "" if view is None else view.query_text
+            self.notify(f"no step holds {visible(query)!r} (escape: clear the search)" if query  # type: ignore[attr-defined]
+                        else "no search: / searches both traces", timeout=3, markup=False)
 
     async def action_next_hunk(self, step: int) -> None:
         """Next (or previous) run of differing steps."""
         view = self.trace_view
         if view is None or not await view.jump_hunk(step):
             self.notify("no more differing steps that way", timeout=3)  # type: ignore[attr-defined]
+        elif view.query_text:
+            self.search_changed()
 
     def action_toggle_fold(self) -> None:
         """Fold runs of identical steps, or show them all."""
@@ -327,6 +378,21 @@ class TraceKeys:
         return None
 
 
+def match_text(query: str, matches: Sequence[int], current: int | None) -> Text:
+    """The search's counter: ``search "turn 3": 3/17`` (``–/17`` away from a match; ``0/0`` and
+    how to clear it when nothing matched), with the keys of the search."""
+    text = Text("search ", style="dim")
+    text.append(f'"{visible(query)}"', style="bold")
+    if matches:
+        pos = str(matches.index(current) + 1) if current in matches else "–"
+        text.append(f": {pos}/{len(matches)}", style="bold")
+        text.append("   n / N: next / previous match · escape: clear", style="dim")
+    else:
+        text.append(": 0/0 no step holds it", style="bold yellow")
+        text.append("   escape: clear the search", style="dim")
+    return text
+
+
 TRACE_KEYS = [
     Binding("v", "toggle_mode", "Mode", id="divergence-mode",
             tooltip="Divergence mode: the agent's actions only, or every step (toggle)"),
@@ -345,8 +411,17 @@ TRACE_KEYS = [
 ]
 """Keys both trace screens add to their own (the actions are :class:`TraceKeys`')."""
 
+SEARCH_KEYS = [
+    Binding("n", "next_match(1)", "Next match", id="next-match",
+            tooltip="Next search match (shown while a search is active)"),
+    Binding("N", "next_match(-1)", "Prev match", id="prev-match", show=False,
+            tooltip="Previous search match"),
+]
+"""The search's keys, active while a search is (:meth:`TraceKeys.check_action`); both trace
+screens put them early in their keys, so that the footer shows ``n Next match``."""
 
-class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
+
+class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
     """A task's passing and failing traces, the first divergence, and the fork map.
 
     Args:
@@ -360,6 +435,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
 
     DEFAULT_CSS = """
     TaskTraceScreen #trace-search { dock: bottom; display: none; }
+    TaskTraceScreen #trace-match { display: none; height: 1; padding: 0 1; background: $boost; }
     TaskTraceScreen #trial-list { height: 1fr; }
     TaskTraceScreen #trace-evidence { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
@@ -370,6 +446,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back",
                 tooltip="Back to the task table, as it was"),
+        *SEARCH_KEYS,
         Binding("d", "jump_to_divergence", "Divergence", id="jump-divergence",
                 tooltip="Scroll to the first divergent step"),
         Binding("a", "next_passing(1)", "Next pass", id="next-passing",
@@ -387,15 +464,17 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         Binding("m", "more_steps", "More steps", id="more-steps", show=False,
                 tooltip="Read four times more steps of traces cut short (huge traces)"),
         *TRACE_KEYS,
-        Binding("n", "next_match(1)", "Next match", id="next-match", show=False,
-                tooltip="Next search match"),
-        Binding("N", "next_match(-1)", "Prev match", id="prev-match", show=False,
-                tooltip="Previous search match"),
+        # n / N without a search say how to search (system: listed by neither the footer nor ?).
+        Binding("n", "no_search", "Next match", id="no-search", show=False, system=True,
+                tooltip="Without a search: says that / searches both traces"),
+        Binding("N", "no_search", "Prev match", id="no-search-back", show=False, system=True,
+                tooltip="Without a search: says that / searches both traces"),
         Binding("space", "triage('reviewed')", "Reviewed", id="trace-reviewed", show=False,
                 tooltip="Mark the task reviewed, or not"),
         Binding("l", "triage('label')", "Label", id="trace-label", show=False,
                 tooltip="Give the task a cause label (also marks it reviewed)"),
         Binding("w", "triage('note')", "Note", id="trace-note", show=False, tooltip="Write a note"),
+        *HEAD_KEYS,
     ]
 
     def __init__(self, outcomes: RunOutcomes, row: int, stats: TaskStats,
@@ -463,10 +542,12 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
                     id="fork-legend")
                 yield ForkMap(id="fork-map")
         yield Input(placeholder="search both traces (enter: find, escape: cancel)", id="trace-search")
+        yield Static(id="trace-match")
         yield KeyFooter()
 
     async def on_mount(self) -> None:
         self.sub_title = self.task_title()
+        self.apply_head()
         self._place_tab_underline()
         reading, self._reading = self._reading, None
         if reading is None:
@@ -510,6 +591,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         search = self._search_input()
         search.value = ""
         search.display = False
+        self.query_one("#trace-match", Static).display = False
         tabbed = self.query_one(TabbedContent)
         if tabbed.active != "traces-tab":  # as a new screen shows it: the tab underline does not slide
             level, self.app.animation_level = self.app.animation_level, "none"
@@ -533,6 +615,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
     def head_text(self) -> Text:
         """Task name, n, p̂ with its CI, pass^k and flakiness; the review and note below."""
         st, i = self.stats, self.row
+        if self.compact_head:
+            return self.compact_head_text()
         text = Text()
         text.append(visible(self.task_name), style="bold")
         text.append(f"   {visible(self.outcomes.run)}", style="dim")
@@ -548,6 +632,34 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         text.append(fmt.rate(st.flakiness[i]), style="bold yellow" if st.flakiness[i] > 0 else "")
         text.append_text(self.review_text())
         return text
+
+    def compact_head_text(self) -> Text:
+        """The header's compact form, one line (the run is in the title): task, n, p̂, pass^k,
+        flakiness, then the review."""
+        st, i = self.stats, self.row
+        text = Text()
+        text.append(visible(self.task_name), style="bold")
+        text.append(f"  n {int(st.n[i])}, {int(st.passes[i])} passed")
+        if st.errored[i]:
+            text.append(f", {int(st.errored[i])} errored", style="dim")
+        text.append("  p̂ ")
+        text.append(fmt.rate(st.p_hat[i]), style="bold")
+        text.append(f"  pass^{st.k} ")
+        text.append(fmt.rate(st.pass_hat_k[i]), style="bold")
+        text.append("  flakiness ")
+        text.append(fmt.rate(st.flakiness[i]), style="bold yellow" if st.flakiness[i] > 0 else "")
+        review = self.review_text()
+        if review.plain:
+            text.append("  ")
+            text.append_text(review[1:])  # on the line, not under it
+        return text
+
+    def head_changed(self) -> None:
+        """The header's form changed: its line and the trace view's labels are drawn again."""
+        self.query_one("#trace-head", Static).update(self.head_text())
+        view = self.diff_view
+        if view is not None:
+            view.compact = self.compact_head or self.maximised
 
     def review_text(self) -> Text:
         """``review: reviewed real-regression  the note…`` (empty when there is no note or mark)."""
@@ -644,6 +756,7 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         a, b, la, lb, note = self.current_pair()
         await self.query("#trace-diff").remove()  # read again (m: more steps): replace the view
         view = TraceDiffView(a, b, la, lb, self.normaliser, note, mode=self.mode, id="trace-diff")
+        view.set_reactive(TraceDiffView.compact, self.compact_head or self.maximised)
         await self.query_one("#traces-tab", TabPane).mount(view)
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
@@ -710,6 +823,8 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if view is not None:
             view.set_pair(*self.current_pair())
             self.find_evidence(whole=False)
+            if view.query_text:
+                self.search_changed()
 
     def find_evidence(self, whole: bool) -> None:
         """Find the shown pair's evidence (and, if ``whole``, the task's suggestion and decisive
@@ -754,15 +869,14 @@ class TaskTraceScreen(TraceKeys, FlakeScreen[None]):
         if self.suggested:  # else the task's suggestion is still on its way: keep "finding…"
             self.query_one("#trace-evidence", Static).update(evidence_text(self.suggestion, self.evidence))
 
-    def action_back(self) -> None:
-        """Close the search box, or go back to the task table."""
-        if not self.close_search():
+    async def action_back(self) -> None:
+        """Close the search box, or clear the search (found or not), or go back to the task table."""
+        if not self.close_search() and not await self.clear_search():
             self.app.pop_screen()
 
-    async def action_next_match(self, step: int) -> None:
-        """Next (or previous) search match."""
-        if not await self.next_match(step):
-            self.notify("no search: / searches both traces", timeout=3)
+    def action_no_search(self) -> None:
+        """``n`` without a search: say how to search."""
+        self.notify("no search: / searches both traces", timeout=3)
 
     def action_toggle_mode(self) -> None:
         """Switch the divergence mode (actions / all) of the view, the fork map and the table."""

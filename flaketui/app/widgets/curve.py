@@ -44,11 +44,15 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     if curve is None or not curve.ks.size:
         lines.append(Text("no trials", style="dim"))
         return lines
-    stop = full_prefix(curve)
+    full = full_prefix(curve)
+    # Past the smallest n, tasks leave the mean: the curve could fall only because of
+    # that, so it stops there and says so; but it always reaches the chosen k (the k of
+    # the header), whose points are over the tasks with that many trials.
+    stop = max(full, int(np.searchsorted(curve.ks, k, side="right")))
     dropped = len(curve.ks) - stop
+    everyone = int(curve.tasks[0])
+    left_out = everyone - int(curve.tasks[stop - 1])
     if dropped:
-        # Past the smallest n, tasks leave the mean: the curve could fall only because of
-        # that, so it stops there and says so.
         curve = KCurve(curve.ks[:stop], curve.pass_at[:stop], curve.pass_hat[:stop],
                        curve.tasks[:stop])
     cells = max(1, min(3, SPARK_WIDTH // len(curve.ks)))
@@ -64,9 +68,12 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     first, last = "k=1", f"{int(curve.ks[-1])}"
     axis = first + " " * max(1, width - len(first) - len(last)) + last
     lines.append(Text(" " * 12 + axis, style="dim"))
-    if dropped:
-        lines.append(Text(f"stops at k={int(curve.ks[-1])}: every task has that many trials",
-                          style="dim"))
+    last_k = int(curve.ks[-1])
+    if left_out:
+        lines.append(Text(f"past k={int(curve.ks[full - 1])}: {left_out} of {everyone} tasks "
+                          f"left out (n < {last_k})", style="dim"))
+    elif dropped:
+        lines.append(Text(f"stops at k={last_k}: every task has that many trials", style="dim"))
     return lines
 
 

@@ -121,7 +121,7 @@ class ForkMap(Tree[ForkNode]):
         if no_trace:
             label.append(f"   ({no_trace} trial(s) without a trace left out)", style="dim")
         if id(root) in splits:
-            label.append("  ◆ outcomes split at step 1", style="bold reverse yellow")
+            label.append(f"  ◆ outcomes split at step {root.split_step}", style="bold reverse yellow")
         if test is not None and decisive is root:
             label.append("  ")
             label.append(decisive_mark(test, root), style="bold reverse magenta")

@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from flaketui.app.widgets.themed import theme_colours, themed
+from flaketui.output.cells import middle_cut
 
 GAP = 1
 """Blank cells between two columns."""
@@ -62,26 +63,6 @@ class Column:
     cut: str = "end"
     """How a cell too long for the column is cut: ``end`` (``abc…``) or ``middle``
     (``hypothesis_…/mystery_func_7``, for names whose two ends both tell)."""
-
-
-def middle_cut(name: str, width: int) -> str:
-    """``name`` in at most ``width`` cells, an ellipsis in the middle when it is longer.
-
-    The last path segment (from the last ``/``) is kept whole when it takes at most two
-    thirds of the room: ``hypothesis_…/mystery_func_7``; otherwise both ends get half.
-    """
-    if cell_len(name) <= width:
-        return name
-    if width < 3:
-        return name[:width]
-    room = width - 1
-    slash = name.rfind("/")
-    tail = len(name) - slash if 0 < slash and len(name) - slash <= room * 2 // 3 else room // 2
-    cut = name[:room - tail] + "…" + name[len(name) - tail:]
-    while cell_len(cut) > width:  # wide characters: give way from the head
-        room -= 1
-        cut = name[:max(0, room - tail)] + "…" + name[len(name) - tail:]
-    return cut
 
 
 class TaskTable(ScrollView, can_focus=True):

@@ -308,6 +308,9 @@ class TraceDiffView(Vertical):
     """Show long fields in full."""
     folded: reactive[bool] = reactive(True, init=False)
     """Fold runs of more than :data:`FOLD_MIN` identical steps."""
+    compact: reactive[bool] = reactive(False, init=False)
+    """The labels in one line, each cut to its column (a small terminal's compact header);
+    the divergence line is cut to one line by the stylesheet (``.-compact-head``)."""
 
     def __init__(
         self,
@@ -485,10 +488,13 @@ class TraceDiffView(Vertical):
         return ca, cb
 
     def labels_text(self) -> RenderableType:
+        """Both sides' labels, then the divergence mode and the ignored keys (:attr:`compact`:
+        the labels only, each cut to one line)."""
         grid = Table.grid(expand=True, padding=(0, 1))
         grid.add_column(width=1)
-        grid.add_column(ratio=1)
-        grid.add_column(ratio=1)
+        cut = {"no_wrap": True, "overflow": "ellipsis"} if self.compact else {}
+        grid.add_column(ratio=1, **cut)  # type: ignore[arg-type]
+        grid.add_column(ratio=1, **cut)  # type: ignore[arg-type]
         ignored = self.normaliser.ignored_keys_of(self.trace_a + self.trace_b)
         left = Text(visible(self.label_a), style="bold green" if self.a and self.a.passed else "bold red")
         if self.b is None:
@@ -496,6 +502,8 @@ class TraceDiffView(Vertical):
         else:
             right = Text(visible(self.label_b), style="bold green" if self.b.passed else "bold red")
         grid.add_row("", left, right)
+        if self.compact:
+            return grid
         mode = Text(f"divergence mode: {self.mode}", style="dim italic")
         if ignored:
             grid.add_row("", Text("ignoring " + visible(", ".join(ignored)), style="dim italic"), mode)
@@ -795,6 +803,10 @@ class TraceDiffView(Vertical):
 
     async def watch_expanded(self) -> None:
         await self.rebuild()
+
+    def watch_compact(self) -> None:
+        if self.is_mounted:
+            self.query_one("#diff-labels", Static).update(self.labels_text())
 
     async def watch_folded(self) -> None:
         self.items = self._items()

@@ -100,6 +100,13 @@ class LogFormat(ABC):
         plain values; empty when it wrote nothing."""
         return {}
 
+    def read_once(self, paths: list[Path], pieces: list[Parsed]) -> list[Parsed]:
+        """What each of ``paths`` (every file of this format read in one load) gives once the
+        others are known: a harness that writes a summary beside its per-trial files drops
+        from the summary the trials also read from their own files. A piece is never changed
+        in place (the index cache keeps it); the default gives ``pieces`` as they are."""
+        return pieces
+
     def appendable(self, path: Path) -> bool:
         """Whether ``path`` grows by whole lines that :meth:`read_lines` can read alone
         (``--watch`` then reads only the new ones; otherwise it reads the file again)."""

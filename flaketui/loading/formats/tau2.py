@@ -17,12 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from flaketui.loading.formats.base import Tick
-from flaketui.loading.formats.wrapped import HarnessJson, error_text, flat_head, top_fields
+from flaketui.loading.formats.base import Record, Tick
+from flaketui.loading.formats.terminal_bench import FileLines
+from flaketui.loading.formats.wrapped import error_text, flat_head, top_fields
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import _is_number, _type_name
-from flaketui.model import FieldMap
+from flaketui.model import FieldMap, Source
 
+REWARD_PARTS = ("reward_breakdown", "action_checks", "db_check")
+"""The parts of ``reward_info`` that a trial's extra fields also hold at the top."""
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 """τ²'s termination reason for a simulation that never ran properly (excluded by τ²)."""
 
@@ -42,7 +45,7 @@ def _is_simulation_file(path: Path) -> bool:
     return path.parent.name == "simulations" and (path.parent.parent / "results.json").is_file()
 
 
-class Tau2Results(HarnessJson):
+class Tau2Results(FileLines):
     """τ²-bench ``Results`` JSON files and per-simulation files."""
 
     kinds: ClassVar[tuple[str, ...]] = ("tau2",)
@@ -75,6 +78,19 @@ class Tau2Results(HarnessJson):
                 tick(size)
                 return Parsed.empty([])  # the directory format: its trials are the files of simulations/
         return super().read(path, size, fields, default_run, workers, tick)
+
+    def read_record(self, source: Source, offset: int, length: int,
+                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
+        """The simulation as written, with ``reward_info``'s ``reward_breakdown``,
+        ``action_checks`` and ``db_check`` also one key away (``review`` and
+        ``user_only_review`` stay the raw objects τ² wrote, under those keys)."""
+        obj, steps = super().read_record(source, offset, length, trace_names, max_steps)
+        reward_info = obj.get("reward_info")
+        if isinstance(reward_info, dict):
+            for key in REWARD_PARTS:
+                if key in reward_info and key not in obj:
+                    obj[key] = reward_info[key]
+        return Record(obj, steps)
 
     def run_meta(self, path: Path, fields: FieldMap) -> dict[str, Any]:
         results = path.parent.parent / "results.json" if _is_simulation_file(path) else path

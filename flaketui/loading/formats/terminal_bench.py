@@ -11,17 +11,28 @@
 metrics. The run is named by the file, or its folder when the file is called
 ``results.json``; ``--run-name-from field`` takes the harness's run ``id``.
 ``run_metadata.json`` beside the results is the run's metadata (it holds no trials).
+
+A run folder holds the run-level ``results.json`` *and* one ``TASK/TRIAL/results.json`` per
+trial: the same trials twice. Each is read once (:meth:`TerminalBench.read_once`): from its
+per-trial file when that is being read, else from the run-level file (whose item numbers are
+kept); the run-level file alone still gives every trial. The run-level file's ``id``,
+``accuracy`` and ``pass_at_k`` are the run's metadata beside ``run_metadata.json``'s.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from flaketui.loading.formats.base import Tick
-from flaketui.loading.formats.wrapped import HarnessJson, flat_head, top_fields
-from flaketui.loading.parsed import Parsed
+from flaketui.loading.formats.wrapped import HarnessJson, Unreadable, flat_head, top_fields
+from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.loading.records import _is_number, _type_name
 from flaketui.model import FieldMap
 
@@ -36,7 +47,70 @@ def _is_trial_file(path: Path) -> bool:
     return path.name == "results.json" and TRIAL_NAME.search(path.parent.name) is not None
 
 
-class TerminalBench(HarnessJson):
+class FileLines(HarnessJson):
+    """A :class:`HarnessJson` whose trial's ``line`` is the file line where the trial's object
+    starts (a pretty-printed τ² or Terminal-Bench file: ``o`` / ``$EDITOR +N`` and the export's
+    ``line`` land on it), not its item number; a problem still names its item (``item N:``).
+    The lines are counted once per file, at the items' offsets (no per-line Python)."""
+
+    _lines = threading.local()
+
+    def items(self, path: Path, data: bytes, top: dict[str, Any]) -> list[tuple[int, bytes]]:
+        found = super().items(path, data, top)
+        offsets = np.fromiter((at for at, _ in found), dtype=np.int64, count=len(found))
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) if found else np.empty(0, np.int64)
+        lines = np.searchsorted(newlines, offsets) + 1
+        self._lines.by_offset = dict(zip(offsets.tolist(), lines.tolist(), strict=True))
+        return found
+
+    def _add(self, sink: Any, raw: bytes, offset: int, line: int, fields: FieldMap) -> str | None:
+        by_offset = getattr(self._lines, "by_offset", None) or {}
+        return super()._add(sink, raw, offset, by_offset.get(offset, line), fields)
+
+    def read(self, path: Path, size: int, fields: FieldMap, default_run: str,
+             workers: int | None, tick: Tick) -> Parsed:
+        try:
+            return super().read(path, size, fields, default_run, workers, tick)
+        finally:
+            self._lines.by_offset = None
+
+
+def _rows(piece: Parsed, keep: np.ndarray) -> Parsed:
+    """The trials of ``piece`` where ``keep`` is true (a new piece; name tables and problems kept)."""
+    return replace(piece, **{name: getattr(piece, name)[keep] for name in COLUMNS},
+                   metrics={k: v[keep] for k, v in piece.metrics.items()})
+
+
+@lru_cache(maxsize=64)
+def _summary_of(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """The run-level figures of the ``results.json`` at ``path`` (``id``, ``accuracy``,
+    ``pass_at_k`` as ``pass_at_K``, ``n_resolved``, ``n_unresolved``); empty for another file."""
+    from flaketui.loading.jsonl import loads
+
+    try:
+        with open(path, "rb") as fh:
+            top = top_fields(fh.read())
+    except (OSError, Unreadable):
+        return {}
+    if "results" not in top:
+        return {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "run_uuid"), ("accuracy", "accuracy"), ("n_resolved", "n_resolved"),
+                      ("n_unresolved", "n_unresolved")):
+        if key in top:
+            value = loads(bytes(memoryview(top[key])))
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                out[name] = value
+    if "pass_at_k" in top:
+        value = loads(bytes(memoryview(top["pass_at_k"])))
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    out[f"pass_at_{k}"] = v
+    return out
+
+
+class TerminalBench(FileLines):
     """Terminal-Bench run-level and per-trial ``results.json``, and ``run_metadata.json``."""
 
     kinds: ClassVar[tuple[str, ...]] = ("terminal-bench",)
@@ -61,6 +135,31 @@ class TerminalBench(HarnessJson):
     def single(self, top: dict[str, Any]) -> bool:
         return "results" not in top and "task_id" in top
 
+    def read_once(self, paths: list[Path], pieces: list[Parsed]) -> list[Parsed]:
+        """Drop from each run-level ``results.json`` the trials that a per-trial
+        ``RUN/TASK/TRIAL/results.json`` of the same run folder, also read, gives (the same
+        task and trial number); the other trials, and their item numbers, stay."""
+        given: dict[Path, set[tuple[str, int]]] = {}
+        for path, piece in zip(paths, pieces, strict=True):
+            if _is_trial_file(path):
+                keys = given.setdefault(self.run_folder(path).absolute(), set())
+                keys.update((piece.tasks[t], k) for t, k in zip(piece.task.tolist(), piece.trial.tolist(),
+                                                                strict=True) if k >= 0)
+        if not given:
+            return pieces
+        out = list(pieces)
+        for i, (path, piece) in enumerate(zip(paths, pieces, strict=True)):
+            keys = None if _is_trial_file(path) else given.get(path.parent.absolute())
+            if not keys or not len(piece):
+                continue
+            tasks = piece.tasks
+            keep = np.fromiter(((tasks[t], k) not in keys for t, k in zip(piece.task.tolist(),
+                                                                           piece.trial.tolist(), strict=True)),
+                               dtype=bool, count=len(piece))
+            if not keep.all():
+                out[i] = _rows(piece, keep)
+        return out
+
     def run_folder(self, path: Path) -> Path:
         return path.parent.parent.parent if _is_trial_file(path) else path.parent
 
@@ -81,17 +180,23 @@ class TerminalBench(HarnessJson):
         return default_run
 
     def run_meta(self, path: Path, fields: FieldMap) -> dict[str, Any]:
-        meta = self.run_folder(path) / METADATA
+        folder = self.run_folder(path)
+        summary = path if not _is_trial_file(path) and path.name.lower() != METADATA else folder / "results.json"
+        try:
+            st = summary.stat()
+            out: dict[str, Any] = dict(_summary_of(str(summary), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out = {}
+        meta = folder / METADATA
         try:
             top = top_fields(meta.read_bytes())
         except (OSError, ValueError):
-            return {}
+            return out
         from flaketui.loading.jsonl import loads
 
-        out = {}
         for key in ("run_id", "agent_name", "model_name", "dataset_name", "dataset_version",
                     "n_attempts", "commit_hash", "start_time", "end_time", "accuracy"):
-            if key in top:
+            if key in top and not (key == "accuracy" and key in out):  # the run-level file's: of the trials read
                 value = loads(bytes(memoryview(top[key])))
                 if value is not None and not isinstance(value, (dict, list)):
                     out[key] = value

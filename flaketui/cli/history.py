@@ -1,0 +1,192 @@
+"""``flaketui history``: record runs into a history, and each task's lifecycle over them.
+
+``record LOG…`` records each run of the logs (a run recorded before is left as it is);
+``status`` gives each task's state (stable, failing, flaky, fixed, regressed, quarantined) with
+its evidence and owner; ``quarantine TASK`` / ``unquarantine TASK`` set and lift a person's
+quarantine. The history is ``--history URL``, else ``$FLAKETUI_HISTORY``, else SQLite in the
+user data folder. Errors (an unreachable URL, a newer schema, a locked file) are one line,
+exit 2, and leave the history as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
+from flaketui.model import FieldMap
+from flaketui.sanitize import visible
+
+if TYPE_CHECKING:
+    from flaketui.history.store import Store
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--history URL`` and ``--wait SECONDS``, which every history command takes."""
+    func = click.option("--wait", "wait", type=click.FloatRange(min=0), default=10.0, show_default=True,
+                        metavar="SECONDS",
+                        help="Seconds to wait for a history another flaketui is writing "
+                             "(or for a server to answer).")(func)
+    return click.option("--history", "history", default=None, metavar="URL",
+                        help="The history: sqlite:///PATH or postgresql://USER@HOST/DB (default "
+                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
+
+
+@contextmanager
+def opened(history: str | None, wait: float) -> Iterator[Store]:
+    """The history, open and migrated; its errors (opening it, or in the ``with`` body) as one
+    line and exit 2."""
+    from flaketui.history import HistoryError, open_store
+
+    try:
+        with open_store(history, timeout=wait) as store:
+            yield store
+    except HistoryError as exc:
+        fail(str(exc))
+
+
+def _who(who: str | None) -> str:
+    if who:
+        return who
+    import getpass
+
+    try:
+        return os.environ.get("FLAKETUI_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+@main.group()
+def history() -> None:
+    """A history of runs, and each task's lifecycle over them (stable, flaky, fixed, …)."""
+
+
+@history.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--causes", is_flag=True, default=False,
+              help="Also record each flaky task's suggested source of flakiness and its first "
+                   "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
+@history_options
+@log_options
+def record(logs: tuple[str, ...], causes: bool, history: str | None, wait: float, fields: FieldMap) -> None:
+    """Record each run of LOGS in the history (a run recorded before changes nothing)."""
+    from flaketui.history import RunRecord
+
+    log = load(logs, fields)
+    found: Any = {}
+    if causes:
+        from flaketui.cli.report import find_causes
+
+        found = find_causes(log, log.runs)
+    records = []
+    for name in log.runs:
+        o = log.run_outcomes(name)
+        by_task = found.get(name, {})
+        source = [by_task[t].cause if t in by_task else None for t in o.tasks] if by_task else None
+        step = ([by_task[t].evidence.step_a if t in by_task and by_task[t].evidence is not None else None
+                 for t in o.tasks] if by_task else None)
+        records.append(RunRecord(name=name, tasks=o.tasks, n=o.n, passes=o.passes, errored=o.errored,
+                                 meta=dict(log.run_meta.get(name, {})), suggested_source=source,
+                                 first_divergence=step))
+    with opened(history, wait) as store:
+        done = store.record(records)
+    for rec in done:
+        what = "recorded" if rec.new else "already recorded"
+        click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})")
+
+
+@history.command()
+@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
+              help="A task is fixed when the 95% upper bound of its failure rate, from its clean "
+                   "trials since its last flaky or failing run, is at most X (0.1: 29 trials).")
+@click.option("--owners", "owners", default=None, metavar="FILE",
+              help="A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids, the last "
+                   "match wins.")
+@click.option("--state", "state", multiple=True,
+              type=click.Choice(["stable", "failing", "flaky", "fixed", "regressed", "quarantined"]),
+              help="Only tasks in this state (repeatable).")
+@click.option("--owner", "owner", default=None, metavar="NAME", help="Only this owner's tasks.")
+@click.option("--last", "last", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
+              help="p̂ of each task in the last N runs.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@history_options
+def status(cap: float, owners: str | None, state: tuple[str, ...], owner: str | None, last: int,
+           fmt: str, history: str | None, wait: float) -> None:
+    """Each task's lifecycle state over the recorded runs, with its evidence and owner."""
+    from flaketui.history.owners import OwnersError, read_owners
+    from flaketui.history.status import status_doc
+
+    if not 0 < cap < 1:
+        raise click.BadParameter(f"{cap:g} is not a failure rate between 0 and 1", param_hint="--cap")
+    try:
+        rules = read_owners(owners) if owners else []
+    except OwnersError as exc:
+        fail(str(exc))
+    with opened(history, wait) as store:
+        data = store.data(recent=last)
+    doc = status_doc(data, cap, rules, state, owner)
+    if fmt == "json":
+        write_json(doc)
+    else:
+        click.echo("\n".join(table_lines(doc)))
+
+
+def table_lines(doc: dict[str, Any]) -> list[str]:
+    """``history status`` as a plain table: one line a task, p̂ in recent runs as a sparkline."""
+    head = ("TASK", "STATE", "OWNER", "FIRST FLAKY", "LAST FLAKY", "CLEAN", "RUNS", "P̂ (recent)")
+    rows = []
+    for t in doc["tasks"]:
+        st = t["state"]
+        if t["quarantine"] is not None and t["quarantine"]["ready_to_lift"]:
+            st += " (ready to lift)"
+        elif t["trials_to_fixed"]:
+            st += f" ({t['trials_to_fixed']} to fixed)"
+        spark = "".join("·" if p is None else SPARK[min(int(p * len(SPARK)), len(SPARK) - 1)] for p in t["p_hat"])
+        rows.append((visible(t["task"]), st, visible(" ".join(t["owner"])) or "-",
+                     visible(t["first_seen_flaky"] or "-"), visible(t["last_seen_flaky"] or "-"),
+                     str(t["clean_trials_since"]), str(t["runs_seen"]), spark))
+    widths = [max([len(h)] + [len(r[j]) for r in rows]) for j, h in enumerate(head)]
+    fmt_row = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    counts = ", ".join(f"{n} {s}" for s, n in doc["counts"].items() if n)
+    lines = [f"{doc['runs']} runs recorded; {len(doc['tasks'])} tasks shown ({counts or 'none'}); "
+             f"fixed at cap {doc['cap']:g}: {doc['trials_needed']} clean trials", fmt_row(head)]
+    lines += [fmt_row(r) for r in rows]
+    for t in doc["tasks"]:
+        q = t["quarantine"]
+        if q is not None:
+            ticket = f" {q['ticket']}" if q["ticket"] else ""
+            lines.append(visible(f"quarantined: {t['task']} by {q['who']} at {q['at']}: {q['why']}{ticket}"))
+    return lines
+
+
+@history.command("quarantine")
+@click.argument("task")
+@click.option("--why", required=True, help="Why the task is quarantined.")
+@click.option("--ticket", default=None, metavar="URL", help="The ticket tracking the fix.")
+@click.option("--who", default=None, help="Who quarantines it (default $FLAKETUI_USER, else the login name).")
+@history_options
+def quarantine_task(task: str, why: str, ticket: str | None, who: str | None, history: str | None,
+                    wait: float) -> None:
+    """Quarantine TASK: its state is reported as quarantined until unquarantine."""
+    if not why.strip():
+        raise click.BadParameter("say why the task is quarantined", param_hint="--why")
+    with opened(history, wait) as store:
+        store.quarantine(task, _who(who), why, ticket)
+    click.echo(f"quarantined: {visible(task)}")
+
+
+@history.command("unquarantine")
+@click.argument("task")
+@click.option("--who", default=None, help="Who lifts it (default $FLAKETUI_USER, else the login name).")
+@history_options
+def unquarantine_task(task: str, who: str | None, history: str | None, wait: float) -> None:
+    """Lift TASK's quarantine."""
+    with opened(history, wait) as store:
+        store.unquarantine(task, _who(who))
+    click.echo(f"unquarantined: {visible(task)}")

@@ -1,0 +1,136 @@
+"""A task's lifecycle across recorded runs: stable, failing, flaky, fixed, regressed, quarantined.
+
+Each run a task appears in is *clean* (it passed every one of its n > 0 trials), *flaky*
+(0 < passes < n) or *failing* (no pass in n > 0 trials); a run with no usable trial (n = 0)
+is counted as seen and changes nothing else. A flaky or failing run is a *bad* run.
+
+The evidence is folded run by run, in the order the runs were recorded, into a few numbers
+per task (:class:`Evidence`), so that ``history status`` reads one row per task whatever the
+number of runs, and recording a run updates only its tasks' rows:
+
+- ``clean_since``: clean trials since the last bad run (every trial, if none was bad);
+- ``max_gap``: the most clean trials between two consecutive bad runs (-1: fewer than two);
+- ``first_flaky`` / ``last_flaky`` / ``last_bad``: run ids (-1: none);
+- ``runs_seen``.
+
+The states, from these (:func:`states`), at a cap on the failure rate:
+
+- ``fixed``: a bad run, then enough clean trials that the one-sided 95% upper bound of the
+  failure rate (zero failures in ``clean_since`` trials: ``1 − 0.05^(1/n)``, the exact
+  Clopper–Pearson bound, :func:`flaketui.stats.estimators.rule_of_three`) is at most the cap:
+  29 clean trials at cap 0.1 (28 give 0.1015);
+- ``regressed``: not fixed now, but fixed once (``max_gap`` met the rule) and bad since;
+- ``flaky``: flaky in some run and not fixed since (clean trials after it that do not yet meet
+  the rule leave it flaky);
+- ``failing``: bad, never flaky, not fixed (so far only runs failing every trial; clean trials
+  after them that do not yet meet the rule leave it failing);
+- ``stable``: never bad.
+
+``quarantined`` is set by a person and overrides all of these (the computed state is still
+reported, and a quarantined task that meets the fixed rule is ``ready_to_lift``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flaketui.stats.estimators import CONFIDENCE, rule_of_three
+
+STABLE, FAILING, FLAKY, FIXED, REGRESSED, QUARANTINED = (
+    "stable", "failing", "flaky", "fixed", "regressed", "quarantined")
+STATES = (STABLE, FAILING, FLAKY, FIXED, REGRESSED, QUARANTINED)
+"""Every state ``history status`` reports."""
+
+DEFAULT_CAP = 0.1
+"""Default cap on the failure rate's upper bound for a task to be called fixed."""
+
+FIELDS = ("runs_seen", "first_flaky", "last_flaky", "last_bad", "clean_since", "max_gap", "last_run")
+"""The per-task evidence columns, in the order of :class:`Evidence` and the summary table."""
+
+
+@dataclass
+class Evidence:
+    """Per task (aligned int64 arrays), what the runs recorded so far say; see the module."""
+
+    runs_seen: np.ndarray
+    first_flaky: np.ndarray
+    last_flaky: np.ndarray
+    last_bad: np.ndarray
+    clean_since: np.ndarray
+    max_gap: np.ndarray
+    last_run: np.ndarray
+
+    @classmethod
+    def empty(cls, size: int) -> Evidence:
+        """The evidence of ``size`` tasks no run has seen."""
+        none = np.full(size, -1, dtype=np.int64)
+        return cls(np.zeros(size, np.int64), none.copy(), none.copy(), none.copy(),
+                   np.zeros(size, np.int64), none.copy(), none.copy())
+
+    def __len__(self) -> int:
+        return int(self.runs_seen.shape[0])
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """The arrays in :data:`FIELDS` order."""
+        return tuple(getattr(self, f) for f in FIELDS)
+
+
+def fold(ev: Evidence, run_id: int, n: np.ndarray, passes: np.ndarray) -> Evidence:
+    """The evidence after one more run, whose per-task trials ``n`` and passes ``passes`` are
+    aligned with ``ev`` (a new :class:`Evidence`; ``ev`` is left as it is). Vectorised."""
+    n = np.asarray(n, dtype=np.int64)
+    passes = np.asarray(passes, dtype=np.int64)
+    if n.shape != ev.runs_seen.shape or passes.shape != n.shape:
+        raise ValueError(f"a run of {n.shape[0]} tasks does not match evidence of {len(ev)} tasks")
+    used = n > 0
+    clean = used & (passes >= n)
+    bad = used & (passes < n)
+    flaky = bad & (passes > 0)
+    had_bad = ev.last_bad >= 0
+    max_gap = np.where(bad & had_bad, np.maximum(ev.max_gap, ev.clean_since), ev.max_gap)
+    clean_since = np.where(bad, 0, np.where(clean, ev.clean_since + n, ev.clean_since))
+    return Evidence(
+        runs_seen=ev.runs_seen + 1,
+        first_flaky=np.where(flaky & (ev.first_flaky < 0), run_id, ev.first_flaky),
+        last_flaky=np.where(flaky, run_id, ev.last_flaky),
+        last_bad=np.where(bad, run_id, ev.last_bad),
+        clean_since=clean_since,
+        max_gap=max_gap,
+        last_run=np.full_like(ev.last_run, run_id),
+    )
+
+
+def meets_rule(clean: np.ndarray, cap: float, confidence: float = CONFIDENCE) -> np.ndarray:
+    """Whether ``clean`` trials without a failure bound the failure rate at most ``cap``
+    (one-sided, at ``confidence``)."""
+    clean = np.asarray(clean, dtype=np.int64)
+    return (clean > 0) & (rule_of_three(np.maximum(clean, 0), confidence) <= cap)
+
+
+def trials_needed(cap: float, confidence: float = CONFIDENCE) -> int:
+    """The fewest clean trials that meet the fixed rule at ``cap`` (29 at 0.1, 95%)."""
+    if not 0 < cap < 1:
+        raise ValueError(f"cap ({cap!r}) must be between 0 and 1")
+    n = max(1, int(np.floor(np.log(1 - confidence) / np.log1p(-cap))) - 1)
+    while not meets_rule(np.array([n]), cap, confidence)[0]:
+        n += 1
+    return n
+
+
+def states(ev: Evidence, cap: float = DEFAULT_CAP) -> np.ndarray:
+    """The computed state of each task (an array of state names; never ``quarantined``)."""
+    if not 0 < cap < 1:
+        raise ValueError(f"cap ({cap!r}) must be between 0 and 1")
+    ever_bad = ev.last_bad >= 0
+    fixed = ever_bad & meets_rule(ev.clean_since, cap)
+    regressed = ~fixed & meets_rule(ev.max_gap, cap)
+    flaky = ~fixed & ~regressed & (ev.first_flaky >= 0)
+    failing = ~fixed & ~regressed & ~flaky & ever_bad
+    out = np.full(len(ev), STABLE, dtype=object)
+    out[failing] = FAILING
+    out[flaky] = FLAKY
+    out[regressed] = REGRESSED
+    out[fixed] = FIXED
+    return out

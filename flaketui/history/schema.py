@@ -1,0 +1,89 @@
+"""The history's tables at the newest schema revision (SQLAlchemy Core), as the migrations
+in :mod:`flaketui.history.migrations` build them.
+
+- ``tasks``: each task id once (``task_results`` and ``task_summary`` refer to it by number);
+- ``runs``: one row per recorded run, ``content_hash`` unique (recording a run again is a no-op);
+- ``task_results``: per run and task, trials, passes, errored, p̂, flakiness, the suggested
+  source of flakiness and the first divergence step (both nullable);
+- ``task_summary``: per task, the lifecycle evidence folded over its runs in recorded order
+  (:mod:`flaketui.history.lifecycle`; run ids, -1 for none), kept in step by each recording;
+- ``quarantines``: who quarantined which task, when, why, a ticket, and when it was lifted
+  (at most one active quarantine per task).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+tasks = Table(
+    "tasks", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", Text, nullable=False),
+    UniqueConstraint("name", name="uq_tasks_name"),
+)
+
+runs = Table(
+    "runs", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", Text, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("meta", JSON, nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("content_hash", name="uq_runs_content_hash"),
+)
+
+task_results = Table(
+    "task_results", metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("task_id", Integer, ForeignKey("tasks.id"), primary_key=True),
+    Column("trials", Integer, nullable=False),
+    Column("passes", Integer, nullable=False),
+    Column("errored", Integer, nullable=False),
+    Column("p_hat", Float, nullable=True),
+    Column("flakiness", Float, nullable=True),
+    Column("suggested_source", Text, nullable=True),
+    Column("first_divergence", Integer, nullable=True),
+)
+Index("ix_task_results_task_run", task_results.c.task_id, task_results.c.run_id)
+
+task_summary = Table(
+    "task_summary", metadata,
+    Column("task_id", Integer, ForeignKey("tasks.id"), primary_key=True),
+    Column("runs_seen", Integer, nullable=False),
+    Column("first_flaky", Integer, nullable=False),
+    Column("last_flaky", Integer, nullable=False),
+    Column("last_bad", Integer, nullable=False),
+    Column("clean_since", BigInteger, nullable=False),
+    Column("max_gap", BigInteger, nullable=False),
+    Column("last_run", Integer, nullable=False),
+)
+
+quarantines = Table(
+    "quarantines", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task", Text, nullable=False),
+    Column("who", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("why", Text, nullable=False),
+    Column("ticket", Text, nullable=True),
+    Column("lifted_at", DateTime(timezone=True), nullable=True),
+    Column("lifted_by", Text, nullable=True),
+)
+Index("uq_quarantines_active", quarantines.c.task, unique=True,
+      sqlite_where=quarantines.c.lifted_at.is_(None), postgresql_where=quarantines.c.lifted_at.is_(None))

@@ -1,0 +1,461 @@
+"""The history store: one code path (SQLAlchemy Core, Alembic migrations) over SQLite and PostgreSQL.
+
+:func:`open_store` opens a history URL (``sqlite:///PATH``, ``postgresql://…``; default
+:func:`default_url`), migrates it to the newest revision (refusing a newer one) and returns a
+:class:`Store`. Every write is one transaction that holds the history's write lock (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), so concurrent recorders
+are serialised, run ids follow the order runs were recorded in, and a failure leaves nothing
+half-written. Every database error leaves as one :class:`HistoryError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+
+from flaketui.history import lifecycle, schema
+from flaketui.history.lifecycle import Evidence
+
+ENV = "FLAKETUI_HISTORY"
+"""The environment variable naming the history URL when ``--history`` is not given."""
+
+LOCK_KEY = 0x666C616B  # "flak": the PostgreSQL advisory lock every writer takes
+DEFAULT_TIMEOUT = 10.0
+"""Seconds to wait for a locked SQLite file or a PostgreSQL connection."""
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+HEAD = "0002"
+"""The newest schema revision (the last of ``migrations/versions``): a history already there
+opens without importing Alembic."""
+CHUNK = 500
+"""Bound parameters per IN list (under SQLite's oldest limit of 999)."""
+
+
+class HistoryError(Exception):
+    """A history that cannot be used (unreachable, newer schema, locked, bad URL): one line."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run to record: its name, the harness's metadata and its per-task counts."""
+
+    name: str
+    tasks: Sequence[str]
+    n: np.ndarray
+    passes: np.ndarray
+    errored: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+    suggested_source: Sequence[str | None] | None = None
+    first_divergence: Sequence[int | None] | None = None
+
+    def content_hash(self) -> str:
+        """SHA-256 of the name and the (task, n, passes, errored) rows, in task order: the
+        run's identity (the same run loaded again hashes the same)."""
+        h = hashlib.sha256(self.name.encode("utf-8", "surrogatepass") + b"\0")
+        order = sorted(range(len(self.tasks)), key=self.tasks.__getitem__)
+        n, p, e = (np.asarray(a, np.int64).tolist() for a in (self.n, self.passes, self.errored))
+        for i in order:
+            h.update(f"{self.tasks[i]}\0{n[i]}\0{p[i]}\0{e[i]}\n".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What recording one run did: its id, and whether it was new (False: already there)."""
+
+    run_id: int
+    name: str
+    new: bool
+    tasks: int
+
+
+@dataclass
+class HistoryData:
+    """What ``history status`` needs, read in one snapshot."""
+
+    runs: int
+    """Runs recorded."""
+    run_names: dict[int, str]
+    tasks: list[str]
+    evidence: Evidence
+    recent_runs: list[str]
+    """The names of the last runs (oldest first) whose p̂ :attr:`recent_p_hat` holds."""
+    recent_p_hat: np.ndarray
+    """tasks × recent runs; NaN where the task was not in the run (or had no trial)."""
+    quarantines: dict[str, dict[str, Any]]
+    """Active quarantines by task: who, at, why, ticket."""
+
+
+def default_url() -> str:
+    """``$FLAKETUI_HISTORY``, else SQLite in the user data folder (``history.sqlite``)."""
+    env = os.environ.get(ENV)
+    if env:
+        return env
+    import platformdirs
+
+    return f"sqlite:///{platformdirs.user_data_path('flaketui') / 'history.sqlite'}"
+
+
+def shown(url: str | URL) -> str:
+    """A URL fit to print: the password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001  (not a URL at all: say it as given)
+        return str(url)
+
+
+def open_store(url: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Store:
+    """Open (creating or migrating as needed) the history at ``url`` (default :func:`default_url`)."""
+    store = Store(url or default_url(), timeout)
+    store.migrate()
+    return store
+
+
+class Store:
+    """A history database. Use :func:`open_store`; close with :meth:`close` (or ``with``)."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.url = url
+        self.engine = _engine(url, timeout)
+        self.timeout = timeout
+        self.sqlite = self.engine.dialect.name == "sqlite"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the connections."""
+        self.engine.dispose()
+
+    # -- transactions -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn the database's errors into one-line :class:`HistoryError` s."""
+        try:
+            yield
+        except HistoryError:
+            raise
+        except sa.exc.DBAPIError as exc:
+            raise HistoryError(f"history {shown(self.url)}: {_one_line(exc, self.timeout)}") from exc
+        except sa.exc.SQLAlchemyError as exc:
+            raise HistoryError(f"history {shown(self.url)}: {exc}".splitlines()[0]) from exc
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """One transaction holding the history's write lock (committed on success)."""
+        with self.errors(), self.engine.connect() as conn:
+            if self.sqlite:
+                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+            with conn.begin():
+                if not self.sqlite:
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+                yield conn
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """One read transaction: a consistent snapshot."""
+        with self.errors(), self.engine.connect() as conn:
+            if not self.sqlite:
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
+    # -- schema -------------------------------------------------------------------------
+    def revision(self) -> str | None:
+        """The database's schema revision (None: empty)."""
+        from alembic.runtime.migration import MigrationContext
+
+        with self.reading() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    def migrate(self, to: str = "head") -> None:
+        """Bring the schema to revision ``to`` (default the newest); a database at a revision
+        this flaketui does not know (a newer one) is refused, untouched."""
+        if to in ("head", HEAD):
+            with self.reading() as conn:
+                if _version(conn) == HEAD:
+                    return
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        script = ScriptDirectory.from_config(cfg)
+        target = script.get_current_head() if to == "head" else to
+        known = {s.revision for s in script.walk_revisions()}
+
+        def current(conn: Connection) -> str | None:
+            rev = MigrationContext.configure(conn).get_current_revision()
+            if rev is not None and rev not in known:
+                raise HistoryError(f"history {shown(self.url)}: its schema (revision {rev}) is newer than "
+                                   f"this flaketui knows (up to {script.get_current_head()}); upgrade flaketui")
+            return rev
+
+        with self.reading() as conn:
+            if current(conn) == target:
+                return
+        with self.writing() as conn:  # under the lock: two first uses do not both create the tables
+            if current(conn) == target:
+                return
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, target)
+
+    # -- recording ------------------------------------------------------------------------
+    def record(self, records: Iterable[RunRecord], now: dt.datetime | None = None) -> list[Recorded]:
+        """Record runs, in order, in one transaction: a run already recorded (same content
+        hash) is left as it is; either every new run is recorded or none."""
+        out = []
+        with self.writing() as conn:
+            for rec in records:
+                out.append(_record_one(conn, rec, now or dt.datetime.now(dt.timezone.utc)))
+        return out
+
+    # -- quarantine ------------------------------------------------------------------------
+    def quarantine(self, task: str, who: str, why: str, ticket: str | None = None,
+                   now: dt.datetime | None = None) -> None:
+        """Quarantine ``task`` (a :class:`HistoryError` if it already is)."""
+        q = schema.quarantines
+        with self.writing() as conn:
+            active = conn.execute(sa.select(q.c.who, q.c.at).where(q.c.task == task, q.c.lifted_at.is_(None))).first()
+            if active is not None:
+                raise HistoryError(f"{task} is already quarantined (by {active.who}, {_when(active.at)})")
+            conn.execute(q.insert().values(task=task, who=who, why=why, ticket=ticket,
+                                           at=now or dt.datetime.now(dt.timezone.utc)))
+
+    def unquarantine(self, task: str, who: str, now: dt.datetime | None = None) -> None:
+        """Lift ``task`` 's quarantine (a :class:`HistoryError` if it has none)."""
+        q = schema.quarantines
+        with self.writing() as conn:
+            done = conn.execute(q.update().where(q.c.task == task, q.c.lifted_at.is_(None))
+                                .values(lifted_at=now or dt.datetime.now(dt.timezone.utc), lifted_by=who))
+            if done.rowcount == 0:
+                raise HistoryError(f"{task} is not quarantined")
+
+    # -- reading ----------------------------------------------------------------------------
+    def data(self, recent: int = 10) -> HistoryData:
+        """Everything ``history status`` shows, from one snapshot: the summary row of each task
+        (not its runs: the time does not grow with the runs), and p̂ in the last ``recent`` runs."""
+        s, t, r, tr, q = schema.task_summary, schema.tasks, schema.runs, schema.task_results, schema.quarantines
+        with self.reading() as conn:
+            run_rows = conn.execute(sa.select(r.c.id, r.c.name).order_by(r.c.id)).all()
+            run_names = {i: name for i, name in run_rows}
+            rows = conn.execute(sa.select(t.c.id, t.c.name, *(s.c[f] for f in lifecycle.FIELDS))
+                                .join(s, s.c.task_id == t.c.id).order_by(t.c.id)).all()
+            ids = np.array([row[0] for row in rows], dtype=np.int64)
+            names = [row[1] for row in rows]
+            cols = np.array([row[2:] for row in rows], dtype=np.int64).reshape(len(rows), len(lifecycle.FIELDS))
+            ev = Evidence(*(cols[:, j].copy() for j in range(len(lifecycle.FIELDS))))
+            last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
+            p = np.full((len(rows), len(last)), np.nan)
+            if last:
+                got = conn.execute(sa.select(tr.c.run_id, tr.c.task_id, tr.c.p_hat)
+                                   .where(tr.c.run_id >= last[0])).all()
+                if got:
+                    run_id, task_id, value = zip(*got, strict=True)  # rows to columns, the fast way
+                    col = np.searchsorted(np.array(last), np.array(run_id, dtype=np.int64))
+                    row = np.searchsorted(ids, np.array(task_id, dtype=np.int64))
+                    p[row, col] = np.array(value, dtype=np.float64)  # a NULL p̂ (no trial) reads as NaN
+            quar = {row.task: {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
+                    for row in conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id))}
+        return HistoryData(len(run_rows), run_names, names, ev, [run_names[i] for i in last], p, quar)
+
+
+def _version(conn: Connection) -> str | None:
+    """The revision in ``alembic_version`` (None: no such table, or no row)."""
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+
+
+def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime) -> Recorded:
+    r, tr, s = schema.runs, schema.task_results, schema.task_summary
+    digest = rec.content_hash()
+    n = np.asarray(rec.n, np.int64)
+    passes = np.asarray(rec.passes, np.int64)
+    errored = np.asarray(rec.errored, np.int64)
+    if len({len(rec.tasks), n.shape[0], passes.shape[0], errored.shape[0]}) != 1:
+        raise ValueError(f"run {rec.name!r}: its task columns differ in length")
+    if len(set(rec.tasks)) != len(rec.tasks):
+        raise ValueError(f"run {rec.name!r}: a task appears twice")
+    ins = _insert(conn, r).values(name=rec.name, content_hash=digest, meta=rec.meta, recorded_at=now)
+    got = conn.execute(ins.on_conflict_do_nothing(index_elements=["content_hash"]).returning(r.c.id)).first()
+    if got is None:  # recorded before: nothing changes
+        run_id = conn.execute(sa.select(r.c.id).where(r.c.content_hash == digest)).scalar_one()
+        return Recorded(run_id, rec.name, False, len(rec.tasks))
+    run_id = int(got[0])
+    ids = _task_ids(conn, list(rec.tasks))
+    from flaketui.stats.estimators import flakiness, p_hat
+
+    ph, fl = p_hat(n, passes), flakiness(n, passes)
+    src = list(rec.suggested_source) if rec.suggested_source is not None else [None] * len(ids)
+    div = list(rec.first_divergence) if rec.first_divergence is not None else [None] * len(ids)
+    rows = [{"run_id": run_id, "task_id": i, "trials": a, "passes": b, "errored": c,
+             "p_hat": None if x != x else x, "flakiness": None if y != y else y,
+             "suggested_source": u, "first_divergence": v}
+            for i, a, b, c, x, y, u, v in zip(ids.tolist(), n.tolist(), passes.tolist(), errored.tolist(),
+                                              ph.tolist(), fl.tolist(), src, div, strict=True)]
+    if rows:
+        conn.execute(tr.insert(), rows)
+    before = _summary(conn, ids)
+    after = lifecycle.fold(before, run_id, n, passes)
+    if rows:
+        ins = _insert(conn, s)
+        up = ins.on_conflict_do_update(index_elements=["task_id"],
+                                       set_={f: ins.excluded[f] for f in lifecycle.FIELDS})
+        cols = [c.tolist() for c in after.columns()]
+        conn.execute(up, [{"task_id": i, **dict(zip(lifecycle.FIELDS, vals, strict=True))}
+                          for i, *vals in zip(ids.tolist(), *cols, strict=True)])
+    return Recorded(run_id, rec.name, True, len(rec.tasks))
+
+
+def _task_ids(conn: Connection, names: list[str]) -> np.ndarray:
+    """The ids of ``names`` (in their order), adding the tasks the history has not seen."""
+    t = schema.tasks
+    known = dict(conn.execute(sa.select(t.c.name, t.c.id)).all())
+    missing = [name for name in dict.fromkeys(names) if name not in known]
+    if missing:
+        conn.execute(_insert(conn, t).on_conflict_do_nothing(index_elements=["name"]),
+                     [{"name": name} for name in missing])
+        for i in range(0, len(missing), CHUNK):
+            known.update(conn.execute(sa.select(t.c.name, t.c.id).where(t.c.name.in_(missing[i:i + CHUNK]))).all())
+    return np.array([known[name] for name in names], dtype=np.int64)
+
+
+def _summary(conn: Connection, ids: np.ndarray) -> Evidence:
+    """The evidence of tasks ``ids`` so far (an empty one for a task no run has seen)."""
+    s = schema.task_summary
+    ev = Evidence.empty(len(ids))
+    rows = conn.execute(sa.select(s.c.task_id, *(s.c[f] for f in lifecycle.FIELDS))).all()
+    if rows:
+        arr = np.array(rows, dtype=np.int64)
+        order = np.argsort(arr[:, 0])
+        arr = arr[order]
+        at = np.searchsorted(arr[:, 0], ids)
+        at_ok = np.minimum(at, len(arr) - 1)
+        found = arr[at_ok, 0] == ids
+        for j, f in enumerate(lifecycle.FIELDS):
+            getattr(ev, f)[found] = arr[at_ok[found], j + 1]
+    return ev
+
+
+def rebuild_summary(conn: Connection) -> None:
+    """Fold every recorded run, in recorded order, into ``task_summary`` again (the migration
+    that adds the table backfills it so)."""
+    r, tr, s = schema.runs, schema.task_results, schema.task_summary
+    conn.execute(s.delete())
+    tasks_n = conn.execute(sa.select(sa.func.max(schema.tasks.c.id))).scalar() or 0
+    ev = Evidence.empty(tasks_n + 1)  # indexed by task id
+    seen = np.zeros(tasks_n + 1, dtype=bool)
+    for (run_id,) in conn.execute(sa.select(r.c.id).order_by(r.c.id)).all():
+        got = conn.execute(sa.select(tr.c.task_id, tr.c.trials, tr.c.passes).where(tr.c.run_id == run_id)).all()
+        if not got:
+            continue
+        arr = np.array(got, dtype=np.int64)
+        idx = arr[:, 0]
+        sub = Evidence(*(c[idx] for c in ev.columns()))
+        new = lifecycle.fold(sub, run_id, arr[:, 1], arr[:, 2])
+        for f in lifecycle.FIELDS:
+            getattr(ev, f)[idx] = getattr(new, f)
+        seen[idx] = True
+    ids = np.flatnonzero(seen)
+    if ids.size:
+        cols = [c[ids].tolist() for c in ev.columns()]
+        conn.execute(s.insert(), [{"task_id": i, **dict(zip(lifecycle.FIELDS, vals, strict=True))}
+                                  for i, *vals in zip(ids.tolist(), *cols, strict=True)])
+
+
+def _insert(conn: Connection, table: sa.Table) -> Any:
+    """The dialect's INSERT (for ON CONFLICT): SQLite's or PostgreSQL's."""
+    if conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        from sqlalchemy.dialects.postgresql import insert
+    return insert(table)
+
+
+def _engine(url: str, timeout: float) -> Engine:
+    """An engine for ``url``: ``postgresql://`` through psycopg 3; SQLite with WAL, a busy
+    timeout and the BEGIN each transaction asks for."""
+    try:
+        u = make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise HistoryError(f"history {url!r} is not a database URL (sqlite:///PATH or postgresql://…)") from exc
+    backend = u.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+        return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout))},
+                                pool_pre_ping=False)
+    if backend != "sqlite":
+        raise HistoryError(f"history {shown(url)}: only sqlite:/// and postgresql:// are supported")
+    db = u.database or ""
+    if db in ("", ":memory:"):
+        raise HistoryError(f"history {shown(url)}: give a file (sqlite:///PATH)")
+    path = Path(db).expanduser()
+    if _is_default(path):
+        path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is made on first use
+    elif not path.parent.is_dir():
+        raise HistoryError(f"history {shown(url)}: folder {path.parent} does not exist")
+    engine = sa.create_engine(u.set(database=str(path)), connect_args={"timeout": timeout})
+    busy_ms = int(timeout * 1000)
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # the driver begins nothing itself: _begin does
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable at each checkpoint, never corrupt
+        cur.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql(f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}")
+
+    return engine
+
+
+def _is_default(path: Path) -> bool:
+    if os.environ.get(ENV):
+        return False
+    try:
+        import platformdirs
+
+        return path.parent == platformdirs.user_data_path("flaketui")
+    except ImportError:
+        return False
+
+
+def _one_line(exc: sa.exc.DBAPIError, timeout: float) -> str:
+    """The database's complaint in one line (a locked SQLite file says how long it waited)."""
+    text = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
+    if "database is locked" in text:
+        return f"database is locked (another writer held it for over {timeout:g} s)"
+    if "unable to open database file" in text:
+        return "cannot open the database file"
+    if isinstance(exc, sa.exc.OperationalError) and "connection" in text.lower():
+        return f"cannot connect: {text}"
+    return text
+
+
+def _when(at: Any) -> str:
+    if isinstance(at, dt.datetime):
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=dt.timezone.utc)
+        return at.isoformat(timespec="seconds")
+    return str(at)

@@ -1,0 +1,153 @@
+"""The history on a real PostgreSQL server the tests start and stop (Debian's ``postgresql``
+package: ``initdb`` and ``pg_ctl``). Run as root, the server runs as the ``postgres`` user
+(PostgreSQL refuses root), through ``runuser``. Without a server binary these tests skip.
+
+pytest-postgresql's ``postgresql_proc`` starts ``pg_ctl`` as the current user, which root may
+not be; this fixture does what it does (initdb, pg_ctl start -w, a database per test, stop).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("alembic")
+psycopg = pytest.importorskip("psycopg")
+
+from flaketui.history import open_store  # noqa: E402
+from flaketui.history.status import status_doc  # noqa: E402
+from flaketui.history.store import Store, rebuild_summary  # noqa: E402
+from tests.unit.test_history import RECORDER, SEQUENCES, by_task, cli, counts, run_of, same, write_log  # noqa: E402
+
+
+def pg_bin() -> Path | None:
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).parent
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[3]))
+    return Path(versions[-1]).parent if versions else None
+
+
+def as_server_user() -> list[str]:
+    """The prefix that runs a command as a user PostgreSQL accepts (root: ``postgres``)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("runuser") is None:
+        pytest.skip("running as root without runuser: cannot start PostgreSQL as another user")
+    try:
+        import pwd
+
+        pwd.getpwnam("postgres")
+    except KeyError:
+        pytest.skip("running as root and there is no postgres user to run the server as")
+    return ["runuser", "-u", "postgres", "--"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL server for this module; yields its base URL (``postgresql://postgres@…:PORT``)."""
+    bindir = pg_bin()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binary (pg_ctl): apt-get install postgresql")
+    prefix = as_server_user()
+    data = Path(tempfile.mkdtemp(prefix="flaketui-pg-"))
+    if prefix:
+        shutil.chown(data, "postgres", "postgres")
+    port = free_port()
+    run = lambda *args: subprocess.run([*prefix, *map(str, args)], capture_output=True, text=True,  # noqa: E731
+                                       timeout=120)
+    done = run(bindir / "initdb", "-D", data / "db", "-U", "postgres", "--auth=trust", "-E", "UTF8")
+    assert done.returncode == 0, done.stderr
+    done = run(bindir / "pg_ctl", "-D", data / "db", "-l", data / "server.log", "-w", "-t", "60",
+               "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+    assert done.returncode == 0, done.stderr + (data / "server.log").read_text(errors="replace")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        run(bindir / "pg_ctl", "-D", data / "db", "-m", "fast", "-w", "stop")
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: str, request: pytest.FixtureRequest) -> str:
+    """A new, empty database on the server for each test."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
+    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{pg_server}/{name}"
+
+
+def test_six_runs_give_each_state_after_each_run(pg_url: str) -> None:
+    with open_store(pg_url) as store:
+        for i in range(6):
+            store.record([run_of(i + 1, {task: seq[0][i] for task, seq in SEQUENCES.items()})])
+            got = {t: row["state"] for t, row in by_task(status_doc(store.data())).items()}
+            assert got == {t: seq[1][i] for t, seq in SEQUENCES.items()}, f"after run {i + 1}"
+        rows = by_task(status_doc(store.data()))
+    assert rows["flaky-in-run-6"]["first_seen_flaky"] == "run-6"
+    assert rows["boundary-28"]["clean_trials_since"] == 28 and rows["boundary-28"]["state"] == "flaky"
+    assert rows["boundary-29"]["state"] == "fixed"
+
+
+def test_recording_twice_changes_nothing_and_quarantine(pg_url: str) -> None:
+    run = run_of(1, {"a": (10, 5), "b": (4, 4)})
+    with open_store(pg_url) as store:
+        assert store.record([run])[0].new
+        before = counts(store)
+        assert not store.record([run])[0].new
+        assert counts(store) == before == (1, 2, 2, 2)
+        store.quarantine("a", "ana", "why", "https://t/1")
+        row = by_task(status_doc(store.data()))["a"]
+        assert row["state"] == "quarantined" and row["quarantine"]["why"] == "why"
+
+
+def test_concurrent_recorders_lose_nothing(pg_url: str) -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", RECORDER, pg_url, who, "10"], stderr=subprocess.PIPE, text=True)
+             for who in ("ci-a", "ci-b", "ci-c")]
+    for p in procs:
+        _, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err
+    with open_store(pg_url) as store:
+        assert counts(store) == (31, 200, 31 * 200, 200)
+        data = store.data()
+        with store.writing() as conn:
+            rebuild_summary(conn)
+        assert same(data.evidence, store.data().evidence)
+
+
+def test_migration_from_0001(pg_url: str) -> None:
+    old = Store(pg_url)
+    old.migrate(to="0001")
+    assert old.revision() == "0001"
+    old.close()
+    with open_store(pg_url) as store:
+        assert store.revision() == "0002"
+
+
+def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "r1.jsonl", "r1", {"a": (10, 5), "b": (10, 10)})
+    done = cli("history", "record", str(log), "--history", pg_url, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    st = cli("history", "status", "--format", "json", cwd=tmp_path, env={"FLAKETUI_HISTORY": pg_url})
+    assert st.returncode == 0, st.stderr
+    import json
+
+    rows = by_task(json.loads(st.stdout))
+    assert rows["a"]["state"] == "flaky" and rows["b"]["state"] == "stable"

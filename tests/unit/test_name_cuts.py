@@ -1,0 +1,73 @@
+"""Task names cut for a table keep what tells them apart (issue 26): cut in the middle, not
+``blind-maze-explorer-algorit…`` twice; the piped report honours ``COLUMNS``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flaketui.cli import main
+from flaketui.output.cells import cell_width, cut_names, middle_cut
+
+EASY, HARD = "blind-maze-explorer-algorithm.easy", "blind-maze-explorer-algorithm.hard"
+
+
+def test_two_names_that_differ_at_the_end_stay_apart() -> None:
+    cuts = cut_names([EASY, HARD, "short"], 28)
+    assert cuts[0] != cuts[1] and cuts[2] == "short"
+    assert all(len(c) <= 28 and "…" in c for c in cuts[:2])
+    assert cuts[0].endswith("easy") and cuts[1].endswith("hard")
+    assert cuts[0].startswith("blind-maze")
+
+
+def test_names_alike_at_both_ends_are_cut_again_until_they_differ() -> None:
+    # They differ 25 characters from the end: beyond the half of the room the end keeps.
+    a = "prefix-" + "x" * 40 + "-A-" + "y" * 15 + "-suffix"
+    b = "prefix-" + "x" * 40 + "-B-" + "y" * 15 + "-suffix"
+    assert middle_cut(a, 30) == middle_cut(b, 30)  # the plain middle cut hides the difference
+    ca, cb = cut_names([a, b], 30)
+    assert ca != cb and max(len(ca), len(cb)) <= 30
+
+
+@pytest.mark.parametrize("width", [3, 5, 12])
+def test_wide_characters_fit(width: int) -> None:
+    for cut in cut_names(["漢字漢字漢字漢字漢字漢字.easy", "漢字漢字漢字漢字漢字漢字.hard"], width):
+        assert cell_width(cut) <= width
+
+
+def log(tmp_path: Path) -> Path:
+    path = tmp_path / "tb.jsonl"
+    long = "terminal-bench/" + "very-long-task-name-" * 3
+    lines = [{"task": f"{long}{name}", "trial": i, "passed": i % 2 == 0}
+             for name in ("alpha.easy", "alpha.hard") for i in range(4)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def report(path: Path, env: dict[str, str]) -> str:
+    result = CliRunner().invoke(main, ["report", str(path), "--no-cache"], env=env)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def task_cells(out: str) -> list[str]:
+    return [line.split(" │ ")[0].strip() for line in out.splitlines() if " │ " in line]
+
+
+def test_the_piped_report_cuts_in_the_middle(tmp_path: Path) -> None:
+    cells = task_cells(report(log(tmp_path), {"COLUMNS": ""}))
+    assert len(cells) == 2 and cells[0] != cells[1]
+    assert all(len(c) <= 40 and "…" in c for c in cells)
+    assert {c[-4:] for c in cells} == {"easy", "hard"}
+
+
+def test_the_piped_report_honours_columns(tmp_path: Path) -> None:
+    path = log(tmp_path)
+    cells = task_cells(report(path, {"COLUMNS": "300"}))
+    assert sorted(cells) == sorted(json.loads(line)["task"] for line in path.read_text().splitlines()[::4])
+    # A COLUMNS narrower than the table leaves the piped names at 40 cells, still apart.
+    narrow = task_cells(report(path, {"COLUMNS": "100"}))
+    assert len(narrow) == 2 and narrow[0] != narrow[1] and max(map(len, narrow)) == 40
