@@ -15,6 +15,7 @@ import numpy as np
 
 from flaketui.output import formatting as fmt
 from flaketui.output import stream
+from flaketui.output.cells import cut_names
 from flaketui.output.columns import TASK_COLUMNS, TaskColumn, cause_column, class_style, csv_number
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
@@ -522,9 +523,11 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
         else:
             table.add_column(name, no_wrap=True, min_width=low or None,
                              style="dim" if col.key == "suspected_cause" else None)
-    for i in shown:
+    # Cut in the middle, keeping what tells the names apart (``….easy`` / ``….hard``).
+    names = cut_names([visible(st.tasks[i]) for i in shown.tolist()], stream.TASK_MAX_WIDTH)
+    for i, name in zip(shown.tolist(), names, strict=True):
         cells: list[str | Text] = [c.text(st, i) for c in columns]
-        cells[keys.index("task")] = Text(visible(st.tasks[i]))  # a name from the log: not markup
+        cells[keys.index("task")] = Text(name)  # a name from the log: not markup
         cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     left = len(order) - len(shown)

@@ -1,4 +1,4 @@
-"""A restored index cache can't be forged (issue 25, finding 9): an entry edited and given a
+"""A restored index cache can't be forged: an entry edited and given a
 recomputed checksum (XXH3-128, what guarded entries until now), or a valid MAC under some
 other key (a cache copied from another user or machine), is ignored and the log parsed again."""
 

@@ -1,5 +1,5 @@
-"""The editor key never lets a log's file name act as a command or an option (issue 25,
-finding 1): ``vi +N +!touch pwned;.jsonl`` would run the name as an Ex command."""
+"""The editor key never lets a log's file name act as a command or an option:
+``vi +N +!touch pwned;.jsonl`` would run the name as an Ex command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A Parquet trial table is data (issue 25, findings 2, 5 and 6): its ``source`` column is
+"""A Parquet trial table is data: its ``source`` column is
 followed only inside the table's own folder (or a ``--sources-root``), never to a secret
 beside it, a URL, itself, another table or a device; ``length`` is bounded; a table whose
 metadata declares a bomb of rows, or whose columns have hostile types, is one line."""

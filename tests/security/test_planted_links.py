@@ -1,5 +1,5 @@
-"""No output is written through a link planted at its name or at a predictable temp name
-(issue 25, finding 8): ``export --format parquet`` wrote ``.OUT.tmp-PID``; the palette's
+"""No output is written through a link planted at its name or at a predictable temp name:
+``export --format parquet`` wrote ``.OUT.tmp-PID``; the palette's
 screenshot opened ``flaketui_TIMESTAMP.svg`` with a plain ``open(…, "w")``."""
 
 from __future__ import annotations

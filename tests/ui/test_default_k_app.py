@@ -1,5 +1,5 @@
 """The app's default k is the trials most tasks have (it follows that mode up with
---watch), and the suite k curve reaches the k chosen with + (issue 26)."""
+--watch), and the suite k curve reaches the k chosen with +."""
 
 from __future__ import annotations
 

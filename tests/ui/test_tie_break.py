@@ -1,4 +1,4 @@
-"""One tie-break rule for task tables (issue 26): the app's task table and the CLI report
+"""One tie-break rule for task tables: the app's task table and the CLI report
 order equally flaky tasks the same way, by p̂ ascending and then natural task order, not
 alphabetically (``failoverDatabase 0.000`` among the passes)."""
 

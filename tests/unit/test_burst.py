@@ -1,4 +1,4 @@
-"""Outages (issue 27): Kulldorff's Bernoulli scan over time, its false-alarm rate, start times."""
+"""Outages: Kulldorff's Bernoulli scan over time, its false-alarm rate, start times."""
 
 from __future__ import annotations
 

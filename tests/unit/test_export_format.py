@@ -1,4 +1,4 @@
-"""``flaketui export`` takes its format from --out's extension (issue 26): ``.csv`` was
+"""``flaketui export`` takes its format from --out's extension: ``.csv`` was
 written as Parquet when --format was not given; ``-`` is standard output."""
 
 from __future__ import annotations

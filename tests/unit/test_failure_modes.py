@@ -1,4 +1,4 @@
-"""Failure modes (issue 27): failing trials grouped by a deterministic signature; ``failure_modes`` in the JSON."""
+"""Failure modes: failing trials grouped by a deterministic signature; ``failure_modes`` in the JSON."""
 
 from __future__ import annotations
 

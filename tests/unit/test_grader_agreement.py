@@ -1,4 +1,4 @@
-"""Agreement among graders (issue 27): Fleiss' κ, Krippendorff's α, the grader share of outcome variance."""
+"""Agreement among graders: Fleiss' κ, Krippendorff's α, the grader share of outcome variance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Harbor job folders and ATIF trajectories (issue 30): the job sample in tests/data/harbor
+"""Harbor job folders and ATIF trajectories: the job sample in tests/data/harbor
 (README there) against Harbor's own published figures, bad variants named by file, and an
 ATIF pair that diverges at the one argument that differs, never at its renamed ids."""
 

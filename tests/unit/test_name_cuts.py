@@ -1,4 +1,4 @@
-"""Task names cut for a table keep what tells them apart (issue 26): cut in the middle, not
+"""Task names cut for a table keep what tells them apart: cut in the middle, not
 ``blind-maze-explorer-algorit…`` twice; the piped report honours ``COLUMNS``."""
 
 from __future__ import annotations
@@ -71,3 +71,25 @@ def test_the_piped_report_honours_columns(tmp_path: Path) -> None:
     # A COLUMNS narrower than the table leaves the piped names at 40 cells, still apart.
     narrow = task_cells(report(path, {"COLUMNS": "100"}))
     assert len(narrow) == 2 and narrow[0] != narrow[1] and max(map(len, narrow)) == 40
+
+
+def test_the_terminal_table_cuts_long_names_apart(tmp_path: Path) -> None:
+    """The Rich table a terminal shows cuts names past its 40 cells in the middle too."""
+    import io
+
+    from rich.console import Console
+
+    from flaketui.loading import load_logs
+    from flaketui.output.report import report_table
+    from flaketui.stats import summarise, task_stats
+
+    names = [EASY.replace("algorithm", "algorithm-with-a-very-long-name"),
+             HARD.replace("algorithm", "algorithm-with-a-very-long-name")]
+    log = tmp_path / "x.jsonl"
+    log.write_text("".join(json.dumps({"run": "r", "task": t, "trial": i, "passed": i % 2 == 0}) + "\n"
+                           for t in names for i in range(4)))
+    st = task_stats(load_logs([log]).run_outcomes("r"), 2)
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(report_table(st, summarise(st)))
+    shown = [line.split("│")[0].strip() for line in out.getvalue().splitlines() if line.startswith("blind")]
+    assert len(shown) == 2 and shown[0] != shown[1] and {s[-4:] for s in shown} == {"easy", "hard"}

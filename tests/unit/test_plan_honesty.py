@@ -1,4 +1,4 @@
-"""``plan`` on issue 26: a task whose every trial errored gets no trials ("fix the harness
+"""``plan``: a task whose every trial errored gets no trials ("fix the harness
 first"); "flaky before in RUN" names only runs loaded before the planned one; its flaky
 count says why it differs from the task table's."""
 

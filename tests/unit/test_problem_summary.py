@@ -1,4 +1,4 @@
-"""Problems summarised by kind (issue 30, part 4): one stderr line per kind
+"""Problems summarised by kind: one stderr line per kind
 (``80 × duplicate trial … kept the first (files: …)``), ``--problems`` for the full list, and
 the app's problems screen grouped by kind with counts."""
 

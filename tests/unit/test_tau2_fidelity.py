@@ -1,4 +1,4 @@
-"""τ² fidelity (issue 30, part 5): ``info`` as run configuration for the confound check,
+"""τ² fidelity: ``info`` as run configuration for the confound check,
 ``termination_reason`` / ``reward_info`` / ``review`` kept as a trial's extra fields, and the
 ``line`` of a trial in a pretty-printed JSON file is where its object starts. Data:
 tests/data/tau2 (README: provenance)."""

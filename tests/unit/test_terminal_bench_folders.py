@@ -1,4 +1,4 @@
-"""Terminal-Bench leaderboard folders read once (issue 30, part 3): a run folder's run-level
+"""Terminal-Bench leaderboard folders read once: a run folder's run-level
 ``results.json`` and its per-trial ``TASK/TRIAL/results.json`` are the same trials; each is read
 once, n = attempts, with no duplicate problems, with and without ``--runs-as-trials``, and two
 agents given together stay two runs. Data: tests/data/terminal_bench (README: provenance)."""
