@@ -60,6 +60,9 @@ class AppOptions:
     sources_roots: tuple[str, ...] = ()
     """Folders or URL prefixes a Parquet trial table's ``source`` may point into besides the
     table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`)."""
+    history: str | None = None
+    """The history ``H`` reads a task's timeline from (``--history URL``); None: the one
+    ``flaketui history`` uses (:func:`flaketui.history.default_url`)."""
 
     def __post_init__(self) -> None:
         # Callers pass lists (and fields=None for the defaults); the options keep tuples.

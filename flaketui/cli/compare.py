@@ -22,6 +22,7 @@ from flaketui.cli.common import (
     triage_option,
     write_json,
 )
+from flaketui.cli.history import record_log, record_options
 from flaketui.cli.tui import divergence_option
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
@@ -74,14 +75,28 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @divergence_option
 @rows_options("changed tasks", "most changed")
 @triage_option
+@record_options
 @log_options
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
             divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
-            summary: bool, out_path: str | None, fields: FieldMap) -> None:
+            summary: bool, out_path: str | None, record: bool, history: str | None, fields: FieldMap) -> None:
     """Paired comparison of run B against run A: the verdict by one primary test (the within-task
     permutation test, valid with unequal trials), the mean difference with its CI, the secondary
     tests where valid, and the flipped and moved tasks."""
+    if record and tui:
+        raise click.UsageError("--record goes without --tui")
+    loaded = make_compare(logs, runs, fmt, tui, alpha, baseline, config_field, ignore_key, divergence, top,
+                          all_rows, triage, summary, out_path, fields)
+    if record:
+        record_log(loaded, history, err=True)
+
+
+def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
+                 baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
+                 divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
+                 summary: bool, out_path: str | None, fields: FieldMap) -> list[TrialLog]:
+    """``compare`` without ``--record``: the comparison printed; the logs it loaded (each once)."""
     from flaketui.cli.diff import check_out
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
@@ -94,27 +109,30 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
         raise click.UsageError("--format html goes without --tui and --baseline")
     if tui:
         open_comparison(logs, runs, triage, fields, ignore_key, divergence)
-        return
+        return []
     if baseline is not None:
-        print_baseline(load(logs, fields), baseline, alpha, fmt)
-        return
+        log = load(logs, fields)
+        print_baseline(log, baseline, alpha, fmt)
+        return [log]
 
     a, b = resolve_pair(logs, runs, fields)
+    loaded = [a[0]] if a[0] is b[0] else [a[0], b[0]]
     stats_a = task_stats(a[0].run_outcomes(a[1]), 1)
     stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
     view = out.compare_view(compare_runs(stats_a, stats_b), alpha,
                             read_config(a, config_field), read_config(b, config_field))
     if fmt == "table":
         print_compare_table(view, choice)
-        return
+        return loaded
     if fmt == "html":
         print_compare_html(view, a, b, divergence, out_path)
-        return
+        return loaded
     if summary:
         click.echo(out.compare_summary_markdown(view), nl=False)
-        return
+        return loaded
     emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": fields.errored_as}, out.compare_csv,
          lambda v: out.compare_markdown(v, choice.top), out.compare_table)
+    return loaded
 
 
 def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[TrialLog, str],

@@ -11,25 +11,28 @@ exit 2, and leave the history as it was.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
-from flaketui.model import FieldMap
+from flaketui.cli.common import FiniteFloat, LoadProgress, fail, load, log_options, main, write_json
+from flaketui.model import FieldMap, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
-    from flaketui.history.store import Store
+    from flaketui.history.store import RunRecord, Store
+    from flaketui.output.report import Causes
 
 SPARK = "▁▂▃▄▅▆▇█"
+DEFAULT_WAIT = 10.0
+"""Seconds to wait for a busy history (``--wait``'s default)."""
 
 
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--history URL`` and ``--wait SECONDS``, which every history command takes."""
-    func = click.option("--wait", "wait", type=click.FloatRange(min=0), default=10.0, show_default=True,
+    func = click.option("--wait", "wait", type=click.FloatRange(min=0), default=DEFAULT_WAIT, show_default=True,
                         metavar="SECONDS",
                         help="Seconds to wait for a history another flaketui is writing "
                              "(or for a server to answer).")(func)
@@ -76,13 +79,32 @@ def history() -> None:
 @log_options
 def record(logs: tuple[str, ...], causes: bool, history: str | None, wait: float, fields: FieldMap) -> None:
     """Record each run of LOGS in the history (a run recorded before changes nothing)."""
+    record_log(load(logs, fields), history, wait, causes=causes)
+
+
+def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: float = DEFAULT_WAIT,
+               causes: bool = False, err: bool = False) -> None:
+    """Record each run of ``log`` (or of each of several logs, in one transaction) in the
+    history (as ``history record``: a run recorded before is left as it is), one line a run
+    ("recorded: RUN (N tasks, run #K)" or "already recorded: …") on stdout, or stderr with
+    ``err``; a history that cannot be used: one line, exit 2. Imports SQLAlchemy only when called."""
+    records = []
+    for one in [log] if isinstance(log, TrialLog) else log:
+        records += run_records(one, causes)
+    with opened(history, wait) as store:
+        done = store.record(records)
+    for rec in done:
+        what = "recorded" if rec.new else "already recorded"
+        click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})", err=err)
+
+
+def run_records(log: TrialLog, causes: bool = False) -> list[RunRecord]:
+    """A :class:`~flaketui.history.RunRecord` for each run of ``log`` (with ``causes``, each
+    flaky task's suggested source and first divergence step, read from its traces)."""
     from flaketui.history import RunRecord
 
-    log = load(logs, fields)
     found: Any = {}
     if causes:
-        from flaketui.cli.report import find_causes
-
         found = find_causes(log, log.runs)
     records = []
     for name in log.runs:
@@ -94,11 +116,61 @@ def record(logs: tuple[str, ...], causes: bool, history: str | None, wait: float
         records.append(RunRecord(name=name, tasks=o.tasks, n=o.n, passes=o.passes, errored=o.errored,
                                  meta=dict(log.run_meta.get(name, {})), suggested_source=source,
                                  first_divergence=step))
+    return records
+
+
+# CauseProgress and find_causes live here, not in flaketui.cli.report (which re-exports them):
+# report imports this module for --record, and history record --causes needs them (no cycle).
+class CauseProgress(LoadProgress):
+    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
+    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
+
+    def columns(self) -> tuple[str, Any]:
+        """The bar counts tasks (``3/10``), not bytes."""
+        from rich.progress import MofNCompleteColumn
+
+        return "Reading traces", MofNCompleteColumn()
+
+
+def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
+    """Each run's flaky tasks' suggested sources of flakiness (reads only their traces)."""
+    import functools
+
+    from flaketui.loading import read_trial
+    from flaketui.traces.causes import flaky_rows, suggest_causes
+
+    todo = {r: flaky_rows(log.run_outcomes(r)) for r in runs}
+    total = sum(len(rows) for rows in todo.values())
+    bar = CauseProgress()
+    done = 0
+    out: dict[str, Any] = {}
+    try:
+        for r, rows in todo.items():
+            out[r] = suggest_causes(functools.partial(read_trial, log), rows, workers=workers,
+                                    progress=lambda n, _total, before=done: bar.update(before + n, total))
+            done += len(rows)
+    finally:
+        bar.close()
+    return out
+
+
+def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--record`` and ``--history URL`` for a command that loads runs (``report``, ``compare``)."""
+    func = click.option("--history", "history", default=None, metavar="URL",
+                        help="With --record: the history (as flaketui history: default "
+                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
+    return click.option("--record", "record", is_flag=True, default=False,
+                        help="After the output, record every run loaded in the history (as flaketui "
+                             "history record; a run recorded before is left as it is), one line a run on "
+                             "stderr. A history that cannot be used: one line on stderr and exit 2, the "
+                             "output already written.")(func)
+
+
+def active_quarantines(history: str | None, wait: float = DEFAULT_WAIT) -> dict[str, dict[str, Any]]:
+    """The history's active quarantines (set with ``history quarantine``, not lifted), by task:
+    who, at, why, ticket, in the order they were set."""
     with opened(history, wait) as store:
-        done = store.record(records)
-    for rec in done:
-        what = "recorded" if rec.new else "already recorded"
-        click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})")
+        return store.data(recent=0).quarantines
 
 
 @history.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -11,7 +12,7 @@ from flaketui.model import FieldMap
 
 
 @main.command()
-@click.argument("logs", nargs=-1, required=True)
+@click.argument("logs", nargs=-1, required=False)
 @click.option("--max-flakiness", type=FRACTION, default=None, metavar="Y",
               help="Quarantine only flaky tasks whose flakiness 4·p̂·(1−p̂) exceeds Y "
                    "(default: every task that both passed and failed).")
@@ -22,13 +23,28 @@ from flaketui.model import FieldMap
                    "of the quarantined tasks; ids: task ids one per line.")
 @click.option("-k", type=int, default=None,
               help="k for the statistics (default: the trials most tasks have, errored included).")
+@click.option("--from-history", "from_history", is_flag=True, default=False,
+              help="Instead: the tasks quarantined in the history (flaketui history quarantine, not "
+                   "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, "
+                   "ticket}); LOGS optional, given: only their tasks (of --run's runs).")
+@click.option("--history", "history", default=None, metavar="URL",
+              help="With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
+                   "else history.sqlite in the user data folder).")
 @log_options
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
-               k: int | None, fields: FieldMap) -> None:
-    """The flaky tasks of each run in LOGS, to keep out of a CI gate."""
+               k: int | None, from_history: bool, history: str | None, fields: FieldMap) -> None:
+    """The flaky tasks of each run in LOGS, to keep out of a CI gate (or, with --from-history,
+    the tasks quarantined in the history)."""
     from flaketui.output.quarantine import junit_chunks, quarantine_ids, quarantine_json, quarantine_list
 
     check_k(k)
+    if from_history:
+        if max_flakiness is not None:
+            raise click.UsageError("--max-flakiness goes without --from-history")
+        print_from_history(logs, run, fmt, history, fields)
+        return
+    if not logs:
+        raise click.UsageError("give LOGS (or --from-history)")
     _, stats = run_stats(load(logs, fields), run, k)
     lists = [quarantine_list(st, max_flakiness) for st in stats]
     if fmt == "junit":
@@ -39,4 +55,33 @@ def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[st
         write_json(quarantine_json(lists))
     else:
         sys.stdout.write(quarantine_ids(lists))
+        sys.stdout.flush()
+
+
+def print_from_history(logs: tuple[str, ...], run: tuple[str, ...], fmt: str, history: str | None,
+                       fields: FieldMap) -> None:
+    """``quarantine --from-history``: the history's active quarantines, in ``fmt`` (with LOGS,
+    only their tasks)."""
+    from flaketui.cli.common import fail
+    from flaketui.cli.history import active_quarantines
+    from flaketui.output.quarantine import history_ids, history_junit_chunks
+
+    tasks: set[str] | None = None
+    if logs:
+        log = load(logs, fields)
+        for name in run:
+            if name not in log.runs:
+                fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
+        tasks = {t for name in (run or log.runs) for t in log.run_outcomes(name).tasks}
+    active = active_quarantines(history)
+    entries: list[dict[str, Any]] = [{"task": task, **q} for task, q in active.items()
+                                     if tasks is None or task in tasks]
+    if fmt == "junit":
+        for text in history_junit_chunks(entries):
+            sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+    elif fmt == "json":
+        write_json([{k: e[k] for k in ("task", "who", "at", "why", "ticket")} for e in entries])
+    else:
+        sys.stdout.write(history_ids(entries))
         sys.stdout.flush()

@@ -6,14 +6,13 @@ import dataclasses
 import gc
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from flaketui.cli.common import (
     EXIT_OK,
     RICH_ROWS,
-    LoadProgress,
     RowChoice,
     check_k,
     check_rows,
@@ -30,11 +29,9 @@ from flaketui.cli.common import (
 )
 from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
 from flaketui.cli.diff import check_out, out_option
+from flaketui.cli.history import CauseProgress, find_causes, record_log, record_options  # noqa: F401  (CauseProgress: re-exported)
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
-
-if TYPE_CHECKING:
-    from flaketui.output.report import Causes
 
 
 @main.command()
@@ -66,11 +63,25 @@ if TYPE_CHECKING:
                    "(same output; faster only on a big suite with two idle cores, as each process first "
                    "gets a copy of the loaded log); 1 reads them here, one by one.")
 @passk_ci_option
+@record_options
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
            interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
-           causes: bool, workers: int, passk_ci: str, out: str | None, fields: FieldMap) -> None:
+           causes: bool, workers: int, passk_ci: str, out: str | None, record: bool, history: str | None,
+           fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
+    if record and watch:
+        raise click.UsageError("--record goes without --watch")
+    log = make_report(logs, k, run, fmt, watch, interval, top, all_rows, baseline, alpha, causes, workers,
+                      passk_ci, out, fields)
+    if record:
+        record_log(log, history, err=True)
+
+
+def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
+                interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
+                causes: bool, workers: int, passk_ci: str, out: str | None, fields: FieldMap) -> TrialLog:
+    """``report`` without ``--record``: the report printed; the log it loaded."""
     check_k(k)
     check_out(out, fmt)
     if fmt == "html" and (watch or baseline is not None):
@@ -90,10 +101,10 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
             doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
             doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
-            return
+            return log
         print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci)
         print_baseline(log, baseline, alpha, fmt)
-        return
+        return log
     if watch:
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
@@ -102,7 +113,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
     log = load(logs, fields).without_metrics()  # the report shows none
     if fmt == "html":
         print_html(log, k, run, causes, workers, passk_ci, out, rows)
-        return
+        return log
     if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
         log = log.without_locations()
     # While the report is made, the cyclic collector (run by every import and list that follows)
@@ -113,39 +124,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci)
     finally:
         gc.unfreeze()
-
-
-class CauseProgress(LoadProgress):
-    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
-    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
-
-    def columns(self) -> tuple[str, Any]:
-        """The bar counts tasks (``3/10``), not bytes."""
-        from rich.progress import MofNCompleteColumn
-
-        return "Reading traces", MofNCompleteColumn()
-
-
-def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1) -> Causes:
-    """Each run's flaky tasks' suggested sources of flakiness (reads only their traces)."""
-    import functools
-
-    from flaketui.loading import read_trial
-    from flaketui.traces.causes import flaky_rows, suggest_causes
-
-    todo = {r: flaky_rows(log.run_outcomes(r)) for r in runs}
-    total = sum(len(rows) for rows in todo.values())
-    bar = CauseProgress()
-    done = 0
-    out: dict[str, Any] = {}
-    try:
-        for r, rows in todo.items():
-            out[r] = suggest_causes(functools.partial(read_trial, log), rows, workers=workers,
-                                    progress=lambda n, _total, before=done: bar.update(before + n, total))
-            done += len(rows)
-    finally:
-        bar.close()
-    return out
+    return log
 
 
 def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, workers: int, passk_ci: str,

@@ -41,12 +41,16 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: new trials appear as they land.")
+@click.option("--history", "history", default=None, metavar="URL",
+              help="The history H shows a task's timeline from: sqlite:///PATH or postgresql://… "
+                   "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
+                   "flaketui history).")
 @divergence_option
 @triage_option
 @log_options
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
              max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
-             divergence: str | None, triage: str | None, fields: FieldMap) -> None:
+             history: str | None, divergence: str | None, triage: str | None, fields: FieldMap) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -60,7 +64,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 
     app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                               max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
-                              watch=watch, divergence=divergence))
+                              watch=watch, divergence=divergence, history=history))
     app.run()
     sys.exit(app.return_code or 0)
 

@@ -233,3 +233,25 @@ def junit_chunks(lists: Sequence[QuarantineList]) -> Iterator[str]:
 def junit_xml(lists: Sequence[QuarantineList]) -> bytes:
     """:func:`junit_chunks` as one UTF-8 document."""
     return "".join(junit_chunks(lists)).encode("utf-8")
+
+
+def history_ids(entries: Sequence[dict[str, Any]]) -> str:
+    """``quarantine --from-history --format ids``: each quarantined task id on a line (spelled
+    out by :func:`~flaketui.sanitize.visible`, as :func:`quarantine_ids`)."""
+    return "".join(f"{visible(e['task'])}\n" for e in entries)
+
+
+def history_junit_chunks(entries: Sequence[dict[str, Any]]) -> Iterator[str]:
+    """``quarantine --from-history --format junit``: one ``<testsuite name="flaketui.history">``,
+    a ``<testcase>`` per quarantined task, ``<skipped>`` with who, when, why and the ticket."""
+    yield "<?xml version='1.0' encoding='utf-8'?>\n"
+    yield ("<testsuite" + _attrs([("name", "flaketui.history"), ("tests", str(len(entries))),
+                                  ("failures", "0"), ("errors", "0"), ("skipped", str(len(entries))),
+                                  ("time", "0")]) + (">\n" if entries else " />\n"))
+    if not entries:
+        return
+    for e in entries:
+        why = f"quarantined by {e['who']} at {e['at']}: {e['why']}" + (f" {e['ticket']}" if e["ticket"] else "")
+        yield (f'  <testcase name="{_xml_attr(_escape(e["task"]))}" classname="flaketui.history" time="0">\n'
+               "    <skipped" + _attrs([("message", _escape(why))]) + " />\n  </testcase>\n")
+    yield "</testsuite>\n"

@@ -212,6 +212,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="Write the tasks shown to a CSV or Markdown file (named in a prompt)"),
         Binding("o", "open_in_editor", "Editor", id="open-in-editor", show=False,
                 tooltip="Open the highlighted task's first trial in $EDITOR, at its line"),
+        Binding("H", "show_history", "History", id="task-history", show=False,
+                tooltip="The highlighted task's history across recorded runs"),
         Binding("e", "show_problems", "Problems", id="problems", show=False,
                 tooltip="Lines of the logs that were skipped, and why"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
@@ -1110,6 +1112,15 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         from flaketui.app.screens.plan import PlanScreen
 
         self.app.push_screen(PlanScreen(self.run, self.current_task))
+
+    def action_show_history(self) -> None:
+        """Open the highlighted task's history across recorded runs (``--history``)."""
+        task = self.current_task
+        if task is None:
+            return
+        from flaketui.app.screens.history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(task))
 
     def action_compare(self) -> None:
         """Open the comparison pane (picking runs A and B when more than two are loaded)."""

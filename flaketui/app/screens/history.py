@@ -1,0 +1,141 @@
+"""A task's history across recorded runs: opened with ``H`` from the task table.
+
+Per recorded run the task is in: the run's name, when it was recorded, trials, passes,
+errored, p̂ and the task's lifecycle state after that run; above, its state now, the
+evidence for it ("24 clean trials since run X: 5 more to call it fixed at cap 0.1") and its
+quarantine. The history (``--history``, else the one ``flaketui history`` uses) is read in a
+thread worker by :func:`flaketui.history.status.task_timeline`; this screen only renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Header, Static
+
+from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.footer import KeyFooter
+from flaketui.sanitize import visible
+
+if TYPE_CHECKING:
+    from flaketui.history.status import TaskTimeline
+
+NO_HISTORY = "no history recorded yet: flaketui history record LOG…"
+"""What the screen says when the history has no file on disk (or no run)."""
+
+STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "fixed": "bold green",
+                "regressed": "bold red", "quarantined": "magenta"}
+"""Colour of each lifecycle state."""
+
+
+@dataclass
+class TimelineRead(Message):
+    """The worker read the task's timeline (None: no history recorded yet)."""
+
+    timeline: TaskTimeline | None
+
+
+class HistoryScreen(FlakeScreen[None]):
+    """The timeline of one task in the history.
+
+    Args:
+        task: The task whose history is shown.
+    """
+
+    DEFAULT_CSS = """
+    HistoryScreen #history-head { height: auto; padding: 0 1; background: $boost; }
+    HistoryScreen #history-table { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table")]
+
+    STATUS = "#history-head"
+    AUTO_FOCUS = "#history-table"
+
+    def __init__(self, task: str) -> None:
+        super().__init__()
+        self.task_name = task
+        self.timeline: TaskTimeline | None = None
+        """The timeline read (None until read, or with no history)."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("reading the task's history…", style="dim"), id="history-head")
+        yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"history · {visible(self.task_name)}"
+        table = self.query_one(DataTable)
+        for label, key in (("run", "run"), ("recorded", "recorded"), ("trials", "trials"),
+                           ("pass", "passes"), ("err", "errored"), ("p̂", "p_hat"), ("state", "state")):
+            table.add_column(label, key=key)
+        self.read()
+
+    @property
+    def url(self) -> str:
+        """The history read: ``--history``, else ``flaketui history`` 's default."""
+        from flaketui.history import default_url
+
+        return self.flake_app.options.history or default_url()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history",
+          description="Reading the history")
+    def read(self) -> None:
+        """Read the task's timeline from the history, in a thread."""
+        from flaketui.history import open_store
+        from flaketui.history.status import history_exists, task_timeline
+
+        url = self.url
+        if not history_exists(url):
+            self.post_message(TimelineRead(None))
+            return
+        with open_store(url) as store:
+            timeline = task_timeline(store, self.task_name)
+        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
+
+    @on(TimelineRead)
+    def timeline_read(self, event: TimelineRead) -> None:
+        head = self.query_one("#history-head", Static)
+        tl = event.timeline
+        if tl is None:
+            head.update(Text(NO_HISTORY, style="bold"))
+            return
+        self.timeline = tl
+        text = Text()
+        text.append(visible(tl.task), style="bold")
+        text.append("  ")
+        text.append(tl.state, style=STATE_STYLES.get(tl.state, ""))
+        if tl.state != tl.computed_state:
+            text.append(f" (computed: {tl.computed_state})", style="dim")
+        text.append(f"  in {len(tl.runs)} of {tl.runs_recorded} recorded runs\n")
+        text.append(visible(tl.evidence))
+        if tl.owner:
+            text.append("\nowner: " + visible(" ".join(tl.owner)))
+        q = tl.quarantine
+        if q is not None:
+            ticket = f" {q['ticket']}" if q["ticket"] else ""
+            lift = " (ready to lift)" if q["ready_to_lift"] else ""
+            text.append("\nquarantined" + lift + ": ", style="magenta")
+            text.append(visible(f"by {q['who']} at {q['at']}: {q['why']}{ticket}"))
+        head.update(text)
+        table = self.query_one(DataTable)
+        table.clear()
+        for run in tl.runs:
+            table.add_row(Text(visible(run.name)), Text(visible(run.recorded_at)),
+                          Text(str(run.trials), justify="right"), Text(str(run.passes), justify="right"),
+                          Text(str(run.errored), justify="right"),
+                          Text("-" if run.p_hat is None else f"{run.p_hat:.2f}", justify="right"),
+                          Text(run.state, style=STATE_STYLES.get(run.state, "")), key=str(run.run_id))
+        if not tl.runs:
+            table.display = False
+
+    def action_back(self) -> None:
+        """Return to the task table."""
+        self.dismiss()

@@ -1,0 +1,43 @@
+"""Snapshots of a task's history (H) on the bundled fixtures, recorded at fixed times."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from flaketui.app.app import FlakeApp, make_app
+from flaketui.history import RunRecord, open_store
+from flaketui.loading import load_logs
+from flaketui.model import FieldMap
+from tests.conftest import BASELINE, CANDIDATE, FIXTURES, SIZE, settle
+
+
+async def history_open(pilot: Pilot) -> None:
+    """snap_compare runs this before ``press``; it never waits for workers itself."""
+    await settle(pilot)
+    await pilot.press("H")
+    await settle(pilot)
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> FlakeApp:
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    with open_store(url) as store:
+        for day, path in enumerate((BASELINE, CANDIDATE), start=1):
+            log = load_logs([str(path)], FieldMap())
+            for name in log.runs:
+                o = log.run_outcomes(name)
+                store.record([RunRecord(name, o.tasks, o.n, o.passes, o.errored)],
+                             now=dt.datetime(2026, 3, day, 9, 30, tzinfo=dt.timezone.utc))
+    return make_app([str(FIXTURES)], k=5, history=url)
+
+
+class TestHistoryScreen:
+    def test_timeline_of_search_runbook(self, snap_compare, app: FlakeApp) -> None:
+        """searchRunbook flaky in 2 of 2 runs, "12 clean trials since run oncall-baseline: 17 more to call it
+        fixed at cap 0.1", rows oncall-baseline (2026-03-01, 12 10 0 0.83 flaky) and oncall-candidate
+        (2026-03-02, 12 12 0 1.00 flaky), the table focused."""
+        assert snap_compare(app, run_before=history_open, terminal_size=SIZE)
