@@ -13,6 +13,7 @@ numpy, none by one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -51,9 +52,12 @@ def pyarrow_parquet() -> Any:
     return pq
 
 
-def _arrow_errors() -> tuple[type[BaseException], ...]:
+@functools.cache
+def arrow_errors() -> tuple[type[BaseException], ...]:
     """What pyarrow raises for a damaged or hostile file (its errors subclass these builtins
-    and ``pyarrow.lib.ArrowException``)."""
+    and ``pyarrow.lib.ArrowException``). A function, evaluated where an ``except`` clause
+    meets an error: importing pyarrow when this module loads cost every command's start
+    (every command loads the format registry) about 60 ms."""
     errors: tuple[type[BaseException], ...] = (OSError, ValueError, TypeError, KeyError, IndexError,
                                                NotImplementedError, MemoryError, OverflowError)
     try:
@@ -61,10 +65,6 @@ def _arrow_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         return errors
     return (*errors, pa.ArrowException)
-
-
-ARROW_ERRORS = _arrow_errors()
-"""Exceptions turned into a one-line problem naming the table."""
 
 
 def _strings(column: Any) -> np.ndarray:
@@ -108,7 +108,7 @@ class ParquetTrials(LogFormat):
                 tick(size)
                 return Parsed.empty(fatal)
             table = _read_columns(pf, [c for c in schema.names if c not in bad], spath)
-        except ARROW_ERRORS as exc:
+        except arrow_errors() as exc:
             tick(size)
             return Parsed.empty([Problem(spath, None, f"not a readable Parquet file ({clean_message(exc)})")])
         except _Unreadable as exc:
@@ -180,7 +180,7 @@ class ParquetTrials(LogFormat):
                 pairs = table.select(["source", "source_kind"]).group_by(["source", "source_kind"]).aggregate([])
                 own = own_table(pf.schema_arrow.metadata, pairs["source"].to_pylist(),
                                 pairs["source_kind"].to_pylist())
-            except ARROW_ERRORS as exc:
+            except arrow_errors() as exc:
                 raise SourceRefused(f"{visible(path)}: not a readable Parquet file "
                                     f"({clean_message(exc)})") from None
             except _Unreadable as exc:
@@ -235,11 +235,11 @@ def _read_columns(pf: Any, columns: list[str], path: str) -> Any:
     naming the first row group that fails."""
     try:
         return pf.read(columns=columns)
-    except ARROW_ERRORS as whole:
+    except arrow_errors() as whole:
         for i in range(pf.metadata.num_row_groups):
             try:
                 pf.read_row_group(i, columns=columns)
-            except ARROW_ERRORS as exc:
+            except arrow_errors() as exc:
                 raise _Unreadable(Problem(path, None, f"row group {i}: not readable "
                                           f"({clean_message(exc)})")) from None
         raise _Unreadable(Problem(path, None, f"not readable ({clean_message(whole)})")) from None
