@@ -190,10 +190,9 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "unchanged": c.unchanged,
         "winner": evidence(c, v.alpha).winner_run,
         "primary_test": primary_json(c),
-        "sign_test_p": c.test.pvalue if c.equal_trials else None,
         "mean_diff": fmt.json_float(c.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
-        "permutation_p": fmt.json_float(c.permutation.pvalue) if c.equal_trials else None,
+        **secondary_json(c),
         "secondary_tests_valid": c.equal_trials,
         "only_a": c.only_a,
         "only_b": c.only_b,
@@ -226,6 +225,13 @@ def primary_json(c: PairedComparison) -> dict[str, Any]:
             "method": t.method, "resamples": t.resamples, "informative_tasks": t.tasks}
 
 
+def secondary_json(c: PairedComparison) -> dict[str, Any]:
+    """The secondary tests' p-values, null where they are not valid (trial counts differ)."""
+    valid = c.equal_trials
+    return {"sign_test_p": c.test.pvalue if valid else None,
+            "permutation_p": fmt.json_float(c.permutation.pvalue) if valid else None}
+
+
 def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
     """``--baseline RUN``: every other run against the baseline, primary tests Holm-adjusted across them."""
     from flaketui.stats.verdict import evidence, verdict
@@ -244,10 +250,9 @@ def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
                 "primary_test": primary_json(c),
                 "p_adjusted": b.p_adjusted[i],
                 "significant": b.significant(i),
-                "sign_test_p": c.test.pvalue if c.equal_trials else None,
                 "mean_diff": fmt.json_float(c.mean_diff.value),
                 "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
-                "permutation_p": fmt.json_float(c.permutation.pvalue) if c.equal_trials else None,
+                **secondary_json(c),
                 "verdict": verdict(c, b.alpha, b.p_adjusted[i]),
             }
             for i, c in enumerate(b.comparisons)

@@ -63,6 +63,11 @@ class Evidence:
         return self.run_b if side > 0 else self.run_a
 
     @property
+    def secondary_rejects(self) -> bool:
+        """A secondary test (valid here: equal trials) is below α: worth saying, never a winner."""
+        return self.equal_trials and min(self.sign_p, self.permutation_p) < self.alpha
+
+    @property
     def winner_run(self) -> str | None:
         """The better run's name when the primary test rejects, else None."""
         return self.better(self.winner) if self.winner else None
@@ -132,8 +137,7 @@ def verdict_text(ev: Evidence) -> str:
         # The test conditions on these tasks; the interval is over tasks drawn like them.
         text += " (the interval over tasks holds 0: the difference is shown on these tasks, not beyond them)"
     text += f"; {secondary_text(ev)}"
-    secondary_rejects = ev.equal_trials and min(ev.sign_p, ev.permutation_p) < ev.alpha
-    if not ev.winner and secondary_rejects:
+    if not ev.winner and ev.secondary_rejects:
         text += " (secondary evidence only: the verdict rests on the primary test)"
     return text
 
@@ -147,9 +151,8 @@ def short_verdict_text(ev: Evidence) -> str:
     level = f"{ev.alpha:.0%}"
     test = f"({PRIMARY} p = {ev.decisive_p:.2g})"
     if not ev.winner:
-        secondary_rejects = ev.equal_trials and min(ev.sign_p, ev.permutation_p) < ev.alpha
         return f"not shown to differ at {level} {test}" + (
-            "; a secondary test below α does not change it" if secondary_rejects else "")
+            "; a secondary test below α does not change it" if ev.secondary_rejects else "")
     low, high = ev.ci
     caveat = ", on these tasks: the interval over tasks holds 0" if low <= 0 <= high else ""
     return f"{ev.better(ev.winner)} is better at {level} {test}{caveat}"
