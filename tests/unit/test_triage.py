@@ -447,6 +447,8 @@ WRITER = textwrap.dedent("""
     counts = [int(e.note.split(":")[0]) for _, e in store.items()]
     c = max(counts) + 1 if counts else 0
     labels = list(LABELS)
+    sys.stderr.write("ready\\n")
+    sys.stderr.flush()
     while True:
         key = TriageKey("run", f"t{c % %(keys)d:02d}")
         store.update(key, note=f"{c}:" + pad, label=labels[c %% len(labels)], reviewed=c %% 2 == 0)
@@ -489,6 +491,9 @@ def test_kill_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     for round_ in range(100):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "1500"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        # The kill is timed from the writer's first save, not from its start: on a loaded machine
+        # the interpreter's start alone can outlast the whole window.
+        proc.stderr.readline()
         time.sleep(rng.uniform(0.03, 0.25))
         proc.send_signal(signal.SIGKILL)
         out, err = proc.communicate(timeout=30)
