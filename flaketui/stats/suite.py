@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores, within_task_share
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -60,6 +61,10 @@ class TaskStats:
     """Whether ``n`` leaves errored trials out (``apart``) or counts them as failures (``fail``)."""
     passk_ci: str = "exact"
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
+    scores: ScoreStats | None = None
+    """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
+    bounds: NDArray[np.int64] | None = None
+    """The run's task bounds (:attr:`RunOutcomes.bounds`), to take the scores of some tasks."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -72,8 +77,15 @@ class TaskStats:
         """The statistics of the tasks at ``rows`` only, in that order."""
         idx = np.asarray(rows, dtype=np.intp)
         pick = idx.tolist()
+        scores, bounds = self.scores, self.bounds
+        if scores is not None and bounds is not None:
+            scores = scores.take(idx, bounds)
+            sizes = np.diff(bounds)[idx]
+            bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return replace(
             self,
+            scores=scores,
+            bounds=bounds,
             tasks=[self.tasks[i] for i in pick],
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
@@ -127,6 +139,11 @@ class SuiteSummary:
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
+    mean_score: MeanEstimate | None = None
+    """The mean over tasks of their mean scores, with pass@1's (clustered) interval; None when
+    the run is not graded."""
+    within_task_share: float = float("nan")
+    """Share of the score variance within tasks, 1 − ICC (:func:`~flaketui.stats.scores.within_task_share`)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskStats:
@@ -163,7 +180,16 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
         errored_as=outcomes.errored_as,
         passk_ci=passk_ci,
+        scores=_scores(outcomes),
+        bounds=outcomes.bounds,
     )
+
+
+def _scores(outcomes: RunOutcomes) -> ScoreStats | None:
+    """The run's graded-score figures, when some trial's score is partial credit."""
+    if outcomes.trial_scores is None or outcomes.trial_errored is None or not is_graded(outcomes.trial_scores):
+        return None
+    return task_scores(outcomes.trial_scores, outcomes.trial_errored, outcomes.bounds, outcomes.errored_as)
 
 
 def _check_passk_ci(passk_ci: str) -> None:
@@ -230,6 +256,7 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
     Examples
     --------
     >>> from flaketui.model import RunOutcomes
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores, within_task_share
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
@@ -360,6 +387,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     """
     groups = stats.groups if stats.groups.count(None) != len(stats.groups) else None
     p1 = mean_estimate(stats.p_hat, groups)
+    sc = stats.scores
     pak = mean_estimate(stats.pass_at_k, groups)
     phk = mean_estimate(stats.pass_hat_k, groups)
     below_k = int(np.sum((stats.n < stats.k) & (stats.n > 0)))
@@ -395,6 +423,8 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
         errored_as=stats.errored_as,
         pass_at_1_errored_range=errored_range(stats),
+        mean_score=None if sc is None else mean_estimate(sc.mean_score, groups, bounds=sc.bounds),
+        within_task_share=float("nan") if sc is None else within_task_share(sc.values, sc.segment),
     )
 
 
