@@ -17,6 +17,7 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cut_names
 from flaketui.output.columns import (
+    SCORE_KEYS,
     TASK_COLUMNS,
     TaskColumn,
     cause_column,
@@ -121,6 +122,10 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
         "errored_as": s.errored_as,
         "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
+        # null for a run that is not graded (pass/fail outcomes, or 0/1 rewards whose mean is pass@1)
+        "mean_score": None if s.mean_score is None else fmt.json_float(s.mean_score.value),
+        "mean_score_ci": None if s.mean_score is None else fmt.json_interval(*s.mean_score.ci),
+        "within_task_share": fmt.json_float(s.within_task_share),
     }
 
 
@@ -405,8 +410,9 @@ def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
 def csv_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> Iterator[str]:
     """The CSV report in pieces (a header, then a few thousand rows at a time): one row per
     (run, task) in task order; empty cells for missing values."""
-    yield ",".join(CSV_COLUMNS) + "\n"
-    columns = [TASK_COLUMNS[key] for key in CSV_KEYS]
+    keys = CSV_KEYS + (SCORE_KEYS if any(st.scores is not None for st, _ in runs) else ())
+    columns = [TASK_COLUMNS[key] for key in keys]
+    yield ",".join(["run", "k", *(name for c in columns for name in c.csv_names)]) + "\n"
     for st, _ in runs:
         yield from stream.csv_chunks(st, k, csv_cell(st.run), columns)
 
@@ -451,6 +457,7 @@ def summary_lines(s: SuiteSummary) -> list[str]:
     ]
     if 1 < k <= CURVE_IN_TEXT:
         lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+    lines.extend(score_lines(s))
     if s.errored or s.errored_as != "apart":
         low, high = s.pass_at_1_errored_range
         how = "left out of n" if s.errored_as == "apart" else "counted as failures"
@@ -459,12 +466,28 @@ def summary_lines(s: SuiteSummary) -> list[str]:
     return lines
 
 
-def report_columns(run: str, causes: Causes | None = None, notes: ReportNotes = NO_NOTES) -> list[TaskColumn]:
+def score_lines(s: SuiteSummary) -> list[str]:
+    """The graded run's mean score, its interval and the share of score variance within tasks
+    (nothing for a run that is not graded)."""
+    if s.mean_score is None:
+        return []
+    est = s.mean_score
+    share = ("" if fmt.is_missing(s.within_task_share)
+             else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
+    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}"]
+
+
+def report_columns(run: str, causes: Causes | None = None, notes: ReportNotes = NO_NOTES,
+                   graded: bool = False) -> list[TaskColumn]:
     """The columns of the table and Markdown reports; with ``causes``, ``cause?`` and ``consist.`` after ``class``;
-    with an exclusion, ``excl.`` after ``passes``."""
-    columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+    with an exclusion, ``excl.`` after ``passes``; for a ``graded`` run the score columns after ``p̂``'s interval."""
+    keys = list(REPORT_KEYS)
+    if graded:
+        at = keys.index("p_hat_ci") + 1
+        keys[at:at] = SCORE_KEYS
+    columns = [TASK_COLUMNS[key] for key in keys]
     if notes.exclusion is not None:
-        columns.insert(REPORT_KEYS.index("passes") + 1, excluded_column(notes.exclusion.by_task.get(run, {})))
+        columns.insert(keys.index("passes") + 1, excluded_column(notes.exclusion.by_task.get(run, {})))
     if causes is not None:
         found = causes.get(run, {})
         at = next(i for i, c in enumerate(columns) if c.key == "class") + 1
@@ -539,7 +562,7 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *head]) + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
-        columns = report_columns(st.run, causes, notes)
+        columns = report_columns(st.run, causes, notes, st.scores is not None)
         yield "\n| " + " | ".join(c.header(k) for c in columns) + " |\n|" + "---|" * len(columns) + "\n"
         yield from stream.markdown_rows(st, columns, order[:top])
         if top is not None and len(order) > top:
@@ -606,7 +629,7 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
     shown = order[:top]
     why = cause_lines(st, causes, order)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    columns = report_columns(st.run, causes, notes)
+    columns = report_columns(st.run, causes, notes, st.scores is not None)
     keys = [c.key for c in columns]
     for col, name, low in zip(columns, *table_headers(st, columns), strict=True):
         if col.key == "task":
@@ -635,7 +658,8 @@ def table_headers(st: TaskStats, columns: Sequence[TaskColumn]) -> tuple[list[st
     """The terminal table's header of each column and its narrowest width (figures keep theirs)."""
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
-              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11}
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11,
+              "mean_score": 5, "mean_score_ci": 12, "score_sd": 5}
     names = [TABLE_LABELS.get(col.key, col.header(st.k)) for col in columns]
     return names, [max(widths[c.key], len(name)) if c.key in widths else 0
                    for c, name in zip(columns, names, strict=True)]
@@ -669,7 +693,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
     order = display_order(st)
     shown = order[:top]
     why = cause_lines(st, causes, order)
-    columns = report_columns(st.run, causes, notes)
+    columns = report_columns(st.run, causes, notes, st.scores is not None)
     headers, lows = table_headers(st, columns)
     layout = stream.table_layout(st, columns, headers, lows, rows=shown,
                                  max_total=con.width if con.is_terminal else None)

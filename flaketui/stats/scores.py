@@ -13,7 +13,7 @@ when tasks share a group). Pure numpy; scipy inside the functions that need it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -133,22 +133,17 @@ class ScoreStats:
     """Sample SD (ddof = 1) of the task's counted scores; NaN below two."""
     score_flaky: NDArray[np.bool_]
     """The task's scores differ across trials (by more than :data:`EPS`)."""
-    values: NDArray[np.float64]
-    """Each counted trial's score, in the run's row order (NaN: left out)."""
-    segment: NDArray[np.int64]
-    """Each row's task index."""
+    within_task_share: float = float("nan")
+    """The run's share of score variance within tasks (:func:`within_task_share`), from
+    every counted trial of the run these figures were computed for."""
     bounds: tuple[float, float] = (0.0, 1.0)
     """The range the interval assumed (:func:`score_range`)."""
 
-    def take(self, idx: NDArray[np.intp], bounds: NDArray[np.int64]) -> ScoreStats:
-        """These figures for the tasks at ``idx`` only (``bounds``: the run's task bounds)."""
-        starts, stops = bounds[idx], bounds[idx + 1]
-        rows = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]) \
-            if idx.size else np.empty(0, dtype=np.int64)
-        return ScoreStats(self.scored[idx], self.mean_score[idx],
-                          Interval(self.mean_score_ci.low[idx], self.mean_score_ci.high[idx]),
-                          self.score_sd[idx], self.score_flaky[idx], self.values[rows],
-                          np.repeat(np.arange(idx.size), stops - starts), self.bounds)
+    def take(self, idx: NDArray[np.integer]) -> ScoreStats:
+        """These figures for the tasks at ``idx`` only, in that order (the run's share kept)."""
+        return replace(self, scored=self.scored[idx], mean_score=self.mean_score[idx],
+                       mean_score_ci=Interval(self.mean_score_ci.low[idx], self.mean_score_ci.high[idx]),
+                       score_sd=self.score_sd[idx], score_flaky=self.score_flaky[idx])
 
 
 def task_scores(score: ArrayLike, errored: ArrayLike, bounds: ArrayLike, errored_as: str,
@@ -189,7 +184,8 @@ def task_scores(score: ArrayLike, errored: ArrayLike, bounds: ArrayLike, errored
     low_seen = np.full(tasks, np.inf)
     np.minimum.at(low_seen, ss, xs)
     flaky = (m > 1) & (spread - low_seen > EPS)
-    return ScoreStats(m, mean, Interval(lo + width * ci.low, lo + width * ci.high), sd, flaky, x, seg, (lo, hi))
+    return ScoreStats(m, mean, Interval(lo + width * ci.low, lo + width * ci.high), sd, flaky,
+                      within_task_share(xs, ss), (lo, hi))
 
 
 def within_task_share(values: ArrayLike, segment: ArrayLike) -> float:

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
-from flaketui.stats.scores import ScoreStats, is_graded, task_scores, within_task_share
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -63,8 +63,6 @@ class TaskStats:
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
     scores: ScoreStats | None = None
     """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
-    bounds: NDArray[np.int64] | None = None
-    """The run's task bounds (:attr:`RunOutcomes.bounds`), to take the scores of some tasks."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -77,15 +75,9 @@ class TaskStats:
         """The statistics of the tasks at ``rows`` only, in that order."""
         idx = np.asarray(rows, dtype=np.intp)
         pick = idx.tolist()
-        scores, bounds = self.scores, self.bounds
-        if scores is not None and bounds is not None:
-            scores = scores.take(idx, bounds)
-            sizes = np.diff(bounds)[idx]
-            bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return replace(
             self,
-            scores=scores,
-            bounds=bounds,
+            scores=None if self.scores is None else self.scores.take(idx),
             tasks=[self.tasks[i] for i in pick],
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
@@ -181,7 +173,6 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         errored_as=outcomes.errored_as,
         passk_ci=passk_ci,
         scores=_scores(outcomes),
-        bounds=outcomes.bounds,
     )
 
 
@@ -256,7 +247,7 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
     Examples
     --------
     >>> from flaketui.model import RunOutcomes
-from flaketui.stats.scores import ScoreStats, is_graded, task_scores, within_task_share
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
@@ -424,7 +415,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         errored_as=stats.errored_as,
         pass_at_1_errored_range=errored_range(stats),
         mean_score=None if sc is None else mean_estimate(sc.mean_score, groups, bounds=sc.bounds),
-        within_task_share=float("nan") if sc is None else within_task_share(sc.values, sc.segment),
+        within_task_share=float("nan") if sc is None else sc.within_task_share,
     )
 
 
