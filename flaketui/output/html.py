@@ -37,7 +37,7 @@ from flaketui import __version__
 from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
-from flaketui.output.columns import TASK_COLUMNS
+from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
 from flaketui.sanitize import visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
@@ -63,6 +63,16 @@ NE = ' class="ne"'
 HTML_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
              "pass_hat_k_ci", "flakiness", "class")
 """The task table's columns (from :data:`~flaketui.output.columns.TASK_COLUMNS`)."""
+
+
+def html_columns(st: TaskStats) -> list[TaskColumn]:
+    """The page's task columns for ``st``: :data:`HTML_KEYS`, with the score columns after p̂'s
+    interval for a graded run."""
+    keys = list(HTML_KEYS)
+    if st.scores is not None:
+        at = keys.index("p_hat_ci") + 1
+        keys[at:at] = SCORE_KEYS
+    return [TASK_COLUMNS[key] for key in keys]
 
 Write = Callable[[str], Any]
 
@@ -294,8 +304,8 @@ def _sort_keys(values: Any) -> np.ndarray:
 def task_rows(st: TaskStats, links: Mapping[int, str]) -> Iterator[str]:
     """The ``<tr>`` rows of ``st`` in its order, :data:`~flaketui.output.stream.CHUNK` rows a
     string; row ``i`` in ``links`` gets its name linked to the page's own ``#links[i]``."""
-    columns = [TASK_COLUMNS[key] for key in HTML_KEYS]
-    cls = HTML_KEYS.index("class")
+    columns = html_columns(st)
+    cls = [c.key for c in columns].index("class")
 
     def cell(j: int, text: str) -> str:
         if j == cls:
@@ -325,7 +335,7 @@ def _escape_all(texts: list[str]) -> list[str]:
 def task_table(write: Write, table_id: str, st: TaskStats, links: Mapping[int, str]) -> dict[str, Any]:
     """Write the sortable, filterable task table of ``st`` (already in display order); returns
     the script's data for it (each column's sort keys)."""
-    columns = [TASK_COLUMNS[key] for key in HTML_KEYS]
+    columns = html_columns(st)
     write(f"<p><input class=\"filter\" type=\"search\" placeholder=\"filter tasks by name\" "
           f"data-table=\"{table_id}\" aria-label=\"filter tasks by name\"> "
           f"<span class=\"mute\" data-count=\"{table_id}\">{len(st):,} tasks</span> "

@@ -140,3 +140,13 @@ def test_score_field_takes_a_dotted_path(tmp_path: Path) -> None:
     code, out, _ = run("report", log, "--score-field", "result.value", "--format", "json", "--no-cache")
     assert code == 0
     assert json.loads(out)["runs"][0]["tasks"][0]["mean_score"] == pytest.approx(0.5333333)
+
+
+def test_html_page_has_the_score_columns_for_a_graded_run(tmp_path: Path) -> None:
+    """The page's summary says the mean score and its task table has the sortable mean score column."""
+    graded = write_log(tmp_path / "g.jsonl", [{"task": t, "trial": i, "score": x}
+                                              for t, xs in {"a": [0.55, 0.91, 0.098], "b": [1, 1, 0.5]}.items()
+                                              for i, x in enumerate(xs)])
+    code, out, _ = run("report", graded, "--format", "html", "--no-cache")
+    assert code == 0
+    assert "mean score = 0.676" in out and '<th data-key="mean_score"' in out
