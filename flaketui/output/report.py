@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
     from flaketui.stats.pertask import PerTaskTests
+    from flaketui.stats.score_compare import ScoreComparison
     from flaketui.traces.burst import Exclusion
     from flaketui.traces.causes import CauseSuggestion, Rescoring
 
@@ -199,6 +200,53 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
 
 
 @dataclass(frozen=True)
+class ScoredView:
+    """A comparison by graded score (``compare --by score``) and why it is by score."""
+
+    cmp: ScoreComparison
+    why: str
+    """``--by score``, or that both runs are graded."""
+
+    def verdict(self) -> str:
+        from flaketui.stats.score_compare import score_verdict
+
+        return score_verdict(self.cmp, self.why)
+
+    def lines(self) -> list[str]:
+        """The verdict by score, then the tasks whose mean score moved after Holm."""
+        sc = self.cmp
+        moved = sc.moved
+        names = ", ".join(visible(t) for t in moved[:10]) + (f", … {len(moved) - 10} more" if len(moved) > 10 else "")
+        return [visible(self.verdict()),
+                f"mean score A = {fmt.rate(float(np.nanmean(sc.mean_a)) if len(sc.tasks) else float('nan'))}, "
+                f"B = {fmt.rate(float(np.nanmean(sc.mean_b)) if len(sc.tasks) else float('nan'))}; "
+                + (f"{len(moved)} task(s) whose mean score moved (Holm at {sc.alpha:g}): {names}" if moved
+                   else f"no task's mean score moved after Holm at {sc.alpha:g}"),
+                "by pass/fail (secondary):"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys a comparison by score sets in ``compare --format json``."""
+        from flaketui.stats.score_compare import STATISTIC, score_evidence
+
+        sc, t = self.cmp, self.cmp.primary
+        return {
+            "by": "score",
+            "winner": score_evidence(sc).winner_run,
+            "primary_test": {"name": PRIMARY_NAME, "statistic": STATISTIC, "p_value": fmt.json_float(t.pvalue),
+                             "ci": fmt.json_interval(*sc.mean_diff.ci), "method": t.method,
+                             "resamples": t.resamples, "informative_tasks": t.tasks},
+            "mean_diff": fmt.json_float(sc.mean_diff.value),
+            "mean_diff_ci": fmt.json_interval(*sc.mean_diff.ci),
+            "verdict": self.verdict(),
+            "per_task_score": [
+                {"task": task, "mean_score_a": fmt.json_float(sc.mean_a[i]), "mean_score_b": fmt.json_float(sc.mean_b[i]),
+                 "n_a": int(sc.n_a[i]), "n_b": int(sc.n_b[i]), "p_value": fmt.json_float(sc.p_value[i]),
+                 "p_adjusted": fmt.json_float(sc.p_adjusted[i])}
+                for i, task in enumerate(sc.tasks)],
+        }
+
+
+@dataclass(frozen=True)
 class CompareView:
     """Everything ``compare`` prints about run B against run A."""
 
@@ -209,6 +257,8 @@ class CompareView:
     config_a: dict[str, str] = field(default_factory=dict)
     config_b: dict[str, str] = field(default_factory=dict)
     """The ``--config-field`` values of each run's first trial."""
+    scores: ScoredView | None = None
+    """The comparison by score the verdict rests on (``--by score``); None: by pass/fail."""
 
     @property
     def confounds(self) -> list[str]:
@@ -226,7 +276,8 @@ class CompareView:
     def lines(self) -> list[str]:
         from flaketui.output.review import compare_lines
 
-        return compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        lines = compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        return lines if self.scores is None else [*self.scores.lines(), *lines]
 
     def rows(self) -> list[FlipRow]:
         """The changed tasks: flipped first, then moved."""
@@ -236,10 +287,10 @@ class CompareView:
 
 
 def compare_view(c: PairedComparison, alpha: float = 0.05, config_a: dict[str, str] | None = None,
-                 config_b: dict[str, str] | None = None) -> CompareView:
+                 config_b: dict[str, str] | None = None, scores: ScoredView | None = None) -> CompareView:
     from flaketui.stats.pertask import per_task_tests
 
-    return CompareView(c, per_task_tests(c, alpha), alpha, config_a or {}, config_b or {})
+    return CompareView(c, per_task_tests(c, alpha), alpha, config_a or {}, config_b or {}, scores)
 
 
 def compare_json(v: CompareView) -> dict[str, Any]:
@@ -256,7 +307,7 @@ def compare_json(v: CompareView) -> dict[str, Any]:
 
     c = v.cmp
     changed = set(c.fixed) | set(c.broken)
-    return {
+    doc = {
         "run_a": c.run_a,
         "run_b": c.run_b,
         "tasks": len(c.tasks),
@@ -288,7 +339,12 @@ def compare_json(v: CompareView) -> dict[str, Any]:
             for i, t in enumerate(c.tasks)
             if t in changed
         ],
+        "by": "pass",
     }
+    if v.scores is not None:  # the verdict rests on the score test; the pass test stays beside it
+        doc["pass_primary_test"] = doc["primary_test"]
+        doc.update(v.scores.to_json())
+    return doc
 
 
 def primary_json(c: PairedComparison) -> dict[str, Any]:
