@@ -234,7 +234,7 @@ def curves_svg(st: TaskStats) -> str:
     """pass@k and pass^k over k (the suite's task-averaged estimates) as an inline SVG."""
     from flaketui.stats.curves import k_curve
 
-    c = k_curve(st.n, st.passes)
+    c = k_curve(st.n, st.passes, include=st.k)
     ks = c.ks.tolist()
     if not ks:
         return ""
@@ -258,6 +258,9 @@ def curves_svg(st: TaskStats) -> str:
         for px, py, k, v in pts:
             out.append(f"<circle class=\"dot-{cls}\" cx=\"{px:.1f}\" cy=\"{py:.1f}\" r=\"2.5\">"
                        f"<title>{name[:-1]}{k} = {fmt.rate(v)}</title></circle>")
+    if c.left_out:
+        out.append(f"<text x=\"{PAD + 4}\" y=\"20\">over {int(c.tasks[0]):,} tasks with n ≥ {top}; "
+                   f"{c.left_out:,} left out</text>")
     out.append(f"<text x=\"{W - 80}\" y=\"20\" class=\"lg-at\">— pass@k</text>"
                f"<text x=\"{W - 80}\" y=\"34\" class=\"lg-hat\">— pass^k</text>")
     out.append("</svg>")

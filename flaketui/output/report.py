@@ -121,6 +121,7 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "tasks_below_k": s.tasks_below_k,
         "warnings": list(s.warnings),
         "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
+        "pass_hat_k_curve_left_out": s.curve_left_out,
         "errored_as": s.errored_as,
         "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
         # null for a run that is not graded (pass/fail outcomes, or 0/1 rewards whose mean is pass@1)
@@ -512,7 +513,9 @@ def summary_lines(s: SuiteSummary) -> list[str]:
                     [("pass@1", s.pass_at_1), (f"pass@{k}", s.pass_at_k), (f"pass^{k}", s.pass_hat_k)])),
     ]
     if 1 < k <= CURVE_IN_TEXT:
-        lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+        lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve)
+                     + (f" (over the {s.tasks - s.curve_left_out} tasks with {len(s.pass_hat_k_curve)} trials; "
+                        f"{s.curve_left_out} left out)" if s.curve_left_out else ""))
     lines.extend(score_lines(s))
     if s.errored or s.errored_as != "apart":
         low, high = s.pass_at_1_errored_range
@@ -528,7 +531,7 @@ def score_lines(s: SuiteSummary) -> list[str]:
     if s.mean_score is None:
         return []
     est = s.mean_score
-    share = ("" if fmt.is_missing(s.within_task_share)
+    share = ("" if s.within_task_share is None
              else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
     return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}"]
 
