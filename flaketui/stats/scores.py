@@ -85,9 +85,9 @@ def mean_score_interval(n: ArrayLike, total: ArrayLike, confidence: float = CONF
     same interval when every score is 0 or 1. Among the laws on [0, 1] with mean μ the
     Bernoulli(μ) is the largest in convex order (Hoeffding [2]_, Theorem 3: E f(S) for
     convex f is largest when each term is 0 or 1), so the scores' total is less spread than
-    the binomial total the bounds were made for. A t interval on 3 to 10 scores covers 27–94%
-    where scores pile up at 0 or 1 (zero width when they agree); this one measures at least
-    95% over the partial-credit laws of ``benchmarks/bench_score_calibration.py`` (the table
+    the binomial total the bounds were made for. A t interval on 3 to 10 scores covers as
+    little as 27% where scores pile up at 0 or 1 (zero width when they agree); this one
+    measures at least 98% over the partial-credit laws of ``benchmarks/bench_score_calibration.py`` (the table
     in ``docs/calibration.md``), at the price of width where scores are spread and
     unimodal.
 
