@@ -150,3 +150,31 @@ def test_html_page_has_the_score_columns_for_a_graded_run(tmp_path: Path) -> Non
     code, out, _ = run("report", graded, "--format", "html", "--no-cache")
     assert code == 0
     assert "mean score = 0.676" in out and '<th data-key="mean_score"' in out
+
+
+def test_inspect_partial_credit_as_value_to_float() -> None:
+    """Inspect's C/P/I/N values score 1, 0.5, 0, 0 as its value_to_float maps them; numbers stay numbers."""
+    from flaketui.loading.formats.inspect_log import score_value
+
+    assert [score_value(v) for v in ("C", "P", "I", "N", 0.75, "0.25")] == [1.0, 0.5, 0.0, 0.0, 0.75, 0.25]
+
+
+def test_mean_score_column_sorts_in_the_app_order() -> None:
+    """The mean score column sorts by each task's mean score (the app's sort and the page's read the same values)."""
+    from flaketui.output.columns import TASK_COLUMNS
+
+    st = task_stats(_outcomes([[0.2, 0.4], [0.9, 1.0], [0.0, 0.1]]), 2)
+    assert TASK_COLUMNS["mean_score"].sort(st).tolist() == pytest.approx([0.3, 0.95, 0.05])
+    assert TASK_COLUMNS["mean_score"].header(2) == "mean score"
+
+
+def _outcomes(scores: list[list[float]]):  # type: ignore[no-untyped-def]
+    """A run's outcomes with these trial scores per task (passing at 1)."""
+    from flaketui.model import RunOutcomes
+
+    flat = np.array([x for xs in scores for x in xs])
+    bounds = np.concatenate([[0], np.cumsum([len(xs) for xs in scores])])
+    n = np.diff(bounds)
+    return RunOutcomes("r", [f"t{i}" for i in range(len(scores))], n,
+                       np.array([sum(x >= 1 for x in xs) for xs in scores]), np.zeros(len(scores), np.int64),
+                       [None] * len(scores), np.arange(flat.size), bounds, "apart", flat, np.zeros(flat.size, bool))

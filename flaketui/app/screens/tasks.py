@@ -152,10 +152,11 @@ def editor_command(editor: str, path: str, line: int) -> list[str]:
 
 def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
     """(label, estimate) of the suite figures: pass@1, pass@k and pass^k, or at k = 1,
-    where the three are one figure, ``pass@1`` once."""
+    where the three are one figure, ``pass@1`` once; then a graded run's mean score."""
+    score = [] if sm.mean_score is None else [("mean score", sm.mean_score)]
     if sm.k == 1:
-        return [("pass@1", sm.pass_at_1)]
-    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k)]
+        return [("pass@1", sm.pass_at_1), *score]
+    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k), *score]
 
 
 def flow(chunks: list[Text], width: int, sep: str) -> Text:
