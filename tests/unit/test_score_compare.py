@@ -129,3 +129,19 @@ def test_compare_by_score_without_scores_is_a_usage_error(tmp_path: Path) -> Non
     assert code == 2 and "no graded scores" in err
     code, out, _ = run("compare", log, "--runs", "a", "b", "--format", "json", "--no-cache")
     assert json.loads(out)["by"] == "pass"
+
+
+def test_two_harbor_jobs_compare_by_reward(tmp_path: Path) -> None:
+    """Two built Harbor jobs with partial rewards compare by mean reward by default, with one primary test."""
+    from tests.helpers.harbor import SETUP_ERROR, build_job
+
+    a = build_job(tmp_path / "job-a", {"t1": [(0.55, None), (0.91, None), (0.098, None)],
+                                       "t2": [(0.2, None), (None, SETUP_ERROR), (0.4, None)]})
+    b = build_job(tmp_path / "job-b", {"t1": [(1.0, None), (0.95, None), (0.8, None)],
+                                       "t2": [(0.6, None), (0.7, None), (0.9, None)]})
+    code, out, _ = run("compare", a, b, "--errored-as", "fail", "--format", "json", "--no-cache")
+    assert code == 0
+    doc = json.loads(out)
+    xa = [np.array([0.55, 0.91, 0.098]), np.array([0.2, 0.0, 0.4])]  # the setup error scores 0
+    xb = [np.array([1.0, 0.95, 0.8]), np.array([0.6, 0.7, 0.9])]
+    assert doc["by"] == "score" and doc["primary_test"]["p_value"] == pytest.approx(brute_force(xa, xb)[0])
