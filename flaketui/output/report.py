@@ -213,6 +213,13 @@ class ScoredView:
 
         return score_verdict(self.cmp, self.why)
 
+    def short_verdict(self) -> str:
+        """The verdict without its figures (a pull-request comment's first line), by mean score."""
+        from flaketui.stats.score_compare import score_evidence
+        from flaketui.stats.verdict import short_verdict_text
+
+        return f"by mean score: {short_verdict_text(score_evidence(self.cmp))}"
+
     def lines(self) -> list[str]:
         """The verdict by score, then the tasks whose mean score moved after Holm."""
         sc = self.cmp
@@ -908,7 +915,8 @@ def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> st
                 .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
 
     head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
-            f"**{cell(short_verdict_text(evidence(c, v.alpha)))}**", ""]
+            f"**{cell(short_verdict_text(evidence(c, v.alpha)) if v.scores is None else v.scores.short_verdict())}**",
+            ""]
     if v.confound:
         head += [f"> :warning: {cell(v.confound)}", ""]
     figures = ["<details><summary>Figures</summary>", ""] + [f"- {cell(x)}" for x in v.lines()] + ["", "</details>", ""]
