@@ -128,6 +128,8 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "mean_score": None if s.mean_score is None else fmt.json_float(s.mean_score.value),
         "mean_score_ci": None if s.mean_score is None else fmt.json_interval(*s.mean_score.ci),
         "within_task_share": fmt.json_float(s.within_task_share),
+        "score_moved_tasks": None if s.mean_score is None else s.score_moved[0],
+        "score_moved_same_outcome_tasks": None if s.mean_score is None else s.score_moved[1],
     }
 
 
@@ -540,7 +542,9 @@ def score_lines(s: SuiteSummary) -> list[str]:
     est = s.mean_score
     share = ("" if s.within_task_share is None
              else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
-    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}"]
+    moved, steady = s.score_moved
+    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}",
+            f"{moved} task(s) scored differently across trials, {steady} of them with the same pass/fail every trial"]
 
 
 def report_columns(run: str, causes: Causes | None = None, notes: ReportNotes = NO_NOTES,

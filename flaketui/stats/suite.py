@@ -140,6 +140,9 @@ class SuiteSummary:
     None when the run is not graded or the share is undefined."""
     curve_left_out: int = 0
     """Tasks left out of :attr:`pass_hat_k_curve` (fewer trials than its last k)."""
+    score_moved: tuple[int, int] = (0, 0)
+    """Tasks whose score moved across trials, and how many of them had one pass/fail outcome
+    throughout (score flakiness a pass rate cannot show)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskStats:
@@ -420,6 +423,8 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         mean_score=None if sc is None else mean_estimate(sc.mean_score, groups, bounds=sc.bounds),
         within_task_share=None if sc is None or math.isnan(sc.within_task_share) else sc.within_task_share,
         curve_left_out=curve_left_out(stats.n, stats.k),
+        score_moved=(0, 0) if sc is None else (int(sc.score_flaky.sum()),
+                                               int((sc.score_flaky & ~stats.flaky()).sum())),
     )
 
 

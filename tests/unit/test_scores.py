@@ -178,3 +178,13 @@ def _outcomes(scores: list[list[float]]):  # type: ignore[no-untyped-def]
     return RunOutcomes("r", [f"t{i}" for i in range(len(scores))], n,
                        np.array([sum(x >= 1 for x in xs) for xs in scores]), np.zeros(len(scores), np.int64),
                        [None] * len(scores), np.arange(flat.size), bounds, "apart", flat, np.zeros(flat.size, bool))
+
+
+def test_summary_counts_score_flakiness_pass_fail_cannot_show(tmp_path: Path) -> None:
+    """A task failing every trial with scores 0.55, 0.91, 0.098 counts as moved with the same outcome throughout."""
+    log = write_log(tmp_path / "m.jsonl", [{"task": t, "trial": i, "score": x}
+                                           for t, xs in {"a": [0.55, 0.91, 0.098], "b": [1, 0.5, 1], "c": [0, 0, 0]}.items()
+                                           for i, x in enumerate(xs)])
+    code, out, _ = run("report", log, "--format", "json", "--no-cache")
+    summary = json.loads(out)["runs"][0]["summary"]
+    assert (summary["score_moved_tasks"], summary["score_moved_same_outcome_tasks"]) == (2, 1)
