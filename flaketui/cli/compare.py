@@ -111,6 +111,8 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
         raise click.UsageError("--summary goes with --format markdown")
     if fmt == "html" and (tui or baseline is not None):
         raise click.UsageError("--format html goes without --tui and --baseline")
+    if by == "score" and (tui or baseline is not None):
+        raise click.UsageError("--by score goes without --tui and --baseline (they compare pass rates)")
     if tui:
         open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return []
