@@ -33,6 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))  # this checkout's flaketui, not an installed one
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # docs_tables, also when imported from a test
 
 from flaketui.stats.scores import mean_score_interval  # noqa: E402
 from flaketui.stats.suite import mean_estimate  # noqa: E402
