@@ -188,3 +188,23 @@ def test_summary_counts_score_flakiness_pass_fail_cannot_show(tmp_path: Path) ->
     code, out, _ = run("report", log, "--format", "json", "--no-cache")
     summary = json.loads(out)["runs"][0]["summary"]
     assert (summary["score_moved_tasks"], summary["score_moved_same_outcome_tasks"]) == (2, 1)
+
+
+def test_csv_and_markdown_have_the_score_columns_only_when_graded(tmp_path: Path) -> None:
+    """CSV gets mean_score, its bounds and score_sd for a graded log (the values of the JSON), Markdown the
+    labelled columns; a pass/fail log's CSV header is the usual one."""
+    import csv
+    import io
+
+    graded = write_log(tmp_path / "g.jsonl", [{"task": "a", "trial": i, "score": x}
+                                              for i, x in enumerate([0.55, 0.91, 0.098])])
+    code, out, _ = run("report", graded, "--format", "csv", "--no-cache")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert float(row["mean_score"]) == pytest.approx(0.519333, abs=1e-5)
+    assert float(row["score_sd"]) == pytest.approx(np.std([0.55, 0.91, 0.098], ddof=1), abs=1e-5)
+    assert float(row["mean_score_low"]) < 0.5193 < float(row["mean_score_high"])
+    code, out, _ = run("report", graded, "--format", "markdown", "--no-cache")
+    assert "| mean score | score CI | score SD |" in out
+    plain = write_log(tmp_path / "p.jsonl", [{"task": "a", "trial": i, "passed": i > 0} for i in range(3)])
+    code, out, _ = run("report", plain, "--format", "csv", "--no-cache")
+    assert "mean_score" not in out.splitlines()[0]
