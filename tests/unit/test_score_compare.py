@@ -145,3 +145,22 @@ def test_two_harbor_jobs_compare_by_reward(tmp_path: Path) -> None:
     xa = [np.array([0.55, 0.91, 0.098]), np.array([0.2, 0.0, 0.4])]  # the setup error scores 0
     xb = [np.array([1.0, 0.95, 0.8]), np.array([0.6, 0.7, 0.9])]
     assert doc["by"] == "score" and doc["primary_test"]["p_value"] == pytest.approx(brute_force(xa, xb)[0])
+
+
+def test_swapping_the_runs_gives_the_same_p_values(tmp_path: Path) -> None:
+    """B against A and A against B: the same p-values (Monte-Carlo draws included) and opposite differences."""
+    from flaketui.loading import load_logs
+    from flaketui.stats import score_compare
+
+    log = load_logs([graded_pair(tmp_path)])
+    oa, ob = log.run_outcomes("a"), log.run_outcomes("b")
+    old = score_compare.SPLITS_MAX
+    try:
+        score_compare.SPLITS_MAX = 1  # every task sampled
+        ab, ba = score_compare.compare_scores(oa, ob), score_compare.compare_scores(ob, oa)
+    finally:
+        score_compare.SPLITS_MAX = old
+    assert ab.primary.method == "monte-carlo" and ab.primary.pvalue == ba.primary.pvalue
+    assert ab.primary.statistic == pytest.approx(-ba.primary.statistic)
+    assert dict(zip(ab.tasks, ab.p_value.tolist(), strict=True)) == dict(zip(ba.tasks, ba.p_value.tolist(),
+                                                                           strict=True))
