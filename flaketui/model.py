@@ -333,7 +333,15 @@ class TrialLog:
             rows=rows,
             bounds=bounds,
             errored_as=self.fields.errored_as,
+            trial_scores=self.score[rows] if self.scored else None,
+            trial_errored=outcome == ERRORED if self.scored else None,
         )
+
+    @property
+    def scored(self) -> bool:
+        """Whether any trial of the log has a score (a reward, a graded value): what
+        :attr:`RunOutcomes.trial_scores` is kept for."""
+        return bool(np.isfinite(self.score).any())
 
     def metric_medians(self, outcomes: RunOutcomes) -> dict[str, np.ndarray]:
         """Median of each metric per task of ``outcomes`` (NaN where a task has none), as
@@ -420,6 +428,10 @@ class RunOutcomes:
     bounds: np.ndarray
     errored_as: str = "apart"
     """How ``n`` treats errored trials (:attr:`FieldMap.errored_as`)."""
+    trial_scores: np.ndarray | None = None
+    """Each trial's score in ``rows`` order (NaN: none); None when no trial of the log has one."""
+    trial_errored: np.ndarray | None = None
+    """Each trial's errored flag in ``rows`` order, beside :attr:`trial_scores`."""
 
     def task_rows(self, i: int) -> np.ndarray:
         """The :class:`TrialLog` rows of task ``i``."""

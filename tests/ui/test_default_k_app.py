@@ -67,6 +67,6 @@ async def test_the_suite_curve_reaches_the_k_chosen_with_plus(tmp_path: Path) ->
         suite = [line.plain for line in app.tasks_screen.query_one(Curves)._blocks[0]]
         axis = suite[3].strip()
         assert axis.startswith("k=1") and axis.endswith("5")  # it used to stop at k=1
-        assert suite[-1] == "past k=1: 1 of 7 tasks left out (n < 5)"
+        assert suite[-1] == "over the 6 tasks with n ≥ 5; 1 left out"  # one task set at every k
         header = str(app.tasks_screen.query_one("#summary").render())
         assert "k = 5" in header
