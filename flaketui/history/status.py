@@ -190,14 +190,6 @@ def task_timeline(store: Store, task: str, cap: float = lifecycle.DEFAULT_CAP,
 
 
 def _evidence(ev: lifecycle.Evidence, computed: str, names: dict[int, str], cap: float, need: int) -> str:
-    clean = int(ev.clean_since[0])
     last_bad = int(ev.last_bad[0])
-    if int(ev.runs_seen[0]) == 0:
-        return "in no recorded run"
-    if last_bad < 0:
-        return f"{clean} clean trials, never flaky or failing"
-    since = f"{clean} clean trials since run {names.get(last_bad, f'#{last_bad}')}"
-    if computed == lifecycle.FIXED:
-        return f"{since}: fixed at cap {cap:g} ({need} needed)"
-    return f"{since}: {max(need - clean, 0)} more to call it fixed at cap {cap:g}"
-
+    return lifecycle.evidence_line(int(ev.runs_seen[0]), int(ev.clean_since[0]),
+                                   None if last_bad < 0 else names.get(last_bad, f"#{last_bad}"), computed, cap, need)

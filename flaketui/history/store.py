@@ -35,7 +35,7 @@ DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a locked SQLite file or a PostgreSQL connection."""
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0003"
+HEAD = "0004"
 """The newest schema revision (the last of ``migrations/versions``): a history already there
 opens without importing Alembic."""
 CHUNK = 500
@@ -226,22 +226,68 @@ class Store:
         """Record runs, in order, in one transaction: a run already recorded (same content
         hash) is left as it is; either every new run is recorded or none."""
         out = []
+        now = now or dt.datetime.now(dt.timezone.utc)
         with self.writing() as conn:
             for rec in records:
-                out.append(_record_one(conn, rec, now or dt.datetime.now(dt.timezone.utc)))
+                out.append(_record_one(conn, rec, now))
+            _end_due(conn, now)
         return out
+
+    def end_due(self, now: dt.datetime | None = None) -> list[str]:
+        """End the quarantines that are due (their date came, or their clean runs were
+        recorded), each with its evidence and a transition; the tasks ended. Recording does it
+        too; ``history notify`` calls it so a date that came is said without a new run."""
+        with self.writing() as conn:
+            return _end_due(conn, now or dt.datetime.now(dt.timezone.utc))
+
+    # -- transitions ------------------------------------------------------------------------
+    def transitions(self, pending: bool = False) -> list[dict[str, Any]]:
+        """The recorded transitions, oldest first (``pending``: only those no notification
+        went out for), each with its run's name and the task's owner-matching group."""
+        tr, r, t = schema.transitions, schema.runs, schema.tasks
+        stmt = (sa.select(tr, r.c.name.label("run"), t.c.group_name)
+                .select_from(tr.outerjoin(r, r.c.id == tr.c.run_id).outerjoin(t, t.c.name == tr.c.task))
+                .order_by(tr.c.id))
+        if pending:
+            stmt = stmt.where(tr.c.notified_at.is_(None))
+        with self.reading() as conn:
+            return [{**row._mapping, "at": _when(row.at),
+                     "notified_at": None if row.notified_at is None else _when(row.notified_at)}
+                    for row in conn.execute(stmt)]
+
+    def deliver(self, transition_id: int, send: Any, now: dt.datetime | None = None) -> bool | None:
+        """Under the write lock, if transition ``transition_id`` is still pending, call
+        ``send()`` and, when it returns True, mark the transition notified; what ``send``
+        returned (None: another notifier had already sent it). Two notifiers never both send
+        one transition; a failed ``send`` leaves it pending, for the next time."""
+        tr = schema.transitions
+        with self.writing() as conn:
+            still = conn.execute(sa.select(tr.c.id).where(tr.c.id == transition_id,
+                                                          tr.c.notified_at.is_(None))).first()
+            if still is None:
+                return None
+            ok = bool(send())
+            if ok:
+                conn.execute(tr.update().where(tr.c.id == transition_id)
+                             .values(notified_at=now or dt.datetime.now(dt.timezone.utc)))
+            return ok
 
     # -- quarantine ------------------------------------------------------------------------
     def quarantine(self, task: str, who: str, why: str, ticket: str | None = None,
-                   now: dt.datetime | None = None) -> None:
-        """Quarantine ``task`` (a :class:`HistoryError` if it already is)."""
-        q = schema.quarantines
+                   now: dt.datetime | None = None, until: dt.datetime | None = None,
+                   until_clean: int | None = None) -> None:
+        """Quarantine ``task`` (a :class:`HistoryError` if it already is); with ``until`` it ends
+        by itself at that time, with ``until_clean`` once that many runs recorded after now
+        are clean in a row (whichever comes first)."""
+        q, r = schema.quarantines, schema.runs
         with self.writing() as conn:
             active = conn.execute(sa.select(q.c.who, q.c.at).where(q.c.task == task, q.c.lifted_at.is_(None))).first()
             if active is not None:
                 raise HistoryError(f"{task} is already quarantined (by {active.who}, {_when(active.at)})")
+            since = conn.execute(sa.select(sa.func.max(r.c.id))).scalar() or 0
             conn.execute(q.insert().values(task=task, who=who, why=why, ticket=ticket,
-                                           at=now or dt.datetime.now(dt.timezone.utc)))
+                                           at=now or dt.datetime.now(dt.timezone.utc), until_at=until,
+                                           until_clean=until_clean, since_run=since))
 
     def unquarantine(self, task: str, who: str, now: dt.datetime | None = None) -> None:
         """Lift ``task`` 's quarantine (a :class:`HistoryError` if it has none)."""
@@ -273,9 +319,32 @@ class Store:
             ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
             last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
             p = _recent_p_hat(conn, ids, last)
-            quar = {row.task: {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
-                    for row in conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id))}
+            quar = _active_quarantines(conn, dt.datetime.now(dt.timezone.utc))
         return HistoryData(len(run_rows), run_names, names, ev, groups, [run_names[i] for i in last], p, quar)
+
+
+def _active_quarantines(conn: Connection, now: dt.datetime) -> dict[str, dict[str, Any]]:
+    """Active quarantines by task: who, at, why, ticket, and when one ends by itself
+    (``until``, ``until_clean``, ``progress``: its evidence so far). One whose date has come is
+    not active, though the next write records its end."""
+    q = schema.quarantines
+    out: dict[str, dict[str, Any]] = {}
+    rows = conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id)).all()
+    ending = [(row.task, row.since_run) for row in rows if row.until_clean is not None]
+    progress = _progress(conn, ending) if ending else {}
+    for row in rows:
+        until = _aware(row.until_at)
+        if until is not None and until <= now:
+            continue
+        entry: dict[str, Any] = {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
+        if until is not None or row.until_clean is not None:
+            pr = progress.get(row.task)
+            entry["until"] = None if until is None else _when(until)
+            entry["until_clean"] = row.until_clean
+            entry["clean_runs"] = None if pr is None else pr.clean_runs
+            entry["progress"] = None if pr is None else pr.line()
+        out[row.task] = entry
+    return out
 
 
 def _recent_p_hat(conn: Connection, ids: np.ndarray, last: list[int]) -> np.ndarray:
@@ -371,7 +440,119 @@ def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime) -> Recorded:
     _insert_many(conn, s, ["task_id", *lifecycle.FIELDS],
                  list(zip(ids.tolist(), *(c.tolist() for c in after.columns()), strict=True)),
                  f"ON CONFLICT (task_id) DO UPDATE SET {update}")
+    _note_transitions(conn, list(rec.tasks), before, after, run_id, now)
     return Recorded(run_id, rec.name, True, len(rec.tasks))
+
+
+def _note_transitions(conn: Connection, tasks: list[str], before: Evidence, after: Evidence, run_id: int,
+                      now: dt.datetime) -> None:
+    """Add a ``transitions`` row for each task whose computed state (at the default cap) this
+    run changed into flaky, regressed or fixed, with its evidence line."""
+    cap = lifecycle.DEFAULT_CAP
+    now_states = lifecycle.states(after, cap)
+    moved = lifecycle.changed(lifecycle.states(before, cap), now_states)
+    if not moved.size:
+        return
+    was = lifecycle.states(before, cap)
+    need = lifecycle.trials_needed(cap)
+    bad_ids = sorted({int(after.last_bad[i]) for i in moved.tolist() if after.last_bad[i] >= 0})
+    r = schema.runs
+    names = dict(_rows(conn, sa.select(r.c.id, r.c.name).where(r.c.id.in_(bad_ids)))) if bad_ids else {}
+    rows = []
+    for i in moved.tolist():
+        bad = int(after.last_bad[i])
+        line = lifecycle.evidence_line(int(after.runs_seen[i]), int(after.clean_since[i]),
+                                       names.get(bad) if bad >= 0 else None, str(now_states[i]), cap, need)
+        rows.append({"task": tasks[i], "kind": lifecycle.NOTIFIED[str(now_states[i])], "from_state": str(was[i]),
+                     "to_state": str(now_states[i]), "run_id": run_id, "evidence": line, "at": now})
+    conn.execute(schema.transitions.insert(), rows)
+
+
+def _aware(at: Any) -> dt.datetime | None:
+    """A stored time as an aware UTC datetime (SQLite gives it back naive)."""
+    if at is None:
+        return None
+    if isinstance(at, str):
+        at = dt.datetime.fromisoformat(at)
+    return at if at.tzinfo is not None else at.replace(tzinfo=dt.timezone.utc)
+
+
+@dataclass(frozen=True)
+class QuarantineProgress:
+    """A quarantine's evidence since it was set: runs and trials of its task recorded since,
+    and how many of those runs were clean in a row (since the last bad one)."""
+
+    runs: int
+    trials: int
+    clean_runs: int
+    clean_trials: int
+    bad_runs: int
+
+    def line(self) -> str:
+        """``14 clean trials over 3 runs since quarantined`` (and the bad runs, if any)."""
+        s = "" if self.clean_runs == 1 else "s"
+        text = f"{self.clean_trials} clean trials over {self.clean_runs} run{s} since quarantined"
+        if self.bad_runs:
+            text += f" ({self.bad_runs} flaky or failing run{'' if self.bad_runs == 1 else 's'} before them)"
+        return text
+
+
+def quarantine_progress(results: Sequence[tuple[int, int]]) -> QuarantineProgress:
+    """The :class:`QuarantineProgress` of a task's (trials, passes) in the runs recorded since its
+    quarantine, oldest first (a run without a usable trial counts for nothing)."""
+    runs = trials = clean_runs = clean_trials = bad = 0
+    for n, p in results:
+        if n <= 0:
+            continue
+        runs += 1
+        trials += n
+        if p >= n:
+            clean_runs += 1
+            clean_trials += n
+        else:
+            bad += 1
+            clean_runs = clean_trials = 0
+    return QuarantineProgress(runs, trials, clean_runs, clean_trials, bad)
+
+
+def _progress(conn: Connection, quarantines: Sequence[tuple[str, int | None]]) -> dict[str, QuarantineProgress]:
+    """Each (task, since_run)'s :class:`QuarantineProgress`."""
+    t, tr = schema.tasks, schema.task_results
+    out = {}
+    for task, since in quarantines:
+        got = _rows(conn, sa.select(tr.c.trials, tr.c.passes).join(t, t.c.id == tr.c.task_id)
+                    .where(t.c.name == task, tr.c.run_id > (since or 0)).order_by(tr.c.run_id))
+        out[task] = quarantine_progress(got)
+    return out
+
+
+def _end_due(conn: Connection, now: dt.datetime) -> list[str]:
+    """End every active quarantine whose date has come or whose task has had its clean runs,
+    with the evidence, a ``quarantine_ended`` transition each; the tasks ended."""
+    q = schema.quarantines
+    rows = conn.execute(sa.select(q.c.id, q.c.task, q.c.until_at, q.c.until_clean, q.c.since_run)
+                        .where(q.c.lifted_at.is_(None),
+                               sa.or_(q.c.until_at.is_not(None), q.c.until_clean.is_not(None)))).all()
+    if not rows:
+        return []
+    progress = _progress(conn, [(row.task, row.since_run) for row in rows])
+    ended = []
+    for row in rows:
+        pr = progress[row.task]
+        until = _aware(row.until_at)
+        if row.until_clean is not None and pr.clean_runs >= row.until_clean:
+            why = f"{pr.line()} ({row.until_clean} clean run{'' if row.until_clean == 1 else 's'} asked)"
+        elif until is not None and until <= now:
+            why = f"its date {_when(until)} came; {pr.line()}"
+        else:
+            continue
+        conn.execute(q.update().where(q.c.id == row.id)
+                     .values(lifted_at=now, lifted_by="flaketui (quarantine ended by itself)", ended_evidence=why))
+        conn.execute(schema.transitions.insert().values(
+            task=row.task, kind=lifecycle.QUARANTINE_ENDED, from_state=lifecycle.QUARANTINED, to_state="",
+            run_id=None, evidence=why, at=now))
+        ended.append(row.task)
+    return ended
 
 
 def _insert_many(conn: Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]],
