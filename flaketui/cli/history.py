@@ -86,11 +86,18 @@ def history() -> None:
 @click.option("--causes", is_flag=True, default=False,
               help="Also record each flaky task's suggested source of flakiness and its first "
                    "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
+@click.option("--notify", "notify_url", default=None, metavar="URL",
+              help="Then post each transition not yet notified to this webhook, as history notify does.")
+@click.option("--notify-format", "notify_fmt", type=click.Choice(["json", "slack"]), default="json",
+              show_default=True, help="With --notify: the message body.")
 @history_options
 @log_options
-def record(logs: tuple[str, ...], causes: bool, history: str | None, wait: float, fields: FieldMap) -> None:
+def record(logs: tuple[str, ...], causes: bool, notify_url: str | None, notify_fmt: str, history: str | None,
+           wait: float, fields: FieldMap) -> None:
     """Record each run of LOGS in the history (a run recorded before changes nothing)."""
     record_log(load(logs, fields), history, wait, causes=causes)
+    if notify_url:
+        notify_all(history, wait, notify_url, notify_fmt)
 
 
 def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: float = DEFAULT_WAIT,
@@ -241,6 +248,8 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
         if q is not None:
             ticket = f" {q['ticket']}" if q["ticket"] else ""
             lines.append(visible(f"quarantined: {t['task']} by {q['who']} at {q['at']}: {q['why']}{ticket}"))
+    for e in doc.get("ending", []):
+        lines.append(visible(f"ends by itself: {e['task']}: {e['ends']}"))
     return lines
 
 
@@ -249,15 +258,38 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
 @click.option("--why", required=True, help="Why the task is quarantined.")
 @click.option("--ticket", default=None, metavar="URL", help="The ticket tracking the fix.")
 @click.option("--who", default=None, help="Who quarantines it (default $FLAKETUI_USER, else the login name).")
+@click.option("--until", "until", default=None, metavar="DATE",
+              help="End the quarantine by itself at DATE (2026-12-31, or an ISO time; UTC unless it says).")
+@click.option("--until-clean", "until_clean", type=click.IntRange(min=1), default=None, metavar="N",
+              help="End it by itself once N runs recorded after now are clean in a row.")
 @history_options
-def quarantine_task(task: str, why: str, ticket: str | None, who: str | None, history: str | None,
-                    wait: float) -> None:
-    """Quarantine TASK: its state is reported as quarantined until unquarantine."""
+def quarantine_task(task: str, why: str, ticket: str | None, who: str | None, until: str | None,
+                    until_clean: int | None, history: str | None, wait: float) -> None:
+    """Quarantine TASK: its state is reported as quarantined until unquarantine (or, with
+    --until / --until-clean, until it ends by itself, with its evidence, and the gate counts it again)."""
     if not why.strip():
         raise click.BadParameter("say why the task is quarantined", param_hint="--why")
+    when = parse_until(until) if until is not None else None
     with opened(history, wait) as store:
-        store.quarantine(task, _who(who), why, ticket)
-    click.echo(f"quarantined: {visible(task)}")
+        store.quarantine(task, _who(who), why, ticket, until=when, until_clean=until_clean)
+    ends = []
+    if when is not None:
+        ends.append(f"at {when.isoformat(timespec='seconds')}")
+    if until_clean is not None:
+        ends.append(f"after {until_clean} clean run{'s' if until_clean != 1 else ''}")
+    click.echo(f"quarantined: {visible(task)}" + (f" (ends by itself {' or '.join(ends)})" if ends else ""))
+
+
+def parse_until(text: str) -> Any:
+    """``--until`` 's DATE as an aware datetime (a date alone: its midnight, UTC)."""
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a date (2026-12-31) or an ISO time",
+                                 param_hint="--until") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.timezone.utc)
 
 
 @history.command("unquarantine")
@@ -269,3 +301,123 @@ def unquarantine_task(task: str, who: str | None, history: str | None, wait: flo
     with opened(history, wait) as store:
         store.unquarantine(task, _who(who))
     click.echo(f"unquarantined: {visible(task)}")
+
+
+def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str | None = None,
+               connect_timeout: float | None = None, read_timeout: float | None = None,
+               tries: int | None = None) -> None:
+    """Post each transition not yet notified to ``url`` (one message each, oldest first), one
+    line each on stderr; any not delivered: kept for the next time, one line and exit 2."""
+    from flaketui.history.notify import CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook
+    from flaketui.history.owners import OwnersError, owners_of, read_owners
+
+    try:
+        rules = read_owners(owners) if owners else []
+    except OwnersError as exc:
+        fail(str(exc))
+    failed = sent = 0
+    with opened(history, wait) as store:
+        store.end_due()
+        for tr in store.transitions(pending=True):
+            own = list(owners_of([tr["task"]], rules, [tr["group_name"]])[0]) if rules else []
+            why: list[str] = []
+
+            def send(tr: dict[str, Any] = tr, own: list[str] = own, why: list[str] = why) -> bool:
+                got = post(url, body(tr, own, fmt), connect_timeout or CONNECT_TIMEOUT,
+                           read_timeout or READ_TIMEOUT, tries or TRIES)
+                why.append(got.why)
+                return got.ok
+
+            done = store.deliver(tr["id"], send)
+            if done:
+                sent += 1
+                click.echo(visible(f"notified: {tr['task']} {tr['kind']}"), err=True)
+            elif done is False:
+                failed += 1
+                click.echo(visible(f"not notified: {tr['task']} {tr['kind']}: {why[-1]}"), err=True)
+                break  # the webhook is failing: the rest wait for the next time too, in order
+    if failed:
+        fail(f"webhook {shown_webhook(url)} did not take the messages; they are kept and sent next time")
+    click.echo(f"{sent} notification{'s' if sent != 1 else ''} sent to {shown_webhook(url)}", err=True)
+
+
+@history.command()
+@click.option("--webhook", "webhook", required=True, envvar="FLAKETUI_WEBHOOK", metavar="URL",
+              help="Where to post (default $FLAKETUI_WEBHOOK: keeps a webhook's secret off the command line).")
+@click.option("--format", "fmt", type=click.Choice(["json", "slack"]), default="json", show_default=True,
+              help="slack: a body Slack's incoming webhooks take (blocks, escaped); json: one generic object.")
+@click.option("--owners", "owners", default=None, metavar="FILE",
+              help="A CODEOWNERS-style file naming each task's owner in the message.")
+@click.option("--connect-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+              metavar="SECONDS")
+@click.option("--read-timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True, metavar="SECONDS")
+@click.option("--tries", type=click.IntRange(min=1, max=10), default=3, show_default=True,
+              help="Tries per message, backing off 0.5 s, 1 s, … between them.")
+@history_options
+def notify(webhook: str, fmt: str, owners: str | None, connect_timeout: float, read_timeout: float, tries: int,
+           history: str | None, wait: float) -> None:
+    """Post one message per lifecycle transition not notified yet (a task newly flaky,
+    regressed, fixed; a quarantine ended), each once: a failed post is kept for the next time."""
+    notify_all(history, wait, webhook, fmt, owners, connect_timeout, read_timeout, tries)
+
+
+@history.command()
+@click.option("-k", "k", type=click.IntRange(min=1), default=None,
+              help="k for pass^k (default: the trials most recorded results have).")
+@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
+              help="The lifecycle's cap (as history status).")
+@click.option("--last", "last", type=click.IntRange(min=0), default=30, show_default=True, metavar="N",
+              help="The last N recorded runs (0: every one).")
+@click.option("--task", "task", multiple=True, help="Only these tasks' p̂ (repeatable; default every task).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default="table",
+              show_default=True)
+@click.option("--out", "out", default=None, metavar="FILE", help="With --format html: write the page here.")
+@history_options
+def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str, out: str | None,
+          history: str | None, wait: float) -> None:
+    """The suite over the recorded runs: pass@1 and pass^k with intervals per run, tasks flaky /
+    undetermined / quarantined, each task's p̂ per run, and where tasks turned flaky, regressed or were fixed."""
+    from flaketui.history.trend import trend as make_trend
+    from flaketui.history.trend import trend_doc
+
+    if not 0 < cap < 1:
+        raise click.BadParameter(f"{cap:g} is not a failure rate between 0 and 1", param_hint="--cap")
+    with opened(history, wait) as store:
+        doc = trend_doc(make_trend(store, k, cap, last, list(task) or None))
+    if fmt == "json":
+        write_json(doc)
+    elif fmt == "html":
+        from flaketui.cli.diff import html_out
+        from flaketui.output.html import PageInfo
+        from flaketui.output.trend import write_trend_html
+
+        with html_out(out) as write:
+            write_trend_html(write, doc, PageInfo())
+    else:
+        from flaketui.output.trend import trend_lines
+
+        click.echo("\n".join(trend_lines(doc)))
+
+
+@history.command("issue-body")
+@click.argument("task")
+@click.option("--owners", "owners", default=None, metavar="FILE", help="A CODEOWNERS-style file naming the owner.")
+@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X")
+@history_options
+def issue_body(task: str, owners: str | None, cap: float, history: str | None, wait: float) -> None:
+    """A Markdown issue for TASK (state, owner, evidence, its latest flaky run's first
+    divergence and suggested source, the commands to reproduce), to pipe into gh issue create."""
+    from flaketui.history.issue import issue_markdown
+    from flaketui.history.owners import OwnersError, read_owners
+    from flaketui.history.status import task_timeline
+
+    try:
+        rules = read_owners(owners) if owners else []
+    except OwnersError as exc:
+        fail(str(exc))
+    with opened(history, wait) as store:
+        tl = task_timeline(store, task, cap, rules)
+        if not tl.runs:
+            fail(f"no recorded run has task {visible(task)!r}")
+        latest = store.latest_bad(task)
+    click.echo(issue_markdown(tl, latest), nl=False)

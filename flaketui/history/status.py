@@ -73,7 +73,29 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
     if rules:
         doc["by_owner"] = by_owner(owners, state.tolist())
     doc["tasks"] = tasks
+    doc["ending"] = ending(data.quarantines)
     return doc
+
+
+def ending(quarantines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The active quarantines that end by themselves, the soonest date first (then those
+    waiting on clean runs, the nearest first): ``task``, ``until``, ``until_clean``,
+    ``clean_runs`` and ``ends`` (one line with the evidence so far)."""
+    out = []
+    for task, q in quarantines.items():
+        if q.get("until") is None and q.get("until_clean") is None:
+            continue
+        parts = []
+        if q.get("until") is not None:
+            parts.append(f"at {q['until']}")
+        if q.get("until_clean") is not None:
+            parts.append(f"after {q['until_clean']} clean runs ({q['clean_runs'] or 0} so far)")
+        line = " or ".join(parts) + (f"; {q['progress']}" if q.get("progress") else "")
+        out.append({"task": task, "until": q.get("until"), "until_clean": q.get("until_clean"),
+                    "clean_runs": q.get("clean_runs"), "ends": line})
+    out.sort(key=lambda e: (e["until"] is None, e["until"] or "",
+                            (e["until_clean"] or 0) - (e["clean_runs"] or 0)))
+    return out
 
 
 def current_states(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP,

@@ -240,6 +240,23 @@ class Store:
         with self.writing() as conn:
             return _end_due(conn, now or dt.datetime.now(dt.timezone.utc))
 
+    def latest_bad(self, task: str) -> dict[str, Any] | None:
+        """``task`` 's latest flaky or failing run (None: none): ``run``, ``recorded_at``,
+        ``meta``, ``trials``, ``passes``, ``errored``, ``suggested_source``, ``first_divergence``."""
+        r, t, tr = schema.runs, schema.tasks, schema.task_results
+        with self.reading() as conn:
+            row = conn.execute(
+                sa.select(r.c.name, r.c.recorded_at, r.c.meta, tr.c.trials, tr.c.passes, tr.c.errored,
+                          tr.c.suggested_source, tr.c.first_divergence)
+                .join(tr, tr.c.run_id == r.c.id).join(t, t.c.id == tr.c.task_id)
+                .where(t.c.name == task, tr.c.trials > 0, tr.c.passes < tr.c.trials)
+                .order_by(r.c.id.desc()).limit(1)).first()
+        if row is None:
+            return None
+        return {"run": row.name, "recorded_at": _when(row.recorded_at), "meta": row.meta or {},
+                "trials": row.trials, "passes": row.passes, "errored": row.errored,
+                "suggested_source": row.suggested_source, "first_divergence": row.first_divergence}
+
     # -- transitions ------------------------------------------------------------------------
     def transitions(self, pending: bool = False) -> list[dict[str, Any]]:
         """The recorded transitions, oldest first (``pending``: only those no notification
