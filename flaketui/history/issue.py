@@ -19,7 +19,7 @@ def md_text(text: object) -> str:
     (:func:`~flaketui.sanitize.visible`), every ASCII punctuation character backslash-escaped
     (CommonMark 0.31, section 2.4: any ASCII punctuation may be), ``@`` as ``&#64;`` (no
     mention), line breaks as spaces: no emphasis, link, HTML, heading, table or mention."""
-    s = visible(text).replace("\n", " ")
+    s = visible(str(text).replace("\r\n", " ").replace("\n", " "))
     return "".join("&#64;" if ch == "@" else ("\\" + ch if ch in _PUNCT else ch) for ch in s)
 
 

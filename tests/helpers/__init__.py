@@ -15,4 +15,5 @@ two files' edits together).
 - ``history``: run records, the suite's history sequences and the recorder script.
 - ``planning``: a log of given per-task counts for the rerun plan.
 - ``hostile``: names and payloads that try to reach the terminal or the browser.
+- ``webhook``: a real HTTP server on 127.0.0.1 standing in for a webhook (answers, 500s, stalls, drops).
 """
