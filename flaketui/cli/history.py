@@ -210,13 +210,25 @@ def status(cap: float, owners: str | None, state: tuple[str, ...], owner: str | 
         rules = read_owners(owners) if owners else []
     except OwnersError as exc:
         fail(str(exc))
-    with opened(history, wait) as store:
-        data = store.data(recent=last)
+    data = read_fast(history, last, wait)
+    if data is None:
+        with opened(history, wait) as store:
+            data = store.data(recent=last)
     doc = status_doc(data, cap, rules, state, owner)
     if fmt == "json":
         write_json(doc)
     else:
         click.echo("\n".join(table_lines(doc)))
+
+
+def read_fast(history: str | None, recent: int, wait: float) -> Any:
+    """``history status`` 's data from a SQLite history already at the newest schema, through
+    stdlib sqlite3, read-only, without importing SQLAlchemy or Alembic
+    (:func:`flaketui.history.snapshot.read_sqlite`); None otherwise (the full store then opens,
+    migrates or says what is wrong)."""
+    from flaketui.history.snapshot import default_url, read_sqlite
+
+    return read_sqlite(history or default_url(), recent, wait)
 
 
 def table_lines(doc: dict[str, Any]) -> list[str]:

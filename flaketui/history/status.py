@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flaketui.history import lifecycle
 from flaketui.history.owners import Rule, owners_of
-from flaketui.history.store import HistoryData, Store, _when
+from flaketui.history.snapshot import HistoryData
+from flaketui.history.snapshot import when as _when
+
+if TYPE_CHECKING:
+    from flaketui.history.store import Store
 
 
 def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Sequence[Rule] = (),

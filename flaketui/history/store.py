@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,18 +25,29 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from flaketui.history import lifecycle, schema
 from flaketui.history.lifecycle import Evidence
+from flaketui.history.snapshot import (
+    ENV,
+    HEAD,
+    HistoryData,
+    QuarantineProgress,
+    default_url,
+    progress,
+    quarantine_progress,
+    read_data,
+)
+from flaketui.history.snapshot import aware as _aware
+from flaketui.history.snapshot import matrix as _matrix
+from flaketui.history.snapshot import when as _when
 
-ENV = "FLAKETUI_HISTORY"
-"""The environment variable naming the history URL when ``--history`` is not given."""
+__all__ = ["HEAD", "HistoryData", "HistoryError", "QuarantineProgress", "RunRecord", "Store", "default_url",
+           "open_store", "quarantine_progress"]
+
 
 LOCK_KEY = 0x666C616B  # "flak": the PostgreSQL advisory lock every writer takes
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a locked SQLite file or a PostgreSQL connection."""
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0004"
-"""The newest schema revision (the last of ``migrations/versions``): a history already there
-opens without importing Alembic."""
 CHUNK = 500
 """Bound parameters per IN list (under SQLite's oldest limit of 999)."""
 
@@ -81,35 +91,6 @@ class Recorded:
     name: str
     new: bool
     tasks: int
-
-
-@dataclass
-class HistoryData:
-    """What ``history status`` needs, read in one snapshot."""
-
-    runs: int
-    """Runs recorded."""
-    run_names: dict[int, str]
-    tasks: list[str]
-    evidence: Evidence
-    groups: list[str | None]
-    """Each task's group (aligned with :attr:`tasks`; None: none recorded)."""
-    recent_runs: list[str]
-    """The names of the last runs (oldest first) whose p̂ :attr:`recent_p_hat` holds."""
-    recent_p_hat: np.ndarray
-    """tasks × recent runs; NaN where the task was not in the run (or had no trial)."""
-    quarantines: dict[str, dict[str, Any]]
-    """Active quarantines by task: who, at, why, ticket."""
-
-
-def default_url() -> str:
-    """``$FLAKETUI_HISTORY``, else SQLite in the user data folder (``history.sqlite``)."""
-    env = os.environ.get(ENV)
-    if env:
-        return env
-    import platformdirs
-
-    return f"sqlite:///{platformdirs.user_data_path('flaketui') / 'history.sqlite'}"
 
 
 def shown(url: str | URL) -> str:
@@ -317,86 +298,14 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
     def data(self, recent: int = 10) -> HistoryData:
-        """Everything ``history status`` shows, from one snapshot: the summary row of each task
-        (not its runs: the time does not grow with the runs), and p̂ in the last ``recent`` runs.
-
-        The big read (a row per task) goes from the driver's rows straight into arrays
-        (:func:`_rows`, :func:`_matrix`), not through a SQLAlchemy row object each; p̂ in the recent
-        runs is read as what is not 1 (:func:`_recent_p_hat`)."""
-        s, t, r, q = schema.task_summary, schema.tasks, schema.runs, schema.quarantines
+        """Everything ``history status`` shows, from one snapshot
+        (:func:`flaketui.history.snapshot.read_data`, on this connection's driver cursor)."""
         with self.reading() as conn:
-            run_rows = _rows(conn, sa.select(r.c.id, r.c.name).order_by(r.c.id))
-            run_names = dict(run_rows)
-            rows = _rows(conn, sa.select(t.c.id, t.c.name, t.c.group_name, *(s.c[f] for f in lifecycle.FIELDS))
-                         .join(s, s.c.task_id == t.c.id).order_by(t.c.id))
-            names = [row[1] for row in rows]
-            groups = [row[2] for row in rows]
-            cols = _matrix([(row[0], *row[3:]) for row in rows], 1 + len(lifecycle.FIELDS), np.int64)
-            ids = cols[:, 0]
-            ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
-            last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
-            p = _recent_p_hat(conn, ids, last)
-            quar = _active_quarantines(conn, dt.datetime.now(dt.timezone.utc))
-        return HistoryData(len(run_rows), run_names, names, ev, groups, [run_names[i] for i in last], p, quar)
-
-
-def _active_quarantines(conn: Connection, now: dt.datetime) -> dict[str, dict[str, Any]]:
-    """Active quarantines by task: who, at, why, ticket, and when one ends by itself
-    (``until``, ``until_clean``, ``progress``: its evidence so far). One whose date has come is
-    not active, though the next write records its end."""
-    q = schema.quarantines
-    out: dict[str, dict[str, Any]] = {}
-    rows = conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id)).all()
-    ending = [(row.task, row.since_run) for row in rows if row.until_clean is not None]
-    progress = _progress(conn, ending) if ending else {}
-    for row in rows:
-        until = _aware(row.until_at)
-        if until is not None and until <= now:
-            continue
-        entry: dict[str, Any] = {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
-        if until is not None or row.until_clean is not None:
-            pr = progress.get(row.task)
-            entry["until"] = None if until is None else _when(until)
-            entry["until_clean"] = row.until_clean
-            entry["clean_runs"] = None if pr is None else pr.clean_runs
-            entry["progress"] = None if pr is None else pr.line()
-        out[row.task] = entry
-    return out
-
-
-def _recent_p_hat(conn: Connection, ids: np.ndarray, last: list[int]) -> np.ndarray:
-    """p̂ of tasks ``ids`` (sorted) in runs ``last`` (ascending ids): tasks × runs, NaN where a task
-    is not in the run or had no trial.
-
-    Most p̂ are 1 (a task that passed every trial), so the database is asked only for what is
-    not: the p̂ other than 1, and, in a run with fewer results than tasks, the tasks it lacks.
-    What crosses into Python is the flaky and the missing, not tasks × runs rows (100,000 for
-    10,000 tasks and the last 10 runs)."""
-    tr, r, s = schema.task_results, schema.runs, schema.task_summary
-    p = np.full((len(ids), len(last)), np.nan)
-    if not last or not len(ids):
-        return p
-    first = last[0]
-    runs = np.array(last, dtype=np.int64)
-    per_run = dict(_rows(conn, sa.select(tr.c.run_id, sa.func.count()).where(tr.c.run_id >= first)
-                         .group_by(tr.c.run_id)))
-    sizes = np.array([per_run.get(i, 0) for i in last], dtype=np.int64)
-    p[:, sizes > 0] = 1.0
-    partial = [i for i, n in zip(last, sizes.tolist(), strict=True) if 0 < n < len(ids)]
-    if partial:
-        lacking = ~sa.exists().where(tr.c.run_id == r.c.id, tr.c.task_id == s.c.task_id)
-        absent = _rows(conn, sa.select(r.c.id, s.c.task_id).select_from(r.join(s, sa.true()))
-                       .where(r.c.id.in_(partial), lacking))
-        if absent:
-            got = _matrix(absent, 2, np.int64)
-            p[np.searchsorted(ids, got[:, 1]), np.searchsorted(runs, got[:, 0])] = np.nan
-    other = _rows(conn, sa.select(tr.c.run_id, tr.c.task_id, sa.func.coalesce(tr.c.p_hat, -1.0))
-                  .where(tr.c.run_id >= first, sa.or_(tr.c.p_hat.is_(None), tr.c.p_hat != 1.0)))
-    if other:
-        got = _matrix(other, 3, np.float64)
-        p[np.searchsorted(ids, got[:, 1].astype(np.int64)),
-          np.searchsorted(runs, got[:, 0].astype(np.int64))] = np.where(got[:, 2] < 0, np.nan, got[:, 2])
-    return p
+            cur = conn.connection.cursor()
+            try:
+                return read_data(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s", recent)
+            finally:
+                cur.close()
 
 
 def _rows(conn: Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
@@ -408,13 +317,6 @@ def _rows(conn: Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
         return list(result.cursor.fetchall()) if result.cursor is not None else []
     finally:
         result.close()
-
-
-def _matrix(rows: list[Sequence[Any]], width: int, dtype: type) -> np.ndarray:
-    """``rows`` of ``width`` numbers as a rows × width array, read in one pass in C
-    (:func:`numpy.fromiter` over the flattened rows: no Python object per row)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
-    return flat.reshape(len(rows), width)
 
 
 def _version(conn: Connection) -> str | None:
@@ -485,64 +387,6 @@ def _note_transitions(conn: Connection, tasks: list[str], before: Evidence, afte
     conn.execute(schema.transitions.insert(), rows)
 
 
-def _aware(at: Any) -> dt.datetime | None:
-    """A stored time as an aware UTC datetime (SQLite gives it back naive)."""
-    if at is None:
-        return None
-    if isinstance(at, str):
-        at = dt.datetime.fromisoformat(at)
-    return at if at.tzinfo is not None else at.replace(tzinfo=dt.timezone.utc)
-
-
-@dataclass(frozen=True)
-class QuarantineProgress:
-    """A quarantine's evidence since it was set: runs and trials of its task recorded since,
-    and how many of those runs were clean in a row (since the last bad one)."""
-
-    runs: int
-    trials: int
-    clean_runs: int
-    clean_trials: int
-    bad_runs: int
-
-    def line(self) -> str:
-        """``14 clean trials over 3 runs since quarantined`` (and the bad runs, if any)."""
-        s = "" if self.clean_runs == 1 else "s"
-        text = f"{self.clean_trials} clean trials over {self.clean_runs} run{s} since quarantined"
-        if self.bad_runs:
-            text += f" ({self.bad_runs} flaky or failing run{'' if self.bad_runs == 1 else 's'} before them)"
-        return text
-
-
-def quarantine_progress(results: Sequence[tuple[int, int]]) -> QuarantineProgress:
-    """The :class:`QuarantineProgress` of a task's (trials, passes) in the runs recorded since its
-    quarantine, oldest first (a run without a usable trial counts for nothing)."""
-    runs = trials = clean_runs = clean_trials = bad = 0
-    for n, p in results:
-        if n <= 0:
-            continue
-        runs += 1
-        trials += n
-        if p >= n:
-            clean_runs += 1
-            clean_trials += n
-        else:
-            bad += 1
-            clean_runs = clean_trials = 0
-    return QuarantineProgress(runs, trials, clean_runs, clean_trials, bad)
-
-
-def _progress(conn: Connection, quarantines: Sequence[tuple[str, int | None]]) -> dict[str, QuarantineProgress]:
-    """Each (task, since_run)'s :class:`QuarantineProgress`."""
-    t, tr = schema.tasks, schema.task_results
-    out = {}
-    for task, since in quarantines:
-        got = _rows(conn, sa.select(tr.c.trials, tr.c.passes).join(t, t.c.id == tr.c.task_id)
-                    .where(t.c.name == task, tr.c.run_id > (since or 0)).order_by(tr.c.run_id))
-        out[task] = quarantine_progress(got)
-    return out
-
-
 def _end_due(conn: Connection, now: dt.datetime) -> list[str]:
     """End every active quarantine whose date has come or whose task has had its clean runs,
     with the evidence, a ``quarantine_ended`` transition each; the tasks ended."""
@@ -552,10 +396,15 @@ def _end_due(conn: Connection, now: dt.datetime) -> list[str]:
                                sa.or_(q.c.until_at.is_not(None), q.c.until_clean.is_not(None)))).all()
     if not rows:
         return []
-    progress = _progress(conn, [(row.task, row.since_run) for row in rows])
+    cur = conn.connection.cursor()
+    try:
+        got = progress(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s",
+                       [(row.task, row.since_run) for row in rows])
+    finally:
+        cur.close()
     ended = []
     for row in rows:
-        pr = progress[row.task]
+        pr = got[row.task]
         until = _aware(row.until_at)
         if row.until_clean is not None and pr.clean_runs >= row.until_clean:
             why = f"{pr.line()} ({row.until_clean} clean run{'' if row.until_clean == 1 else 's'} asked)"
@@ -746,11 +595,3 @@ def _one_line(exc: sa.exc.DBAPIError, timeout: float) -> str:
     if isinstance(exc, sa.exc.OperationalError) and "connection" in text.lower():
         return f"cannot connect: {text}"
     return text
-
-
-def _when(at: Any) -> str:
-    if isinstance(at, dt.datetime):
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=dt.timezone.utc)
-        return at.isoformat(timespec="seconds")
-    return str(at)

@@ -72,7 +72,10 @@ def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, 
     import sqlalchemy as sa
 
     from flaketui.history import schema
-    from flaketui.history.store import _aware, _matrix, _rows, _when
+    from flaketui.history.snapshot import aware as _aware
+    from flaketui.history.snapshot import matrix as _matrix
+    from flaketui.history.snapshot import when as _when
+    from flaketui.history.store import _rows
 
     r, t, tr, q = schema.runs, schema.tasks, schema.task_results, schema.quarantines
     with store.reading() as conn:
