@@ -81,8 +81,8 @@ def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt
                 names: list[str], alpha: float = ALPHA) -> RetryAudit | None:
     """The :class:`RetryAudit` of one run's trials (``task``: index into ``names``; ``outcome``:
     :data:`~flaketui.model.PASS`, FAIL or :data:`~flaketui.model.ERRORED`; ``attempt``: 1 for a
-    first attempt, more for a retried one, NaN where the log does not say); None when no trial
-    was retried.
+    first attempt, more for a retried one, NaN where the log does not mark the trial, which is
+    a first attempt: Inspect marks only the samples it retried); None when no trial was retried.
 
     Notes
     -----
@@ -99,14 +99,13 @@ def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt
        Journal of Statistics 6(2):65-70, 1979.
     """
     attempt = np.asarray(attempt, dtype=np.float64)
-    known = ~np.isnan(attempt)
-    retried = known & (attempt > 1)
+    retried = attempt > 1  # NaN compares False: a first attempt
     if not retried.any():
         return None
     task = np.asarray(task, dtype=np.int64)
     outcome = np.asarray(outcome)
     audited = np.unique(task[retried])
-    first = known & (attempt <= 1)
+    first = ~retried
     errored = outcome == ERRORED
     passed = outcome == PASS
     size = len(names)
