@@ -43,6 +43,8 @@ def text_chart(series: Sequence[tuple[str, str, Sequence[float | None]]], runs: 
     if marks and any(marks):
         lines.append("      " + "".join(f"{m[:col]:^{col}}" for m in marks).rstrip())
     legend = "  ".join(f"{glyph} {name}" for name, glyph, _ in series)
+    if any("◆" in row for row in grid):
+        legend += "  ◆ several"
     lines.append(f"      {legend}" + ("   (F flaky, R regressed, X fixed)" if marks and any(marks) else ""))
     for j, (name, date) in enumerate(zip(runs, dates, strict=True)):
         lines.append(f"      {j + 1:>3}  {visible(name)}  {_short_date(date)}")

@@ -1,5 +1,10 @@
 """A task's history across recorded runs: opened with ``H`` from the task table.
 
+Above the runs, a chart of the last :data:`CHART_RUNS` recorded runs (:mod:`flaketui.history.trend`,
+drawn by :func:`flaketui.output.trend.text_chart`): the suite's pass@1 and pass^k and this
+task's p̂, y ticked, each run numbered, named and dated, where the task turned flaky, regressed
+or was fixed marked.
+
 Per recorded run the task is in: the run's name, when it was recorded, trials, passes,
 errored, p̂, the task's lifecycle state after that run and the triage note on the task in
 that run (label and note, from the app's triage notes); above, its state now, the evidence for
@@ -22,6 +27,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.trend_chart import TrendChart
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.sanitize import visible
 
@@ -38,6 +44,8 @@ NOTE_WIDTH = 48
 STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "fixed": "bold green",
                 "regressed": "bold red", "quarantined": "magenta"}
 """Colour of each lifecycle state."""
+CHART_RUNS = 30
+"""The recorded runs the chart draws (the newest)."""
 STATE_ORDER = {state: i for i, state in enumerate(("regressed", "flaky", "failing", "quarantined", "fixed", "stable"))}
 """The task table's ``state`` column sorts most urgent first."""
 
@@ -47,6 +55,8 @@ class TimelineRead(Message):
     """The worker read the task's timeline (None: no history recorded yet)."""
 
     timeline: TaskTimeline | None
+    chart: list[str] | None = None
+    """The chart's lines (None: no chart)."""
 
 
 class HistoryScreen(FlakeScreen[None]):
@@ -75,6 +85,7 @@ class HistoryScreen(FlakeScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("reading the task's history…", style="dim"), id="history-head")
+        yield TrendChart(id="history-chart")
         yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
@@ -129,12 +140,14 @@ class HistoryScreen(FlakeScreen[None]):
             return
         with open_store(url) as store:
             timeline = task_timeline(store, self.task_name, rules=rules)
-        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
+            chart = chart_lines(store, self.task_name) if timeline.runs_recorded else None
+        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None, chart))
 
     @on(TimelineRead)
     def timeline_read(self, event: TimelineRead) -> None:
         head = self.query_one("#history-head", Static)
         tl = event.timeline
+        self.query_one(TrendChart).show(event.chart or [])
         if tl is None:
             head.update(Text(NO_HISTORY, style="bold"))
             return
@@ -173,3 +186,22 @@ class HistoryScreen(FlakeScreen[None]):
     def action_back(self) -> None:
         """Return to the task table."""
         self.dismiss()
+
+
+def chart_lines(store: object, task: str, last: int = CHART_RUNS) -> list[str]:
+    """The chart of the suite's pass@1 and pass^k and ``task`` 's p̂ over the last ``last``
+    recorded runs, its changes marked (run in a worker: it folds every recorded run)."""
+    from flaketui.history.trend import trend, trend_doc
+    from flaketui.output.trend import MARKS, text_chart
+
+    doc = trend_doc(trend(store, last=last, tasks=[task]))
+    runs = doc["runs"]
+    if not runs:
+        return []
+    mine = doc["tasks"][0]["p_hat"] if doc["tasks"] else [None] * len(runs)
+    marks = ["".join(sorted({MARKS.get(c["kind"], "?") for c in r["changes"] if c["task"] == task})) for r in runs]
+    k = doc["k"]
+    return text_chart([("suite pass@1", "●", [r["pass_at_1"]["value"] for r in runs]),
+                       (f"suite pass^{k}", "○", [r["pass_hat_k"]["value"] for r in runs]),
+                       (f"p̂ of {visible(task)}", "✕", mine)],
+                      [r["run"] for r in runs], [r["recorded_at"] for r in runs], marks, height=6)
