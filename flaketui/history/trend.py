@@ -81,67 +81,63 @@ def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, 
     with store.reading() as conn:
         run_rows = conn.execute(sa.select(r.c.id, r.c.name, r.c.recorded_at).order_by(r.c.id)).all()
         task_rows = _rows(conn, sa.select(t.c.id, t.c.name, t.c.group_name).order_by(t.c.id))
-        res = _rows(conn, sa.select(tr.c.run_id, tr.c.task_id, tr.c.trials, tr.c.passes)
-                    .order_by(tr.c.run_id, tr.c.task_id))
         quar = conn.execute(sa.select(q.c.task, q.c.at, q.c.lifted_at)).all()
+        if k is None:
+            common = conn.execute(sa.select(tr.c.trials, sa.func.count().label("c")).where(tr.c.trials > 0)
+                                  .group_by(tr.c.trials).order_by(sa.desc("c"), tr.c.trials).limit(1)).first()
+            k = int(common[0]) if common is not None else 1
     ids = np.array([row[0] for row in task_rows], dtype=np.int64)
     names = [row[1] for row in task_rows]
     groups = [row[2] for row in task_rows]
-    arr = _matrix(res, 4, np.int64) if res else np.zeros((0, 4), np.int64)
-    if k is None:
-        used = arr[:, 2][arr[:, 2] > 0]
-        if used.size:
-            values, freq = np.unique(used, return_counts=True)
-            k = int(values[int(np.argmax(freq))])
-        else:
-            k = 1
     shown_from = max(0, len(run_rows) - last) if last > 0 else 0
     pick = np.arange(len(ids)) if tasks is None else np.array(
         [i for i, name in enumerate(names) if name in set(tasks)], dtype=np.int64)
     p_hat = np.full((len(pick), len(run_rows) - shown_from), np.nan)
     ev = lifecycle.Evidence.empty(len(ids))
     states = lifecycle.states(ev, cap)
-    bounds = np.searchsorted(arr[:, 0], [row[0] for row in run_rows] + [np.iinfo(np.int64).max])
     quarantines = [(task, _aware(at), _aware(lifted)) for task, at, lifted in quar]
-    out = []
-    for j, row in enumerate(run_rows):
-        part = arr[bounds[j]:bounds[j + 1]]
-        at = np.searchsorted(ids, part[:, 1])
-        n_all = np.zeros(len(ids), np.int64)
-        c_all = np.zeros(len(ids), np.int64)
-        n_all[at], c_all[at] = part[:, 2], part[:, 3]
-        sub = lifecycle.Evidence(*(c[at] for c in ev.columns()))
-        folded = lifecycle.fold(sub, int(row.id), part[:, 2], part[:, 3])
-        for f in lifecycle.FIELDS:
-            getattr(ev, f)[at] = getattr(folded, f)
-        before = states
-        states = lifecycle.states(ev, cap)
-        if j < shown_from:
-            continue
-        moved = lifecycle.changed(before, states)
-        n, c = part[:, 2], part[:, 3]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.where(n > 0, c / np.maximum(n, 1), np.nan)
-        in_pick = np.isin(at, pick)
-        if tasks is None:
-            p_hat[at, j - shown_from] = p
-        elif in_pick.any():
-            p_hat[np.searchsorted(pick, at[in_pick]), j - shown_from] = p[in_pick]
-        g = [groups[i] for i in at.tolist()]
-        g_used = g if any(x is not None for x in g) else None
-        hat = np.where(n >= k, pass_hat_k(np.maximum(n, k), c, k), np.nan) if len(n) else np.zeros(0)
-        when = _aware(row.recorded_at)
-        active = {task for task, start, lifted in quarantines
-                  if start is not None and when is not None and start <= when and (lifted is None or lifted > when)}
-        seen = ev.runs_seen > 0
-        counts = {s: int(np.count_nonzero(seen & (states == s))) for s in lifecycle.STATES if s != lifecycle.QUARANTINED}
-        counts[lifecycle.QUARANTINED] = len(active)
-        counts[UNDETERMINED] = int(np.count_nonzero(undetermined(n, c)))
-        out.append(TrendRun(
-            int(row.id), row.name, _when(row.recorded_at), int(len(part)), mean_estimate(p, g_used),
-            mean_estimate(hat, g_used), counts,
-            [{"task": names[i], "kind": lifecycle.NOTIFIED[str(states[i])], "from": str(before[i])}
-             for i in moved.tolist()]))
+    # One run's results at a time, in recorded order (a range of the primary key): the fold needs
+    # every run, but never more than one run's rows in memory. (A run's results never change once
+    # recorded, so a run recorded meanwhile changes nothing here.)
+    with store.reading() as conn:
+        out = []
+        for j, row in enumerate(run_rows):
+            part = _matrix(_rows(conn, sa.select(tr.c.task_id, tr.c.trials, tr.c.passes)
+                                 .where(tr.c.run_id == row.id).order_by(tr.c.task_id)), 3, np.int64)
+            at = np.searchsorted(ids, part[:, 0])
+            sub = lifecycle.Evidence(*(c[at] for c in ev.columns()))
+            folded = lifecycle.fold(sub, int(row.id), part[:, 1], part[:, 2])
+            for f in lifecycle.FIELDS:
+                getattr(ev, f)[at] = getattr(folded, f)
+            before = states
+            states = lifecycle.states(ev, cap)
+            if j < shown_from:
+                continue
+            moved = lifecycle.changed(before, states)
+            n, c = part[:, 1], part[:, 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p = np.where(n > 0, c / np.maximum(n, 1), np.nan)
+            in_pick = np.isin(at, pick)
+            if tasks is None:
+                p_hat[at, j - shown_from] = p
+            elif in_pick.any():
+                p_hat[np.searchsorted(pick, at[in_pick]), j - shown_from] = p[in_pick]
+            g = [groups[i] for i in at.tolist()]
+            g_used = g if any(x is not None for x in g) else None
+            hat = np.where(n >= k, pass_hat_k(np.maximum(n, k), c, k), np.nan) if len(n) else np.zeros(0)
+            when = _aware(row.recorded_at)
+            active = {task for task, start, lifted in quarantines if start is not None and when is not None
+                      and start <= when and (lifted is None or lifted > when)}
+            seen = ev.runs_seen > 0
+            counts = {s: int(np.count_nonzero(seen & (states == s)))
+                      for s in lifecycle.STATES if s != lifecycle.QUARANTINED}
+            counts[lifecycle.QUARANTINED] = len(active)
+            counts[UNDETERMINED] = int(np.count_nonzero(undetermined(n, c)))
+            out.append(TrendRun(
+                int(row.id), row.name, _when(row.recorded_at), int(len(part)), mean_estimate(p, g_used),
+                mean_estimate(hat, g_used), counts,
+                [{"task": names[i], "kind": lifecycle.NOTIFIED[str(states[i])], "from": str(before[i])}
+                 for i in moved.tolist()]))
     return Trend(k, cap, out, len(run_rows), [names[i] for i in pick.tolist()], p_hat,
                  [str(s) for s in states[pick].tolist()])
 

@@ -111,8 +111,9 @@ def test_slack_body_escapes_and_sends_log_text_as_plain_text(tmp_path: Path) -> 
     assert "a&amp;b &lt;!channel&gt;" in msg["text"]
     assert all(b["text"]["type"] == "plain_text" for b in msg["blocks"])
     assert slack_escape("<&>") == "&lt;&amp;&gt;"
-    assert slack_message({"task": "t", "kind": "fixed", "from_state": "flaky", "to_state": "fixed",
-                          "evidence": "e", "run": "r", "at": "x", "id": 1})["blocks"][0]["text"]["text"] == "t was fixed"
+    head = slack_message({"task": "t", "kind": "fixed", "from_state": "flaky", "to_state": "fixed",
+                          "evidence": "e", "run": "r", "at": "x", "id": 1})["blocks"][0]
+    assert head["text"] == {"type": "plain_text", "text": "t was fixed", "emoji": False}
 
 
 def test_webhook_secret_never_printed(tmp_path: Path) -> None:
