@@ -5,6 +5,7 @@ SVG chart, from :func:`flaketui.history.trend.trend_doc` 's document. Every stri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -13,6 +14,8 @@ from flaketui.sanitize import visible
 SPARK = "▁▂▃▄▅▆▇█"
 MARKS = {"flaky": "F", "regressed": "R", "fixed": "X", "quarantine_ended": "Q"}
 """The letter a change is marked with under the chart's run axis."""
+CHANGES_SHOWN = 50
+"""The changes the text lists (JSON and the page have every one)."""
 
 
 def _short_date(at: str) -> str:
@@ -26,14 +29,21 @@ def text_chart(series: Sequence[tuple[str, str, Sequence[float | None]]], runs: 
     run, may be empty) on a line of their own; then the runs' numbers, names and dates."""
     width = len(runs) * col
     grid = [[" "] * width for _ in range(height + 1)]
+    drawn = [float(v) for _, _, values in series for v in values if v is not None and v == v]
+    # The y axis from 0, or from a tenth below the lowest value when all are high (a suite at
+    # 0.97-0.99 would otherwise be one flat line at the top).
+    lo = math.floor(min(drawn) * 10) / 10 if drawn and min(drawn) >= 0.5 else 0.0
+    span = 1.0 - lo
     for _, glyph, values in series:
         for j, v in enumerate(values):
             if v is None or v != v:
                 continue
-            row = height - round(float(v) * height)
+            row = height - round((float(v) - lo) / span * height)
             cell = j * col + col // 2
             grid[row][cell] = glyph if grid[row][cell] == " " else "◆"
-    ticks = {0: "1.0", height // 2: "0.5", height: "0.0"}
+    ticks = {0: "1.0", height // 2: f"{lo + span / 2:.2f}".rstrip("0").rstrip("."), height: f"{lo:.1f}"}
+    if height % 2:  # the middle tick would not sit on a row
+        ticks.pop(height // 2)
     lines = []
     for i, row in enumerate(grid):
         lines.append(f"{ticks.get(i, ''):>4} ┤" + "".join(row).rstrip())
@@ -82,9 +92,11 @@ def trend_lines(doc: dict[str, Any], top: int = 20) -> list[str]:
              str(r["counts"]["undetermined"]), str(r["counts"]["quarantined"])) for j, r in enumerate(runs)]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(head)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [head, *rows]]
-    for j, r in enumerate(runs):
-        for c in r["changes"]:
-            lines.append(f"run {j + 1} ({visible(r['run'])}): {visible(c['task'])} {c['kind']} (was {c['from']})")
+    changes = [(j, r, c) for j, r in enumerate(runs) for c in r["changes"]]
+    for j, r, c in changes[:CHANGES_SHOWN]:
+        lines.append(f"run {j + 1} ({visible(r['run'])}): {visible(c['task'])} {c['kind']} (was {c['from']})")
+    if len(changes) > CHANGES_SHOWN:
+        lines.append(f"… and {len(changes) - CHANGES_SHOWN} more changes (--format json lists every one)")
     bad = [t for t in doc["tasks"] if t["state"] != "stable"][:top]
     if bad:
         lines += ["", "p̂ per run of the tasks ever flaky or failing (· not in the run):"]

@@ -38,7 +38,7 @@ def app(tmp_path: Path) -> FlakeApp:
 class TestHistoryScreen:
     def test_timeline_of_search_runbook(self, snap_compare, app: FlakeApp) -> None:
         """searchRunbook flaky in 2 of 2 runs, "12 clean trials since run oncall-baseline: 17 more to call it
-        fixed at cap 0.1"; a chart ticked 1.0 / 0.5 / 0.0 over runs 1 and 2 (the suite's pass@1 and pass^12 and
+        fixed at cap 0.1"; a chart ticked 1.0 / 0.85 / 0.7 over runs 1 and 2 (the suite's pass@1 and pass^12 and
         the task's p̂: 0.83 then 1.0), F under run 1, the runs named and dated below; rows oncall-baseline
         (2026-03-01, 12 10 0 0.83 flaky) and oncall-candidate (2026-03-02, 12 12 0 1.00 flaky), an empty note
         column, the table focused."""

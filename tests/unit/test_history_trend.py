@@ -118,3 +118,13 @@ def test_issue_body_is_markdown_escaped(tmp_path: Path) -> None:
     assert md_text("a_b\nc") == "a\\_b c"
     code, _, err = run("history", "issue-body", "nope", "--history", url(tmp_path))
     assert code == 2 and "no recorded run has task" in err
+
+
+def test_text_chart_zooms_in_on_a_high_suite() -> None:
+    """All values at 0.97-0.99: the y axis runs from 0.9 (ticked) to 1.0, so the runs differ on the chart."""
+    from flaketui.output.trend import text_chart
+
+    lines = text_chart([("pass@1", "●", [0.97, 0.99, 0.98])], ["a", "b", "c"], ["2026-12-01"] * 3, height=10)
+    assert lines[0].startswith(" 1.0 ┤") and lines[10].startswith(" 0.9 ┤") and lines[5].startswith("0.95 ┤")
+    rows = [i for i, ln in enumerate(lines[:11]) if "●" in ln]
+    assert rows == [1, 2, 3]
