@@ -3,7 +3,8 @@
 Above the runs, a chart of the last :data:`CHART_RUNS` recorded runs (:mod:`flaketui.history.trend`,
 drawn by :func:`flaketui.output.trend.text_chart`): the suite's pass@1 and pass^k and this
 task's p̂, y ticked, each run numbered, named and dated, where the task turned flaky, regressed
-or was fixed marked.
+or was fixed marked. ``s`` switches to the suite's view: ``history trend`` 's text (the chart,
+a line per run with its intervals and its flaky / undetermined / quarantined tasks, the changes).
 
 Per recorded run the task is in: the run's name, when it was recorded, trials, passes,
 errored, p̂, the task's lifecycle state after that run and the triage note on the task in
@@ -57,6 +58,8 @@ class TimelineRead(Message):
     timeline: TaskTimeline | None
     chart: list[str] | None = None
     """The chart's lines (None: no chart)."""
+    suite: list[str] | None = None
+    """The suite view's lines (``history trend`` 's text; None: no history)."""
 
 
 class HistoryScreen(FlakeScreen[None]):
@@ -71,7 +74,9 @@ class HistoryScreen(FlakeScreen[None]):
     HistoryScreen #history-table { height: 1fr; }
     """
 
-    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table")]
+    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table"),
+                Binding("s", "suite", "Suite trend", id="history-suite",
+                        tooltip="Switch between this task's history and the suite's trend over the recorded runs")]
 
     STATUS = "#history-head"
     AUTO_FOCUS = "#history-table"
@@ -81,11 +86,14 @@ class HistoryScreen(FlakeScreen[None]):
         self.task_name = task
         self.timeline: TaskTimeline | None = None
         """The timeline read (None until read, or with no history)."""
+        self.suite_lines: list[str] = []
+        """The suite view's lines (empty until read)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("reading the task's history…", style="dim"), id="history-head")
         yield TrendChart(id="history-chart")
+        yield TrendChart(id="history-suite")
         yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
@@ -140,14 +148,16 @@ class HistoryScreen(FlakeScreen[None]):
             return
         with open_store(url) as store:
             timeline = task_timeline(store, self.task_name, rules=rules)
-            chart = chart_lines(store, self.task_name) if timeline.runs_recorded else None
-        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None, chart))
+            chart, suite = chart_lines(store, self.task_name) if timeline.runs_recorded else (None, None)
+        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None, chart, suite))
 
     @on(TimelineRead)
     def timeline_read(self, event: TimelineRead) -> None:
         head = self.query_one("#history-head", Static)
         tl = event.timeline
-        self.query_one(TrendChart).show(event.chart or [])
+        self.query_one("#history-chart", TrendChart).show(event.chart or [])
+        self.suite_lines = event.suite or []
+        self.query_one("#history-suite", TrendChart).display = False
         if tl is None:
             head.update(Text(NO_HISTORY, style="bold"))
             return
@@ -183,25 +193,42 @@ class HistoryScreen(FlakeScreen[None]):
         if not tl.runs:
             table.display = False
 
+    def action_suite(self) -> None:
+        """Show the suite's trend instead of the task's history, or back."""
+        suite = self.query_one("#history-suite", TrendChart)
+        to_suite = not suite.display and bool(self.suite_lines)
+        if to_suite:
+            suite.show(self.suite_lines)
+            suite.styles.max_height = None
+            suite.styles.height = "1fr"
+        else:
+            suite.display = False
+        self.query_one("#history-chart", TrendChart).display = not to_suite and bool(self.timeline)
+        table = self.query_one(DataTable)
+        table.display = not to_suite and bool(self.timeline and self.timeline.runs)
+        self.sub_title = ("suite trend" if to_suite else "history") + f" · {visible(self.task_name)}"
+
     def action_back(self) -> None:
         """Return to the task table."""
         self.dismiss()
 
 
-def chart_lines(store: object, task: str, last: int = CHART_RUNS) -> list[str]:
+def chart_lines(store: object, task: str, last: int = CHART_RUNS) -> tuple[list[str], list[str]]:
     """The chart of the suite's pass@1 and pass^k and ``task`` 's p̂ over the last ``last``
-    recorded runs, its changes marked (run in a worker: it folds every recorded run)."""
+    recorded runs, its changes marked; and the suite view (``history trend`` 's text) over the
+    same runs (run in a worker: it folds every recorded run)."""
     from flaketui.history.trend import trend, trend_doc
-    from flaketui.output.trend import MARKS, text_chart
+    from flaketui.output.trend import MARKS, text_chart, trend_lines
 
-    doc = trend_doc(trend(store, last=last, tasks=[task]))
+    doc = trend_doc(trend(store, last=last))
     runs = doc["runs"]
     if not runs:
-        return []
-    mine = doc["tasks"][0]["p_hat"] if doc["tasks"] else [None] * len(runs)
+        return [], []
+    mine = next((t["p_hat"] for t in doc["tasks"] if t["task"] == task), [None] * len(runs))
     marks = ["".join(sorted({MARKS.get(c["kind"], "?") for c in r["changes"] if c["task"] == task})) for r in runs]
     k = doc["k"]
-    return text_chart([("suite pass@1", "●", [r["pass_at_1"]["value"] for r in runs]),
-                       (f"suite pass^{k}", "○", [r["pass_hat_k"]["value"] for r in runs]),
-                       (f"p̂ of {visible(task)}", "✕", mine)],
-                      [r["run"] for r in runs], [r["recorded_at"] for r in runs], marks, height=6)
+    chart = text_chart([("suite pass@1", "●", [r["pass_at_1"]["value"] for r in runs]),
+                        (f"suite pass^{k}", "○", [r["pass_hat_k"]["value"] for r in runs]),
+                        (f"p̂ of {visible(task)}", "✕", mine)],
+                       [r["run"] for r in runs], [r["recorded_at"] for r in runs], marks, height=6)
+    return chart, trend_lines(doc)
