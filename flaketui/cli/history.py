@@ -114,6 +114,10 @@ def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: fl
     for rec in done:
         what = "recorded" if rec.new else "already recorded"
         click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})", err=err)
+    ctx = click.get_current_context(silent=True)
+    kept = ctx.meta.get(NOTIFY, {}) if ctx is not None else {}
+    if kept.get("notify"):
+        notify_all(history, wait, kept["notify"], kept.get("notify_format") or "json")
 
 
 def run_records(log: TrialLog, causes: bool = False) -> list[RunRecord]:
@@ -164,12 +168,35 @@ def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1, grades_fie
     return out
 
 
+NOTIFY = "flaketui.notify"
+"""Where ``--notify`` / ``--notify-format`` keep their values in the click context's ``meta``
+(the commands that take :func:`record_options` do not see them: :func:`record_log` does)."""
+
+
+def _kept(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep ``--record`` / ``--notify`` / ``--notify-format`` for :func:`record_log`; ``--notify``
+    without ``--record`` is a usage error (checked by whichever of the two click processes last)."""
+    kept = ctx.meta.setdefault(NOTIFY, {})
+    kept[param.name] = value
+    if "record" in kept and "notify" in kept and kept["notify"] and not kept["record"]:
+        raise click.UsageError("--notify goes with --record")
+    return value
+
+
 def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--record`` and ``--history URL`` for a command that loads runs (``report``, ``compare``)."""
+    """``--record``, ``--history URL`` and ``--notify URL`` for a command that loads runs
+    (``report``, ``compare``)."""
+    func = click.option("--notify-format", "notify_format", type=click.Choice(["json", "slack"]), default="json",
+                        show_default=True, expose_value=False, callback=_kept,
+                        help="With --notify: the message body (as flaketui history notify).")(func)
+    func = click.option("--notify", "notify", default=None, metavar="URL", expose_value=False, callback=_kept,
+                        help="With --record: then post each transition not yet notified (a task newly flaky, "
+                             "regressed, fixed; a quarantine ended) to this webhook, as flaketui history "
+                             "notify does.")(func)
     func = click.option("--history", "history", default=None, metavar="URL",
                         help="With --record: the history (as flaketui history: default "
                              "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
-    return click.option("--record", "record", is_flag=True, default=False,
+    return click.option("--record", "record", is_flag=True, default=False, callback=_kept,
                         help="After the output, record every run loaded in the history (as flaketui "
                              "history record; a run recorded before is left as it is), one line a run on "
                              "stderr. A history that cannot be used: one line on stderr and exit 2, the "

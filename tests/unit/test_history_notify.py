@@ -126,3 +126,15 @@ def test_webhook_secret_never_printed(tmp_path: Path) -> None:
     assert "XXSECRETXX" not in out + err and "pw" not in out + err
     assert hook.headers[0]["Authorization"].startswith("Basic ")
     assert shown_webhook("https://u:p@hooks.slack.com/services/T/B/X") == "https://***@hooks.slack.com/…"
+
+
+def test_report_record_notify_posts_the_new_transitions(tmp_path: Path) -> None:
+    """report --record --notify URL records the log and posts what it changed; --notify alone is a usage error."""
+    log = write_log(tmp_path / "r.jsonl", "run-0", {"a": (4, 2), "b": (4, 4)})
+    with webhook() as hook:
+        code, _, err = run("report", str(log), "--record", "--history", url(tmp_path), "--notify", hook.url,
+                           "--notify-format", "slack")
+        assert code == 0, err
+    assert [m["text"] for m in hook.taken] == ["flaketui: a turned flaky"]
+    code, _, err = run("report", str(log), "--notify", "http://127.0.0.1:9/x", "--history", url(tmp_path))
+    assert code == 2 and "--notify goes with --record" in err
