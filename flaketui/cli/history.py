@@ -347,7 +347,7 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
                tries: int | None = None) -> None:
     """Post each transition not yet notified to ``url`` (one message each, oldest first), one
     line each on stderr; any not delivered: kept for the next time, one line and exit 2."""
-    from flaketui.history.notify import CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook
+    from flaketui.history.notify import BACKOFF, CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook
     from flaketui.history.owners import OwnersError, owners_of, read_owners
 
     try:
@@ -355,6 +355,9 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
     except OwnersError as exc:
         fail(str(exc))
     failed = sent = 0
+    n_tries = tries or TRIES
+    # How long one message may take (every try timing out, the backoff between them), and a margin.
+    lease = n_tries * ((connect_timeout or CONNECT_TIMEOUT) + (read_timeout or READ_TIMEOUT)) + BACKOFF * 2 ** n_tries + 30
     with opened(history, wait) as store:
         store.end_due()
         for tr in store.transitions(pending=True):
@@ -367,7 +370,7 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
                 why.append(got.why)
                 return got.ok
 
-            done = store.deliver(tr["id"], send)
+            done = store.deliver(tr["id"], send, lease=lease)
             if done:
                 sent += 1
                 click.echo(visible(f"notified: {tr['task']} {tr['kind']}"), err=True)

@@ -1,9 +1,10 @@
 """Messages about the history's transitions (a task turned flaky, regressed, was fixed, its
 quarantine ended) posted to a webhook: a generic JSON body or one Slack's incoming webhooks take.
 
-Each transition is posted at most once per history (:meth:`~flaketui.history.store.Store.deliver`
-marks it sent under the history's write lock, so two notifiers never both post it, and a post
-that failed leaves it for the next time). A post has a connect and a read timeout and a bounded
+Each transition is posted once per history (:meth:`~flaketui.history.store.Store.deliver` claims
+it for a lease, posts it holding no lock, then marks it sent: two notifiers never both post it, a
+post that failed leaves it for the next time, and one whose notifier died is posted again once
+its lease lapses). A post has a connect and a read timeout and a bounded
 number of tries, backing off between them. The webhook URL is never stored, and said only as
 its masked origin (:func:`shown_webhook`). No Textual, no Rich.
 """

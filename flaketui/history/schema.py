@@ -16,7 +16,8 @@ in :mod:`flaketui.history.migrations` build them.
   recorded when it was set), and says why it ended (``ended_evidence``);
 - ``transitions``: each lifecycle change recording found (a task turned flaky, regressed, was
   fixed, its quarantine ended), with its evidence line and run, and when a notification about
-  it went out (``notified_at``, null: not yet; ``history notify`` sends each once).
+  it went out (``notified_at``, null: not yet; ``history notify`` sends each once; ``claimed_until``:
+  a notifier is posting it, and no other may until then).
 
 These tables are for building queries; the migrations, not :meth:`MetaData.create_all`, make
 the database.
@@ -113,5 +114,6 @@ transitions = Table(
     Column("evidence", Text, nullable=False),
     Column("at", DateTime(timezone=True), nullable=False),
     Column("notified_at", DateTime(timezone=True), nullable=True),
+    Column("claimed_until", DateTime(timezone=True), nullable=True),
 )
 Index("ix_transitions_pending", transitions.c.notified_at, transitions.c.id)

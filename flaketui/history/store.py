@@ -253,22 +253,34 @@ class Store:
                      "notified_at": None if row.notified_at is None else _when(row.notified_at)}
                     for row in conn.execute(stmt)]
 
-    def deliver(self, transition_id: int, send: Any, now: dt.datetime | None = None) -> bool | None:
-        """Under the write lock, if transition ``transition_id`` is still pending, call
-        ``send()`` and, when it returns True, mark the transition notified; what ``send``
-        returned (None: another notifier had already sent it). Two notifiers never both send
-        one transition; a failed ``send`` leaves it pending, for the next time."""
+    def deliver(self, transition_id: int, send: Any, lease: float = 120.0,
+                now: dt.datetime | None = None) -> bool | None:
+        """Post transition ``transition_id`` once: claim it for ``lease`` seconds (one short
+        write: nothing else waits while ``send`` runs), call ``send()``, then mark it notified
+        when that returned True, or release the claim. What ``send`` returned; None when it was
+        not called (already notified, or claimed by another notifier that is posting it). A
+        notifier that died while posting leaves a claim that lapses after ``lease``: the
+        transition is then posted again (at least once, never lost)."""
         tr = schema.transitions
+        start = now or dt.datetime.now(dt.timezone.utc)
         with self.writing() as conn:
-            still = conn.execute(sa.select(tr.c.id).where(tr.c.id == transition_id,
-                                                          tr.c.notified_at.is_(None))).first()
-            if still is None:
+            row = conn.execute(sa.select(tr.c.claimed_until).where(tr.c.id == transition_id,
+                                                                   tr.c.notified_at.is_(None))).first()
+            if row is None:
                 return None
+            claimed = _aware(row.claimed_until)
+            if claimed is not None and claimed > start:
+                return None
+            conn.execute(tr.update().where(tr.c.id == transition_id)
+                         .values(claimed_until=start + dt.timedelta(seconds=lease)))
+        ok = False
+        try:
             ok = bool(send())
-            if ok:
-                conn.execute(tr.update().where(tr.c.id == transition_id)
-                             .values(notified_at=now or dt.datetime.now(dt.timezone.utc)))
-            return ok
+        finally:
+            with self.writing() as conn:
+                done = {"notified_at": dt.datetime.now(dt.timezone.utc)} if ok else {}
+                conn.execute(tr.update().where(tr.c.id == transition_id).values(claimed_until=None, **done))
+        return ok
 
     # -- quarantine ------------------------------------------------------------------------
     def quarantine(self, task: str, who: str, why: str, ticket: str | None = None,

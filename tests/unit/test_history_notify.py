@@ -138,3 +138,50 @@ def test_report_record_notify_posts_the_new_transitions(tmp_path: Path) -> None:
     assert [m["text"] for m in hook.taken] == ["flaketui: a turned flaky"]
     code, _, err = run("report", str(log), "--notify", "http://127.0.0.1:9/x", "--history", url(tmp_path))
     assert code == 2 and "--notify goes with --record" in err
+
+
+def test_a_claimed_transition_is_left_to_its_notifier_until_the_claim_lapses(tmp_path: Path) -> None:
+    """A transition another notifier is posting is skipped; once its claim lapses it is posted again; never twice once sent."""
+    import datetime as dt
+
+    store = record_sequences(url(tmp_path), runs=1)
+    first = store.transitions(pending=True)[0]["id"]
+    calls: list[int] = []
+
+    def dies() -> bool:
+        calls.append(1)
+        assert store.deliver(first, lambda: calls.append(2) or True) is None  # claimed meanwhile: skipped
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.deliver(first, dies)
+    assert calls == [1]
+    assert first in [t["id"] for t in store.transitions(pending=True)]  # the claim was released, not sent
+    from flaketui.history import schema
+
+    soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=5)
+    with store.writing() as conn:  # a notifier killed mid-post: its claim stays until it lapses
+        conn.execute(schema.transitions.update().where(schema.transitions.c.id == first).values(claimed_until=soon))
+    assert store.deliver(first, lambda: True) is None
+    later = soon + dt.timedelta(seconds=1)
+    assert store.deliver(first, lambda: True, now=later) is True
+    assert store.deliver(first, lambda: True, now=later) is None
+    store.close()
+
+
+@pytest.mark.slow
+def test_two_notifiers_at_once_send_each_transition_once(tmp_path: Path) -> None:
+    """Two history notify processes started together: the webhook gets each of the 16 transitions exactly once."""
+    import subprocess
+    import sys
+
+    record_sequences(url(tmp_path)).close()
+    with webhook() as hook:
+        hook.mode = "ok"
+        procs = [subprocess.Popen([sys.executable, "-m", "flaketui", "history", "notify", "--webhook", hook.url,
+                                   "--history", url(tmp_path), "--wait", "60"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    keys = [(m["task"], m["kind"], m["run"]) for m in hook.taken]
+    assert len(keys) == 16 and len(set(keys)) == 16

@@ -26,6 +26,7 @@ def upgrade() -> None:
         sa.Column("evidence", sa.Text, nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("notified_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("claimed_until", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index("ix_transitions_pending", "transitions", ["notified_at", "id"])
     # Nullable columns: ALTER TABLE … ADD COLUMN on both databases, no table rebuild; the
