@@ -445,8 +445,12 @@ def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str,
 @click.argument("task")
 @click.option("--owners", "owners", default=None, metavar="FILE", help="A CODEOWNERS-style file naming the owner.")
 @click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X")
+@click.option("--log", "logs", multiple=True, metavar="LOG",
+              help="The latest flaky or failing run's log (repeatable): its traces give the first divergence "
+                   "and suggested source (else those recorded with history record --causes).")
 @history_options
-def issue_body(task: str, owners: str | None, cap: float, history: str | None, wait: float) -> None:
+def issue_body(task: str, owners: str | None, cap: float, logs: tuple[str, ...], history: str | None,
+               wait: float) -> None:
     """A Markdown issue for TASK (state, owner, evidence, its latest flaky run's first
     divergence and suggested source, the commands to reproduce), to pipe into gh issue create."""
     from flaketui.history.issue import issue_markdown
@@ -462,4 +466,30 @@ def issue_body(task: str, owners: str | None, cap: float, history: str | None, w
         if not tl.runs:
             fail(f"no recorded run has task {visible(task)!r}")
         latest = store.latest_bad(task)
+    if logs and latest is not None:
+        latest = {**latest, **divergence_from_log(logs, latest["run"], task)}
     click.echo(issue_markdown(tl, latest), nl=False)
+
+
+def divergence_from_log(logs: Sequence[str], run: str, task: str) -> dict[str, Any]:
+    """``task`` 's first divergence, suggested source and evidence line in ``run`` of ``logs``,
+    read from its traces (``log``: the log named, for the commands to reproduce; ``log_note``:
+    why nothing was found)."""
+    import functools
+
+    from flaketui.loading import read_trial
+    from flaketui.traces.causes import flaky_rows, suggest_causes
+
+    log = load(logs, FieldMap())
+    found: dict[str, Any] = {"log": list(logs)}
+    if run not in log.runs:
+        return {**found, "log_note": f"the log has no run {run!r}"}
+    rows = flaky_rows(log.run_outcomes(run))
+    if task not in rows:
+        return {**found, "log_note": f"task {task!r} is not flaky in run {run!r} of the log"}
+    got = suggest_causes(functools.partial(read_trial, log), {task: rows[task]}).get(task)
+    if got is None:
+        return {**found, "log_note": "no suggestion from the traces"}
+    ev = got.evidence
+    return {**found, "suggested_source": got.cause, "first_divergence": None if ev is None else ev.step_a,
+            "divergence_evidence": None if ev is None else ev.text()}

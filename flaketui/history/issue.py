@@ -23,11 +23,11 @@ def md_text(text: object) -> str:
     return "".join("&#64;" if ch == "@" else ("\\" + ch if ch in _PUNCT else ch) for ch in s)
 
 
-def _log_of(meta: dict[str, Any]) -> str | None:
+def _log_of(meta: dict[str, Any]) -> list[str] | None:
     for key in ("log", "source", "path", "log_path"):
         value = meta.get(key)
         if isinstance(value, str) and value:
-            return mask_url(value)
+            return [mask_url(value)]
     return None
 
 
@@ -56,21 +56,26 @@ def issue_markdown(tl: TaskTimeline, latest: dict[str, Any] | None) -> str:
     if len(tl.runs) > 20:
         lines.append(f"\n({len(tl.runs) - 20} earlier runs not shown)")
     lines += ["", "## Latest flaky or failing run", ""]
-    log = None
+    log: list[str] | None = None
     if latest is None:
         lines.append("None recorded.")
     else:
-        log = _log_of(latest["meta"])
+        log = [mask_url(p) for p in latest["log"]] if latest.get("log") else _log_of(latest["meta"])
         lines.append(f"Run {md_text(latest['run'])} ({md_text(latest['recorded_at'])}): "
                      f"{latest['passes']} of {latest['trials']} trials passed, {latest['errored']} errored.")
         lines.append("")
         div = latest["first_divergence"]
         src = latest["suggested_source"]
         lines.append(f"- **First divergence:** {'step ' + str(div) if div is not None else 'not recorded'}")
+        if latest.get("divergence_evidence"):
+            lines.append(f"- **What differs:** {md_text(latest['divergence_evidence'])}")
         lines.append(f"- **Suggested source:** {md_text(src) if src else 'not recorded'}")
-        if div is None and src is None:
-            lines.append("\n(Recorded without traces: `flaketui history record LOG --causes` records both.)")
-    where = shlex.quote(log) if log else "LOG"
+        if latest.get("log_note"):
+            lines.append(f"- **From the log:** {md_text(latest['log_note'])}")
+        elif div is None and src is None:
+            lines.append("\n(Recorded without traces: `flaketui history record LOG --causes` records both, "
+                         "or give the log with `--log LOG`.)")
+    where = " ".join(shlex.quote(part) for part in log) if log else "LOG"
     name = shlex.quote(visible(task))
     lines += ["", "## Reproduce", "", "```sh",
               "flaketui history status --state flaky --state regressed --format json",

@@ -128,3 +128,18 @@ def test_text_chart_zooms_in_on_a_high_suite() -> None:
     assert lines[0].startswith(" 1.0 ┤") and lines[10].startswith(" 0.9 ┤") and lines[5].startswith("0.95 ┤")
     rows = [i for i, ln in enumerate(lines[:11]) if "●" in ln]
     assert rows == [1, 2, 3]
+
+
+def test_issue_body_reads_the_divergence_from_the_log(tmp_path: Path) -> None:
+    """With --log, the latest flaky run's first divergence, what differs and the suggested source come from its traces."""
+    from tests.conftest import BASELINE, CANDIDATE
+
+    code, _, err = run("history", "record", str(BASELINE), str(CANDIDATE), "--history", url(tmp_path))
+    assert code == 0, err
+    code, out, _ = run("history", "issue-body", "searchRunbook", "--history", url(tmp_path), "--log", str(BASELINE))
+    assert code == 0
+    assert "- **First divergence:** step 3" in out
+    assert "- **Suggested source:** tool\\-nondeterminism" in out
+    assert f"flaketui diff {BASELINE} --task searchRunbook" in out
+    code, out, _ = run("history", "issue-body", "searchRunbook", "--history", url(tmp_path), "--log", str(CANDIDATE))
+    assert "- **From the log:** the log has no run \\'oncall\\-baseline\\'" in out
