@@ -3,7 +3,9 @@
 ``record LOG…`` records each run of the logs (a run recorded before is left as it is);
 ``status`` gives each task's state (stable, failing, flaky, fixed, regressed, quarantined) with
 its evidence and owner; ``quarantine TASK`` / ``unquarantine TASK`` set and lift a person's
-quarantine. The history is ``--history URL``, else ``$FLAKETUI_HISTORY``, else SQLite in the
+quarantine (``--until`` / ``--until-clean``: one that ends by itself); ``trend`` the suite over
+the recorded runs; ``notify`` posts each lifecycle transition to a webhook once; ``issue-body
+TASK`` prints a Markdown issue. The history is ``--history URL``, else ``$FLAKETUI_HISTORY``, else SQLite in the
 user data folder. Errors (an unreachable URL, a newer schema, a locked file) are one line,
 exit 2, and leave the history as it was.
 """
@@ -77,7 +79,9 @@ def history() -> None:
       flaketui report runs/ --record                # the report; each run recorded once
       flaketui quarantine --from-history runs/ > skip.txt   # the quarantined tasks to skip
       flaketui history status --state regressed --state flaky --format json > history.json
-      flaketui history quarantine TASK --why "times out on the sandbox" --ticket URL
+      flaketui history quarantine TASK --why "times out on the sandbox" --ticket URL --until-clean 3
+      flaketui history notify --format slack        # $FLAKETUI_WEBHOOK: each change posted once
+      flaketui history trend --format html --out trend.html
     """
 
 

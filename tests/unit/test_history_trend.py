@@ -143,3 +143,18 @@ def test_issue_body_reads_the_divergence_from_the_log(tmp_path: Path) -> None:
     assert f"flaketui diff {BASELINE} --task searchRunbook" in out
     code, out, _ = run("history", "issue-body", "searchRunbook", "--history", url(tmp_path), "--log", str(CANDIDATE))
     assert "- **From the log:** the log has no run \\'oncall\\-baseline\\'" in out
+
+
+def test_quarantined_count_follows_when_the_quarantine_was_active(tmp_path: Path) -> None:
+    """A run counts the quarantines set before it was recorded and not lifted by then."""
+    import datetime as dt
+
+    utc = dt.timezone.utc
+    with open_store(url(tmp_path)) as store:
+        store.record([run_of(0, {"a": (4, 2)})], now=dt.datetime(2026, 1, 1, tzinfo=utc))
+        store.quarantine("a", "me", "why", now=dt.datetime(2026, 1, 2, tzinfo=utc))
+        store.record([run_of(1, {"a": (4, 4)})], now=dt.datetime(2026, 1, 3, tzinfo=utc))
+        store.unquarantine("a", "me", now=dt.datetime(2026, 1, 4, tzinfo=utc))
+        store.record([run_of(2, {"a": (4, 4)})], now=dt.datetime(2026, 1, 5, tzinfo=utc))
+        doc = trend_doc(trend(store))
+    assert [r["counts"]["quarantined"] for r in doc["runs"]] == [0, 1, 0]
