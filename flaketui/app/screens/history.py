@@ -56,10 +56,17 @@ class TimelineRead(Message):
     """The worker read the task's timeline (None: no history recorded yet)."""
 
     timeline: TaskTimeline | None
-    chart: list[str] | None = None
-    """The chart's lines (None: no chart)."""
-    suite: list[str] | None = None
-    """The suite view's lines (``history trend`` 's text; None: no history)."""
+
+
+@dataclass
+class ChartRead(Message):
+    """The worker folded the recorded runs into the chart (after the timeline: on a big history
+    it reads every recorded result, which takes longer)."""
+
+    chart: list[str]
+    """The chart's lines."""
+    suite: list[str]
+    """The suite view's lines (``history trend`` 's text)."""
 
 
 class HistoryScreen(FlakeScreen[None]):
@@ -99,6 +106,8 @@ class HistoryScreen(FlakeScreen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"history · {visible(self.task_name)}"
+        for chart in self.query(TrendChart):
+            chart.display = False  # until the worker has drawn it
         table = self.query_one(DataTable)
         for label, key in (("run", "run"), ("recorded", "recorded"), ("trials", "trials"),
                            ("pass", "passes"), ("err", "errored"), ("p̂", "p_hat"), ("state", "state"),
@@ -148,15 +157,20 @@ class HistoryScreen(FlakeScreen[None]):
             return
         with open_store(url) as store:
             timeline = task_timeline(store, self.task_name, rules=rules)
-            chart, suite = chart_lines(store, self.task_name) if timeline.runs_recorded else (None, None)
-        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None, chart, suite))
+            self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
+            if timeline.runs_recorded:
+                self.post_message(ChartRead(*chart_lines(store, self.task_name)))
+
+    @on(ChartRead)
+    def chart_read(self, event: ChartRead) -> None:
+        self.suite_lines = event.suite
+        if not self.query_one("#history-suite", TrendChart).display:
+            self.query_one("#history-chart", TrendChart).show(event.chart)
 
     @on(TimelineRead)
     def timeline_read(self, event: TimelineRead) -> None:
         head = self.query_one("#history-head", Static)
         tl = event.timeline
-        self.query_one("#history-chart", TrendChart).show(event.chart or [])
-        self.suite_lines = event.suite or []
         self.query_one("#history-suite", TrendChart).display = False
         if tl is None:
             head.update(Text(NO_HISTORY, style="bold"))
