@@ -68,8 +68,12 @@ def when(at: Any) -> str:
 
 def matrix(rows: Sequence[Sequence[Any]], width: int, dtype: type) -> np.ndarray:
     """``rows`` of ``width`` numbers as a rows × width array, read in one pass in C
-    (:func:`numpy.fromiter` over the flattened rows: no Python object per row)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
+    (:func:`numpy.fromiter` over the flattened rows: no Python object per row); a value that is
+    not a number of that kind: :class:`BadValue`."""
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise BadValue(f"a value is not a number of its column's kind ({str(exc).splitlines()[0][:120]})") from None
     return flat.reshape(len(rows), width)
 
 
@@ -131,6 +135,8 @@ def active_quarantines(cur: Any, mark: str, now: dt.datetime) -> dict[str, dict[
     got = progress(cur, mark, [(r[0], r[7]) for r in rows if r[6] is not None])
     out: dict[str, dict[str, Any]] = {}
     for task, who, at, why, ticket, until_at, until_clean, _ in rows:
+        texts([task, who, why], "a quarantine's text")
+        texts([ticket], "a quarantine's ticket", nullable=True)
         until = aware(until_at)
         if until is not None and until <= now:
             continue
@@ -144,6 +150,20 @@ def active_quarantines(cur: Any, mark: str, now: dt.datetime) -> dict[str, dict[
     return out
 
 
+class BadValue(ValueError):
+    """A row holding what its column cannot (a history written by something else): SQLite keeps
+    whatever a row was given."""
+
+
+def texts(values: list[Any], what: str, nullable: bool = False) -> list[Any]:
+    """``values`` when each is text (or None, when ``nullable``), else :class:`BadValue`."""
+    ok = (str, type(None)) if nullable else str
+    for v in values:
+        if not isinstance(v, ok):
+            raise BadValue(f"{what} is a {type(v).__name__}, not text")
+    return values
+
+
 def read_data(cur: Any, mark: str, recent: int, now: dt.datetime | None = None) -> HistoryData:
     """Everything ``history status`` shows, through ``cur`` (in one snapshot: the caller's
     transaction): the summary row of each task (not its runs: the time does not grow with the
@@ -151,13 +171,13 @@ def read_data(cur: Any, mark: str, recent: int, now: dt.datetime | None = None) 
     task) goes from the driver's rows straight into arrays."""
     cur.execute("SELECT id, name FROM runs ORDER BY id")
     run_rows = cur.fetchall()
-    run_names = dict(run_rows)
+    run_names = dict(zip([r[0] for r in run_rows], texts([r[1] for r in run_rows], "a run name"), strict=True))
     fields = ", ".join(f"s.{f}" for f in lifecycle.FIELDS)
     cur.execute(f"SELECT t.id, t.name, t.group_name, {fields} FROM tasks t JOIN task_summary s "
                 "ON s.task_id = t.id ORDER BY t.id")
     rows = cur.fetchall()
-    names = [row[1] for row in rows]
-    groups = [row[2] for row in rows]
+    names = texts([row[1] for row in rows], "a task name")
+    groups = texts([row[2] for row in rows], "a group", nullable=True)
     cols = matrix([(row[0], *row[3:]) for row in rows], 1 + len(lifecycle.FIELDS), np.int64)
     ids = cols[:, 0]
     ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
@@ -253,7 +273,7 @@ def read_sqlite(url: str, recent: int, timeout: float = 10.0) -> HistoryData | N
         if row is None or row[0] != HEAD:
             return None
         return read_data(cur, "?", recent)
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError, TypeError, OverflowError):  # the store says what is wrong
         return None
     finally:
         con.close()

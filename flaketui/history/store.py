@@ -316,6 +316,9 @@ class Store:
             cur = conn.connection.cursor()
             try:
                 return read_data(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s", recent)
+            except (ValueError, TypeError, OverflowError) as exc:  # a row SQLite let be of another type
+                raise HistoryError(f"history {shown(self.url)}: a row holds a value its column cannot "
+                                   f"({str(exc).splitlines()[0][:200]}); refused") from None
             finally:
                 cur.close()
 

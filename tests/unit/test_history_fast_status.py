@@ -69,3 +69,18 @@ def test_status_command_imports_no_sqlalchemy(tmp_path: Path) -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in got.stderr.splitlines() if "|" in line]
     assert "flaketui.history.snapshot" in imported
     assert not [m for m in imported if m.split(".")[0] in ("sqlalchemy", "alembic")]
+
+
+def test_a_row_of_the_wrong_type_is_one_line_by_either_path(tmp_path: Path) -> None:
+    """A task name stored as a blob: the sqlite3 path leaves it to the store, which refuses it in one line, exit 2."""
+    import sqlite3
+
+    with open_store(url(tmp_path)) as store:
+        store.record([run_of(0, {"t": (4, 2)})])
+    con = sqlite3.connect(tmp_path / "history.sqlite")
+    con.execute("UPDATE tasks SET name = x'1b5d303b7069776e6564'")
+    con.commit()
+    con.close()
+    assert read_sqlite(url(tmp_path), 10) is None
+    code, out, err = run("history", "status", "--history", url(tmp_path))
+    assert code == 2 and "not text" in err and len(err.strip().splitlines()) == 1
