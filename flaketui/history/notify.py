@@ -75,11 +75,27 @@ def slack_message(tr: dict[str, Any], owners: Sequence[str] = ()) -> dict[str, A
     return {
         "text": slack_escape(f"flaketui: {title}"),
         "blocks": [
-            {"type": "header", "text": {"type": "plain_text", "text": slack_escape(title)[:150], "emoji": False}},
-            {"type": "section", "text": {"type": "plain_text", "text": slack_escape("\n".join(lines))[:3000],
+            {"type": "header", "text": {"type": "plain_text", "text": _escaped_within(title, 150), "emoji": False}},
+            {"type": "section", "text": {"type": "plain_text", "text": _escaped_within("\n".join(lines), 3000),
                                          "emoji": False}},
         ],
     }
+
+
+def _escaped_within(text: str, limit: int) -> str:
+    """``text`` escaped (:func:`slack_escape`) in at most ``limit`` characters (Slack's limit on
+    a header's or a section's text), cut before escaping so no ``&amp;`` is cut in two."""
+    out = slack_escape(text)
+    if len(out) <= limit:
+        return out
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix whose escaped form fits, and an ellipsis
+        mid = (lo + hi + 1) // 2
+        if len(slack_escape(text[:mid])) <= limit - 1:
+            lo = mid
+        else:
+            hi = mid - 1
+    return slack_escape(text[:lo]) + "…"
 
 
 def body(tr: dict[str, Any], owners: Sequence[str], fmt: str) -> bytes:

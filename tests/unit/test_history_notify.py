@@ -185,3 +185,10 @@ def test_two_notifiers_at_once_send_each_transition_once(tmp_path: Path) -> None
     assert [p.returncode for p in procs] == [0, 0], outs
     keys = [(m["task"], m["kind"], m["run"]) for m in hook.taken]
     assert len(keys) == 16 and len(set(keys)) == 16
+
+
+def test_slack_texts_are_cut_to_slack_limits_without_splitting_an_entity() -> None:
+    """A long task name of ampersands: the header is at most 150 characters and ends on a whole entity."""
+    head = slack_message({"task": "&" * 400, "kind": "flaky", "from_state": "stable", "to_state": "flaky",
+                          "evidence": "e", "run": "r", "at": "x", "id": 1})["blocks"][0]["text"]["text"]
+    assert len(head) <= 150 and head.endswith("&amp;…") and head.count("&amp;") == 29
