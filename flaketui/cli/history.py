@@ -361,7 +361,8 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
     failed = sent = 0
     n_tries = tries or TRIES
     # How long one message may take (every try timing out, the backoff between them), and a margin.
-    lease = n_tries * ((connect_timeout or CONNECT_TIMEOUT) + (read_timeout or READ_TIMEOUT)) + BACKOFF * 2 ** n_tries + 30
+    per_try = (connect_timeout or CONNECT_TIMEOUT) + (read_timeout or READ_TIMEOUT)
+    lease = n_tries * per_try + BACKOFF * 2 ** n_tries + 30
     with opened(history, wait) as store:
         store.end_due()
         for tr in store.transitions(pending=True):

@@ -46,7 +46,8 @@ class TestHistoryScreen:
 
     def test_suite_trend_view(self, snap_compare, app: FlakeApp) -> None:
         """s on the history screen: "2 of 2 recorded runs, oldest first; pass^12 at k = 12", a chart ticked from
-        1.0 down over runs 1 and 2 (oncall-baseline 2026-03-01, oncall-candidate 2026-03-02), F under run 1 (searchRunbook turned flaky),
+        1.0 down over runs 1 and 2 (oncall-baseline 2026-03-01, oncall-candidate 2026-03-02), F under run 1
+        (searchRunbook turned flaky),
         a line per run with pass@1 and pass^12 intervals and its flaky / undetermined / quarantined counts."""
         async def suite(pilot: Pilot) -> None:
             await history_open(pilot)

@@ -141,7 +141,7 @@ def test_report_record_notify_posts_the_new_transitions(tmp_path: Path) -> None:
 
 
 def test_a_claimed_transition_is_left_to_its_notifier_until_the_claim_lapses(tmp_path: Path) -> None:
-    """A transition another notifier is posting is skipped; once its claim lapses it is posted again; never twice once sent."""
+    """A transition another notifier is posting is skipped; posted again once its claim lapses; never twice."""
     import datetime as dt
 
     store = record_sequences(url(tmp_path), runs=1)

@@ -131,7 +131,7 @@ def test_text_chart_zooms_in_on_a_high_suite() -> None:
 
 
 def test_issue_body_reads_the_divergence_from_the_log(tmp_path: Path) -> None:
-    """With --log, the latest flaky run's first divergence, what differs and the suggested source come from its traces."""
+    """With --log, the latest flaky run's first divergence, what differs and its suggested source come from traces."""
     from tests.conftest import BASELINE, CANDIDATE
 
     code, _, err = run("history", "record", str(BASELINE), str(CANDIDATE), "--history", url(tmp_path))
