@@ -164,7 +164,9 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
                                                      passk_ci=passk_ci, extra=extra))
-    log = load(logs, fields).without_metrics()  # the report shows none
+    loaded = load(logs, fields)
+    retries = retry_audits(loaded, run)  # before the metrics are let go: a trial's attempt is one
+    log = loaded.without_metrics()  # the report shows none
     if fmt == "html":
         print_html(log, k, run, causes, workers, passk_ci, out, rows, extra)
         return log
@@ -180,8 +182,33 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
         log = log.without_locations()
     with frozen():  # the log lives as long as the report: the collector need not walk it
         print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
-                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored)
+                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored, retries=retries)
     return log
+
+
+ATTEMPT = "attempt"
+"""The per-trial metric a reader fills with the trial's attempt (1: first; Inspect: 1 + the
+sample's ``retries``; JSON Lines: ``"metrics": {"attempt": N}``)."""
+
+
+def retry_audits(log: TrialLog, run: Sequence[str]) -> dict[str, Any] | None:
+    """Each run's retry audit (:func:`flaketui.stats.retries.retry_audit`) where its trials carry
+    an :data:`ATTEMPT` and some were retried; None when no trial carries one."""
+    attempt = log.metrics.get(ATTEMPT)
+    if attempt is None:
+        return None
+    import numpy as np
+
+    from flaketui.stats.retries import retry_audit
+
+    out = {}
+    for name in pick_runs(log, run):
+        r = log.runs.index(name)
+        rows = np.flatnonzero(log.run == r)
+        audit = retry_audit(log.task[rows], log.outcome[rows], attempt[rows], log.tasks)
+        if audit is not None:
+            out[name] = audit
+    return out
 
 
 def errored_kinds(log: TrialLog, run: Sequence[str]) -> Mapping[str, Mapping[str, int]] | None:
@@ -291,13 +318,15 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  clear: bool = False, causes: bool = False, workers: int = 1,
                  rows: RowChoice | None = None, passk_ci: str = "exact", extra: CauseOptions | None = None,
                  exclusion: Exclusion | None = None, rescoring: Mapping[str, Rescoring] | None = None,
-                 errored: Mapping[str, Mapping[str, int]] | None | str = "count") -> None:
+                 errored: Mapping[str, Mapping[str, int]] | None | str = "count",
+                 retries: Mapping[str, Any] | None = None) -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
     ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes
     (``extra``: where the grades are, the re-scored grades ``rescoring``); ``rows``: which tasks the
     table and Markdown show; ``passk_ci``: the pass^k interval, ``exact`` or ``bootstrap``;
     ``exclusion``: the trials ``--exclude-window`` left out, said per task and in the summary;
-    ``errored``: the errored trials by kind, ``"count"`` to count them here, from ``log``).
+    ``errored``: the errored trials by kind, ``"count"`` to count them here, from ``log``;
+    ``retries``: each run's retry audit, :func:`retry_audits`).
     Each format is written a few thousand rows at a time, so a million tasks take no more memory
     than a hundred."""
     from flaketui.output import report as out
@@ -307,7 +336,8 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     kk, stats = run_stats(log, run, k, passk_ci)
     results = [(st, summarise(st)) for st in stats]
     found = report_causes(log, [st.run for st in stats], workers, extra, rescoring) if causes else None
-    notes = out.ReportNotes(exclusion, rescoring, errored_kinds(log, run) if errored == "count" else errored)
+    notes = out.ReportNotes(exclusion, rescoring, errored_kinds(log, run) if errored == "count" else errored,
+                            retries)
     if fmt == "json" and found is None and exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
 

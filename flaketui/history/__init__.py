@@ -3,8 +3,10 @@
 :func:`open_store` opens a history (SQLite by default, PostgreSQL for a team);
 :mod:`~flaketui.history.lifecycle` folds its runs into each task's state;
 :mod:`~flaketui.history.owners` reads a CODEOWNERS-style owners file;
-:func:`~flaketui.history.status.status_doc` makes ``history status``'s document.
-No Textual, no Rich.
+:func:`~flaketui.history.status.status_doc` makes ``history status``'s document (read, on SQLite,
+without SQLAlchemy by :mod:`~flaketui.history.snapshot`); :mod:`~flaketui.history.trend` the
+suite over the recorded runs; :mod:`~flaketui.history.notify` the webhook messages about
+transitions; :mod:`~flaketui.history.issue` a Markdown issue for a task. No Textual, no Rich.
 
 The names below are loaded on first use (:func:`__getattr__`): reading an owners file (the app's
 ``--owners``) does not import SQLAlchemy.

@@ -134,3 +134,31 @@ def states(ev: Evidence, cap: float = DEFAULT_CAP) -> np.ndarray:
     out[regressed] = REGRESSED
     out[fixed] = FIXED
     return out
+
+
+NOTIFIED = {FLAKY: "flaky", REGRESSED: "regressed", FIXED: "fixed"}
+"""The computed states whose arrival is a transition worth a message (newly flaky, regressed,
+fixed), by the transition's kind."""
+QUARANTINE_ENDED = "quarantine_ended"
+KINDS = (*NOTIFIED.values(), QUARANTINE_ENDED)
+"""Every kind of transition the history records (``transitions.kind``)."""
+
+
+def changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The indices where a task's computed state changed into one of :data:`NOTIFIED`."""
+    before = np.asarray(before, dtype=object)
+    after = np.asarray(after, dtype=object)
+    return np.flatnonzero((before != after) & np.isin(after, list(NOTIFIED)))
+
+
+def evidence_line(runs_seen: int, clean: int, last_bad: str | None, computed: str, cap: float, need: int) -> str:
+    """One sentence on a task's evidence: clean trials since its last bad run (named
+    ``last_bad``; None: never bad), and what is still needed to call it fixed."""
+    if runs_seen == 0:
+        return "in no recorded run"
+    if last_bad is None:
+        return f"{clean} clean trials, never flaky or failing"
+    since = f"{clean} clean trials since run {last_bad}"
+    if computed == FIXED:
+        return f"{since}: fixed at cap {cap:g} ({need} needed)"
+    return f"{since}: {max(need - clean, 0)} more to call it fixed at cap {cap:g}"

@@ -11,7 +11,13 @@ in :mod:`flaketui.history.migrations` build them.
 - ``quarantines``: who quarantined which task, when, why, a ticket, and when it was lifted
   (at most one active quarantine per task: the partial unique index ``uq_quarantines_active``,
   which migration 0001 builds; it is not declared here because a ``postgresql_where`` argument
-  imports the PostgreSQL dialect into every use of a SQLite history).
+  imports the PostgreSQL dialect into every use of a SQLite history); a quarantine may end by
+  itself (``until_at``, a date; ``until_clean``, clean runs since ``since_run``, the last run
+  recorded when it was set), and says why it ended (``ended_evidence``);
+- ``transitions``: each lifecycle change recording found (a task turned flaky, regressed, was
+  fixed, its quarantine ended), with its evidence line and run, and when a notification about
+  it went out (``notified_at``, null: not yet; ``history notify`` sends each once; ``claimed_until``:
+  a notifier is posting it, and no other may until then).
 
 These tables are for building queries; the migrations, not :meth:`MetaData.create_all`, make
 the database.
@@ -91,4 +97,23 @@ quarantines = Table(
     Column("ticket", Text, nullable=True),
     Column("lifted_at", DateTime(timezone=True), nullable=True),
     Column("lifted_by", Text, nullable=True),
+    Column("until_at", DateTime(timezone=True), nullable=True),
+    Column("until_clean", Integer, nullable=True),
+    Column("since_run", Integer, nullable=True),
+    Column("ended_evidence", Text, nullable=True),
 )
+
+transitions = Table(
+    "transitions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("from_state", Text, nullable=False),
+    Column("to_state", Text, nullable=False),
+    Column("run_id", Integer, nullable=True),
+    Column("evidence", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("notified_at", DateTime(timezone=True), nullable=True),
+    Column("claimed_until", DateTime(timezone=True), nullable=True),
+)
+Index("ix_transitions_pending", transitions.c.notified_at, transitions.c.id)

@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flaketui.history import lifecycle
 from flaketui.history.owners import Rule, owners_of
-from flaketui.history.store import HistoryData, Store, _when
+from flaketui.history.snapshot import HistoryData
+from flaketui.history.snapshot import when as _when
+
+if TYPE_CHECKING:
+    from flaketui.history.store import Store
 
 
 def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Sequence[Rule] = (),
@@ -73,7 +77,29 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
     if rules:
         doc["by_owner"] = by_owner(owners, state.tolist())
     doc["tasks"] = tasks
+    doc["ending"] = ending(data.quarantines)
     return doc
+
+
+def ending(quarantines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The active quarantines that end by themselves, the soonest date first (then those
+    waiting on clean runs, the nearest first): ``task``, ``until``, ``until_clean``,
+    ``clean_runs`` and ``ends`` (one line with the evidence so far)."""
+    out = []
+    for task, q in quarantines.items():
+        if q.get("until") is None and q.get("until_clean") is None:
+            continue
+        parts = []
+        if q.get("until") is not None:
+            parts.append(f"at {q['until']}")
+        if q.get("until_clean") is not None:
+            parts.append(f"after {q['until_clean']} clean runs ({q['clean_runs'] or 0} so far)")
+        line = " or ".join(parts) + (f"; {q['progress']}" if q.get("progress") else "")
+        out.append({"task": task, "until": q.get("until"), "until_clean": q.get("until_clean"),
+                    "clean_runs": q.get("clean_runs"), "ends": line})
+    out.sort(key=lambda e: (e["until"] is None, e["until"] or "",
+                            (e["until_clean"] or 0) - (e["clean_runs"] or 0)))
+    return out
 
 
 def current_states(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP,
@@ -190,14 +216,6 @@ def task_timeline(store: Store, task: str, cap: float = lifecycle.DEFAULT_CAP,
 
 
 def _evidence(ev: lifecycle.Evidence, computed: str, names: dict[int, str], cap: float, need: int) -> str:
-    clean = int(ev.clean_since[0])
     last_bad = int(ev.last_bad[0])
-    if int(ev.runs_seen[0]) == 0:
-        return "in no recorded run"
-    if last_bad < 0:
-        return f"{clean} clean trials, never flaky or failing"
-    since = f"{clean} clean trials since run {names.get(last_bad, f'#{last_bad}')}"
-    if computed == lifecycle.FIXED:
-        return f"{since}: fixed at cap {cap:g} ({need} needed)"
-    return f"{since}: {max(need - clean, 0)} more to call it fixed at cap {cap:g}"
-
+    return lifecycle.evidence_line(int(ev.runs_seen[0]), int(ev.clean_since[0]),
+                                   None if last_bad < 0 else names.get(last_bad, f"#{last_bad}"), computed, cap, need)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,18 +25,29 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from flaketui.history import lifecycle, schema
 from flaketui.history.lifecycle import Evidence
+from flaketui.history.snapshot import (
+    ENV,
+    HEAD,
+    HistoryData,
+    QuarantineProgress,
+    default_url,
+    progress,
+    quarantine_progress,
+    read_data,
+)
+from flaketui.history.snapshot import aware as _aware
+from flaketui.history.snapshot import matrix as _matrix
+from flaketui.history.snapshot import when as _when
 
-ENV = "FLAKETUI_HISTORY"
-"""The environment variable naming the history URL when ``--history`` is not given."""
+__all__ = ["HEAD", "HistoryData", "HistoryError", "QuarantineProgress", "RunRecord", "Store", "default_url",
+           "open_store", "quarantine_progress"]
+
 
 LOCK_KEY = 0x666C616B  # "flak": the PostgreSQL advisory lock every writer takes
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a locked SQLite file or a PostgreSQL connection."""
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0003"
-"""The newest schema revision (the last of ``migrations/versions``): a history already there
-opens without importing Alembic."""
 CHUNK = 500
 """Bound parameters per IN list (under SQLite's oldest limit of 999)."""
 
@@ -81,35 +91,6 @@ class Recorded:
     name: str
     new: bool
     tasks: int
-
-
-@dataclass
-class HistoryData:
-    """What ``history status`` needs, read in one snapshot."""
-
-    runs: int
-    """Runs recorded."""
-    run_names: dict[int, str]
-    tasks: list[str]
-    evidence: Evidence
-    groups: list[str | None]
-    """Each task's group (aligned with :attr:`tasks`; None: none recorded)."""
-    recent_runs: list[str]
-    """The names of the last runs (oldest first) whose p̂ :attr:`recent_p_hat` holds."""
-    recent_p_hat: np.ndarray
-    """tasks × recent runs; NaN where the task was not in the run (or had no trial)."""
-    quarantines: dict[str, dict[str, Any]]
-    """Active quarantines by task: who, at, why, ticket."""
-
-
-def default_url() -> str:
-    """``$FLAKETUI_HISTORY``, else SQLite in the user data folder (``history.sqlite``)."""
-    env = os.environ.get(ENV)
-    if env:
-        return env
-    import platformdirs
-
-    return f"sqlite:///{platformdirs.user_data_path('flaketui') / 'history.sqlite'}"
 
 
 def shown(url: str | URL) -> str:
@@ -226,22 +207,97 @@ class Store:
         """Record runs, in order, in one transaction: a run already recorded (same content
         hash) is left as it is; either every new run is recorded or none."""
         out = []
+        now = now or dt.datetime.now(dt.timezone.utc)
         with self.writing() as conn:
             for rec in records:
-                out.append(_record_one(conn, rec, now or dt.datetime.now(dt.timezone.utc)))
+                out.append(_record_one(conn, rec, now))
+            _end_due(conn, now)
         return out
+
+    def end_due(self, now: dt.datetime | None = None) -> list[str]:
+        """End the quarantines that are due (their date came, or their clean runs were
+        recorded), each with its evidence and a transition; the tasks ended. Recording does it
+        too; ``history notify`` calls it so a date that came is said without a new run."""
+        with self.writing() as conn:
+            return _end_due(conn, now or dt.datetime.now(dt.timezone.utc))
+
+    def latest_bad(self, task: str) -> dict[str, Any] | None:
+        """``task`` 's latest flaky or failing run (None: none): ``run``, ``recorded_at``,
+        ``meta``, ``trials``, ``passes``, ``errored``, ``suggested_source``, ``first_divergence``."""
+        r, t, tr = schema.runs, schema.tasks, schema.task_results
+        with self.reading() as conn:
+            row = conn.execute(
+                sa.select(r.c.name, r.c.recorded_at, r.c.meta, tr.c.trials, tr.c.passes, tr.c.errored,
+                          tr.c.suggested_source, tr.c.first_divergence)
+                .join(tr, tr.c.run_id == r.c.id).join(t, t.c.id == tr.c.task_id)
+                .where(t.c.name == task, tr.c.trials > 0, tr.c.passes < tr.c.trials)
+                .order_by(r.c.id.desc()).limit(1)).first()
+        if row is None:
+            return None
+        return {"run": row.name, "recorded_at": _when(row.recorded_at), "meta": row.meta or {},
+                "trials": row.trials, "passes": row.passes, "errored": row.errored,
+                "suggested_source": row.suggested_source, "first_divergence": row.first_divergence}
+
+    # -- transitions ------------------------------------------------------------------------
+    def transitions(self, pending: bool = False) -> list[dict[str, Any]]:
+        """The recorded transitions, oldest first (``pending``: only those no notification
+        went out for), each with its run's name and the task's owner-matching group."""
+        tr, r, t = schema.transitions, schema.runs, schema.tasks
+        stmt = (sa.select(tr, r.c.name.label("run"), t.c.group_name)
+                .select_from(tr.outerjoin(r, r.c.id == tr.c.run_id).outerjoin(t, t.c.name == tr.c.task))
+                .order_by(tr.c.id))
+        if pending:
+            stmt = stmt.where(tr.c.notified_at.is_(None))
+        with self.reading() as conn:
+            return [{**row._mapping, "at": _when(row.at),
+                     "notified_at": None if row.notified_at is None else _when(row.notified_at)}
+                    for row in conn.execute(stmt)]
+
+    def deliver(self, transition_id: int, send: Any, lease: float = 120.0,
+                now: dt.datetime | None = None) -> bool | None:
+        """Post transition ``transition_id`` once: claim it for ``lease`` seconds (one short
+        write: nothing else waits while ``send`` runs), call ``send()``, then mark it notified
+        when that returned True, or release the claim. What ``send`` returned; None when it was
+        not called (already notified, or claimed by another notifier that is posting it). A
+        notifier that died while posting leaves a claim that lapses after ``lease``: the
+        transition is then posted again (at least once, never lost)."""
+        tr = schema.transitions
+        start = now or dt.datetime.now(dt.timezone.utc)
+        with self.writing() as conn:
+            row = conn.execute(sa.select(tr.c.claimed_until).where(tr.c.id == transition_id,
+                                                                   tr.c.notified_at.is_(None))).first()
+            if row is None:
+                return None
+            claimed = _aware(row.claimed_until)
+            if claimed is not None and claimed > start:
+                return None
+            conn.execute(tr.update().where(tr.c.id == transition_id)
+                         .values(claimed_until=start + dt.timedelta(seconds=lease)))
+        ok = False
+        try:
+            ok = bool(send())
+        finally:
+            with self.writing() as conn:
+                done = {"notified_at": dt.datetime.now(dt.timezone.utc)} if ok else {}
+                conn.execute(tr.update().where(tr.c.id == transition_id).values(claimed_until=None, **done))
+        return ok
 
     # -- quarantine ------------------------------------------------------------------------
     def quarantine(self, task: str, who: str, why: str, ticket: str | None = None,
-                   now: dt.datetime | None = None) -> None:
-        """Quarantine ``task`` (a :class:`HistoryError` if it already is)."""
-        q = schema.quarantines
+                   now: dt.datetime | None = None, until: dt.datetime | None = None,
+                   until_clean: int | None = None) -> None:
+        """Quarantine ``task`` (a :class:`HistoryError` if it already is); with ``until`` it ends
+        by itself at that time, with ``until_clean`` once that many runs recorded after now
+        are clean in a row (whichever comes first)."""
+        q, r = schema.quarantines, schema.runs
         with self.writing() as conn:
             active = conn.execute(sa.select(q.c.who, q.c.at).where(q.c.task == task, q.c.lifted_at.is_(None))).first()
             if active is not None:
                 raise HistoryError(f"{task} is already quarantined (by {active.who}, {_when(active.at)})")
+            since = conn.execute(sa.select(sa.func.max(r.c.id))).scalar() or 0
             conn.execute(q.insert().values(task=task, who=who, why=why, ticket=ticket,
-                                           at=now or dt.datetime.now(dt.timezone.utc)))
+                                           at=now or dt.datetime.now(dt.timezone.utc), until_at=until,
+                                           until_clean=until_clean, since_run=since))
 
     def unquarantine(self, task: str, who: str, now: dt.datetime | None = None) -> None:
         """Lift ``task`` 's quarantine (a :class:`HistoryError` if it has none)."""
@@ -254,63 +310,17 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
     def data(self, recent: int = 10) -> HistoryData:
-        """Everything ``history status`` shows, from one snapshot: the summary row of each task
-        (not its runs: the time does not grow with the runs), and p̂ in the last ``recent`` runs.
-
-        The big read (a row per task) goes from the driver's rows straight into arrays
-        (:func:`_rows`, :func:`_matrix`), not through a SQLAlchemy row object each; p̂ in the recent
-        runs is read as what is not 1 (:func:`_recent_p_hat`)."""
-        s, t, r, q = schema.task_summary, schema.tasks, schema.runs, schema.quarantines
+        """Everything ``history status`` shows, from one snapshot
+        (:func:`flaketui.history.snapshot.read_data`, on this connection's driver cursor)."""
         with self.reading() as conn:
-            run_rows = _rows(conn, sa.select(r.c.id, r.c.name).order_by(r.c.id))
-            run_names = dict(run_rows)
-            rows = _rows(conn, sa.select(t.c.id, t.c.name, t.c.group_name, *(s.c[f] for f in lifecycle.FIELDS))
-                         .join(s, s.c.task_id == t.c.id).order_by(t.c.id))
-            names = [row[1] for row in rows]
-            groups = [row[2] for row in rows]
-            cols = _matrix([(row[0], *row[3:]) for row in rows], 1 + len(lifecycle.FIELDS), np.int64)
-            ids = cols[:, 0]
-            ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
-            last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
-            p = _recent_p_hat(conn, ids, last)
-            quar = {row.task: {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
-                    for row in conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id))}
-        return HistoryData(len(run_rows), run_names, names, ev, groups, [run_names[i] for i in last], p, quar)
-
-
-def _recent_p_hat(conn: Connection, ids: np.ndarray, last: list[int]) -> np.ndarray:
-    """p̂ of tasks ``ids`` (sorted) in runs ``last`` (ascending ids): tasks × runs, NaN where a task
-    is not in the run or had no trial.
-
-    Most p̂ are 1 (a task that passed every trial), so the database is asked only for what is
-    not: the p̂ other than 1, and, in a run with fewer results than tasks, the tasks it lacks.
-    What crosses into Python is the flaky and the missing, not tasks × runs rows (100,000 for
-    10,000 tasks and the last 10 runs)."""
-    tr, r, s = schema.task_results, schema.runs, schema.task_summary
-    p = np.full((len(ids), len(last)), np.nan)
-    if not last or not len(ids):
-        return p
-    first = last[0]
-    runs = np.array(last, dtype=np.int64)
-    per_run = dict(_rows(conn, sa.select(tr.c.run_id, sa.func.count()).where(tr.c.run_id >= first)
-                         .group_by(tr.c.run_id)))
-    sizes = np.array([per_run.get(i, 0) for i in last], dtype=np.int64)
-    p[:, sizes > 0] = 1.0
-    partial = [i for i, n in zip(last, sizes.tolist(), strict=True) if 0 < n < len(ids)]
-    if partial:
-        lacking = ~sa.exists().where(tr.c.run_id == r.c.id, tr.c.task_id == s.c.task_id)
-        absent = _rows(conn, sa.select(r.c.id, s.c.task_id).select_from(r.join(s, sa.true()))
-                       .where(r.c.id.in_(partial), lacking))
-        if absent:
-            got = _matrix(absent, 2, np.int64)
-            p[np.searchsorted(ids, got[:, 1]), np.searchsorted(runs, got[:, 0])] = np.nan
-    other = _rows(conn, sa.select(tr.c.run_id, tr.c.task_id, sa.func.coalesce(tr.c.p_hat, -1.0))
-                  .where(tr.c.run_id >= first, sa.or_(tr.c.p_hat.is_(None), tr.c.p_hat != 1.0)))
-    if other:
-        got = _matrix(other, 3, np.float64)
-        p[np.searchsorted(ids, got[:, 1].astype(np.int64)),
-          np.searchsorted(runs, got[:, 0].astype(np.int64))] = np.where(got[:, 2] < 0, np.nan, got[:, 2])
-    return p
+            cur = conn.connection.cursor()
+            try:
+                return read_data(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s", recent)
+            except (ValueError, TypeError, OverflowError) as exc:  # a row SQLite let be of another type
+                raise HistoryError(f"history {shown(self.url)}: a row holds a value its column cannot "
+                                   f"({str(exc).splitlines()[0][:200]}); refused") from None
+            finally:
+                cur.close()
 
 
 def _rows(conn: Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
@@ -322,13 +332,6 @@ def _rows(conn: Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
         return list(result.cursor.fetchall()) if result.cursor is not None else []
     finally:
         result.close()
-
-
-def _matrix(rows: list[Sequence[Any]], width: int, dtype: type) -> np.ndarray:
-    """``rows`` of ``width`` numbers as a rows × width array, read in one pass in C
-    (:func:`numpy.fromiter` over the flattened rows: no Python object per row)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
-    return flat.reshape(len(rows), width)
 
 
 def _version(conn: Connection) -> str | None:
@@ -371,7 +374,66 @@ def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime) -> Recorded:
     _insert_many(conn, s, ["task_id", *lifecycle.FIELDS],
                  list(zip(ids.tolist(), *(c.tolist() for c in after.columns()), strict=True)),
                  f"ON CONFLICT (task_id) DO UPDATE SET {update}")
+    _note_transitions(conn, list(rec.tasks), before, after, run_id, now)
     return Recorded(run_id, rec.name, True, len(rec.tasks))
+
+
+def _note_transitions(conn: Connection, tasks: list[str], before: Evidence, after: Evidence, run_id: int,
+                      now: dt.datetime) -> None:
+    """Add a ``transitions`` row for each task whose computed state (at the default cap) this
+    run changed into flaky, regressed or fixed, with its evidence line."""
+    cap = lifecycle.DEFAULT_CAP
+    now_states = lifecycle.states(after, cap)
+    moved = lifecycle.changed(lifecycle.states(before, cap), now_states)
+    if not moved.size:
+        return
+    was = lifecycle.states(before, cap)
+    need = lifecycle.trials_needed(cap)
+    bad_ids = sorted({int(after.last_bad[i]) for i in moved.tolist() if after.last_bad[i] >= 0})
+    r = schema.runs
+    names = dict(_rows(conn, sa.select(r.c.id, r.c.name).where(r.c.id.in_(bad_ids)))) if bad_ids else {}
+    rows = []
+    for i in moved.tolist():
+        bad = int(after.last_bad[i])
+        line = lifecycle.evidence_line(int(after.runs_seen[i]), int(after.clean_since[i]),
+                                       names.get(bad) if bad >= 0 else None, str(now_states[i]), cap, need)
+        rows.append({"task": tasks[i], "kind": lifecycle.NOTIFIED[str(now_states[i])], "from_state": str(was[i]),
+                     "to_state": str(now_states[i]), "run_id": run_id, "evidence": line, "at": now})
+    conn.execute(schema.transitions.insert(), rows)
+
+
+def _end_due(conn: Connection, now: dt.datetime) -> list[str]:
+    """End every active quarantine whose date has come or whose task has had its clean runs,
+    with the evidence, a ``quarantine_ended`` transition each; the tasks ended."""
+    q = schema.quarantines
+    rows = conn.execute(sa.select(q.c.id, q.c.task, q.c.until_at, q.c.until_clean, q.c.since_run)
+                        .where(q.c.lifted_at.is_(None),
+                               sa.or_(q.c.until_at.is_not(None), q.c.until_clean.is_not(None)))).all()
+    if not rows:
+        return []
+    cur = conn.connection.cursor()
+    try:
+        got = progress(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s",
+                       [(row.task, row.since_run) for row in rows])
+    finally:
+        cur.close()
+    ended = []
+    for row in rows:
+        pr = got[row.task]
+        until = _aware(row.until_at)
+        if row.until_clean is not None and pr.clean_runs >= row.until_clean:
+            why = f"{pr.line()} ({row.until_clean} clean run{'' if row.until_clean == 1 else 's'} asked)"
+        elif until is not None and until <= now:
+            why = f"its date {_when(until)} came; {pr.line()}"
+        else:
+            continue
+        conn.execute(q.update().where(q.c.id == row.id)
+                     .values(lifted_at=now, lifted_by="flaketui (quarantine ended by itself)", ended_evidence=why))
+        conn.execute(schema.transitions.insert().values(
+            task=row.task, kind=lifecycle.QUARANTINE_ENDED, from_state=lifecycle.QUARANTINED, to_state="",
+            run_id=None, evidence=why, at=now))
+        ended.append(row.task)
+    return ended
 
 
 def _insert_many(conn: Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]],
@@ -548,11 +610,3 @@ def _one_line(exc: sa.exc.DBAPIError, timeout: float) -> str:
     if isinstance(exc, sa.exc.OperationalError) and "connection" in text.lower():
         return f"cannot connect: {text}"
     return text
-
-
-def _when(at: Any) -> str:
-    if isinstance(at, dt.datetime):
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=dt.timezone.utc)
-        return at.isoformat(timespec="seconds")
-    return str(at)

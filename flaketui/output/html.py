@@ -143,6 +143,8 @@ svg .axis{stroke:var(--mute)}svg .at{stroke:#0969da;fill:none;stroke-width:2}svg
 fill:none;stroke-width:2}
 svg .bar{fill:#0969da}svg text.lg-at{fill:#0969da}svg text.lg-hat{fill:#bf3989}
 svg .dot-at{fill:#0969da}svg .dot-hat{fill:#bf3989}
+svg .band-at{fill:#0969da;opacity:.15}svg .band-hat{fill:#bf3989;opacity:.15}
+svg text.mark{fill:var(--fail);font-weight:600}
 details{border:1px solid var(--line);border-radius:6px;margin:.4em 0;padding:.3em .7em}summary{cursor:pointer}
 table.trace{width:100%;table-layout:fixed}table.trace td{white-space:pre-wrap;overflow-wrap:anywhere;text-align:left}
 table.trace .n{width:3.5em;text-align:right;color:var(--mute)}tr.ne td{background:var(--hl)}

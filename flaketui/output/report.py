@@ -56,6 +56,15 @@ class ReportNotes:
     """Each run's errored trials by kind (:func:`~flaketui.loading.error_types.errored_by_type`;
     None: too many to read back, not counted)."""
 
+    retries: Mapping[str, Any] | None = None
+    """Each run's :class:`~flaketui.stats.retries.RetryAudit` (runs whose log marks no retried
+    trial are absent)."""
+
+    def retry_json(self, run: str) -> dict[str, Any] | None:
+        """``retry_audit`` of ``run`` in JSON (null: no trial marked as retried)."""
+        audit = (self.retries or {}).get(run)
+        return None if audit is None else audit.to_json()
+
     def errored_json(self, run: str) -> dict[str, int] | None:
         """``errored_by_type`` of ``run`` in JSON: kind → count (null: not counted)."""
         return None if self.errored is None else dict(self.errored.get(run, {}))
@@ -71,6 +80,8 @@ class ReportNotes:
             out.append(self.exclusion.line(run))
         if self.rescoring is not None and run in self.rescoring:
             out.append(self.rescoring[run].line())
+        if self.retries and run in self.retries:
+            out.append(self.retries[run].line())
         return [visible(x) for x in out]
 
 
@@ -172,7 +183,8 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
     out = []
     for st, sm in runs:
         entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm),
-                                 "errored_by_type": notes.errored_json(st.run), "tasks": (tasks or tasks_json)(st)}
+                                 "errored_by_type": notes.errored_json(st.run),
+                                 "retry_audit": notes.retry_json(st.run), "tasks": (tasks or tasks_json)(st)}
         if notes.exclusion is not None:
             excluded = notes.exclusion.by_task.get(st.run, {})
             for task in entry["tasks"]:

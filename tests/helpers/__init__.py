@@ -16,4 +16,5 @@ two files' edits together).
 - ``planning``: a log of given per-task counts for the rerun plan.
 - ``hostile``: names and payloads that try to reach the terminal or the browser.
 - ``harbor``: Harbor job folders built to Harbor's schema (rewards, timeouts, setup errors).
+- ``webhook``: a real HTTP server on 127.0.0.1 standing in for a webhook (answers, 500s, stalls, drops).
 """

@@ -90,3 +90,17 @@ def write_log(path: Path, run: str, per_task: dict[str, tuple[int, int]]) -> Pat
         lines += [json.dumps({"run": run, "task": task, "trial": i, "passed": i < p}) for i in range(n)]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def record_sequences(url: str, runs: int = 6):  # type: ignore[no-untyped-def]
+    """A history at ``url`` with the first ``runs`` runs of :data:`SEQUENCES`, recorded a day
+    apart from 2026-12-01 (UTC); the store, open."""
+    import datetime as dt
+
+    from flaketui.history import open_store
+
+    store = open_store(url)
+    for i in range(runs):
+        store.record([run_of(i, {t: seq[0][i] for t, seq in SEQUENCES.items()})],
+                     now=dt.datetime(2026, 12, 1 + i, tzinfo=dt.timezone.utc))
+    return store

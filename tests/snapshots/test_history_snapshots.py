@@ -38,9 +38,23 @@ def app(tmp_path: Path) -> FlakeApp:
 class TestHistoryScreen:
     def test_timeline_of_search_runbook(self, snap_compare, app: FlakeApp) -> None:
         """searchRunbook flaky in 2 of 2 runs, "12 clean trials since run oncall-baseline: 17 more to call it
-        fixed at cap 0.1", rows oncall-baseline (2026-03-01, 12 10 0 0.83 flaky) and oncall-candidate
-        (2026-03-02, 12 12 0 1.00 flaky), an empty note column, the table focused."""
+        fixed at cap 0.1"; a chart ticked 1.0 / 0.85 / 0.7 over runs 1 and 2 (the suite's pass@1 and pass^12 and
+        the task's p̂: 0.83 then 1.0), F under run 1, the runs named and dated below; rows oncall-baseline
+        (2026-03-01, 12 10 0 0.83 flaky) and oncall-candidate (2026-03-02, 12 12 0 1.00 flaky), an empty note
+        column, the table focused."""
         assert snap_compare(app, run_before=history_open, terminal_size=SIZE)
+
+    def test_suite_trend_view(self, snap_compare, app: FlakeApp) -> None:
+        """s on the history screen: "2 of 2 recorded runs, oldest first; pass^12 at k = 12", a chart ticked from
+        1.0 down over runs 1 and 2 (oncall-baseline 2026-03-01, oncall-candidate 2026-03-02), F under run 1
+        (searchRunbook turned flaky),
+        a line per run with pass@1 and pass^12 intervals and its flaky / undetermined / quarantined counts."""
+        async def suite(pilot: Pilot) -> None:
+            await history_open(pilot)
+            await pilot.press("s")
+            await settle(pilot)
+
+        assert snap_compare(app, run_before=suite, terminal_size=SIZE)
 
     def test_task_table_state_column(self, snap_compare, app: FlakeApp) -> None:
         """The task table with a history: a state column after class (searchRunbook flaky in yellow, the

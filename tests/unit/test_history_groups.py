@@ -46,7 +46,7 @@ def test_migration_from_0002_keeps_everything_and_records_groups_after(tmp_path:
         rebuild_summary(conn)
     old.close()
     with open_store(url) as store:
-        assert store.revision() == "0003"
+        assert store.revision() == "0004"
         doc = status_doc(store.data())
         assert doc["tasks"][0]["group"] is None and doc["tasks"][0]["state"] == "flaky"
         store.record([run("r1", ["billing", None, None])])

@@ -24,6 +24,8 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 psycopg = pytest.importorskip("psycopg")
 
+pytestmark = pytest.mark.slow  # each module run starts a PostgreSQL server
+
 from flaketui.history import open_store  # noqa: E402
 from flaketui.history.status import status_doc  # noqa: E402
 from flaketui.history.store import Store, rebuild_summary  # noqa: E402
@@ -138,7 +140,7 @@ def test_migration_from_0001(pg_url: str) -> None:
     assert old.revision() == "0001"
     old.close()
     with open_store(pg_url) as store:
-        assert store.revision() == "0003"
+        assert store.revision() == "0004"
 
 
 def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
@@ -181,3 +183,26 @@ def test_groups_on_postgres(pg_url: str) -> None:
 
     with open_store(pg_url) as store:
         check_groups(store)
+
+
+def test_transitions_quarantine_ends_and_trend_on_postgres(pg_url: str) -> None:
+    """On PostgreSQL too: the scripted runs' 16 transitions, each delivered once; a quarantine that
+    ends after clean runs with its evidence; the trend's changes equal the transitions."""
+    from flaketui.history.trend import trend, trend_doc
+
+    with open_store(pg_url) as store:
+        store.record([run_of(0, {t: seq[0][0] for t, seq in SEQUENCES.items()})])
+        store.quarantine("stable", "me", "why", until_clean=2)
+        for i in range(1, 6):
+            store.record([run_of(i, {t: seq[0][i] for t, seq in SEQUENCES.items()})])
+        got = store.transitions(pending=True)
+        assert len([t for t in got if t["kind"] != "quarantine_ended"]) == 16
+        (ended,) = [t for t in got if t["kind"] == "quarantine_ended"]
+        assert ended["evidence"] == "20 clean trials over 2 runs since quarantined (2 clean runs asked)"
+        assert store.deliver(got[0]["id"], lambda: True) is True
+        assert store.deliver(got[0]["id"], lambda: True) is None
+        assert len(store.transitions(pending=True)) == len(got) - 1
+        assert "stable" not in store.data().quarantines
+        doc = trend_doc(trend(store))
+    changes = [(r["run"], c["task"], c["kind"]) for r in doc["runs"] for c in r["changes"]]
+    assert changes == [(t["run"], t["task"], t["kind"]) for t in got if t["kind"] != "quarantine_ended"]

@@ -1,5 +1,11 @@
 """A task's history across recorded runs: opened with ``H`` from the task table.
 
+Above the runs, a chart of the last :data:`CHART_RUNS` recorded runs (:mod:`flaketui.history.trend`,
+drawn by :func:`flaketui.output.trend.text_chart`): the suite's pass@1 and pass^k and this
+task's p̂, y ticked, each run numbered, named and dated, where the task turned flaky, regressed
+or was fixed marked. ``s`` switches to the suite's view: ``history trend`` 's text (the chart,
+a line per run with its intervals and its flaky / undetermined / quarantined tasks, the changes).
+
 Per recorded run the task is in: the run's name, when it was recorded, trials, passes,
 errored, p̂, the task's lifecycle state after that run and the triage note on the task in
 that run (label and note, from the app's triage notes); above, its state now, the evidence for
@@ -22,6 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.widgets.trend_chart import TrendChart
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.sanitize import visible
 
@@ -38,6 +45,8 @@ NOTE_WIDTH = 48
 STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "fixed": "bold green",
                 "regressed": "bold red", "quarantined": "magenta"}
 """Colour of each lifecycle state."""
+CHART_RUNS = 30
+"""The recorded runs the chart draws (the newest)."""
 STATE_ORDER = {state: i for i, state in enumerate(("regressed", "flaky", "failing", "quarantined", "fixed", "stable"))}
 """The task table's ``state`` column sorts most urgent first."""
 
@@ -47,6 +56,17 @@ class TimelineRead(Message):
     """The worker read the task's timeline (None: no history recorded yet)."""
 
     timeline: TaskTimeline | None
+
+
+@dataclass
+class ChartRead(Message):
+    """The worker folded the recorded runs into the chart (after the timeline: on a big history
+    it reads every recorded result, which takes longer)."""
+
+    chart: list[str]
+    """The chart's lines."""
+    suite: list[str]
+    """The suite view's lines (``history trend`` 's text)."""
 
 
 class HistoryScreen(FlakeScreen[None]):
@@ -61,7 +81,9 @@ class HistoryScreen(FlakeScreen[None]):
     HistoryScreen #history-table { height: 1fr; }
     """
 
-    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table")]
+    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table"),
+                Binding("s", "suite", "Suite trend", id="history-suite",
+                        tooltip="Switch between this task's history and the suite's trend over the recorded runs")]
 
     STATUS = "#history-head"
     AUTO_FOCUS = "#history-table"
@@ -71,15 +93,21 @@ class HistoryScreen(FlakeScreen[None]):
         self.task_name = task
         self.timeline: TaskTimeline | None = None
         """The timeline read (None until read, or with no history)."""
+        self.suite_lines: list[str] = []
+        """The suite view's lines (empty until read)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("reading the task's history…", style="dim"), id="history-head")
+        yield TrendChart(id="history-chart")
+        yield TrendChart(id="history-suite")
         yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"history · {visible(self.task_name)}"
+        for chart in self.query(TrendChart):
+            chart.display = False  # until the worker has drawn it
         table = self.query_one(DataTable)
         for label, key in (("run", "run"), ("recorded", "recorded"), ("trials", "trials"),
                            ("pass", "passes"), ("err", "errored"), ("p̂", "p_hat"), ("state", "state"),
@@ -129,12 +157,21 @@ class HistoryScreen(FlakeScreen[None]):
             return
         with open_store(url) as store:
             timeline = task_timeline(store, self.task_name, rules=rules)
-        self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
+            self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
+            if timeline.runs_recorded:
+                self.post_message(ChartRead(*chart_lines(store, self.task_name)))
+
+    @on(ChartRead)
+    def chart_read(self, event: ChartRead) -> None:
+        self.suite_lines = event.suite
+        if not self.query_one("#history-suite", TrendChart).display:
+            self.query_one("#history-chart", TrendChart).show(event.chart)
 
     @on(TimelineRead)
     def timeline_read(self, event: TimelineRead) -> None:
         head = self.query_one("#history-head", Static)
         tl = event.timeline
+        self.query_one("#history-suite", TrendChart).display = False
         if tl is None:
             head.update(Text(NO_HISTORY, style="bold"))
             return
@@ -170,6 +207,42 @@ class HistoryScreen(FlakeScreen[None]):
         if not tl.runs:
             table.display = False
 
+    def action_suite(self) -> None:
+        """Show the suite's trend instead of the task's history, or back."""
+        suite = self.query_one("#history-suite", TrendChart)
+        to_suite = not suite.display and bool(self.suite_lines)
+        if to_suite:
+            suite.show(self.suite_lines)
+            suite.styles.max_height = None
+            suite.styles.height = "1fr"
+        else:
+            suite.display = False
+        self.query_one("#history-chart", TrendChart).display = not to_suite and bool(self.timeline)
+        table = self.query_one(DataTable)
+        table.display = not to_suite and bool(self.timeline and self.timeline.runs)
+        self.sub_title = ("suite trend" if to_suite else "history") + f" · {visible(self.task_name)}"
+
     def action_back(self) -> None:
         """Return to the task table."""
         self.dismiss()
+
+
+def chart_lines(store: object, task: str, last: int = CHART_RUNS) -> tuple[list[str], list[str]]:
+    """The chart of the suite's pass@1 and pass^k and ``task`` 's p̂ over the last ``last``
+    recorded runs, its changes marked; and the suite view (``history trend`` 's text) over the
+    same runs (run in a worker: it folds every recorded run)."""
+    from flaketui.history.trend import trend, trend_doc
+    from flaketui.output.trend import MARKS, text_chart, trend_lines
+
+    doc = trend_doc(trend(store, last=last))
+    runs = doc["runs"]
+    if not runs:
+        return [], []
+    mine = next((t["p_hat"] for t in doc["tasks"] if t["task"] == task), [None] * len(runs))
+    marks = ["".join(sorted({MARKS.get(c["kind"], "?") for c in r["changes"] if c["task"] == task})) for r in runs]
+    k = doc["k"]
+    chart = text_chart([("suite pass@1", "●", [r["pass_at_1"]["value"] for r in runs]),
+                        (f"suite pass^{k}", "○", [r["pass_hat_k"]["value"] for r in runs]),
+                        (f"p̂ of {visible(task)}", "✕", mine)],
+                       [r["run"] for r in runs], [r["recorded_at"] for r in runs], marks, height=6)
+    return chart, trend_lines(doc)

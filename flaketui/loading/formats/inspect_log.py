@@ -356,6 +356,9 @@ def read_inspect(path: Path, fields: FieldMap, default_run: str) -> Parsed:
         tokens = [getattr(u, "total_tokens", None) for u in usage.values()]
         if tokens and all(isinstance(t, int) for t in tokens):
             metrics["tokens"] = float(sum(tokens))
+        retries = getattr(s, "retries", None)
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:  # the retry audit's
+            metrics["attempt"] = float(1 + retries)  # attempt (a sample not marked: a first attempt)
         if metrics:
             record["metrics"] = metrics
         record["trace"] = [None]  # every sample has messages; they are read back on demand
