@@ -351,8 +351,13 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
                tries: int | None = None) -> None:
     """Post each transition not yet notified to ``url`` (one message each, oldest first), one
     line each on stderr; any not delivered: kept for the next time, one line and exit 2."""
-    from flaketui.history.notify import BACKOFF, CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook
+    from flaketui.history.notify import (BACKOFF, CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook,
+                                         webhook_problem)
     from flaketui.history.owners import OwnersError, owners_of, read_owners
+
+    problem = webhook_problem(url)
+    if problem is not None:  # before any transition is claimed
+        fail(problem)
 
     try:
         rules = read_owners(owners) if owners else []

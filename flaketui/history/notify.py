@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flaketui.sanitize import mask_url
+from flaketui.sanitize import mask_url, visible
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
@@ -36,9 +36,27 @@ TITLES = {"flaky": "turned flaky", "regressed": "regressed", "fixed": "was fixed
 def shown_webhook(url: str) -> str:
     """The webhook as it may be printed: its masked origin only (a Slack or Teams webhook's
     path is its secret), ``https://hooks.slack.com/…``."""
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket: nothing of it is said
+        return "(a webhook)"
     origin = mask_url(f"{parts.scheme}://{parts.netloc}") if parts.scheme and parts.netloc else "(a webhook)"
-    return origin + ("/…" if parts.path.strip("/") or parts.query else "")
+    return visible(origin) + ("/…" if parts.path.strip("/") or parts.query else "")
+
+
+def webhook_problem(url: str) -> str | None:
+    """Why ``url`` cannot be posted to (one line, the URL masked), or None: an http(s) URL with
+    a host and, if any, a port in 1-65535 (urllib raises on a bad port only when it is read)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return f"webhook {shown_webhook(url)}: not a URL (its host or port cannot be read)"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"webhook {shown_webhook(url)}: not an http(s) URL"
+    if port == 0:
+        return f"webhook {shown_webhook(url)}: port 0"
+    return None
 
 
 def message(tr: dict[str, Any], owners: Sequence[str] = ()) -> dict[str, Any]:
@@ -119,9 +137,10 @@ def post(url: str, data: bytes, connect_timeout: float = CONNECT_TIMEOUT, read_t
     other than 408 and 429 is not retried (the body or the URL is wrong); a refused or
     stalled connection, a 5xx, 408 or 429 is. The reason says no more of the URL than
     :func:`shown_webhook`."""
+    problem = webhook_problem(url)
+    if problem is not None:
+        return Posted(False, problem)
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return Posted(False, f"webhook {shown_webhook(url)}: not an http(s) URL")
     why = ""
     for attempt in range(tries):
         if attempt:

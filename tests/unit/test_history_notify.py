@@ -192,3 +192,19 @@ def test_slack_texts_are_cut_to_slack_limits_without_splitting_an_entity() -> No
     head = slack_message({"task": "&" * 400, "kind": "flaky", "from_state": "stable", "to_state": "flaky",
                           "evidence": "e", "run": "r", "at": "x", "id": 1})["blocks"][0]["text"]["text"]
     assert len(head) <= 150 and head.endswith("&amp;…") and head.count("&amp;") == 29
+
+
+@pytest.mark.parametrize("bad", ["https://hooks.example:abc/T/SECRETPATH", "https://hooks.example:99999/T/SECRETPATH",
+                                 "https://[::1/T/SECRETPATH", "ftp://hooks.example/T/SECRETPATH"])
+def test_a_webhook_url_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path, bad: str) -> None:
+    """A webhook with a bad port, an unclosed IPv6 host or another scheme: one line naming it
+    masked, exit 2, no traceback, and its transitions still pending (none claimed)."""
+    record_sequences(url(tmp_path), runs=1).close()
+    code, out, err = run("history", "notify", "--webhook", bad, "--history", url(tmp_path))
+    assert code == 2 and "SECRETPATH" not in out + err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not post(bad, b"{}", tries=1).ok
+    with webhook() as hook:
+        code, _, err = run("history", "notify", "--webhook", hook.url, "--history", url(tmp_path))
+        assert code == 0, err
+    assert hook.taken
