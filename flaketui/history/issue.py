@@ -27,7 +27,7 @@ def _log_of(meta: dict[str, Any]) -> list[str] | None:
     for key in ("log", "source", "path", "log_path"):
         value = meta.get(key)
         if isinstance(value, str) and value:
-            return [mask_url(value)]
+            return [visible(mask_url(value))]
     return None
 
 
@@ -60,13 +60,14 @@ def issue_markdown(tl: TaskTimeline, latest: dict[str, Any] | None) -> str:
     if latest is None:
         lines.append("None recorded.")
     else:
-        log = [mask_url(p) for p in latest["log"]] if latest.get("log") else _log_of(latest["meta"])
+        # visible: a log path is pasted into the ```sh block, where a raw line break could close it
+        log = [visible(mask_url(p)) for p in latest["log"]] if latest.get("log") else _log_of(latest["meta"])
         lines.append(f"Run {md_text(latest['run'])} ({md_text(latest['recorded_at'])}): "
                      f"{latest['passes']} of {latest['trials']} trials passed, {latest['errored']} errored.")
         lines.append("")
         div = latest["first_divergence"]
         src = latest["suggested_source"]
-        lines.append(f"- **First divergence:** {'step ' + str(div) if div is not None else 'not recorded'}")
+        lines.append(f"- **First divergence:** {'step ' + md_text(div) if div is not None else 'not recorded'}")
         if latest.get("divergence_evidence"):
             lines.append(f"- **What differs:** {md_text(latest['divergence_evidence'])}")
         lines.append(f"- **Suggested source:** {md_text(src) if src else 'not recorded'}")

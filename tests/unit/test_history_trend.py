@@ -158,3 +158,22 @@ def test_quarantined_count_follows_when_the_quarantine_was_active(tmp_path: Path
         store.record([run_of(2, {"a": (4, 4)})], now=dt.datetime(2026, 1, 5, tzinfo=utc))
         doc = trend_doc(trend(store))
     assert [r["counts"]["quarantined"] for r in doc["runs"]] == [0, 1, 0]
+
+
+def test_issue_body_log_path_cannot_close_the_code_block(tmp_path: Path) -> None:
+    """A log path with a line break and a fence stays on its line inside the ```sh block: no mention or link escapes."""
+    from flaketui.history.issue import issue_markdown
+    from flaketui.history.status import task_timeline
+
+    with open_store(url(tmp_path)) as store:
+        store.record([run_of(0, {"t": (10, 4)})])
+        tl = task_timeline(store, "t", 0.1, [])
+        latest = store.latest_bad("t")
+    assert latest is not None
+    evil = "a.json\n```\n@everyone [x](http://e)\n```sh"
+    for given in ({**latest, "log": [evil]}, {**latest, "meta": {"log": evil}},
+                  {**latest, "first_divergence": "3\n```\n@everyone"}):
+        out = issue_markdown(tl, given)
+        fences = [ln for ln in out.splitlines() if ln.startswith("```")]
+        assert fences == ["```sh", "```"], fences
+        assert not any(ln.startswith("@everyone") for ln in out.splitlines())
