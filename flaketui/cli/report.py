@@ -205,7 +205,8 @@ def retry_audits(log: TrialLog, run: Sequence[str]) -> dict[str, Any] | None:
     for name in pick_runs(log, run):
         r = log.runs.index(name)
         rows = np.flatnonzero(log.run == r)
-        audit = retry_audit(log.task[rows], log.outcome[rows], attempt[rows], log.tasks)
+        audit = retry_audit(log.task[rows], log.outcome[rows], attempt[rows], log.tasks,
+                            errored_as=log.fields.errored_as)
         if audit is not None:
             out[name] = audit
     return out

@@ -7,7 +7,8 @@ attempt's. Its maintainers warn that a retried sample can score differently from
 attempt (a retry sees another sandbox, cache or rate limit), so the audit checks it after the
 run: per task, the passes among first attempts against those among retried trials, by Fisher's
 exact test, Holm-adjusted over the tasks that have both. Errored trials are counted in each
-group (never dropped) and, as in the rest of the report's rates, left out of the pass rate.
+group (never dropped) and enter its n as the rest of the report's rates do (``errored_as``:
+left out of n when ``apart``, failures when ``fail``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ ALPHA = 0.05
 @dataclass(frozen=True)
 class RetryAudit:
     """Per task with a retried trial: first attempts' and retried trials' passes, trials
-    (errored left out) and errored, Fisher's p and Holm's adjusted p (NaN where one group has no
-    usable trial); and the verdict over the tasks."""
+    counted in n (errored ones as ``errored_as`` says) and errored, Fisher's p and Holm's
+    adjusted p (NaN where one group has no usable trial); and the verdict over the tasks."""
 
     tasks: list[str]
     first_passes: NDArray[np.int64]
@@ -78,11 +79,13 @@ class RetryAudit:
 
 
 def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt: NDArray[np.floating],
-                names: list[str], alpha: float = ALPHA) -> RetryAudit | None:
+                names: list[str], alpha: float = ALPHA, errored_as: str = "apart") -> RetryAudit | None:
     """The :class:`RetryAudit` of one run's trials (``task``: index into ``names``; ``outcome``:
     :data:`~flaketui.model.PASS`, FAIL or :data:`~flaketui.model.ERRORED`; ``attempt``: 1 for a
     first attempt, more for a retried one, NaN where the log does not mark the trial, which is
     a first attempt: Inspect marks only the samples it retried); None when no trial was retried.
+    ``errored_as``: errored trials left out of each group's n (``apart``) or counted in it as
+    failures (``fail``), the report's own policy (:attr:`~flaketui.model.FieldMap.errored_as`).
 
     Notes
     -----
@@ -108,11 +111,12 @@ def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt
     first = ~retried
     errored = outcome == ERRORED
     passed = outcome == PASS
+    counted = np.ones_like(errored) if errored_as == "fail" else ~errored
     size = len(names)
 
     def counts(mask: NDArray[np.bool_]) -> tuple[NDArray[np.int64], ...]:
         return tuple(np.bincount(task[mask & m], minlength=size)[audited].astype(np.int64)
-                     for m in (passed, ~errored, errored))
+                     for m in (passed, counted, errored))
 
     fp, fn, fe = counts(first)
     rp, rn, re = counts(retried)

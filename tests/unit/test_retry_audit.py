@@ -97,3 +97,25 @@ def test_a_retried_inspect_sample_is_audited(tmp_path: Path) -> None:
     audit = json.loads(text)["runs"][0]["retry_audit"]
     assert code == 0 and audit["tasks"][0]["task"] == str(retried.id)
     assert audit["tasks"][0]["retried"]["n"] + audit["tasks"][0]["retried"]["errored"] == 1
+
+
+def test_errored_trials_enter_n_as_errored_as_says(tmp_path: Path) -> None:
+    """--errored-as fail counts errored trials as failures in each group's n (scipy's Fisher on that table); apart leaves them out."""
+    task = np.zeros(12, np.int64)
+    attempt = np.array([1.0] * 6 + [2.0] * 6)
+    outcome = np.array([PASS] * 6 + [PASS, PASS, ERRORED, ERRORED, ERRORED, ERRORED])
+    apart = retry_audit(task, outcome, attempt, ["t"])
+    fail = retry_audit(task, outcome, attempt, ["t"], errored_as="fail")
+    assert apart is not None and fail is not None
+    assert (int(apart.retried_n[0]), int(fail.retried_n[0])) == (2, 6)
+    assert apart.p_value[0] == pytest.approx(fisher_exact([[6, 0], [2, 0]]).pvalue)
+    assert fail.p_value[0] == pytest.approx(fisher_exact([[6, 0], [2, 4]]).pvalue)
+    lines = [json.dumps({"run": "r", "task": "t", "trial": i, "passed": o == PASS,
+                         **({"error": "boom"} if o == ERRORED else {}), "metrics": {"attempt": int(a)}})
+             for i, (o, a) in enumerate(zip(outcome.tolist(), attempt.tolist(), strict=True))]
+    log = tmp_path / "errored.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    for policy, n in (("apart", 2), ("fail", 6)):
+        code, out, err = run("report", str(log), "--format", "json", "--errored-as", policy)
+        assert code == 0, err
+        assert json.loads(out)["runs"][0]["retry_audit"]["tasks"][0]["retried"]["n"] == n
