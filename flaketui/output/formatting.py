@@ -16,16 +16,23 @@ def is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def fixed(x: Any, digits: int = 3, sign: str = "") -> str:
+    """``x`` with ``digits`` decimals and never a signed zero: a value that rounds to zero is
+    ``0.000`` (``+0.000`` with ``sign="+"``), not ``-0.000`` (a difference of means equal in
+    exact arithmetic often comes out as -3e-17)."""
+    return f"{round(float(x), digits) + 0.0:{sign}.{digits}f}"
+
+
 def rate(x: Any, digits: int = 3) -> str:
     """A rate in [0, 1] as a decimal, e.g. ``0.318``."""
-    return DASH if is_missing(x) else f"{float(x):.{digits}f}"
+    return DASH if is_missing(x) else fixed(x, digits)
 
 
 def interval(low: Any, high: Any, digits: int = 2) -> str:
     """An interval as ``[0.03, 1.00]``."""
     if is_missing(low) or is_missing(high):
         return DASH
-    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
+    return f"[{fixed(low, digits)}, {fixed(high, digits)}]"
 
 
 def pvalue(p: float) -> str:
@@ -53,7 +60,7 @@ def number(x: Any) -> str:
 
 def json_float(x: Any) -> float | None:
     """A float for the JSON contract: NaN becomes ``null``."""
-    return None if is_missing(x) else float(x)
+    return None if is_missing(x) else float(x) + 0.0  # + 0.0: no -0.0
 
 
 def json_interval(low: Any, high: Any) -> list[float | None] | None:

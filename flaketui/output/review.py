@@ -253,7 +253,7 @@ def _names(names: Sequence[str], most: int = 20) -> str:
 
 def signed(x: float) -> str:
     """A difference with its sign, ``+0.167`` (a dash when missing)."""
-    return fmt.DASH if fmt.is_missing(x) else f"{x:+.3f}"
+    return fmt.DASH if fmt.is_missing(x) else fmt.fixed(x, 3, "+")
 
 
 def flakiness_line(d: FlakinessDelta) -> str:

@@ -164,3 +164,18 @@ def test_swapping_the_runs_gives_the_same_p_values(tmp_path: Path) -> None:
     assert ab.primary.statistic == pytest.approx(-ba.primary.statistic)
     assert dict(zip(ab.tasks, ab.p_value.tolist(), strict=True)) == dict(zip(ba.tasks, ba.p_value.tolist(),
                                                                            strict=True))
+
+
+def test_equal_mean_scores_show_no_negative_zero(tmp_path: Path) -> None:
+    """Runs with equal mean scores in exact arithmetic (0.1 + 0.2 against 0.3 + 0.0): text and JSON say 0, never -0."""
+    rows = [{"run": r, "task": f"t{t}", "trial": i, "score": x}
+            for r, xs in (("a", [0.1, 0.2]), ("b", [0.3, 0.0])) for t in range(3) for i, x in enumerate(xs)]
+    log = write_log(tmp_path / "equal.jsonl", rows)
+    code, out, err = run("compare", log, "--runs", "a", "b", "--no-cache")
+    assert code == 0, err
+    assert "-0.000" not in out and "+0.000" in out
+    code, _, err = run("compare", log, "--runs", "a", "b", "--format", "html", "--out", tmp_path / "p.html",
+                       "--no-cache")
+    assert code == 0, err
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "-0.000" not in page and "<td>+0.000 [0.000, 0.000]</td>" in page
