@@ -229,10 +229,9 @@ class ScoredView:
 
     def short_verdict(self) -> str:
         """The verdict without its figures (a pull-request comment's first line), by mean score."""
-        from flaketui.stats.score_compare import score_evidence
-        from flaketui.stats.verdict import short_verdict_text
+        from flaketui.stats.score_compare import score_short_verdict
 
-        return f"by mean score: {short_verdict_text(score_evidence(self.cmp))}"
+        return score_short_verdict(self.cmp)
 
     def lines(self) -> list[str]:
         """The verdict by score, then the tasks whose mean score moved after Holm."""

@@ -25,7 +25,7 @@ from flaketui.stats.pertask import holm, tarone_family
 from flaketui.stats.scores import EPS, counted_scores, is_graded, score_range
 from flaketui.stats.stratified import EXACT_MAX_WORK, RESAMPLES, SEED, StratifiedTest, _convolve
 from flaketui.stats.suite import MeanEstimate, mean_estimate
-from flaketui.stats.verdict import Evidence, verdict_text
+from flaketui.stats.verdict import Evidence, short_verdict_text, verdict_text
 
 SPLITS_MAX = 50_000
 """A task's splits are enumerated while C(n_A + n_B, n_A) stays below this (10 trials against 10:
@@ -244,8 +244,18 @@ def score_evidence(sc: ScoreComparison) -> Evidence:
                     equal_trials=equal)
 
 
+UNCHANGED = "no task changed its mean score"
+"""The verdict by score when no task's mean score moved (the pass verdict's words say pass rate)."""
+
+
 def score_verdict(sc: ScoreComparison, why: str) -> str:
     """``by mean score (WHY): B is better at 5%: …`` — the verdict of a comparison by score."""
     ev = score_evidence(sc)
-    text = "no task changed its mean score" if ev.tasks and ev.fixed + ev.broken == 0 else verdict_text(ev)
-    return f"by mean score ({why}): {text}"
+    return f"by mean score ({why}): {UNCHANGED if ev.tasks and ev.fixed + ev.broken == 0 else verdict_text(ev)}"
+
+
+def score_short_verdict(sc: ScoreComparison) -> str:
+    """``by mean score: B is better at 5% (…)`` — the verdict without its figures (a pull-request
+    comment's first line)."""
+    ev = score_evidence(sc)
+    return f"by mean score: {UNCHANGED if ev.tasks and ev.fixed + ev.broken == 0 else short_verdict_text(ev)}"

@@ -179,3 +179,21 @@ def test_equal_mean_scores_show_no_negative_zero(tmp_path: Path) -> None:
     assert code == 0, err
     page = (tmp_path / "p.html").read_text(encoding="utf-8")
     assert "-0.000" not in page and "<td>+0.000 [0.000, 0.000]</td>" in page
+
+
+def test_score_verdict_words_and_sign_of_a_null_difference(tmp_path: Path) -> None:
+    """By score, the PR comment's headline says mean score (not pass rate) when none moved, and a mean difference of -1e-17 reads +0.000."""
+    rows = [{"run": r, "task": f"t{t}", "trial": i, "score": x}
+            for r, xs in (("a", [0.1, 0.2]), ("b", [0.3, 0.0])) for t in range(3) for i, x in enumerate(xs)]
+    log = write_log(tmp_path / "equal.jsonl", rows)
+    code, out, err = run("compare", log, "--runs", "a", "b", "--format", "markdown", "--summary", "--no-cache")
+    assert code == 0, err
+    assert "**by mean score: no task changed its mean score**" in out and "pass rate**" not in out
+    # +0.5 - 0.5 - 3e-17 (the -3e-17 last, so no larger term absorbs it): a mean of -9e-18
+    moved = {"t1": ([0.2, 0.3], [0.7, 0.8]), "t2": ([0.7, 0.8], [0.2, 0.3]), "t3": ([0.1, 0.2], [0.3, 0.0])}
+    rows = [{"run": r, "task": t, "trial": i, "score": x}
+            for t, pair in moved.items() for r, xs in zip("ab", pair, strict=True) for i, x in enumerate(xs)]
+    log = write_log(tmp_path / "moved.jsonl", rows)
+    code, out, err = run("compare", log, "--runs", "a", "b", "--no-cache")
+    assert code == 0, err
+    assert "mean difference (B - A) +0.000 [" in out and "-0.000" not in out
