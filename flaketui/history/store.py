@@ -152,9 +152,22 @@ class Store:
                 yield conn
 
     @contextlib.contextmanager
+    def refusing_bad_rows(self) -> Iterator[None]:
+        """A row holding what its column cannot (SQLite lets a row be of another type: a date
+        that is not one, text for a number), met while reading, as one-line :class:`HistoryError`
+        instead of the driver's or SQLAlchemy's ValueError."""
+        try:
+            yield
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise HistoryError(f"history {shown(self.url)}: a row holds a value its column cannot "
+                               f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}); "
+                               "refused") from None
+
+    @contextlib.contextmanager
     def reading(self) -> Iterator[Connection]:
-        """One read transaction: a consistent snapshot."""
-        with self.errors(), self.engine.connect() as conn:
+        """One read transaction: a consistent snapshot (a row of the wrong type refused in one
+        line, :meth:`refusing_bad_rows`)."""
+        with self.errors(), self.refusing_bad_rows(), self.engine.connect() as conn:
             if not self.sqlite:
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
@@ -316,9 +329,6 @@ class Store:
             cur = conn.connection.cursor()
             try:
                 return read_data(cur, "?" if conn.dialect.paramstyle == "qmark" else "%s", recent)
-            except (ValueError, TypeError, OverflowError) as exc:  # a row SQLite let be of another type
-                raise HistoryError(f"history {shown(self.url)}: a row holds a value its column cannot "
-                                   f"({str(exc).splitlines()[0][:200]}); refused") from None
             finally:
                 cur.close()
 

@@ -177,3 +177,16 @@ def test_issue_body_log_path_cannot_close_the_code_block(tmp_path: Path) -> None
         fences = [ln for ln in out.splitlines() if ln.startswith("```")]
         assert fences == ["```sh", "```"], fences
         assert not any(ln.startswith("@everyone") for ln in out.splitlines())
+
+
+@pytest.mark.parametrize("command", [["trend"], ["trend", "--format", "json"], ["issue-body", "flaky-in-run-6"]])
+def test_a_recorded_time_that_is_not_a_date_is_refused_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """A history whose run holds text that is not a time (SQLite keeps it): one line naming the value, exit 2, no traceback."""
+    import sqlite3
+
+    record_sequences(url(tmp_path), runs=3).close()
+    with sqlite3.connect(tmp_path / "history.sqlite") as db:
+        db.execute("UPDATE runs SET recorded_at = 'not a date' WHERE id = 2")
+    code, out, err = run("history", *command, "--history", url(tmp_path))
+    assert code == 2 and not out
+    assert len(err.strip().splitlines()) == 1 and "not a date" in err and "refused" in err
