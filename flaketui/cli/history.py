@@ -324,7 +324,7 @@ def quarantine_task(task: str, why: str, ticket: str | None, who: str | None, un
 
 
 def parse_until(text: str) -> Any:
-    """``--until`` 's DATE as an aware datetime (a date alone: its midnight, UTC)."""
+    """``--until`` 's DATE as an aware datetime (a date alone: its midnight, UTC), to come."""
     import datetime as dt
 
     try:
@@ -332,7 +332,11 @@ def parse_until(text: str) -> Any:
     except ValueError:
         raise click.BadParameter(f"{text!r} is not a date (2026-12-31) or an ISO time",
                                  param_hint="--until") from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=dt.timezone.utc)
+    when = when if when.tzinfo is not None else when.replace(tzinfo=dt.timezone.utc)
+    if when <= dt.datetime.now(dt.timezone.utc):
+        raise click.BadParameter(f"{text!r} has passed: a quarantine ends by itself at a time to come",
+                                 param_hint="--until")
+    return when
 
 
 @history.command("unquarantine")

@@ -303,13 +303,15 @@ class Store:
         by itself at that time, with ``until_clean`` once that many runs recorded after now
         are clean in a row (whichever comes first)."""
         q, r = schema.quarantines, schema.runs
+        now = now or dt.datetime.now(dt.timezone.utc)
         with self.writing() as conn:
+            _end_due(conn, now)  # one whose date came is no longer active: this write records its end
             active = conn.execute(sa.select(q.c.who, q.c.at).where(q.c.task == task, q.c.lifted_at.is_(None))).first()
             if active is not None:
                 raise HistoryError(f"{task} is already quarantined (by {active.who}, {_when(active.at)})")
             since = conn.execute(sa.select(sa.func.max(r.c.id))).scalar() or 0
             conn.execute(q.insert().values(task=task, who=who, why=why, ticket=ticket,
-                                           at=now or dt.datetime.now(dt.timezone.utc), until_at=until,
+                                           at=now, until_at=until,
                                            until_clean=until_clean, since_run=since))
 
     def unquarantine(self, task: str, who: str, now: dt.datetime | None = None) -> None:

@@ -76,11 +76,12 @@ def test_until_date_ends_at_the_date_without_a_new_run(tmp_path: Path) -> None:
         store.record([run_of(0, {"t": (10, 5)})])
         store.quarantine("t", "me", "why", until=dt.datetime(2026, 1, 2, tzinfo=UTC),
                          now=dt.datetime(2026, 1, 1, tzinfo=UTC))
+        assert "t" not in store.data(recent=0).quarantines
+        assert store.end_due() == ["t"]
+        assert store.end_due() == []
         store.quarantine("v", "me", "why", until=dt.datetime(2999, 1, 2, tzinfo=UTC))
         active = store.data(recent=0).quarantines
         assert "t" not in active and active["v"]["until"] == "2999-01-02T00:00:00+00:00"
-        assert store.end_due() == ["t"]
-        assert store.end_due() == []
         (ended,) = [t for t in store.transitions() if t["kind"] == "quarantine_ended"]
     assert ended["evidence"].startswith("its date 2026-01-02T00:00:00+00:00 came; 0 clean trials over 0 runs")
 
@@ -94,3 +95,26 @@ def test_until_is_parsed_and_a_bad_date_is_a_usage_error(tmp_path: Path) -> None
     assert code == 2 and "is not a date" in err
     code, out, _ = run("history", "status", "--history", u)
     assert "ends by itself: t: at 2999-12-31T00:00:00+00:00" in out
+
+
+def test_a_quarantine_whose_date_came_does_not_block_a_new_one(tmp_path: Path) -> None:
+    """Its date came, no write since: quarantining the task again records the end and succeeds (it said already quarantined)."""
+    u = url(tmp_path)
+    with open_store(u) as store:
+        store.record([run_of(0, {"t": (10, 5)})])
+        store.quarantine("t", "me", "why", until=dt.datetime(2026, 1, 2, tzinfo=UTC),
+                         now=dt.datetime(2026, 1, 1, tzinfo=UTC))
+    code, out, err = run("history", "quarantine", "t", "--why", "again", "--history", u)
+    assert code == 0, err
+    with open_store(u) as store:
+        assert store.data(recent=0).quarantines["t"]["why"] == "again"
+        assert [t["task"] for t in store.transitions() if t["kind"] == "quarantine_ended"] == ["t"]
+
+
+def test_until_that_has_passed_is_a_usage_error(tmp_path: Path) -> None:
+    """--until a date already past would make a quarantine that is over as it starts: exit 2, nothing written."""
+    u = url(tmp_path)
+    code, _, err = run("history", "quarantine", "t", "--why", "w", "--until", "2020-01-01", "--history", u)
+    assert code == 2 and "has passed" in err
+    code, out, _ = run("history", "status", "--history", u, "--format", "json")
+    assert code == 0 and not json.loads(out)["counts"].get("quarantined")
