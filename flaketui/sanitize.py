@@ -117,3 +117,36 @@ def mask_url(text: object) -> str:
     if "://" not in s:
         return s
     return _URL_IN_TEXT.sub(lambda m: _mask_one(m.group(0)), s)
+
+
+SECRET_PATH_OPTIONS = ("--notify", "--webhook")
+"""The command-line options whose value is a webhook: a URL whose path is its secret."""
+
+
+def webhook_origin(url: str) -> str:
+    """A webhook as it may be printed: its masked origin only (a Slack or Teams webhook's path
+    is its secret), ``https://hooks.slack.com/…``; ``(a webhook)`` when no origin can be read."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket: nothing of it is said
+        return "(a webhook)"
+    origin = mask_url(f"{parts.scheme}://{parts.netloc}") if parts.scheme and parts.netloc else "(a webhook)"
+    return visible(origin) + ("/…" if parts.path.strip("/") or parts.query else "")
+
+
+def shown_command(argv: list[str] | tuple[str, ...]) -> list[str]:
+    """A command line as it may be shown (a page's "How this page was made"): every URL masked
+    (:func:`mask_url`), and a webhook given to one of :data:`SECRET_PATH_OPTIONS` (``--notify
+    URL`` or ``--notify=URL``) as its origin only (:func:`webhook_origin`)."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if i and argv[i - 1] in SECRET_PATH_OPTIONS:
+            out.append(webhook_origin(arg))
+        elif eq and name in SECRET_PATH_OPTIONS:
+            out.append(f"{name}={webhook_origin(value)}")
+        else:
+            out.append(mask_url(arg))
+    return out

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flaketui.sanitize import mask_url, visible
+from flaketui.sanitize import webhook_origin
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
@@ -35,13 +35,8 @@ TITLES = {"flaky": "turned flaky", "regressed": "regressed", "fixed": "was fixed
 
 def shown_webhook(url: str) -> str:
     """The webhook as it may be printed: its masked origin only (a Slack or Teams webhook's
-    path is its secret), ``https://hooks.slack.com/…``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:  # an unclosed IPv6 bracket: nothing of it is said
-        return "(a webhook)"
-    origin = mask_url(f"{parts.scheme}://{parts.netloc}") if parts.scheme and parts.netloc else "(a webhook)"
-    return visible(origin) + ("/…" if parts.path.strip("/") or parts.query else "")
+    path is its secret), ``https://hooks.slack.com/…`` (:func:`~flaketui.sanitize.webhook_origin`)."""
+    return webhook_origin(url)
 
 
 def webhook_problem(url: str) -> str | None:

@@ -38,7 +38,7 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
 from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
-from flaketui.sanitize import visible
+from flaketui.sanitize import shown_command, visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def page_tail(info: PageInfo, data: Mapping[str, Any]) -> str:
     """The metadata section, the script's data and the script, and the end of the page."""
     parts = ["<h2>How this page was made</h2>\n<dl class=\"meta\">",
              f"<dt>flaketui</dt><dd>{esc(__version__)}</dd>",
-             f"<dt>command</dt><dd><code>{esc(' '.join(info.command))}</code></dd>"]
+             f"<dt>command</dt><dd><code>{esc(' '.join(shown_command(list(info.command))))}</code></dd>"]
     if info.sources:
         parts.append("<dt>logs</dt><dd>" + "<br>".join(f"<code>{esc(s)}</code>" for s in info.sources) + "</dd>")
     for run, meta in info.meta.items():

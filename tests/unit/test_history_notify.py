@@ -208,3 +208,20 @@ def test_a_webhook_url_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path
         code, _, err = run("history", "notify", "--webhook", hook.url, "--history", url(tmp_path))
         assert code == 0, err
     assert hook.taken
+
+
+def test_the_page_of_a_report_that_notifies_shows_no_webhook_secret(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """report --record --notify URL --format html: the page's command line names the webhook by its masked origin only."""
+    log = write_log(tmp_path / "r.jsonl", "run-0", {"a": (4, 2), "b": (4, 4)})
+    page = tmp_path / "page.html"
+    with webhook("/services/T0/B0/XXSECRETXX") as hook:
+        secret = hook.url.replace("http://", "http://user:pw@")
+        for notify in (["--notify", secret], [f"--notify={secret}"]):
+            args = ["report", str(log), "--record", "--history", url(tmp_path), *notify, "--format", "html",
+                    "--out", str(page)]
+            monkeypatch.setattr("sys.argv", ["flaketui", *args])
+            code, _, err = run(*args)
+            assert code == 0, err
+            text = page.read_text(encoding="utf-8")
+            assert "XXSECRETXX" not in text and "pw@" not in text and "--notify" in text
