@@ -397,6 +397,11 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
     click.echo(f"{sent} notification{'s' if sent != 1 else ''} sent to {shown_webhook(url)}", err=True)
 
 
+TIMEOUT_MAX = 600.0
+"""The longest a notifier waits to connect or for an answer (nan and inf refused with it: a
+socket cannot take them, and a notifier must end)."""
+
+
 @history.command()
 @click.option("--webhook", "webhook", required=True, envvar="FLAKETUI_WEBHOOK", metavar="URL",
               help="Where to post (default $FLAKETUI_WEBHOOK: keeps a webhook's secret off the command line).")
@@ -404,9 +409,10 @@ def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str
               help="slack: a body Slack's incoming webhooks take (blocks, escaped); json: one generic object.")
 @click.option("--owners", "owners", default=None, metavar="FILE",
               help="A CODEOWNERS-style file naming each task's owner in the message.")
-@click.option("--connect-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
-              metavar="SECONDS")
-@click.option("--read-timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True, metavar="SECONDS")
+@click.option("--connect-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=5.0, show_default=True,
+              metavar="SECONDS", help=f"At most {TIMEOUT_MAX:g}.")
+@click.option("--read-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=10.0, show_default=True, metavar="SECONDS",
+              help=f"At most {TIMEOUT_MAX:g}.")
 @click.option("--tries", type=click.IntRange(min=1, max=10), default=3, show_default=True,
               help="Tries per message, backing off 0.5 s, 1 s, … between them.")
 @history_options

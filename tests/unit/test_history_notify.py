@@ -225,3 +225,13 @@ def test_the_page_of_a_report_that_notifies_shows_no_webhook_secret(tmp_path: Pa
             assert code == 0, err
             text = page.read_text(encoding="utf-8")
             assert "XXSECRETXX" not in text and "pw@" not in text and "--notify" in text
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e9", "0"])
+def test_a_timeout_that_is_not_a_bounded_number_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    """--connect-timeout / --read-timeout nan, inf or beyond the bound: exit 2 in one usage line, no traceback, nothing claimed."""
+    record_sequences(url(tmp_path), runs=1).close()
+    for option in ("--connect-timeout", "--read-timeout"):
+        code, _, err = run("history", "notify", "--webhook", "http://127.0.0.1:9/x", option, value,
+                           "--history", url(tmp_path))
+        assert code == 2 and f"Invalid value for '{option}'" in err
