@@ -53,14 +53,16 @@ class RetryAudit:
         tested = int(np.count_nonzero(~np.isnan(self.p_adjusted)))
         fp, fn = int(self.first_passes.sum()), int(self.first_n.sum())
         rp, rn = int(self.retried_passes.sum()), int(self.retried_n.sum())
+        again = int(self.retried_errored.sum())
         rates = (f"first attempts {fp}/{fn} passed, retried trials {rp}/{rn}"
-                 f" ({int(self.retried_errored.sum())} retried trials errored again)")
+                 f" ({again} retried trial{_s(again)} errored again)")
         if not tested:
-            return f"retries: {len(self.tasks)} tasks retried, none testable; {rates}"
+            return f"retries: {len(self.tasks)} task{_s(len(self.tasks))} retried, none testable; {rates}"
         if self.changed:
-            return (f"retries changed the outcome rate in {len(self.changed)} of {tested} tasks tested "
+            return (f"retries changed the outcome rate in {len(self.changed)} of {tested} task{_s(tested)} tested "
                     f"(Fisher, Holm, alpha {self.alpha:g}); {rates}")
-        return f"retries did not change the outcome rate in any of {tested} tasks tested (Fisher, Holm); {rates}"
+        return (f"retries did not change the outcome rate in {'any of ' if tested > 1 else ''}{tested} "
+                f"task{_s(tested)} tested (Fisher, Holm); {rates}")
 
     def to_json(self) -> dict[str, Any]:
         """``retry_audit``: ``test``, ``alpha``, ``changed`` (tasks), ``tasks`` (per task: first and
@@ -76,6 +78,10 @@ class RetryAudit:
                 "tasks": [{"task": t, "first": {"passes": a, "n": b, "errored": c},
                            "retried": {"passes": d, "n": e, "errored": f}, "p_value": num(p), "p_adjusted": num(q)}
                           for t, a, b, c, d, e, f, p, q in rows]}
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt: NDArray[np.floating],

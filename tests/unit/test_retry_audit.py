@@ -119,3 +119,12 @@ def test_errored_trials_enter_n_as_errored_as_says(tmp_path: Path) -> None:
         code, out, err = run("report", str(log), "--format", "json", "--errored-as", policy)
         assert code == 0, err
         assert json.loads(out)["runs"][0]["retry_audit"]["tasks"][0]["retried"]["n"] == n
+
+
+def test_the_summary_line_counts_agree_with_their_nouns() -> None:
+    """One task, one retried trial errored: the line says task and trial in the singular."""
+    task = np.zeros(4, np.int64)
+    audit = retry_audit(task, np.array([PASS, PASS, FAIL, ERRORED]), np.array([1.0, 1.0, 2.0, 2.0]), ["t"])
+    assert audit is not None
+    line = audit.line()
+    assert "in 1 task tested" in line and "(1 retried trial errored again)" in line and "tasks" not in line
