@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flaketui.sanitize import webhook_origin
+from flaketui.sanitize import visible, webhook_origin
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
@@ -162,6 +164,22 @@ def _post_once(parts: urllib.parse.SplitResult, data: bytes, connect_timeout: fl
 
         cred = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         headers["Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
+    # The read timeout bounds each wait for bytes; this bounds the whole answer, so a server that
+    # drips a byte a second cannot hold the notifier past the claim's lease.
+    cut = threading.Event()
+
+    def cut_off() -> None:
+        cut.set()
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(connect_timeout + read_timeout, cut_off)
+    timer.daemon = True
+    timer.start()
     try:
         conn.connect()
         if conn.sock is not None:
@@ -169,10 +187,15 @@ def _post_once(parts: urllib.parse.SplitResult, data: bytes, connect_timeout: fl
         conn.request("POST", path, body=data, headers=headers)
         resp = conn.getresponse()
         resp.read(65536)
-        return resp.status, f"answered {resp.status} {resp.reason}"
+        if cut.is_set():
+            return None, "timed out"
+        return resp.status, visible(f"answered {resp.status} {resp.reason}")
     except TimeoutError:
         return None, "timed out"
     except (OSError, http.client.HTTPException) as exc:
-        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'}"
+        if cut.is_set():
+            return None, "timed out"
+        return None, visible(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'}")
     finally:
+        timer.cancel()
         conn.close()

@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 standing in for a webhook: it records each POST body and
-answers as told (200, a 500, a stall longer than the client's read timeout, or a dropped
-connection)."""
+answers as told (200, a 500, a stall longer than the client's read timeout, an answer dripped
+a byte at a time, or a dropped connection)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 @dataclass
 class Hook:
-    """The server's state: how it answers next (``mode``: ``ok``, ``500``, ``stall``, ``drop``)
+    """The server's state: how it answers next (``mode``: ``ok``, ``500``, ``stall``, ``drip``, ``drop``)
     and what it received (the bodies it answered 2xx to in ``taken``, every body in ``seen``)."""
 
     url: str = ""
@@ -42,6 +42,17 @@ def webhook(path: str = "/hook/T000/SECRET") -> Iterator[Hook]:
             hook.headers.append(dict(self.headers))
             if hook.mode == "stall":
                 time.sleep(hook.stall)
+                return
+            if hook.mode == "drip":  # a status line, then a header byte every 0.1 s for ``stall`` seconds
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                end = time.monotonic() + hook.stall
+                while time.monotonic() < end:
+                    try:
+                        self.wfile.write(b"a")
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(0.1)
                 return
             if hook.mode == "drop":
                 self.connection.close()

@@ -235,3 +235,16 @@ def test_a_timeout_that_is_not_a_bounded_number_is_a_usage_error(tmp_path: Path,
         code, _, err = run("history", "notify", "--webhook", "http://127.0.0.1:9/x", option, value,
                            "--history", url(tmp_path))
         assert code == 2 and f"Invalid value for '{option}'" in err
+
+
+def test_a_server_dripping_its_answer_is_cut_off_at_the_two_timeouts() -> None:
+    """A server that sends a byte every 0.1 s (each wait under the read timeout) for 4 s: the post gives up by connect + read timeout."""
+    import time
+
+    with webhook() as hook:
+        hook.mode, hook.stall = "drip", 4.0
+        start = time.monotonic()
+        got = post(hook.url, b"{}", connect_timeout=0.5, read_timeout=0.5, tries=1)
+        took = time.monotonic() - start
+    assert not got.ok and "timed out" in got.why
+    assert took < 2.5
