@@ -307,7 +307,8 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     kk, stats = run_stats(log, run, k, passk_ci)
     results = [(st, summarise(st)) for st in stats]
     found = report_causes(log, [st.run for st in stats], workers, extra, rescoring) if causes else None
-    notes = out.ReportNotes(exclusion, rescoring, errored_kinds(log, run) if errored == "count" else errored)
+    notes = out.ReportNotes.of(log, [st.run for st in stats], exclusion=exclusion, rescoring=rescoring,
+                               errored=errored_kinds(log, run) if errored == "count" else errored)
     if fmt == "json" and found is None and exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
 
@@ -325,7 +326,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (the trials most tasks have; -k to change)"))
         for st, sm in results:
-            head = len(out.summary_lines(sm)) + len(sm.warnings) + 2  # and "k = …", the causes line
+            head = len(out.summary_lines(sm, notes)) + len(notes.lines(sm.run)) + len(sm.warnings) + 2  # and "k = …", the causes line
             top = rows.shown(len(st), console.is_terminal, console.height, head)
             if console.is_terminal and min(len(st), top or len(st)) <= RICH_ROWS:
                 console.print(out.report_table(st, sm, found, top=top, notes=notes))  # fitted by Rich

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -120,17 +121,45 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
 
 def attach_run_meta(log: TrialLog) -> None:
     """Fill ``log.run_meta``: each source's run metadata (see ``LogFormat.run_meta``), under
-    the names of the runs its trials are in."""
+    the names of the runs its trials are in; ``log.conventions``: each run's harness and its
+    way of counting errored trials (``LogFormat.errored_as``); and ``log.published``: the
+    figures its harness published (``LogFormat.published``), kept only when every file of the
+    run gives the same (runs read as trials of one run each published their own: none kept)."""
+    published: dict[str, list[dict[str, Any]]] = {}
     for i, src in enumerate(log.sources):
+        try:
+            fmt = formats.format_of_kind(src.kind)
+        except ValueError:
+            continue
+        runs = [log.runs[r] for r in np.unique(log.run[log.source == i]).tolist()]
+        if not runs:
+            continue
+        for name in runs:
+            log.conventions.setdefault(name, (fmt.errored_as, fmt.harness))
         path = as_path(src.path)
         try:
-            meta = formats.format_of_kind(src.kind).run_meta(path, log.fields)
+            figures = fmt.published(path)
         except (OSError, ValueError):
-            continue
+            figures = {}
+        for name in runs:
+            found = published.setdefault(name, [])
+            if figures and figures not in found:
+                found.append(figures)
+            elif not figures and {} not in found:
+                found.append({})
+        try:
+            meta = fmt.run_meta(path, log.fields)
+        except (OSError, ValueError):
+            meta = {}
+        if fmt.harness:
+            meta = {"harness": fmt.harness, **meta}
         if not meta:
             continue
-        for r in np.unique(log.run[log.source == i]).tolist():
-            log.run_meta.setdefault(log.runs[r], dict(meta))
+        for name in runs:
+            log.run_meta.setdefault(name, dict(meta))
+    for name, found in published.items():
+        if len(found) == 1 and found[0]:
+            log.published[name] = {"harness": log.conventions[name][1] or "the harness", **found[0]}
 
 
 def distinct_names(paths: Sequence[str], name: str) -> list[str]:
