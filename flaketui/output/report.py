@@ -245,6 +245,13 @@ class CompareView:
         return confounds(self.config_a, self.config_b)
 
     @property
+    def confound_values(self) -> list[dict[str, str]]:
+        """The differing configuration fields with each run's value (JSON ``confounds``)."""
+        from flaketui.stats.confounds import confound_values
+
+        return confound_values(self.config_a, self.config_b)
+
+    @property
     def confound(self) -> str | None:
         """The warning when more than one configuration field differs."""
         from flaketui.stats.confounds import confound_warning
@@ -302,7 +309,7 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "verdict": verdict(c, v.alpha),
         "config_a": v.config_a,
         "config_b": v.config_b,
-        "confounds": v.confounds,
+        "confounds": v.confound_values,
         "confound_warning": v.confound,
         **v.tests.to_json(),
         "flips": [

@@ -289,9 +289,19 @@ def flip_divergences(log: TrialLog, cmp: PairedComparison, read: Callable[[int],
                      normaliser: Normaliser | None = None, mode: str | None = None) -> dict[str, FlipDivergence]:
     """Each flip's (:func:`paired_rows`) first divergence and suggested source, by task: the pair
     the comparison's trace screen shows first (:func:`~flaketui.traces.task_view.flip_divergence`).
-    A flip whose trials carry no trace is left out (nothing is read for it)."""
+    A flip whose trials carry no trace is left out (nothing is read for it). When the two runs'
+    configurations differ (:func:`~flaketui.stats.confounds.confounds`: another agent, model,
+    timeout), each source reads ``configuration``: the runs were not run alike, so a difference
+    is never the model's own sampling."""
+    from dataclasses import replace
+
+    from flaketui.loading import read_trial
     from flaketui.model import ERRORED
+    from flaketui.stats.confounds import CONFIGURATION, DEFAULT_CONFIG_FIELDS, confounds, run_config
     from flaketui.traces.task_view import flip_divergence
+
+    configured = bool(confounds(run_config(log, cmp.run_a, DEFAULT_CONFIG_FIELDS, read_trial),
+                                run_config(log, cmp.run_b, DEFAULT_CONFIG_FIELDS, read_trial)))
 
     outcomes = log.run_outcomes(cmp.run_a), log.run_outcomes(cmp.run_b)
     out: dict[str, FlipDivergence] = {}
@@ -304,7 +314,7 @@ def flip_divergences(log: TrialLog, cmp: PairedComparison, read: Callable[[int],
         if all(sides):
             found = flip_divergence(sides[0], sides[1], row.change == BROKEN, normaliser, mode)
             if found is not None:
-                out[row.task] = found
+                out[row.task] = replace(found, cause=CONFIGURATION) if configured else found
     return out
 
 
