@@ -170,3 +170,18 @@ def test_two_named_agents_in_the_leaderboard_layout_stay_two_runs(tmp_path: Path
     log = load_logs(folders, FieldMap(runs_as_trials=True))
     assert log.runs == ["droid", "other"]
     assert all(set(log.run_outcomes(r).n.tolist()) == {5} for r in log.runs)
+
+
+def test_two_harbor_jobs_compare_shows_the_confounds_values(tmp_path: Path) -> None:
+    """Two Harbor jobs whose config.json differ in model and timeout multiplier: compare's JSON lists both with values."""
+    for name in ("a", "b"):
+        shutil.copytree(JOB, tmp_path / name)
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    config["timeout_multiplier"] = 2.0
+    config["agents"][0]["model_name"] = "anthropic/claude-sonnet-4-5"
+    (tmp_path / "b" / "config.json").write_text(json.dumps(config))
+    code, out, _ = run("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json")
+    doc = orjson.loads(out)
+    assert {"field": "timeout_multiplier", "a": "1.0", "b": "2.0"} in doc["confounds"]
+    assert {"field": "model", "a": "openai/gpt-4o", "b": "anthropic/claude-sonnet-4-5"} in doc["confounds"]
+    assert "timeout_multiplier 1.0 vs 2.0" in doc["confound_warning"]
