@@ -89,6 +89,9 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
         failing = [t for t in found if t.outcome != PASS]
         pair = _best(passing, failing, norm, mode)
         if pair is None:
+            if not any(t.trace is not None for t in found):
+                fail(f"task {visible(task)!r} has no trial with a trace in run {visible(run)!r}: "
+                     f"{_no_trace(log, run)}")
             kinds = "passing" if not [t for t in passing if t.trace is not None] else "failing"
             fail(f"task {visible(task)!r} has no {kinds} trial with a trace in run {visible(run)!r}; "
                  "name two with --trials I J")
@@ -106,9 +109,18 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
     pair = _best(side_a, side_b, norm, mode)
     if pair is None:
         fail(f"task {visible(task)!r} has no trial with a trace in run {visible(runs[0])!r} "
-             f"or in run {visible(runs[1])!r}")
+             f"or in run {visible(runs[1])!r}: {_no_trace(log, runs[0])}")
     assert pair is not None
     return pair
+
+
+def _no_trace(log: TrialLog, run: str) -> str:
+    """Why ``run``'s trials have no trace, in its harness's words."""
+    import numpy as np
+
+    from flaketui.loading.formats import no_trace_reason
+
+    return no_trace_reason(log, np.flatnonzero(log.run == log.runs.index(run))[:1].tolist())
 
 
 def diff_json(task: str, pair: Pair, d: TraceDiff) -> dict[str, Any]:

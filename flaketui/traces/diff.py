@@ -106,8 +106,8 @@ class TraceDiff:
         return {
             "mode": self.mode,
             "first_divergence": {"step_a": a(self.step_a), "step_b": b(self.step_b),
-                                 **({"row_a": self.step_a, "row_b": self.step_b} if self.ids_a or self.ids_b
-                                    else {})},
+                                 **({"row_a": self.step_a, "row_b": self.step_b}
+                                    if (self.ids_a or self.ids_b) and self.step_a is not None else {})},
             "changes": [
                 {"step_a": a(c.step_a), "step_b": b(c.step_b), "path": c.path,
                  "a": None if c.a is MISSING else c.a, "b": None if c.b is MISSING else c.b,

@@ -152,8 +152,9 @@ def step_line(step: Any, width: int | None = None, normaliser: Normaliser | None
     return one_line(text, width)
 
 
-HARNESS_STEP_KEYS = ("step_id", "turn_idx")
-"""A step's own number as its harness writes it: ATIF's ``step_id`` (Harbor), τ²'s ``turn_idx``."""
+HARNESS_STEP_KEYS = ("step_id", "turn_idx", "episode")
+"""A step's own number as its harness writes it: ATIF's ``step_id`` (Harbor), τ²'s ``turn_idx``,
+an episode list's ``episode`` (a Harbor agent's non-ATIF ``trajectory.json``)."""
 
 
 def harness_step_ids(trace: Sequence[Any] | None) -> tuple[Any, ...]:

@@ -46,6 +46,9 @@ class LogFormat(ABC):
     harness: ClassVar[str] = ""
     """The harness that writes this format, as its users name it (``Harbor``); empty for a
     generic format."""
+    no_trace: ClassVar[str] = ("the log would need a trace field per trial (trace, traj or messages; "
+                               "--trace-field to name another)")
+    """What a trial of this format without a trace lacks, in its harness's words."""
     errored_as: ClassVar[str] = "apart"
     """How this format's harness counts an errored trial in its own figures, the default of
     ``--errored-as`` for its runs (:meth:`flaketui.model.TrialLog.errored_as`): ``apart``

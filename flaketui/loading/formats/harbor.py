@@ -262,6 +262,48 @@ def folder_mix(folder: Path, results: list[Path] | None = None) -> JobMix | None
     return _MIXES[key]
 
 
+def episode_steps(doc: list[Any]) -> list[dict[str, Any]]:
+    """A ``trajectory.json`` that is not ATIF but a list of ``{episode, prompt, response}`` (what
+    some Harbor agents, SkillsBench's among them, write) as flaketui steps: each episode's prompt
+    a ``user`` step and its response an ``agent`` step, both numbered by the episode.
+
+    Raises
+    ------
+    ValueError
+        If an item is not such an object (named by its index).
+    """
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(doc):
+        if not isinstance(item, dict) or not ({"prompt", "response"} & item.keys()):
+            raise ValueError(f"not an ATIF trajectory, nor a list of {{episode, prompt, response}} "
+                             f"(item {i} is not such an object)")
+        episode = item.get("episode", i)
+        for key, role in (("prompt", "user"), ("response", "agent")):
+            if key in item:
+                value = item[key]
+                out.append({"role": role, "episode": episode,
+                            "content": value if isinstance(value, (str, list)) else str(value)})
+    return out
+
+
+def _dataset(datasets: Any, tasks: Any) -> dict[str, str]:
+    """What a job's ``config.json`` ran on, as ``harbor run`` takes it: ``dataset`` (a registry
+    dataset's ``name@version``, or ``name``) or ``path`` (a local dataset's ``path``; else the one
+    folder its ``tasks`` paths all sit in). Empty when it names several or none."""
+    if isinstance(datasets, list) and len(datasets) == 1 and isinstance(datasets[0], dict):
+        d = datasets[0]
+        if isinstance(d.get("name"), str) and d["name"]:
+            version = d.get("version")
+            return {"dataset": f"{d['name']}@{version}" if isinstance(version, str) and version else d["name"]}
+        if isinstance(d.get("path"), str) and d["path"]:
+            return {"path": d["path"]}
+    if isinstance(tasks, list) and tasks and all(isinstance(t, dict) and isinstance(t.get("path"), str) for t in tasks):
+        parents = {t["path"].replace("\\", "/").rstrip("/").rpartition("/")[0] for t in tasks}
+        if len(parents) == 1 and (parent := parents.pop()):
+            return {"path": parent}
+    return {}
+
+
 def _lone_trial(trial: Path) -> bool:
     """Whether ``trial`` is a Harbor trial folder outside any job: its parent has no job-level
     ``result.json`` and holds no other trial folder."""
@@ -327,6 +369,8 @@ class HarborJob(LogFormat):
     kinds: ClassVar[tuple[str, ...]] = ("harbor",)
     harness: ClassVar[str] = "Harbor"
     errored_as: ClassVar[str] = "score"
+    no_trace: ClassVar[str] = ("a Harbor trial's trace is its agent/trajectory.json (ATIF), and these trial "
+                               "folders have no agent/trajectory.json (or one that is not ATIF: see the notices)")
 
     def published(self, path: Path) -> dict[str, Any]:
         """The job ``result.json``'s own figures for the job of ``path`` (a trial's
@@ -410,6 +454,8 @@ class HarborJob(LogFormat):
                     value = agents[0].get(key)
                     if isinstance(value, str):
                         out[name] = value
+        out.update(_dataset(loads(bytes(memoryview(top["datasets"]))) if "datasets" in top else None,
+                            loads(bytes(memoryview(top["tasks"]))) if "tasks" in top else None))
         return out
 
     def _trials_meta(self, mix: JobMix, known: dict[str, Any]) -> dict[str, Any]:
@@ -491,8 +537,10 @@ class HarborJob(LogFormat):
         if trajectory.is_file():
             from flaketui.loading.formats.atif import head_problem
 
-            why = head_problem(_head(trajectory))
-            if why is None:
+            head = _head(trajectory)
+            why = head_problem(head)
+            if why is None or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+                why = None  # ATIF, or a list of episodes (read as a trace: :func:`episode_steps`)
                 rec["trace"] = [None]  # marks the trial as traced; read_record reads the steps
             else:
                 problems.append(Problem(str(trajectory), None, f"{why}; the trial is kept without its trace",
@@ -630,7 +678,8 @@ class HarborJob(LogFormat):
 
             name = trace_names[0] if trace_names else "trace"
             try:
-                merged[name] = to_steps(loads(trajectory.read_bytes()))
+                doc = loads(trajectory.read_bytes())
+                merged[name] = episode_steps(doc) if isinstance(doc, list) else to_steps(doc)
             except (AtifError, ValueError) as exc:
                 merged["trace_problem"] = f"{trajectory}: {exc}"
         return Record(merged, None)
