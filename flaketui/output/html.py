@@ -42,7 +42,7 @@ from flaketui.sanitize import visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
-    from flaketui.output.report import Causes, CompareView
+    from flaketui.output.report import Causes, CompareView, ReportNotes
     from flaketui.traces import TraceDiff
 
 TRACE_TASKS = 50
@@ -385,12 +385,13 @@ def cause_html(s: Any) -> str:
 
 def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                       causes: Causes | None = None, pairs: Mapping[str, Mapping[str, TracePair]] | None = None,
-                      info: PageInfo | None = None, top: int | None = TABLE_ROWS) -> None:
+                      info: PageInfo | None = None, top: int | None = TABLE_ROWS,
+                      notes: ReportNotes | None = None) -> None:
     """Write the ``report --format html`` page through ``write``: per run the summary with its
     intervals, the curves and the p̂ histogram, the task table (its ``top`` flakiest tasks; None:
     every task), and each flaky task's section (its suggested cause with ``causes``, its traces
     from ``pairs``)."""
-    from flaketui.output.report import display_order, left_out_line, summary_lines
+    from flaketui.output.report import NO_NOTES, display_order, left_out_line, summary_lines
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -401,7 +402,8 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         order = display_order(st)
         shown = st.take(order[:top])
         write(f"<h2>run {esc(st.run)}</h2>\n")
-        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in summary_lines(sm)) + "</div>\n")
+        said = [*summary_lines(sm, notes or NO_NOTES), *(notes or NO_NOTES).lines(sm.run)]
+        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in said) + "</div>\n")
         for w in sm.warnings:
             write(f"<p class=\"warn\">warning: {esc(w)}</p>\n")
         write(f"<div class=\"plots\">{curves_svg(st)}{histogram_svg(st)}</div>\n")

@@ -176,3 +176,13 @@ def harness_step_ids(trace: Sequence[Any] | None) -> tuple[Any, ...]:
             last = None
         out.append(own if own is not None else last)
     return tuple(out) if found else ()
+
+
+def harness_step_count(trace: Sequence[Any] | None, rows: int | None = None) -> str:
+    """``72 steps`` as the harness counts them (its distinct step ids: an ATIF step's tool results
+    are rows of their own, not steps), else ``N steps`` of rows; ``rows``: the trace's full
+    length when it was read cut (then rows are counted)."""
+    ids = harness_step_ids(trace)
+    if ids and (rows is None or rows == len(trace or ())):
+        return f"{len(dict.fromkeys(i for i in ids if i is not None)):,} steps ({len(ids):,} rows)"
+    return f"{rows or len(trace or ()):,} steps"

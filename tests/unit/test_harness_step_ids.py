@@ -79,3 +79,17 @@ def test_diff_on_a_real_atif_pair_names_step_ids(tmp_path: Path) -> None:
     for c in doc["changes"]:
         assert c["step_a"] is None or c["step_a"] in ids[0]
     assert any(len(set(v)) < len(v) for v in ids)  # tool results: more rows than steps
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/realdata/harbor-datagen is absent")
+def test_a_real_trajectory_counts_its_own_steps() -> None:
+    """A real ATIF trajectory reads as the file's number of steps (its tool results are rows, not steps)."""
+    from flaketui.loading import load_logs, read_trial
+    from flaketui.traces.steps import harness_step_count
+
+    for where in REAL_TRIALS:
+        trial_dir = next(p.parent for p in (REAL / where).glob("*/result.json"))
+        steps = len(json.loads((trial_dir / "agent" / "trajectory.json").read_text())["steps"])
+        trial = read_trial(load_logs([REAL / where]), 0)
+        assert harness_step_count(trial.trace).startswith(f"{steps} steps (")
+        assert trial.trace is not None and len(trial.trace) > steps

@@ -563,7 +563,8 @@ class HarborJob(LogFormat):
             if not isinstance(doc, dict):
                 raise AtifError("not an ATIF trajectory (not a JSON object)")
             version = check_version(doc.get("schema_version"))
-            steps = len(to_steps(doc))
+            to_steps(doc)  # checked whole; counted as the file numbers its steps
+            steps = len(doc["steps"])
         except (AtifError, ValueError) as exc:
             return Problem(str(path), None, f"not a readable ATIF trajectory ({exc})")
         return Problem(str(path), None, f"an ATIF-v{version} trajectory ({steps} steps) holds a trace but no "
