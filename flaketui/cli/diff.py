@@ -175,7 +175,8 @@ def _md(text: str) -> str:
 
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     """The comparison as Markdown: a summary, a table of changes, the rows around the divergence."""
-    first = "none" if d.step_a is None else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B"
+    first = ("none" if d.step_a is None
+             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
     lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
              f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
     if d.changes:

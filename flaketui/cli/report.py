@@ -329,7 +329,8 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (the trials most tasks have; -k to change)"))
         for st, sm in results:
-            head = len(out.summary_lines(sm, notes)) + len(notes.lines(sm.run)) + len(sm.warnings) + 2  # and "k = …", the causes line
+            # and "k = …", the causes line
+            head = len(out.summary_lines(sm, notes)) + len(notes.lines(sm.run)) + len(sm.warnings) + 2
             top = rows.shown(len(st), console.is_terminal, console.height, head)
             if console.is_terminal and min(len(st), top or len(st)) <= RICH_ROWS:
                 console.print(out.report_table(st, sm, found, top=top, notes=notes))  # fitted by Rich

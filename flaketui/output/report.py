@@ -575,7 +575,8 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
     run's table keeps its ``top`` flakiest tasks and a line says how many are left out."""
     yield f"# flaketui report (k = {k})\n\n"
     for r, (st, sm) in enumerate(runs):
-        lines = [*map(_md_escape, summary_lines(sm, notes)), *map(_md_escape, notes.lines(st.run))]  # the notes name what the logs say
+        # the summary and the notes name what the logs say: escaped
+        lines = [*map(_md_escape, summary_lines(sm, notes)), *map(_md_escape, notes.lines(st.run))]
         order = display_order(st)
         why = cause_lines(st, causes, order)
         head = why[:1]  # the breakdown; the failures by first critical source lead the causes' list

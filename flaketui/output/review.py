@@ -387,9 +387,11 @@ def triage_export(
     stats: Sequence[TaskStats],
     entries: Mapping[TriageKey, TriageEntry],
     divergences: Sequence[Mapping[str, FlipDivergence]] | None = None,
+    confounds: Sequence[list[dict[str, str]]] | None = None,
 ) -> dict[str, Any]:
     """The ``triage export --format json`` document (``divergences``: per comparison, its
-    flips' :func:`flip_divergences`).
+    flips' :func:`flip_divergences`; ``confounds``: per comparison, the configuration fields
+    whose values differ, :func:`~flaketui.stats.confounds.confound_values`, as ``confounds``).
 
     Every entry of the triage file appears: under its comparison's flips, under
     the flaky tasks, or else under ``other_notes`` (a run or task not in the
@@ -397,6 +399,8 @@ def triage_export(
     """
     comps = [comparison_export(c, entries, divergences[i] if divergences else None)
              for i, c in enumerate(comparisons)]
+    for i, c in enumerate(comps):
+        c["confounds"] = list(confounds[i]) if confounds else []
     flaky = flaky_export(stats, entries)
     shown = {TriageKey(f["run"], f["task"]) for f in flaky}
     for c in comps:
@@ -436,6 +440,10 @@ def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparis
         out += [f"## {_md(c['run_b'])} vs {_md(c['run_a'])}", ""]
         lines = compare_lines(cmp) + [flakiness_line(flakiness_delta(cmp)),
                                       progress_line(c["reviewed"], len(c["flips"]))]
+        if c.get("confounds"):
+            from flaketui.stats.confounds import values_text
+
+            lines.append(f"configurations differ: {values_text(c['confounds'])}")
         out += [f"- {_md(x)}" for x in lines] + [""]
         if c["flips"]:
             out += ["| task | change | p̂ A → p̂ B | n A | n B | abs Δ | label | note | reviewed | first divergence "

@@ -121,7 +121,12 @@ def confound_values(config_a: Mapping[str, str], config_b: Mapping[str, str]) ->
 def confound_text(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str:
     """``agent_model gpt-4o vs claude-sonnet-4-5; timeout_multiplier 2.0 vs 4.0`` (log text: the
     caller makes it visible)."""
-    return "; ".join(f"{d['field']} {d['a']} vs {d['b']}" for d in confound_values(config_a, config_b))
+    return values_text(confound_values(config_a, config_b))
+
+
+def values_text(values: Sequence[Mapping[str, str]]) -> str:
+    """:func:`confound_values`' list as one line: ``model m1 vs m2; seed 1 vs 2``."""
+    return "; ".join(f"{d['field']} {d['a']} vs {d['b']}" for d in values)
 
 
 def confound_warning(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str | None:

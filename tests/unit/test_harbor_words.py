@@ -57,7 +57,7 @@ def test_plan_emit_harbor_fills_agent_model_and_path_from_config_json(tmp_path: 
 
 
 def test_plan_emit_harbor_keeps_placeholders_where_the_job_names_nothing(tmp_path: Path) -> None:
-    """Without the job's config.json (an assembled folder) the dataset stays the placeholder $DATASET, named in the header."""
+    """Without the job's config.json (an assembled folder) the dataset stays $DATASET, named in the header."""
     job = tmp_path / "job"
     shutil.copytree(JOB, job)
     (job / "config.json").unlink()

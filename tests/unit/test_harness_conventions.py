@@ -66,7 +66,7 @@ def test_real_harbor_jobs_reproduce_harbors_errors_and_mean(job: str) -> None:
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/realdata/harbor-datagen is absent")
 def test_a_lone_trial_folder_is_named_after_itself_with_the_configured_model() -> None:
-    """A trial folder outside its job is its own run, and the model is config.json's, not the trajectory's first step's."""
+    """A trial folder outside its job is its own run; the model is config.json's, not the trajectory's."""
     doc = report_json(REAL / LONE)
     run_ = doc["runs"][0]
     assert run_["run"] == "run_2025-11-19__14-39-23"
@@ -74,7 +74,7 @@ def test_a_lone_trial_folder_is_named_after_itself_with_the_configured_model() -
 
 
 def test_the_built_job_gives_harbors_mean_and_pass_at_k_by_default() -> None:
-    """The built job (partial reward, timeout at 0, setup error without reward): Harbor's mean, and its pass@k by default."""
+    """The built job (partial reward, timeout at 0, setup error): Harbor's mean, and its pass@k by default."""
     log = load_logs([JOB])
     flat = [np.nan if r is None else r for rs in REWARDS.values() for r in rs]
     assert mean_score(np.array(flat)) == math.fsum([1.0, 1.0, 0.0, 0.55, 0.0]) / 5 == 0.51
@@ -104,7 +104,7 @@ def test_errored_as_apart_gives_the_figures_of_before() -> None:
 
 
 def test_a_timeout_with_a_passing_reward_keeps_it_by_default(tmp_path: Path) -> None:
-    """Harbor's rule: a timed-out trial with reward 1 passes (``--errored-as fail`` would fail it); it still counts as errored."""
+    """Harbor's rule: a timed-out trial with reward 1 passes (``fail`` would fail it), and still counts as errored."""
     job = tmp_path / "job"
     shutil.copytree(JOB, job)
     path = job / "hello-world__Zr5bW1c" / "result.json"
@@ -154,7 +154,7 @@ def leaderboard(tmp_path: Path, *agents: str) -> list[Path]:
 
 
 def test_runs_as_trials_reads_the_leaderboard_layout_as_five_trials_a_task(tmp_path: Path) -> None:
-    """``AGENT/run_1 … run_5`` with --runs-as-trials is one run named AGENT with n = 5 per task, and a notice says so."""
+    """``AGENT/run_1 … run_5`` with --runs-as-trials: one run named AGENT, n = 5 per task, a notice."""
     (droid,) = leaderboard(tmp_path, "droid")
     log = load_logs([droid], FieldMap(runs_as_trials=True))
     assert log.runs == ["droid"]
@@ -173,7 +173,7 @@ def test_two_named_agents_in_the_leaderboard_layout_stay_two_runs(tmp_path: Path
 
 
 def test_two_harbor_jobs_compare_shows_the_confounds_values(tmp_path: Path) -> None:
-    """Two Harbor jobs whose config.json differ in model and timeout multiplier: compare's JSON lists both with values."""
+    """Two Harbor jobs whose model and timeout multiplier differ: compare's JSON lists both with values."""
     for name in ("a", "b"):
         shutil.copytree(JOB, tmp_path / name)
     config = json.loads((tmp_path / "b" / "config.json").read_text())
@@ -185,3 +185,26 @@ def test_two_harbor_jobs_compare_shows_the_confounds_values(tmp_path: Path) -> N
     assert {"field": "timeout_multiplier", "a": "1.0", "b": "2.0"} in doc["confounds"]
     assert {"field": "model", "a": "openai/gpt-4o", "b": "anthropic/claude-sonnet-4-5"} in doc["confounds"]
     assert "timeout_multiplier 1.0 vs 2.0" in doc["confound_warning"]
+
+
+def test_triage_export_lists_the_confounds_and_a_configuration_source(tmp_path: Path) -> None:
+    """triage export of two differently configured jobs: the confounds with values, each flip's source configuration."""
+    for name in ("a", "b"):
+        shutil.copytree(JOB, tmp_path / name)
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    config["timeout_multiplier"] = 2.0
+    (tmp_path / "b" / "config.json").write_text(json.dumps(config))
+    for trial in (tmp_path / "b").glob("hello-world__*/result.json"):  # every hello-world trial fails in b
+        doc = json.loads(trial.read_text())
+        if doc.get("verifier_result"):
+            doc["verifier_result"]["rewards"]["reward"] = 0.0
+        trial.write_text(json.dumps(doc))
+    notes = tmp_path / "notes.json"
+    code, out, err = run("triage", "export", str(tmp_path / "a"), str(tmp_path / "b"), "--triage", str(notes),
+                         "--format", "json")
+    assert code == 0, err
+    doc = orjson.loads(out)
+    (comparison,) = doc["comparisons"]
+    assert comparison["confounds"] == [{"field": "timeout_multiplier", "a": "1.0", "b": "2.0"}]
+    sources = [f["first_divergence"]["suggested_source"] for f in comparison["flips"] if f["first_divergence"]]
+    assert sources and set(sources) == {"configuration"}
