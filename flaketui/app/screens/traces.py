@@ -737,9 +737,10 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
         self.query_one(ForkMap).show_map(event.fork_map, sum(1 for t in self.trials if t.trace is None))
         status = self.query_one("#trace-status", Static)
         if not self.passing and not self.failing:
+            why = self.no_trace()
             status.update(Text(
                 f"no trial of {visible(self.task_name)} has a trace ({len(self.trials)} trial(s) read): "
-                f"there is nothing to compare: {self.no_trace()}. The trials are listed "
+                f"there is nothing to compare. {why[:1].upper()}{why[1:]}. The trials are listed "
                 "below: enter (or i) opens the inspector.", style="yellow"))
             await self.query("#trial-list").remove()
             options = OptionList(*(Option(trial_option_text(t), id=str(n)) for n, t in enumerate(self.trials)),
