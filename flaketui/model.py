@@ -417,7 +417,15 @@ class TrialLog:
             bounds=bounds,
             errored_as=mode,
             errored_passes=errored_passes.astype(np.int64, copy=False),
+            trial_scores=self.score[rows] if self.scored else None,
+            trial_errored=outcome == ERRORED if self.scored else None,
         )
+
+    @property
+    def scored(self) -> bool:
+        """Whether any trial of the log has a score (a reward, a graded value): what
+        :attr:`RunOutcomes.trial_scores` is kept for."""
+        return bool(np.isfinite(self.score).any())
 
     def metric_medians(self, outcomes: RunOutcomes) -> dict[str, np.ndarray]:
         """Median of each metric per task of ``outcomes`` (NaN where a task has none), as
@@ -504,6 +512,10 @@ class RunOutcomes:
     bounds: np.ndarray
     errored_as: str = "apart"
     """How ``n`` treats errored trials (:meth:`TrialLog.errored_as`: ``apart``, ``fail`` or ``score``)."""
+    trial_scores: np.ndarray | None = None
+    """Each trial's score in ``rows`` order (NaN: none); None when no trial of the log has one."""
+    trial_errored: np.ndarray | None = None
+    """Each trial's errored flag in ``rows`` order, beside :attr:`trial_scores`."""
     errored_passes: np.ndarray | None = None
     """Per task, the errored trials counted as passes (``score``: their score passed); None: none."""
 

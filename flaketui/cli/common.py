@@ -124,7 +124,9 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--task-field", multiple=True, help="Field holding the task id.")
     @click.option("--trial-field", multiple=True, help="Field holding the trial number.")
     @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
-    @click.option("--score-field", multiple=True, help="Numeric field compared with --threshold.")
+    @click.option("--score-field", multiple=True, metavar="PATH",
+                  help="Field holding a trial's numeric score (dotted for a nested one: result.score), "
+                       "compared with --threshold for pass/fail and averaged as the mean score.")
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
     @click.option("--records-field", default=None, metavar="PATH",
                   help="Dotted field of a JSON object whose array holds the trials.")

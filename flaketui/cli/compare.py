@@ -24,11 +24,11 @@ from flaketui.cli.common import (
 )
 from flaketui.cli.history import record_log, record_options
 from flaketui.cli.tui import divergence_option
-from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.model import FieldMap, InputError, RunOutcomes, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
-    from flaketui.output.report import CompareView
+    from flaketui.output.report import CompareView, ScoredView
     from flaketui.stats.baseline import BaselineComparisons
 
 
@@ -68,6 +68,9 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help="With --format html: write the page to FILE (atomically) instead of stdout.")
 @click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
 @alpha_option
+@click.option("--by", "by", type=click.Choice(["score", "pass"]), default=None,
+              help="What the verdict compares: the trials' graded scores (the default when both runs have "
+                   "scores and one has partial credit) or pass/fail (the default otherwise).")
 @baseline_option
 @config_field_option
 @click.option("--ignore-key", multiple=True,
@@ -77,7 +80,7 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @triage_option
 @record_options
 @log_options
-def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
+def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float, by: str | None,
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
             divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
             summary: bool, out_path: str | None, record: bool, history: str | None, fields: FieldMap) -> None:
@@ -87,7 +90,7 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
     if record and tui:
         raise click.UsageError("--record goes without --tui")
     loaded = make_compare(logs, runs, fmt, tui, alpha, baseline, config_field, ignore_key, divergence, top,
-                          all_rows, triage, summary, out_path, fields)
+                          all_rows, triage, summary, out_path, fields, by)
     if record:
         record_log(loaded, history, err=True)
 
@@ -95,8 +98,9 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
 def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
                  baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
                  divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
-                 summary: bool, out_path: str | None, fields: FieldMap) -> list[TrialLog]:
-    """``compare`` without ``--record``: the comparison printed; the logs it loaded (each once)."""
+                 summary: bool, out_path: str | None, fields: FieldMap, by: str | None = None) -> list[TrialLog]:
+    """``compare`` without ``--record``: the comparison printed; the logs it loaded (each once).
+    ``by``: ``score``, ``pass`` or None (score when both runs are graded: :func:`score_comparison`)."""
     from flaketui.cli.diff import check_out
     from flaketui.output import report as out
     from flaketui.stats import compare_runs, task_stats
@@ -107,6 +111,8 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
         raise click.UsageError("--summary goes with --format markdown")
     if fmt == "html" and (tui or baseline is not None):
         raise click.UsageError("--format html goes without --tui and --baseline")
+    if by == "score" and (tui or baseline is not None):
+        raise click.UsageError("--by score goes without --tui and --baseline (they compare pass rates)")
     if tui:
         open_comparison(logs, runs, triage, fields, ignore_key, divergence)
         return []
@@ -117,10 +123,12 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
 
     a, b = resolve_pair(logs, runs, fields)
     loaded = [a[0]] if a[0] is b[0] else [a[0], b[0]]
-    stats_a = task_stats(a[0].run_outcomes(a[1]), 1)
-    stats_b = task_stats(b[0].run_outcomes(b[1]), 1)
+    outcomes_a, outcomes_b = a[0].run_outcomes(a[1]), b[0].run_outcomes(b[1])
+    stats_a = task_stats(outcomes_a, 1)
+    stats_b = task_stats(outcomes_b, 1)
     view = out.compare_view(compare_runs(stats_a, stats_b), alpha,
-                            read_config(a, config_field), read_config(b, config_field))
+                            read_config(a, config_field), read_config(b, config_field),
+                            score_comparison(outcomes_a, outcomes_b, by, alpha))
     if fmt == "table":
         print_compare_table(view, choice)
         return loaded
@@ -135,6 +143,27 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
          out.compare_csv,
          lambda v: out.compare_markdown(v, choice.top), out.compare_table)
     return loaded
+
+
+def score_comparison(a: RunOutcomes, b: RunOutcomes, by: str | None, alpha: float) -> ScoredView | None:
+    """The comparison by score when ``by`` asks for it (or, when None, both runs have scores and one
+    has partial credit); None to compare by pass/fail. ``--by score`` on runs without scores: exit 2."""
+    import numpy as np
+
+    from flaketui.output.report import ScoredView
+    from flaketui.stats.score_compare import compare_scores, graded_pair
+
+    if by == "pass":
+        return None
+    if by is None and not graded_pair(a, b):
+        return None
+    if a.trial_scores is None or b.trial_scores is None or not (
+            np.isfinite(a.trial_scores).any() and np.isfinite(b.trial_scores).any()):
+        missing = [visible(o.run) for o in (a, b) if o.trial_scores is None or not np.isfinite(o.trial_scores).any()]
+        fail(f"--by score: no graded scores in run {' and '.join(missing)} (its trials have pass/fail only); "
+             "--by pass compares pass rates")
+    why = "--by score" if by == "score" else "both runs have graded scores; --by pass compares pass rates"
+    return ScoredView(compare_scores(a, b, alpha), why)
 
 
 def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[TrialLog, str],

@@ -173,6 +173,36 @@ def rule_of_three_text(st: TaskStats, i: int) -> str:
     return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
 
 
+def _no_scores(st: TaskStats) -> np.ndarray:
+    return np.full(len(st), np.nan)
+
+
+def mean_scores(st: TaskStats) -> np.ndarray:
+    """Each task's mean score (NaN throughout for a run that is not graded)."""
+    return _no_scores(st) if st.scores is None else st.scores.mean_score
+
+
+def mean_score_cis(st: TaskStats) -> Interval:
+    """Each task's mean-score interval (NaN throughout for a run that is not graded)."""
+    return Interval(_no_scores(st), _no_scores(st)) if st.scores is None else st.scores.mean_score_ci
+
+
+def score_sds(st: TaskStats) -> np.ndarray:
+    """Each task's SD of scores across trials (NaN throughout for a run that is not graded)."""
+    return _no_scores(st) if st.scores is None else st.scores.score_sd
+
+
+def score_flaky(st: TaskStats) -> list[bool | None]:
+    """Whether each task's score moved across its trials (``None`` throughout for a run that is
+    not graded)."""
+    return [None] * len(st) if st.scores is None else st.scores.score_flaky.tolist()
+
+
+SCORE_KEYS = ("mean_score", "mean_score_ci", "score_sd")
+"""The graded-score columns the table, Markdown and CSV reports show for a graded run (and
+only then); JSON has every :data:`TASK_COLUMNS` key, ``null`` for a run that is not graded."""
+
+
 TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     text_column("task", "task", lambda st: st.tasks, "task name", sort=name_ranks),
     count_column("n", "n", lambda st: st.n, "non-errored trials"),
@@ -200,6 +230,17 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
                sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64),
                arrays=lambda st: (st.rule_of_three,)),
     text_column("group", "group", lambda st: st.groups, "cluster for the standard error"),
+    rate_column("mean_score", "mean score", mean_scores,
+                "mean of the task's trial scores (rewards, graded values; errored trials by --errored-as)"),
+    interval_column("mean_score_ci", "score CI", mean_score_cis,
+                    "95% interval of the mean score: Clopper-Pearson bounds at the scores' total "
+                    "(holds for bounded scores with few trials)", csv_stem="mean_score"),
+    rate_column("score_sd", "score SD", score_sds, "SD of the task's scores across its trials"),
+    TaskColumn("score_flaky", "score moves", "whether the task's score differed across its trials",
+               json=score_flaky, text=lambda st, i: "yes" if score_flaky(st)[i] else "",
+               sort=lambda st: np.array([np.nan if v is None else float(v) for v in score_flaky(st)]),
+               csv_names=("score_flaky",),
+               arrays=lambda st: (np.full(len(st), -1, np.int8) if st.scores is None else st.scores.score_flaky,)),
 )}
 """Every per-task column, by key, in the order of the JSON objects."""
 

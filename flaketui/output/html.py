@@ -37,7 +37,7 @@ from flaketui import __version__
 from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
-from flaketui.output.columns import TASK_COLUMNS
+from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
 from flaketui.sanitize import visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
@@ -63,6 +63,16 @@ NE = ' class="ne"'
 HTML_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
              "pass_hat_k_ci", "flakiness", "class")
 """The task table's columns (from :data:`~flaketui.output.columns.TASK_COLUMNS`)."""
+
+
+def html_columns(st: TaskStats) -> list[TaskColumn]:
+    """The page's task columns for ``st``: :data:`HTML_KEYS`, with the score columns after p̂'s
+    interval for a graded run."""
+    keys = list(HTML_KEYS)
+    if st.scores is not None:
+        at = keys.index("p_hat_ci") + 1
+        keys[at:at] = SCORE_KEYS
+    return [TASK_COLUMNS[key] for key in keys]
 
 Write = Callable[[str], Any]
 
@@ -224,7 +234,7 @@ def curves_svg(st: TaskStats) -> str:
     """pass@k and pass^k over k (the suite's task-averaged estimates) as an inline SVG."""
     from flaketui.stats.curves import k_curve
 
-    c = k_curve(st.n, st.passes)
+    c = k_curve(st.n, st.passes, include=st.k)
     ks = c.ks.tolist()
     if not ks:
         return ""
@@ -248,6 +258,9 @@ def curves_svg(st: TaskStats) -> str:
         for px, py, k, v in pts:
             out.append(f"<circle class=\"dot-{cls}\" cx=\"{px:.1f}\" cy=\"{py:.1f}\" r=\"2.5\">"
                        f"<title>{name[:-1]}{k} = {fmt.rate(v)}</title></circle>")
+    if c.left_out:
+        out.append(f"<text x=\"{PAD + 4}\" y=\"20\">over {int(c.tasks[0]):,} tasks with n ≥ {top}; "
+                   f"{c.left_out:,} left out</text>")
     out.append(f"<text x=\"{W - 80}\" y=\"20\" class=\"lg-at\">— pass@k</text>"
                f"<text x=\"{W - 80}\" y=\"34\" class=\"lg-hat\">— pass^k</text>")
     out.append("</svg>")
@@ -294,8 +307,8 @@ def _sort_keys(values: Any) -> np.ndarray:
 def task_rows(st: TaskStats, links: Mapping[int, str]) -> Iterator[str]:
     """The ``<tr>`` rows of ``st`` in its order, :data:`~flaketui.output.stream.CHUNK` rows a
     string; row ``i`` in ``links`` gets its name linked to the page's own ``#links[i]``."""
-    columns = [TASK_COLUMNS[key] for key in HTML_KEYS]
-    cls = HTML_KEYS.index("class")
+    columns = html_columns(st)
+    cls = [c.key for c in columns].index("class")
 
     def cell(j: int, text: str) -> str:
         if j == cls:
@@ -325,7 +338,7 @@ def _escape_all(texts: list[str]) -> list[str]:
 def task_table(write: Write, table_id: str, st: TaskStats, links: Mapping[int, str]) -> dict[str, Any]:
     """Write the sortable, filterable task table of ``st`` (already in display order); returns
     the script's data for it (each column's sort keys)."""
-    columns = [TASK_COLUMNS[key] for key in HTML_KEYS]
+    columns = html_columns(st)
     write(f"<p><input class=\"filter\" type=\"search\" placeholder=\"filter tasks by name\" "
           f"data-table=\"{table_id}\" aria-label=\"filter tasks by name\"> "
           f"<span class=\"mute\" data-count=\"{table_id}\">{len(st):,} tasks</span> "
@@ -463,13 +476,13 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
     write(f"<p class=\"verdict\">{esc(doc['verdict'])}</p>\n")
     if v.confound:
         write(f"<p class=\"warn\">warning: {esc(v.confound)}</p>\n")
-    low, high = c.mean_diff.ci
-    primary = (f"{p['name']}: p = {fmt.pvalue(c.primary.pvalue)} ({p['method']}, {p['resamples']} resamples, "
+    low, high = doc["mean_diff_ci"] or (float("nan"), float("nan"))  # by score: the score test's figures
+    primary = (f"{p['name']}: p = {fmt.pvalue(p['p_value'])} ({p['method']}, {p['resamples']} resamples, "
                f"{p['informative_tasks']} informative tasks)")
     rows = [("winner", doc["winner"] if doc["winner"] is not None else "none (the primary test does not reject)"),
             ("primary test", primary),
             ("statistic", p["statistic"]),
-            ("mean difference (B - A)", f"{signed(c.mean_diff.value)} {fmt.interval(low, high, digits=3)}"),
+            ("mean difference (B - A)", f"{signed(doc['mean_diff'])} {fmt.interval(low, high, digits=3)}"),
             ("sign test p (secondary)", "not valid: trial counts differ" if doc["sign_test_p"] is None
              else fmt.pvalue(doc["sign_test_p"])),
             ("sign-flip permutation p (secondary)", "not valid: trial counts differ" if doc["permutation_p"] is None

@@ -17,6 +17,7 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cut_names
 from flaketui.output.columns import (
+    SCORE_KEYS,
     TASK_COLUMNS,
     TaskColumn,
     cause_column,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
     from flaketui.stats.pertask import PerTaskTests
+    from flaketui.stats.score_compare import ScoreComparison
     from flaketui.traces.burst import Exclusion
     from flaketui.traces.causes import CauseSuggestion, Rescoring
 
@@ -148,8 +150,15 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "tasks_below_k": s.tasks_below_k,
         "warnings": list(s.warnings),
         "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
+        "pass_hat_k_curve_left_out": s.curve_left_out,
         "errored_as": s.errored_as,
         "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
+        # null for a run that is not graded (pass/fail outcomes, or 0/1 rewards whose mean is pass@1)
+        "mean_score": None if s.mean_score is None else fmt.json_float(s.mean_score.value),
+        "mean_score_ci": None if s.mean_score is None else fmt.json_interval(*s.mean_score.ci),
+        "within_task_share": fmt.json_float(s.within_task_share),
+        "score_moved_tasks": None if s.mean_score is None else s.score_moved[0],
+        "score_moved_same_outcome_tasks": None if s.mean_score is None else s.score_moved[1],
     }
 
 
@@ -227,6 +236,60 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
 
 
 @dataclass(frozen=True)
+class ScoredView:
+    """A comparison by graded score (``compare --by score``) and why it is by score."""
+
+    cmp: ScoreComparison
+    why: str
+    """``--by score``, or that both runs are graded."""
+
+    def verdict(self) -> str:
+        from flaketui.stats.score_compare import score_verdict
+
+        return score_verdict(self.cmp, self.why)
+
+    def short_verdict(self) -> str:
+        """The verdict without its figures (a pull-request comment's first line), by mean score."""
+        from flaketui.stats.score_compare import score_evidence
+        from flaketui.stats.verdict import short_verdict_text
+
+        return f"by mean score: {short_verdict_text(score_evidence(self.cmp))}"
+
+    def lines(self) -> list[str]:
+        """The verdict by score, then the tasks whose mean score moved after Holm."""
+        sc = self.cmp
+        moved = sc.moved
+        names = ", ".join(visible(t) for t in moved[:10]) + (f", … {len(moved) - 10} more" if len(moved) > 10 else "")
+        return [visible(self.verdict()),
+                f"mean score A = {fmt.rate(float(np.nanmean(sc.mean_a)) if len(sc.tasks) else float('nan'))}, "
+                f"B = {fmt.rate(float(np.nanmean(sc.mean_b)) if len(sc.tasks) else float('nan'))}; "
+                + (f"{len(moved)} task(s) whose mean score moved (Holm at {sc.alpha:g}): {names}" if moved
+                   else f"no task's mean score moved after Holm at {sc.alpha:g}"),
+                "by pass/fail (secondary):"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys a comparison by score sets in ``compare --format json``."""
+        from flaketui.stats.score_compare import STATISTIC, score_evidence
+
+        sc, t = self.cmp, self.cmp.primary
+        return {
+            "by": "score",
+            "winner": score_evidence(sc).winner_run,
+            "primary_test": {"name": PRIMARY_NAME, "statistic": STATISTIC, "p_value": fmt.json_float(t.pvalue),
+                             "ci": fmt.json_interval(*sc.mean_diff.ci), "method": t.method,
+                             "resamples": t.resamples, "informative_tasks": t.tasks},
+            "mean_diff": fmt.json_float(sc.mean_diff.value),
+            "mean_diff_ci": fmt.json_interval(*sc.mean_diff.ci),
+            "verdict": self.verdict(),
+            "per_task_score": [
+                {"task": task, "mean_score_a": fmt.json_float(sc.mean_a[i]), "mean_score_b": fmt.json_float(sc.mean_b[i]),
+                 "n_a": int(sc.n_a[i]), "n_b": int(sc.n_b[i]), "p_value": fmt.json_float(sc.p_value[i]),
+                 "p_adjusted": fmt.json_float(sc.p_adjusted[i])}
+                for i, task in enumerate(sc.tasks)],
+        }
+
+
+@dataclass(frozen=True)
 class CompareView:
     """Everything ``compare`` prints about run B against run A."""
 
@@ -237,6 +300,8 @@ class CompareView:
     config_a: dict[str, str] = field(default_factory=dict)
     config_b: dict[str, str] = field(default_factory=dict)
     """The ``--config-field`` values of each run's first trial."""
+    scores: ScoredView | None = None
+    """The comparison by score the verdict rests on (``--by score``); None: by pass/fail."""
 
     @property
     def confounds(self) -> list[str]:
@@ -261,7 +326,8 @@ class CompareView:
     def lines(self) -> list[str]:
         from flaketui.output.review import compare_lines
 
-        return compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        lines = compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        return lines if self.scores is None else [*self.scores.lines(), *lines]
 
     def rows(self) -> list[FlipRow]:
         """The changed tasks: flipped first, then moved."""
@@ -271,10 +337,10 @@ class CompareView:
 
 
 def compare_view(c: PairedComparison, alpha: float = 0.05, config_a: dict[str, str] | None = None,
-                 config_b: dict[str, str] | None = None) -> CompareView:
+                 config_b: dict[str, str] | None = None, scores: ScoredView | None = None) -> CompareView:
     from flaketui.stats.pertask import per_task_tests
 
-    return CompareView(c, per_task_tests(c, alpha), alpha, config_a or {}, config_b or {})
+    return CompareView(c, per_task_tests(c, alpha), alpha, config_a or {}, config_b or {}, scores)
 
 
 def compare_json(v: CompareView) -> dict[str, Any]:
@@ -291,7 +357,7 @@ def compare_json(v: CompareView) -> dict[str, Any]:
 
     c = v.cmp
     changed = set(c.fixed) | set(c.broken)
-    return {
+    doc = {
         "run_a": c.run_a,
         "run_b": c.run_b,
         "tasks": len(c.tasks),
@@ -323,7 +389,12 @@ def compare_json(v: CompareView) -> dict[str, Any]:
             for i, t in enumerate(c.tasks)
             if t in changed
         ],
+        "by": "pass",
     }
+    if v.scores is not None:  # the verdict rests on the score test; the pass test stays beside it
+        doc["pass_primary_test"] = doc["primary_test"]
+        doc.update(v.scores.to_json())
+    return doc
 
 
 def primary_json(c: PairedComparison) -> dict[str, Any]:
@@ -445,8 +516,9 @@ def gate_json(results: Sequence[GateResult]) -> dict[str, Any]:
 def csv_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]]) -> Iterator[str]:
     """The CSV report in pieces (a header, then a few thousand rows at a time): one row per
     (run, task) in task order; empty cells for missing values."""
-    yield ",".join(CSV_COLUMNS) + "\n"
-    columns = [TASK_COLUMNS[key] for key in CSV_KEYS]
+    keys = CSV_KEYS + (SCORE_KEYS if any(st.scores is not None for st, _ in runs) else ())
+    columns = [TASK_COLUMNS[key] for key in keys]
+    yield ",".join(["run", "k", *(name for c in columns for name in c.csv_names)]) + "\n"
     for st, _ in runs:
         yield from stream.csv_chunks(st, k, csv_cell(st.run), columns)
 
@@ -491,7 +563,10 @@ def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES) -> list[str]:
                     [("pass@1", s.pass_at_1), (f"pass@{k}", s.pass_at_k), (f"pass^{k}", s.pass_hat_k)])),
     ]
     if 1 < k <= CURVE_IN_TEXT:
-        lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve))
+        lines.append(f"pass^k for k=1..{len(s.pass_hat_k_curve)}: " + " ".join(fmt.rate(v) for v in s.pass_hat_k_curve)
+                     + (f" (over the {s.tasks - s.curve_left_out} tasks with {len(s.pass_hat_k_curve)} trials; "
+                        f"{s.curve_left_out} left out)" if s.curve_left_out else ""))
+    lines.extend(score_lines(s))
     rule = notes.rules.get(s.run, f"--errored-as {s.errored_as}")
     if s.errored or (s.errored_as != "apart" and rule.startswith("--errored-as")):
         low, high = s.pass_at_1_errored_range
@@ -502,12 +577,30 @@ def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES) -> list[str]:
     return lines
 
 
-def report_columns(run: str, causes: Causes | None = None, notes: ReportNotes = NO_NOTES) -> list[TaskColumn]:
+def score_lines(s: SuiteSummary) -> list[str]:
+    """The graded run's mean score, its interval and the share of score variance within tasks
+    (nothing for a run that is not graded)."""
+    if s.mean_score is None:
+        return []
+    est = s.mean_score
+    share = ("" if s.within_task_share is None
+             else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
+    moved, steady = s.score_moved
+    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}",
+            f"{moved} task(s) scored differently across trials, {steady} of them with the same pass/fail every trial"]
+
+
+def report_columns(run: str, causes: Causes | None = None, notes: ReportNotes = NO_NOTES,
+                   graded: bool = False) -> list[TaskColumn]:
     """The columns of the table and Markdown reports; with ``causes``, ``cause?`` and ``consist.`` after ``class``;
-    with an exclusion, ``excl.`` after ``passes``."""
-    columns = [TASK_COLUMNS[key] for key in REPORT_KEYS]
+    with an exclusion, ``excl.`` after ``passes``; for a ``graded`` run the score columns after ``p̂``'s interval."""
+    keys = list(REPORT_KEYS)
+    if graded:
+        at = keys.index("p_hat_ci") + 1
+        keys[at:at] = SCORE_KEYS
+    columns = [TASK_COLUMNS[key] for key in keys]
     if notes.exclusion is not None:
-        columns.insert(REPORT_KEYS.index("passes") + 1, excluded_column(notes.exclusion.by_task.get(run, {})))
+        columns.insert(keys.index("passes") + 1, excluded_column(notes.exclusion.by_task.get(run, {})))
     if causes is not None:
         found = causes.get(run, {})
         at = next(i for i, c in enumerate(columns) if c.key == "class") + 1
@@ -583,7 +676,7 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *head]) + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
-        columns = report_columns(st.run, causes, notes)
+        columns = report_columns(st.run, causes, notes, st.scores is not None)
         yield "\n| " + " | ".join(c.header(k) for c in columns) + " |\n|" + "---|" * len(columns) + "\n"
         yield from stream.markdown_rows(st, columns, order[:top])
         if top is not None and len(order) > top:
@@ -650,7 +743,7 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
     shown = order[:top]
     why = cause_lines(st, causes, order)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    columns = report_columns(st.run, causes, notes)
+    columns = report_columns(st.run, causes, notes, st.scores is not None)
     keys = [c.key for c in columns]
     for col, name, low in zip(columns, *table_headers(st, columns), strict=True):
         if col.key == "task":
@@ -679,7 +772,8 @@ def table_headers(st: TaskStats, columns: Sequence[TaskColumn]) -> tuple[list[st
     """The terminal table's header of each column and its narrowest width (figures keep theirs)."""
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
-              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11}
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11,
+              "mean_score": 5, "mean_score_ci": 12, "score_sd": 5}
     names = [TABLE_LABELS.get(col.key, col.header(st.k)) for col in columns]
     return names, [max(widths[c.key], len(name)) if c.key in widths else 0
                    for c, name in zip(columns, names, strict=True)]
@@ -713,7 +807,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
     order = display_order(st)
     shown = order[:top]
     why = cause_lines(st, causes, order)
-    columns = report_columns(st.run, causes, notes)
+    columns = report_columns(st.run, causes, notes, st.scores is not None)
     headers, lows = table_headers(st, columns)
     layout = stream.table_layout(st, columns, headers, lows, rows=shown,
                                  max_total=con.width if con.is_terminal else None)
@@ -869,7 +963,8 @@ def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> st
                 .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
 
     head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
-            f"**{cell(short_verdict_text(evidence(c, v.alpha)))}**", ""]
+            f"**{cell(short_verdict_text(evidence(c, v.alpha)) if v.scores is None else v.scores.short_verdict())}**",
+            ""]
     if v.confound:
         head += [f"> :warning: {cell(v.confound)}", ""]
     figures = ["<details><summary>Figures</summary>", ""] + [f"- {cell(x)}" for x in v.lines()] + ["", "</details>", ""]

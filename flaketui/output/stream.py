@@ -32,6 +32,7 @@ from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes,
 from flaketui.output.columns import TaskColumn
 from flaketui.output.distinct import Coded
 from flaketui.stats.estimators import Interval
+from flaketui.stats.scores import ScoreStats
 from flaketui.stats.suite import TaskStats
 
 CHUNK = 8192
@@ -55,6 +56,8 @@ def chunk_stats(st: TaskStats, rows: np.ndarray, objects: dict[str, np.ndarray] 
             changes[f.name] = value[rows]
         elif isinstance(value, Interval):
             changes[f.name] = Interval(np.asarray(value.low)[rows], np.asarray(value.high)[rows])
+        elif isinstance(value, ScoreStats):
+            changes[f.name] = value.take(rows)
         elif isinstance(value, list) and len(value) == n:
             held = objects.get(f.name) if objects is not None else None
             changes[f.name] = held[rows].tolist() if held is not None else list(map(value.__getitem__, rows.tolist()))
@@ -162,7 +165,8 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
 
 
 RIGHT_ALIGNED = frozenset({"n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-                           "pass_hat_k_ci", "flakiness", "trajectory_consistency", "excluded"})
+                           "pass_hat_k_ci", "flakiness", "trajectory_consistency", "excluded",
+                           "mean_score", "mean_score_ci", "score_sd"})
 """The figures' columns: right-aligned, as numbers are."""
 
 

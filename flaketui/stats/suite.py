@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes, counts_errored
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -59,10 +60,12 @@ class TaskStats:
     errored_as: str = "apart"
     """Whether ``n`` leaves errored trials out (``apart``), counts them as failures (``fail``) or
     by their score (``score``)."""
-    errored_passes: NDArray[np.int64] | None = None
-    """Per task, the errored trials counted as passes (``score``); None: none."""
     passk_ci: str = "exact"
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
+    scores: ScoreStats | None = None
+    """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
+    errored_passes: NDArray[np.int64] | None = None
+    """Per task, the errored trials counted as passes (``score``); None: none."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -77,6 +80,8 @@ class TaskStats:
         pick = idx.tolist()
         return replace(
             self,
+            scores=None if self.scores is None else self.scores.take(idx),
+            errored_passes=None if self.errored_passes is None else self.errored_passes[idx],
             tasks=[self.tasks[i] for i in pick],
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
@@ -124,12 +129,24 @@ class SuiteSummary:
     """Tasks with fewer than k trials, left out of pass@k and pass^k."""
     warnings: list[str] = field(default_factory=list)
     pass_hat_k_curve: tuple[float, ...] = ()
-    """Suite pass^j for j = 1..k, each over the tasks with at least j trials (τ-bench's row)."""
+    """Suite pass^j for j = 1..k, each over the same tasks: those with at least k trials
+    (:func:`pass_hat_k_curve`)."""
     errored_as: str = "apart"
     """The errored-trial policy the figures were computed under (``apart``, ``fail`` or ``score``)."""
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
+    mean_score: MeanEstimate | None = None
+    """The mean over tasks of their mean scores, with pass@1's (clustered) interval; None when
+    the run is not graded."""
+    within_task_share: float | None = None
+    """Share of the score variance within tasks, 1 − ICC (:func:`~flaketui.stats.scores.within_task_share`);
+    None when the run is not graded or the share is undefined."""
+    curve_left_out: int = 0
+    """Tasks left out of :attr:`pass_hat_k_curve` (fewer trials than its last k)."""
+    score_moved: tuple[int, int] = (0, 0)
+    """Tasks whose score moved across trials, and how many of them had one pass/fail outcome
+    throughout (score flakiness a pass rate cannot show)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskStats:
@@ -167,7 +184,15 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         errored_as=outcomes.errored_as,
         errored_passes=outcomes.errored_passes,
         passk_ci=passk_ci,
+        scores=_scores(outcomes),
     )
+
+
+def _scores(outcomes: RunOutcomes) -> ScoreStats | None:
+    """The run's graded-score figures, when some trial's score is partial credit."""
+    if outcomes.trial_scores is None or outcomes.trial_errored is None or not is_graded(outcomes.trial_scores):
+        return None
+    return task_scores(outcomes.trial_scores, outcomes.trial_errored, outcomes.bounds, outcomes.errored_as)
 
 
 def _check_passk_ci(passk_ci: str) -> None:
@@ -364,6 +389,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     """
     groups = stats.groups if stats.groups.count(None) != len(stats.groups) else None
     p1 = mean_estimate(stats.p_hat, groups)
+    sc = stats.scores
     pak = mean_estimate(stats.pass_at_k, groups)
     phk = mean_estimate(stats.pass_hat_k, groups)
     below_k = int(np.sum((stats.n < stats.k) & (stats.n > 0)))
@@ -399,6 +425,11 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
         errored_as=stats.errored_as,
         pass_at_1_errored_range=errored_range(stats),
+        mean_score=None if sc is None else mean_estimate(sc.mean_score, groups, bounds=sc.bounds),
+        within_task_share=None if sc is None or math.isnan(sc.within_task_share) else sc.within_task_share,
+        curve_left_out=curve_left_out(stats.n, stats.k),
+        score_moved=(0, 0) if sc is None else (int(sc.score_flaky.sum()),
+                                               int((sc.score_flaky & ~stats.flaky()).sum())),
     )
 
 
@@ -450,15 +481,18 @@ def errored_range(stats: TaskStats) -> tuple[float, float]:
 
 
 def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> NDArray[np.float64]:
-    """Suite pass^j for j = 1..k_max: the mean over tasks with n ≥ j of C(c, j)/C(n, j).
+    """Suite pass^j for j = 1..k_max: the mean of C(c, j)/C(n, j) over one set of tasks, those with
+    n ≥ k_max (the tasks of the suite's pass^k), at every j.
 
     Notes
     -----
-    The unbiased per-task estimator of Yao et al. [1]_, averaged over tasks as
-    τ-bench's ``display_metrics`` does. C(c, j)/C(n, j) = Π_{i<j} (c − i)/(n − i),
-    so the whole row costs one multiplication per task and j (O(k·T)). NaN
-    where no task has j trials; the row stops at the largest n (a k of 10**20
-    gives a row of max(n) values, not an allocation of 10**20).
+    The unbiased per-task estimator of Yao et al. [1]_, averaged over tasks as τ-bench's
+    ``display_metrics`` does, but over the same tasks at every j: a task with fewer than
+    k_max trials is left out of the whole row (:func:`curve_left_out` counts them), so the row
+    never jumps where such a task would have left the mean. C(c, j)/C(n, j) =
+    Π_{i<j} (c − i)/(n − i), so the whole row costs one multiplication per task and j
+    (O(k·T)). The row stops at the largest n (a k of 10**20 gives a row of max(n) values, not
+    an allocation of 10**20); empty without trials.
 
     References
     ----------
@@ -469,24 +503,28 @@ def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> 
     --------
     >>> pass_hat_k_curve(np.array([4, 4]), np.array([4, 2]), 2).round(4).tolist()
     [0.75, 0.5833]
+    >>> pass_hat_k_curve(np.array([4, 1]), np.array([2, 1]), 2).round(4).tolist()  # the 1-trial task left out
+    [0.5, 0.1667]
     """
     n_f = np.asarray(n, dtype=np.float64)
     c_f = np.asarray(c, dtype=np.float64)
-    out = np.full(max(min(k_max, int(n_f.max(initial=0))), 0), np.nan)
+    top = max(min(k_max, int(n_f.max(initial=0))), 0)
+    keep = n_f >= max(top, 1)
+    n_f, c_f = n_f[keep], c_f[keep]
+    out = np.full(top if n_f.size else 0, np.nan)
     running = np.ones_like(n_f)
     for j in range(1, out.shape[0] + 1):
-        ok = n_f >= j
-        if not ok.any():
-            break
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = c_f - (j - 1)  # running · (c − j + 1) / (n − j + 1), NaN where n < j, in place
-            step *= running
-            step /= n_f - (j - 1)
-        step[~ok] = np.nan
-        running = step
-        kept = running if ok.all() else running[ok]
-        out[j - 1] = float(np.mean(np.maximum(kept, 0.0)))
+        running = running * (c_f - (j - 1)) / (n_f - (j - 1))
+        out[j - 1] = float(np.mean(np.maximum(running, 0.0)))
     return out
+
+
+def curve_left_out(n: NDArray[np.int64], k_max: int) -> int:
+    """Tasks with a trial but fewer than the curve's last k (min(k_max, largest n)): left out
+    of :func:`pass_hat_k_curve`'s whole row."""
+    n_arr = np.asarray(n, dtype=np.int64)
+    top = min(k_max, int(n_arr.max(initial=0)))
+    return int(np.sum((n_arr > 0) & (n_arr < top)))
 
 
 @dataclass(frozen=True)

@@ -15,4 +15,5 @@ two files' edits together).
 - ``history``: run records, the suite's history sequences and the recorder script.
 - ``planning``: a log of given per-task counts for the rerun plan.
 - ``hostile``: names and payloads that try to reach the terminal or the browser.
+- ``harbor``: Harbor job folders built to Harbor's schema (rewards, timeouts, setup errors).
 """

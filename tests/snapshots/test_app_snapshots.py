@@ -102,3 +102,16 @@ class TestThemes:
     def test_textual_light(self, snap_compare, app: FlakeApp) -> None:
         """textual-light: every table row on the light surface (none left dark), colours from the theme."""
         assert snap_compare(app, run_before=themed("textual-light"), terminal_size=SIZE)
+
+
+class TestGradedScores:
+    def test_mean_score_column(self, snap_compare, tmp_path) -> None:
+        """A graded run: the labelled `mean score`, `score CI` and `score SD` columns after p̂'s interval, no
+        median reward column; fix-perms fails every trial yet its score moves (0.55, 0.91, 0.098)."""
+        from tests.helpers.logs import write_log
+
+        scores = {"fix-perms": [0.55, 0.91, 0.098], "hello": [1.0, 1.0, 0.0], "setup": [0.4, 0.5, 0.6],
+                  "solved": [1.0, 1.0, 1.0]}
+        log = write_log(tmp_path / "graded.jsonl", [{"task": t, "trial": i, "reward": x, "metrics": {"reward": x}}
+                                                    for t, xs in scores.items() for i, x in enumerate(xs)])
+        assert snap_compare(make_app([str(log)], k=3), run_before=after(), terminal_size=SIZE)

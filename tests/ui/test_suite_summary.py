@@ -52,22 +52,26 @@ async def test_80x24_summary_breaks_between_figures_and_footer_keeps_compare() -
         assert table(app).size.height >= 8
 
 
-def test_suite_curve_stops_where_tasks_drop_out() -> None:
+def test_suite_curve_is_over_one_task_set() -> None:
+    """The curve's points all average the same tasks: up to the trials every task has, or over the tasks
+    with the chosen k trials (the others said left out), never a fall because a task left the mean."""
     import numpy as np
 
     from flaketui.app.widgets.curve import curve_block
     from flaketui.stats.curves import k_curve
 
-    # One task of 2 trials (1 pass), one of 8 (all pass): past k = 2 the half-passing task
-    # leaves the mean and pass@k would jump; with n = [8, 2] and c = [0, 2] it would fall.
+    # One task of 2 trials (all pass), one of 8 (none): by default the curve stops at k = 2.
     curve = k_curve(np.array([8, 2]), np.array([0, 2]))
-    assert np.nanmin(np.diff(curve.pass_at)) < 0  # the raw mean falls as the task leaves
+    assert curve.ks.tolist() == [1, 2] and curve.left_out == 0
     lines = [line.plain for line in curve_block("suite", curve, 2)]
-    assert lines[-1] == "stops at k=2: every task has that many trials"
-    axis = lines[-2].strip()
+    axis = lines[-1].strip()
     assert axis.startswith("k=1") and axis.endswith("2")
-    whole = curve_block("suite", k_curve(np.array([8, 8]), np.array([0, 8])), 2)
-    assert not whole[-1].plain.startswith("stops")
+    # At the chosen k = 8 the 2-trial task is left out of every point, and the block says so.
+    longer = k_curve(np.array([8, 2]), np.array([0, 2]), include=8)
+    assert longer.ks[-1] == 8 and set(longer.tasks.tolist()) == {1} and longer.left_out == 1
+    assert np.all(np.diff(longer.pass_at) == 0)  # the one task left never passes: a flat curve
+    lines = [line.plain for line in curve_block("suite", longer, 8)]
+    assert lines[-1] == "over the 1 tasks with n ≥ 8; 1 left out"
 
 
 async def test_watch_keeps_k_when_a_task_with_one_trial_arrives(tmp_path: Path) -> None:

@@ -21,14 +21,29 @@ def test_single_task_curve_is_the_exact_ratios() -> None:
     assert curve.pass_hat[-1] == 0.0 and curve.pass_at[-1] == 1.0
 
 
-def test_suite_curve_leaves_out_tasks_with_fewer_than_k_trials() -> None:
+def test_suite_curve_is_over_one_task_set() -> None:
+    """Every point averages the same tasks, those with n ≥ the last k; the others are counted as left out."""
     n = np.array([4, 2])
     c = np.array([2, 2])
-    curve = k_curve(n, c)
-    assert curve.tasks.tolist() == [2, 2, 1, 1]
-    assert curve.pass_hat[0] == pytest.approx((0.5 + 1.0) / 2)
+    curve = k_curve(n, c)  # the last k is the trials every task has: 2
+    assert curve.ks.tolist() == [1, 2] and curve.tasks.tolist() == [2, 2] and curve.left_out == 0
     assert curve.pass_hat[1] == pytest.approx((comb(2, 2) / comb(4, 2) + 1.0) / 2)
-    assert curve.pass_hat[2] == 0.0  # only the 4-trial task: C(2,3) = 0
+    longer = k_curve(n, c, 4)
+    assert longer.tasks.tolist() == [1, 1, 1, 1] and longer.left_out == 1
+    assert longer.pass_hat[0] == pytest.approx(0.5)  # the 4-trial task alone, from k = 1 on
+    assert longer.pass_hat[2] == 0.0  # C(2,3) = 0
+
+
+def test_curve_never_jumps_when_tasks_lose_a_trial() -> None:
+    """Six tasks of 5 attempts, two with an errored attempt set apart (n = 4): the curve up to the chosen k = 5 is
+    over the four full tasks at every k, so pass@k rises smoothly to their mean at 5, never by a change of tasks."""
+    n = np.array([5, 5, 5, 5, 4, 4])
+    c = np.array([5, 2, 0, 0, 4, 0])
+    curve = k_curve(n, c, include=5)
+    assert curve.ks.tolist() == [1, 2, 3, 4, 5] and set(curve.tasks.tolist()) == {4} and curve.left_out == 2
+    for k, at in zip(curve.ks.tolist(), curve.pass_at.tolist(), strict=True):
+        assert at == pytest.approx(np.mean([1 - comb(5 - ci, k) / comb(5, k) for ci in c[:4]]))
+    assert np.all(np.diff(curve.pass_at) >= 0)
 
 
 def test_k_values_thin_out_long_ranges() -> None:
@@ -44,15 +59,16 @@ def test_histogram_bins_over_zero_one() -> None:
 
 def test_suite_curve_equals_the_mean_over_tasks() -> None:
     """The curve computed once per distinct (n, c) pair is the plain mean of the per-task
-    estimates over the tasks with at least k trials."""
+    estimates over the one set of tasks with at least the last k trials."""
     from flaketui.stats.estimators import pass_at_k, pass_hat_k
 
     rng = np.random.default_rng(3)
     n = rng.integers(0, 9, 5000)
     c = rng.integers(0, 9, 5000) % (n + 1)
-    curve = k_curve(n, c)
+    curve = k_curve(n, c, 6)
+    ok = n >= 6
+    assert curve.left_out == int(((n > 0) & (n < 6)).sum())
     for k, at, hat, used in zip(curve.ks, curve.pass_at, curve.pass_hat, curve.tasks, strict=True):
-        ok = n >= k
         assert used == ok.sum()
         assert at == pytest.approx(np.mean(pass_at_k(n[ok].astype(float), c[ok].astype(float), int(k))), rel=1e-12)
         assert hat == pytest.approx(np.mean(pass_hat_k(n[ok].astype(float), c[ok].astype(float), int(k))), rel=1e-12)

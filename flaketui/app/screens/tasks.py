@@ -66,6 +66,10 @@ if TYPE_CHECKING:
 METRIC_LABELS = {"tokens": "tokens", "cost_usd": "cost $", "duration_s": "dur s"}
 """Short column labels for common metrics (others show their own name)."""
 
+SCORE_METRICS = frozenset({"reward"})
+"""Metrics that repeat the trial's score (Harbor's reward): shown as the ``mean score`` column of a
+graded run, never as a median of their own."""
+
 CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky", UNREPEATED: "once"}
 """Short class names in the table (the reports spell them stable-pass, stable-fail, flaky, unrepeated)."""
 
@@ -148,10 +152,11 @@ def editor_command(editor: str, path: str, line: int) -> list[str]:
 
 def summary_figures(sm: SuiteSummary) -> list[tuple[str, MeanEstimate]]:
     """(label, estimate) of the suite figures: pass@1, pass@k and pass^k, or at k = 1,
-    where the three are one figure, ``pass@1`` once."""
+    where the three are one figure, ``pass@1`` once; then a graded run's mean score."""
+    score = [] if sm.mean_score is None else [("mean score", sm.mean_score)]
     if sm.k == 1:
-        return [("pass@1", sm.pass_at_1)]
-    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k)]
+        return [("pass@1", sm.pass_at_1), *score]
+    return [("pass@1", sm.pass_at_1), (f"pass@{sm.k}", sm.pass_at_k), (f"pass^{sm.k}", sm.pass_hat_k), *score]
 
 
 def flow(chunks: list[Text], width: int, sep: str) -> Text:
@@ -580,6 +585,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
             stat("p_hat", 5, style=lambda row: rate_style(st.p_hat[row])),
             stat("p_hat_ci", 12, style=lambda row: "dim"),
+            *([stat("mean_score", 10), stat("mean_score_ci", 12, style=lambda row: "dim"), stat("score_sd", 8)]
+              if st.scores is not None else []),
             stat("pass_at_k", label_k),
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
@@ -610,6 +617,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                partial(self.consistency_cell, consist), lambda: consist.sort(st),
                                descending=consist.descending))
         for name, medians in self.medians.items():
+            if name in SCORE_METRICS:
+                continue
             label = METRIC_LABELS.get(name, name[:10])
             cols.append(Column(f"metric:{name}", label, max(6, len(label)), "right",
                                f"median {name} over the task's trials",

@@ -7,7 +7,6 @@ suite's tasks either always pass or always fail; a falling one means flaky tasks
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,17 +46,8 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     if curve is None or not curve.ks.size:
         lines.append(Text("no trials", style="dim"))
         return lines
-    full = full_prefix(curve)
-    # Past the smallest n, tasks leave the mean: the curve could fall only because of
-    # that, so it stops there and says so; but it always reaches the chosen k (the k of
-    # the header), whose points are over the tasks with that many trials.
-    stop = max(full, int(np.searchsorted(curve.ks, k, side="right")))
-    dropped = len(curve.ks) - stop
-    everyone = int(curve.tasks[0])
-    left_out = everyone - int(curve.tasks[stop - 1])
-    if dropped:
-        curve = replace(curve, ks=curve.ks[:stop], pass_at=curve.pass_at[:stop], pass_hat=curve.pass_hat[:stop],
-                        tasks=curve.tasks[:stop])
+    # One set of tasks at every k (stats.curves): those with the curve's last k trials; the
+    # others are left out of every point and counted, so no point moves because a task left.
     cells = max(1, min(3, SPARK_WIDTH // len(curve.ks)))
     hits = np.flatnonzero(curve.ks == k)
     mark = int(hits[0]) if hits.size else None
@@ -72,19 +62,10 @@ def curve_block(title: str, curve: KCurve | None, k: int) -> list[Text]:
     axis = first + " " * max(1, width - len(first) - len(last)) + last
     lines.append(Text(" " * 12 + axis, style="dim"))
     last_k = int(curve.ks[-1])
-    if left_out:
-        lines.append(Text(f"past k={int(curve.ks[full - 1])}: {left_out} of {everyone} tasks "
-                          f"left out (n < {last_k})", style="dim"))
-    elif dropped:
-        lines.append(Text(f"stops at k={last_k}: every task has that many trials", style="dim"))
+    if curve.left_out:
+        lines.append(Text(f"over the {int(curve.tasks[0])} tasks with n ≥ {last_k}; {curve.left_out} left out",
+                          style="dim"))
     return lines
-
-
-def full_prefix(curve: KCurve) -> int:
-    """How many leading points of ``curve`` average over every task (as many as at k = 1)."""
-    if not curve.ks.size:
-        return 0
-    return int(np.argmin(np.append(curve.tasks == curve.tasks[0], False)))
 
 
 def histogram_block(title: str, counts: np.ndarray, height: int = 3) -> list[Text]:
