@@ -208,3 +208,18 @@ def test_triage_export_lists_the_confounds_and_a_configuration_source(tmp_path: 
     assert comparison["confounds"] == [{"field": "timeout_multiplier", "a": "1.0", "b": "2.0"}]
     sources = [f["first_divergence"]["suggested_source"] for f in comparison["flips"] if f["first_divergence"]]
     assert sources and set(sources) == {"configuration"}
+
+
+def test_the_history_keeps_who_ran_a_harbor_job(tmp_path: Path) -> None:
+    """Recording a Harbor job keeps its agent, model and harness with the run (the history's meta column)."""
+    pytest.importorskip("sqlalchemy")
+    import sqlalchemy as sa
+
+    from flaketui.history import open_store, schema
+    from flaketui.history.recording import run_records
+
+    with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
+        store.record(run_records(load_logs([JOB])))
+        with store.reading() as conn:
+            (meta,) = conn.execute(sa.select(schema.runs.c.meta)).scalars().all()
+    assert (meta["agent"], meta["model"], meta["harness"]) == ("terminus-2", "openai/gpt-4o", "Harbor")
