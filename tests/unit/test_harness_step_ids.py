@@ -93,3 +93,21 @@ def test_a_real_trajectory_counts_its_own_steps() -> None:
         trial = read_trial(load_logs([REAL / where]), 0)
         assert harness_step_count(trial.trace).startswith(f"{steps} steps (")
         assert trial.trace is not None and len(trial.trace) > steps
+
+
+def test_the_fork_map_names_its_steps_by_the_harness_ids() -> None:
+    """A fork map of two ATIF-like traces names each node by its step_id, a tool result by its step's."""
+    from flaketui.model import FAIL, PASS
+    from flaketui.traces.forkmap import build_fork_map
+
+    def trace(command: str) -> list[dict]:
+        return [{"role": "user", "step_id": 1, "content": "go"},
+                {"role": "agent", "step_id": 2, "content": "", "tool_calls": [{"name": "bash", "arguments": "ls"}]},
+                {"role": "tool", "content": "a b"},
+                {"role": "agent", "step_id": 3, "content": "", "tool_calls": [{"name": "bash", "arguments": command}]}]
+
+    root = build_fork_map([(0, PASS, trace("cat a")), (1, FAIL, trace("rm b"))])
+    names = [(n.number, n.name) for n in root.walk() if n.depth]
+    assert names[:3] == [(1, 1), (2, 2), (3, 2)] and {name for _, name in names[3:]} == {3}
+    (fork,) = [n for n in root.walk() if len(n.children) == 2]
+    assert (fork.split_step, fork.split_name) == (4, 3)  # row 4 is the trajectory's step 3
