@@ -157,7 +157,8 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
 
 def attach_run_meta(log: TrialLog) -> None:
     """Fill ``log.run_meta``: each source's run metadata (see ``LogFormat.run_meta``), under
-    the names of the runs its trials are in; ``log.conventions``: each run's harness and its
+    the names of the runs its trials are in (a run whose files say different things, runs read
+    as trials of one run, keeps what they all agree on); ``log.conventions``: each run's harness and its
     way of counting errored trials (``LogFormat.errored_as``); and ``log.published``: the
     figures its harness published (``LogFormat.published``), kept only when every file of the
     run gives the same (runs read as trials of one run each published their own: none kept)."""
@@ -192,7 +193,11 @@ def attach_run_meta(log: TrialLog) -> None:
         if not meta:
             continue
         for name in runs:
-            log.run_meta.setdefault(name, dict(meta))
+            if name not in log.run_meta:
+                log.run_meta[name] = dict(meta)
+            elif log.run_meta[name] != meta:  # runs merged (--runs-as-trials): what they all say
+                mine = log.run_meta[name]
+                log.run_meta[name] = {k: v for k, v in mine.items() if k in meta and meta[k] == v}
     for name, found in published.items():
         if len(found) == 1 and found[0]:
             log.published[name] = {"harness": log.conventions[name][1] or "the harness", **found[0]}
