@@ -327,6 +327,11 @@ class CompareView:
         from flaketui.output.review import compare_lines
 
         lines = compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        if len(self.confounds) == 1:  # one change: a controlled comparison, its values said
+            from flaketui.stats.confounds import confound_text
+
+            lines.append(visible(f"the runs differ in one configuration field: "
+                                 f"{confound_text(self.config_a, self.config_b)}"))
         return lines if self.scores is None else [*self.scores.lines(), *lines]
 
     def rows(self) -> list[FlipRow]:

@@ -166,6 +166,8 @@ class TestConfounds:
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--config-field", "model",
                                "--config-field", "seed", "--format", "json")[1])
         assert doc["confounds"] == [{"field": "seed", "a": "1", "b": "2"}] and doc["confound_warning"] is None
+        out = run("compare", log, "--runs", "a", "b", "--config-field", "model", "--config-field", "seed")[1]
+        assert "the runs differ in one configuration field: seed 1 vs 2" in out
 
     def test_usual_fields_read_without_config_field(self, tmp_path: Path) -> None:
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
