@@ -76,16 +76,17 @@ def commands(harness: str, plan_batches: Sequence[Batch], known: Mapping[str, Ma
     log does not say (and the header then names it)."""
     if harness not in HARNESSES:
         raise ValueError(f"harness ({harness!r}) must be one of {', '.join(HARNESSES)}")
-    known = known or {}
+    # a value holding a control character or line break is never written (it could act on the
+    # terminal that shows the script): its placeholder stays, as for a value the log lacks
+    known = {run: {k: v for k, v in got.items() if v.isprintable()} for run, got in (known or {}).items()}
     lines = [line for b in plan_batches for line in
              [f"# run {_comment(b.run)}: {len(b.tasks)} task(s), {b.trials} more trial(s) each",
               *_command(harness, b, known.get(b.run, {}))]]
-    every = harness == "harbor" and plan_batches and all(
-        {"agent", "model"} <= set(known.get(b.run, {})) and ({"dataset", "path"} & set(known.get(b.run, {})))
-        for b in plan_batches)
-    out = [] if every else [HEADERS[harness]]
-    if harness == "harbor" and every:
-        out.append("# Agent, model and dataset from each job's config.json.")
+    out = [HEADERS[harness]]
+    if harness == "harbor" and any(known.values()):
+        unset = [name for name in ("DATASET", "AGENT", "MODEL") if any(f'"${name}"' in line for line in lines)]
+        out = [("# Set " + " and ".join(unset) + " first; the rest is from each job's config.json."
+                if unset else "# Agent, model and dataset from each job's config.json.")]
     if not plan_batches:
         out.append("# The plan asks for no more trials.")
     return "\n".join(out + lines) + "\n"

@@ -67,3 +67,15 @@ def test_plan_emit_harbor_keeps_placeholders_where_the_job_names_nothing(tmp_pat
     code, out, _ = run("plan", str(job), "--emit", "harbor", "--budget", "6")
     assert code == 0
     assert "# Set DATASET" in out and '--dataset "$DATASET"' in out
+
+
+def test_plan_emit_harbor_never_writes_a_control_character_from_config_json(tmp_path: Path) -> None:
+    """An agent name holding an escape sequence stays the $AGENT placeholder: the script never carries it."""
+    job = tmp_path / "job"
+    shutil.copytree(JOB, job)
+    config = json.loads((job / "config.json").read_text())
+    config["agents"][0]["name"] = "evil\x1b]52;c;AAAA\x07"
+    (job / "config.json").write_text(json.dumps(config))
+    code, out, _ = run("plan", str(job), "--emit", "harbor", "--budget", "6")
+    assert code == 0 and "\x1b" not in out and "\x07" not in out
+    assert '--agent "$AGENT" --model openai/gpt-4o' in out
