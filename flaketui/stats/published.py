@@ -41,13 +41,16 @@ class Figure:
 
     @property
     def matches(self) -> bool:
+        """flaketui's value equals the published one (within :data:`TOLERANCE`)."""
         return self.ours is not None and abs(self.ours - self.published) <= TOLERANCE
 
     @property
     def label(self) -> str:
+        """The figure's name in the report (:data:`LABELS`; ``pass_at_5`` reads ``pass@5``)."""
         return LABELS.get(self.name, self.name.replace("pass_at_", "pass@"))
 
     def to_json(self) -> dict[str, Any]:
+        """``{"name", "published", "flaketui", "matches"}``."""
         return {"name": self.name, "published": self.published, "flaketui": self.ours, "matches": self.matches}
 
 
@@ -62,6 +65,7 @@ class Published:
 
     @property
     def matches(self) -> bool:
+        """Every figure matches."""
         return all(f.matches for f in self.figures)
 
     def why(self) -> str:
@@ -85,6 +89,7 @@ class Published:
                 for f in self.figures if not f.matches]
 
     def to_json(self) -> dict[str, Any]:
+        """A run's JSON ``published``: ``{"harness", "matches", "figures": [...]}``."""
         return {"harness": self.harness, "matches": self.matches,
                 "figures": [f.to_json() for f in self.figures]}
 
