@@ -152,7 +152,7 @@ def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
         lines.append("first divergence: none (the traces do not differ in this mode)")
     else:
         lines.append(f"first divergence: step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B"
-                     + ("" if not (d.ids_a or d.ids_b) else " (the trajectories' own step ids)"))
+                     + ("" if not (d.ids_a or d.ids_b) else " (as the log numbers its steps)"))
     if d.changes:
         lines += ["", "changes (step A / step B  field: A → B):"]
         for c in d.changes:

@@ -47,7 +47,8 @@ def test_diff_names_atif_step_ids(tmp_path: Path) -> None:
     assert first["step_a"] is not None
     assert any(first["step_a"] == v[first["row_a"] - 1] for v in ids.values())
     _, text, _ = run("diff", str(JOB), "--task", "hello-world", "--trials", "0", "2")
-    assert f"first divergence: step {first['step_a']} of A, step {first['step_b']} of B (the trajectories' own" in text
+    assert (f"first divergence: step {first['step_a']} of A, step {first['step_b']} of B "
+            "(as the log numbers its steps)") in text
 
 
 def test_harness_step_ids_give_a_tool_result_its_steps_id() -> None:
