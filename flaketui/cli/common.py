@@ -19,7 +19,7 @@ import click
 import orjson
 
 from flaketui import __version__
-from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.model import ERRORED_AS, FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
@@ -130,8 +130,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
     @click.option("--records-field", default=None, metavar="PATH",
                   help="Dotted field of a JSON object whose array holds the trials.")
-    @click.option("--errored-as", type=click.Choice(["apart", "fail"]), default="apart", show_default=True,
-                  help="Errored trials: left out of n (apart) or counted as failures (fail).")
+    @click.option("--errored-as", type=click.Choice(list(ERRORED_AS)), default="harness", show_default=True,
+                  help="Errored trials: as each run's harness counts them (harness: Harbor by their reward, "
+                       "a trial without one failing; Terminal-Bench as failures; JSON Lines apart), left out "
+                       "of n (apart), counted as failures (fail), or by their score (score).")
     @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
                   show_default=True, help="Name a run without a run field by its file, its folder, "
                   "or the harness's own run id.")

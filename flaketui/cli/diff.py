@@ -89,6 +89,9 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
         failing = [t for t in found if t.outcome != PASS]
         pair = _best(passing, failing, norm, mode)
         if pair is None:
+            if not any(t.trace is not None for t in found):
+                fail(f"task {visible(task)!r} has no trial with a trace in run {visible(run)!r}: "
+                     f"{_no_trace(log, run)}")
             kinds = "passing" if not [t for t in passing if t.trace is not None] else "failing"
             fail(f"task {visible(task)!r} has no {kinds} trial with a trace in run {visible(run)!r}; "
                  "name two with --trials I J")
@@ -106,9 +109,18 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
     pair = _best(side_a, side_b, norm, mode)
     if pair is None:
         fail(f"task {visible(task)!r} has no trial with a trace in run {visible(runs[0])!r} "
-             f"or in run {visible(runs[1])!r}")
+             f"or in run {visible(runs[1])!r}: {_no_trace(log, runs[0])}")
     assert pair is not None
     return pair
+
+
+def _no_trace(log: TrialLog, run: str) -> str:
+    """Why ``run``'s trials have no trace, in its harness's words."""
+    import numpy as np
+
+    from flaketui.loading.formats import no_trace_reason
+
+    return no_trace_reason(log, np.flatnonzero(log.run == log.runs.index(run))[:1].tolist())
 
 
 def diff_json(task: str, pair: Pair, d: TraceDiff) -> dict[str, Any]:
@@ -128,7 +140,7 @@ def _side(t: Trial) -> str:
     return visible(f"{t.run} trial {t.trial} ({'pass' if t.passed else 'fail'})")
 
 
-def _step(n: int | None) -> str:
+def _step(n: Any) -> str:
     return "—" if n is None else str(n)
 
 
@@ -139,20 +151,21 @@ def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
     if d.step_a is None:
         lines.append("first divergence: none (the traces do not differ in this mode)")
     else:
-        lines.append(f"first divergence: step {d.step_a} of A, step {_step(d.step_b)} of B")
+        lines.append(f"first divergence: step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B"
+                     + ("" if not (d.ids_a or d.ids_b) else " (as the log numbers its steps)"))
     if d.changes:
         lines += ["", "changes (step A / step B  field: A → B):"]
         for c in d.changes:
             note = "" if c.counts else f"   (not counted in {d.mode} mode)"
             head = f"{c.path}: " if c.path else ""
-            lines.append(f"  {_step(c.step_a):>4} / {_step(c.step_b):<4}  {visible(head)}{_value(c.a)} → "
-                         f"{_value(c.b)}{note}")
+            lines.append(f"  {_step(d.name_a(c.step_a)):>4} / {_step(d.name_b(c.step_b)):<4}  {visible(head)}"
+                         f"{_value(c.a)} → {_value(c.b)}{note}")
     if d.around:
         lines += ["", "around the divergence (A | B):"]
         for r in d.around:
             mark = "▶" if (r.step_a, r.step_b) == (d.step_a, d.step_b) else ("≠" if r.tag != "equal" else " ")
-            lines.append(f"{mark} {_step(r.step_a):>4} {visible(r.line_a or '')}")
-            lines.append(f"  {_step(r.step_b):>4} {visible(r.line_b or '')}")
+            lines.append(f"{mark} {_step(d.name_a(r.step_a)):>4} {visible(r.line_a or '')}")
+            lines.append(f"  {_step(d.name_b(r.step_b)):>4} {visible(r.line_b or '')}")
     return "\n".join(lines) + "\n"
 
 
@@ -162,19 +175,21 @@ def _md(text: str) -> str:
 
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     """The comparison as Markdown: a summary, a table of changes, the rows around the divergence."""
-    first = "none" if d.step_a is None else f"step {d.step_a} of A, step {_step(d.step_b)} of B"
+    first = ("none" if d.step_a is None
+             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
     lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
              f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
     if d.changes:
         lines += ["| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|"]
         for c in d.changes:
-            lines.append(f"| {_step(c.step_a)} | {_step(c.step_b)} | {_md(c.path or '(step)')} | "
+            lines.append(f"| {_step(d.name_a(c.step_a))} | {_step(d.name_b(c.step_b))} | {_md(c.path or '(step)')} | "
                          f"{_md(_value(c.a))} | {_md(_value(c.b))} | {'yes' if c.counts else 'no'} |")
         lines.append("")
     if d.around:
         lines += ["| step A | A | step B | B |", "|---:|---|---:|---|"]
         for r in d.around:
-            lines.append(f"| {_step(r.step_a)} | {_md(r.line_a or '')} | {_step(r.step_b)} | {_md(r.line_b or '')} |")
+            lines.append(f"| {_step(d.name_a(r.step_a))} | {_md(r.line_a or '')} | {_step(d.name_b(r.step_b))} | "
+                         f"{_md(r.line_b or '')} |")
         lines.append("")
     return "\n".join(lines)
 

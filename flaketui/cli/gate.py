@@ -63,7 +63,8 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
             entry["cap_failed"] = r.cap_failed
             if r.require_evidence:
                 entry["too_few_trials"] = [{"task": t, "more_clean_trials": m} for t, m in r.too_few_trials]
-        write_json({**doc, "errored_as": fields.errored_as})
+        modes = list(dict.fromkeys(st.errored_as for st in stats))
+        write_json({**doc, "errored_as": modes[0] if len(modes) == 1 else "mixed" if modes else "apart"})
     else:
         for r in results:
             click.echo(verdict_line(r))

@@ -137,7 +137,10 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     if emit is not None:
         from flaketui.output.emit import batches, commands
 
-        text = commands(emit, batches((ln.run, ln.task, ln.extra_trials) for ln in result.lines())).encode()
+        known = {r: {k: str(v) for k, v in log.run_meta.get(r, {}).items()
+                     if k in ("agent", "model", "dataset", "path") and isinstance(v, (str, int, float))}
+                 for r in names}
+        text = commands(emit, batches((ln.run, ln.task, ln.extra_trials) for ln in result.lines()), known).encode()
         if out is None:
             sys.stdout.buffer.write(text)
             sys.stdout.flush()

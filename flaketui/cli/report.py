@@ -309,9 +309,12 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
         flaky = [st.tasks[i] for i in display_order(st).tolist() if is_flaky[i]][:TRACE_TASKS]
         pairs[st.run] = flaky_pairs(log, st.run, flaky)
     info = page_info(log)
+    from flaketui.output.report import ReportNotes
+
+    notes = ReportNotes.of(log, [st.run for st in stats], errored=errored_kinds(log, run))
     with html_out(out) as write:
         write_report_html(write, kk, results, found, pairs, info,
-                          top=None if rows.all else rows.top or TABLE_ROWS)
+                          top=None if rows.all else rows.top or TABLE_ROWS, notes=notes)
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
@@ -336,8 +339,9 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     kk, stats = run_stats(log, run, k, passk_ci)
     results = [(st, summarise(st)) for st in stats]
     found = report_causes(log, [st.run for st in stats], workers, extra, rescoring) if causes else None
-    notes = out.ReportNotes(exclusion, rescoring, errored_kinds(log, run) if errored == "count" else errored,
-                            retries)
+    notes = out.ReportNotes.of(log, [st.run for st in stats], exclusion=exclusion, rescoring=rescoring,
+                               errored=errored_kinds(log, run) if errored == "count" else errored,
+                               retries=retries)
     if fmt == "json" and found is None and exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
 
@@ -355,7 +359,8 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (the trials most tasks have; -k to change)"))
         for st, sm in results:
-            head = len(out.summary_lines(sm)) + len(sm.warnings) + 2  # and "k = …", the causes line
+            # and "k = …", the causes line
+            head = len(out.summary_lines(sm, notes)) + len(notes.lines(sm.run)) + len(sm.warnings) + 2
             top = rows.shown(len(st), console.is_terminal, console.height, head)
             if console.is_terminal and min(len(st), top or len(st)) <= RICH_ROWS:
                 console.print(out.report_table(st, sm, found, top=top, notes=notes))  # fitted by Rich

@@ -42,7 +42,7 @@ from flaketui.sanitize import visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
-    from flaketui.output.report import Causes, CompareView
+    from flaketui.output.report import Causes, CompareView, ReportNotes
     from flaketui.traces import TraceDiff
 
 TRACE_TASKS = 50
@@ -357,15 +357,15 @@ def task_table(write: Write, table_id: str, st: TaskStats, links: Mapping[int, s
 # --- traces ------------------------------------------------------------------------------
 
 
-def _step(n: int | None) -> str:
-    return "" if n is None else str(n)
+def _step(n: Any) -> str:
+    return "" if n is None else esc(str(n))
 
 
 def trace_html(pair: TracePair) -> str:
     """Two traces side by side, the first divergence highlighted, then its differing fields."""
     d = pair.diff
     first = ("none: the traces do not differ in this mode" if d.step_a is None
-             else f"step {d.step_a} of A, step {_step(d.step_b)} of B")
+             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
     out = [f"<p>A = <b>{esc(pair.label_a)}</b>, B = <b>{esc(pair.label_b)}</b>; "
            f"divergence mode {esc(d.mode)}; first divergence: {first}</p>"]
     if d.around:
@@ -374,8 +374,8 @@ def trace_html(pair: TracePair) -> str:
         for r in d.around:
             mark = (" class=\"dv\"" if (r.step_a, r.step_b) == (d.step_a, d.step_b) and d.step_a is not None
                     else " class=\"ne\"" if r.tag != "equal" else "")
-            out.append(f"<tr{mark}><td class=\"n\">{_step(r.step_a)}</td><td>{esc(r.line_a or '')}</td>"
-                       f"<td class=\"n\">{_step(r.step_b)}</td><td>{esc(r.line_b or '')}</td></tr>")
+            out.append(f"<tr{mark}><td class=\"n\">{_step(d.name_a(r.step_a))}</td><td>{esc(r.line_a or '')}</td>"
+                       f"<td class=\"n\">{_step(d.name_b(r.step_b))}</td><td>{esc(r.line_b or '')}</td></tr>")
         out.append("</tbody></table>")
     changes = d.divergent_changes
     if changes:
@@ -400,12 +400,13 @@ def cause_html(s: Any) -> str:
 
 def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                       causes: Causes | None = None, pairs: Mapping[str, Mapping[str, TracePair]] | None = None,
-                      info: PageInfo | None = None, top: int | None = TABLE_ROWS) -> None:
+                      info: PageInfo | None = None, top: int | None = TABLE_ROWS,
+                      notes: ReportNotes | None = None) -> None:
     """Write the ``report --format html`` page through ``write``: per run the summary with its
     intervals, the curves and the p̂ histogram, the task table (its ``top`` flakiest tasks; None:
     every task), and each flaky task's section (its suggested cause with ``causes``, its traces
     from ``pairs``)."""
-    from flaketui.output.report import display_order, left_out_line, summary_lines
+    from flaketui.output.report import NO_NOTES, display_order, left_out_line, summary_lines
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -416,7 +417,8 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         order = display_order(st)
         shown = st.take(order[:top])
         write(f"<h2>run {esc(st.run)}</h2>\n")
-        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in summary_lines(sm)) + "</div>\n")
+        said = [*summary_lines(sm, notes or NO_NOTES), *(notes or NO_NOTES).lines(sm.run)]
+        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in said) + "</div>\n")
         for w in sm.warnings:
             write(f"<p class=\"warn\">warning: {esc(w)}</p>\n")
         write(f"<div class=\"plots\">{curves_svg(st)}{histogram_svg(st)}</div>\n")
@@ -565,7 +567,8 @@ def write_diff_html(write: Write, pair: TracePair, info: PageInfo | None = None)
         write("<h2>Every differing field</h2>\n<table><thead><tr><th>step A</th><th>step B</th><th>field</th>"
               "<th>A → B</th><th>counts</th></tr></thead><tbody>")
         for ch in d.changes[:2000]:
-            write(f"<tr><td>{_step(ch.step_a)}</td><td>{_step(ch.step_b)}</td><td>{esc(ch.path or '(step)')}</td>"
+            write(f"<tr><td>{_step(d.name_a(ch.step_a))}</td><td>{_step(d.name_b(ch.step_b))}</td>"
+                  f"<td>{esc(ch.path or '(step)')}</td>"
                   f"<td>{esc(ch.text(LINE_WIDTH))}</td><td>{'yes' if ch.counts else 'no'}</td></tr>\n")
         write("</tbody></table>\n")
         if len(d.changes) > 2000:

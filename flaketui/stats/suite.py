@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from flaketui.model import RunOutcomes
+from flaketui.model import RunOutcomes, counts_errored
 from flaketui.stats.scores import ScoreStats, is_graded, task_scores
 from flaketui.stats.estimators import (
     CONFIDENCE,
@@ -58,11 +58,14 @@ class TaskStats:
     rule_of_three: NDArray[np.float64]
     """Upper bound on the failure rate (all passed) or pass rate (all failed); NaN if flaky."""
     errored_as: str = "apart"
-    """Whether ``n`` leaves errored trials out (``apart``) or counts them as failures (``fail``)."""
+    """Whether ``n`` leaves errored trials out (``apart``), counts them as failures (``fail``) or
+    by their score (``score``)."""
     passk_ci: str = "exact"
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
     scores: ScoreStats | None = None
     """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
+    errored_passes: NDArray[np.int64] | None = None
+    """Per task, the errored trials counted as passes (``score``); None: none."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -78,6 +81,7 @@ class TaskStats:
         return replace(
             self,
             scores=None if self.scores is None else self.scores.take(idx),
+            errored_passes=None if self.errored_passes is None else self.errored_passes[idx],
             tasks=[self.tasks[i] for i in pick],
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
@@ -128,7 +132,7 @@ class SuiteSummary:
     """Suite pass^j for j = 1..k, each over the same tasks: those with at least k trials
     (:func:`pass_hat_k_curve`)."""
     errored_as: str = "apart"
-    """The errored-trial policy the figures were computed under (``apart`` or ``fail``)."""
+    """The errored-trial policy the figures were computed under (``apart``, ``fail`` or ``score``)."""
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
@@ -178,6 +182,7 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         classes=np.array(classes, dtype=object)[inv].tolist(),  # one gather: 1M tasks 22 -> 5 ms
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
         errored_as=outcomes.errored_as,
+        errored_passes=outcomes.errored_passes,
         passk_ci=passk_ci,
         scores=_scores(outcomes),
     )
@@ -239,7 +244,7 @@ def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray
 def _attempts(o: RunOutcomes) -> NDArray[np.int64]:
     """Per task of ``o``, the trials it was given: errored ones included, counted once."""
     n = np.asarray(o.n, dtype=np.int64)
-    return n if o.errored_as == "fail" else n + np.asarray(o.errored, dtype=np.int64)
+    return n if counts_errored(o.errored_as) else n + np.asarray(o.errored, dtype=np.int64)
 
 
 def default_k(outcomes: Sequence[RunOutcomes]) -> int:
@@ -253,7 +258,7 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
 
     Examples
     --------
-    >>> from flaketui.model import RunOutcomes
+    >>> from flaketui.model import RunOutcomes, counts_errored
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
@@ -456,17 +461,19 @@ def errored_range(stats: TaskStats) -> tuple[float, float]:
     per task with m = n + e trials in all (n non-errored, e errored, c passes) the pass
     rate lies in [c/m, (c + e)/m]; the suite bounds are their means over every task with
     a trial, so a task whose trials all errored counts too (at 0 and at 1). Under
-    ``--errored-as fail`` the low end is the pass@1 reported. NaN when no task has a trial.
+    ``--errored-as fail`` the low end is the pass@1 reported; under ``score`` c leaves out the
+    errored trials counted as passes. NaN when no task has a trial.
     """
     e = stats.errored.astype(np.float64)
-    m = stats.n + (e if stats.errored_as == "apart" else 0)
+    m = stats.n + (0 if counts_errored(stats.errored_as) else e)
     ok = m > 0
     if not ok.any():
         return (float("nan"), float("nan"))
-    if ok.all():  # as below, without copying every column for the tasks kept
-        c = stats.passes.astype(np.float64)
-    else:
-        m, e, c = m[ok], e[ok], stats.passes[ok].astype(np.float64)
+    c = stats.passes.astype(np.float64)
+    if stats.errored_passes is not None:
+        c = c - stats.errored_passes
+    if not ok.all():
+        m, e, c = m[ok], e[ok], c[ok]
     low = float(np.mean(c / m))
     c += e  # (c + e) / m, in place
     c /= m

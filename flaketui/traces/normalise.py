@@ -39,6 +39,7 @@ IGNORED_PREFIXES = ("duration", "latency")
 NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "τ²-bench": ("cost", "usage", "raw_data", "turn_idx", "generation_time_seconds"),
     "ATIF": ("metrics",),
+    "Harbor episodes": ("episode",),
 }
 """Per-format step keys that duplicate or decorate the content, ignored by default.
 
@@ -47,7 +48,9 @@ call's ``cost``, the token ``usage``, the provider's ``raw_data`` (the same
 message again), ``turn_idx`` (its position, which shifts by one for every extra
 user turn) and ``generation_time_seconds``; τ²'s own message equality leaves
 them out too (it compares role, content and tool calls). ATIF's step ``metrics`` (Harbor's
-``MetricsSchema``: prompt/completion tokens, cost, token ids, logprobs) likewise."""
+``MetricsSchema``: prompt/completion tokens, cost, token ids, logprobs) likewise. A Harbor
+agent's list of episodes numbers each step by its ``episode`` (shown as the step's name, never
+compared)."""
 
 DEFAULT_NOISE_KEYS = frozenset(k for keys in NOISE_KEYS.values() for k in keys)
 

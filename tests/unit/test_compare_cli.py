@@ -154,22 +154,26 @@ class TestConfounds:
                 "--config-field", "info.temperature", "--config-field", "seed")
         doc = orjson.loads(run(*args, "--format", "json")[1])
         assert doc["config_a"] == {"model": "m1", "info.temperature": "0.0", "seed": "1"}
-        assert doc["confounds"] == ["model", "info.temperature"]
+        assert doc["confounds"] == [{"field": "model", "a": "m1", "b": "m2"},
+                                    {"field": "info.temperature", "a": "0.0", "b": "0.7"}]
         assert "cannot be read as the effect of one change" in doc["confound_warning"]
-        assert "confounded: the runs differ in 2 configuration fields (model, info.temperature)" in run(*args)[1]
+        assert ("confounded: the runs differ in 2 configuration fields (model m1 vs m2; info.temperature 0.0 vs "
+                "0.7)") in run(*args)[1]
 
     def test_one_field_is_a_controlled_comparison(self, tmp_path: Path) -> None:
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
                          {"a": {"model": "m1", "seed": 1}, "b": {"model": "m1", "seed": 2}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--config-field", "model",
                                "--config-field", "seed", "--format", "json")[1])
-        assert doc["confounds"] == ["seed"] and doc["confound_warning"] is None
+        assert doc["confounds"] == [{"field": "seed", "a": "1", "b": "2"}] and doc["confound_warning"] is None
+        out = run("compare", log, "--runs", "a", "b", "--config-field", "model", "--config-field", "seed")[1]
+        assert "the runs differ in one configuration field: seed 1 vs 2" in out
 
     def test_usual_fields_read_without_config_field(self, tmp_path: Path) -> None:
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
                          {"a": {"model": "m1", "temperature": 0}, "b": {"model": "m2", "temperature": 1}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
-        assert doc["confounds"] == ["model", "temperature"]
+        assert [d["field"] for d in doc["confounds"]] == ["model", "temperature"]
 
 
 class TestBaseline:

@@ -27,8 +27,9 @@ def runs_of(text: str) -> dict[str, object]:
 
 
 def test_the_summary_names_the_kinds() -> None:
-    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in report()
-    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in report("--format", "markdown")
+    assert "errored trials (AgentTimeoutError 1, RuntimeError 1) counted by their score" in report()
+    assert "errored trials (AgentTimeoutError 1, RuntimeError 1) counted by their score" in \
+        report("--format", "markdown")
 
 
 def test_json_has_them_streamed_and_not() -> None:
@@ -48,4 +49,4 @@ def test_a_log_without_errors_has_an_empty_mapping(tmp_path: Path) -> None:
 def test_past_the_bound_they_are_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(error_types, "MAX_READS", 1)
     assert runs_of(report("--format", "json")) == {"hello-world-job": None}
-    assert "errored by type: not counted (over 1 errored trials)" in report()
+    assert "errored trials (not counted (over 1 errored trials))" in report()

@@ -108,7 +108,8 @@ class TestJobFolder:
         code, out, err = run("report", JOB)
         assert code == 0 and "hello-world-job" in out and "Traceback" not in err
         code, out, _ = run("diff", JOB, "--task", "hello-world", "--trials", "0", "2", "--format", "json")
-        assert code == 0 and orjson.loads(out)["first_divergence"] == {"step_a": 6, "step_b": 2}
+        # named by the trajectories' own step_id (A's step 4 is flaketui's row 6: two tool results before it)
+        assert code == 0 and orjson.loads(out)["first_divergence"] == {"step_a": 4, "step_b": 2, "row_a": 6, "row_b": 2}
 
     def test_a_parent_of_two_jobs_gives_one_run_per_job(self, tmp_path: Path) -> None:
         shutil.copytree(JOB, tmp_path / "job-a")
@@ -189,8 +190,8 @@ class TestAtif:
         notes = [str(p) for p in log.problems if p.notice]
         assert f"{path}: unknown ATIF version 'ATIF-v9.1' (this flaketui reads ATIF-v1.0 … ATIF-v1.7); " \
                "the trial is kept without its trace" in notes
-        assert any(n.startswith(f"{bare}: not an ATIF trajectory (a JSON array") for n in notes)
-        assert len(log) == 5 and int(log.has_trace.sum()) == 1
+        assert not any(n.startswith(f"{bare}:") for n in notes)  # a list of episodes is read as a trace
+        assert len(log) == 5 and int(log.has_trace.sum()) == 2
         assert head_problem(b'{"schema_version": "ATIF-v1.7", "steps": [') is None
         assert format_for(path).kinds == ("harbor",)  # read with its trial, never as trials of its own
 
@@ -249,7 +250,8 @@ class TestAtifDiff:
         assert code == 0 and first["step_a"] == first["step_b"]
         log = load_logs([job])
         trace = read_trial(log, 0).trace
-        assert trace is not None and trace[first["step_a"] - 1]["tool_calls"][0]["name"] == "bash_command"
+        assert trace is not None and trace[first["row_a"] - 1]["tool_calls"][0]["name"] == "bash_command"
+        assert trace[first["row_a"] - 1]["step_id"] == first["step_a"]
         paths = [c["path"] for c in doc["changes"] if c["counts"]]
         assert paths == ["tool_calls.0.arguments.keystrokes"], doc["changes"]
         assert not any("_id" in c["path"] or "<id>" not in str(c) and "toolu_" in str(c) for c in doc["changes"])

@@ -41,7 +41,7 @@ from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
-from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
+from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, who_ran
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import (
     TASK_COLUMNS,
@@ -810,6 +810,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if runs > 1:
             head[0].append(f" ({self.run_index + 1}/{runs})" if narrow else
                            f" (run {self.run_index + 1} of {runs}, r: pick)", style="dim")
+        who = who_ran(dict(log.run_meta.get(sm.run, {})))
+        ran = " ".join(who[p] for p in ("agent", "model", "harness") if p in who)
+        if ran:  # who ran it (the harness's configuration), when the log says
+            head.append(Text(visible(ran), style="dim"))
         counted = sm.pass_at_1.tasks
         tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
