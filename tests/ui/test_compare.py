@@ -49,6 +49,7 @@ def app(notes: Path) -> FlakeApp:
 
 class TestSummary:
     async def test_counts_sign_test_verdict_and_flakiness(self, app: FlakeApp) -> None:
+        """The comparison pane's summary shows the counts, the primary test, the verdict and the flakiness change."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             text = summary(app)
@@ -75,6 +76,7 @@ class TestSummary:
 
     async def test_a_failing_comparison_shows_its_error(self, app: FlakeApp,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """A comparison that fails shows its error in the pane."""
         import flaketui.stats
 
         def broken(*args: object, **kwargs: object) -> None:
@@ -88,6 +90,7 @@ class TestSummary:
             assert flip_table(app).empty_text == "the runs could not be compared"
 
     async def test_flipped_first_then_moved(self, app: FlakeApp) -> None:
+        """The pane lists the flipped tasks first, then the moved ones, with their figures."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             got = [(r["change"], r["flip"], r["task"], r["p_hat"], r["n_a"], r["n_b"], r["delta"])
@@ -97,6 +100,7 @@ class TestSummary:
             assert rows(app)[1]["flakiness"] == "0.556 → 0.000"
 
     async def test_all_common_tasks_and_back(self, app: FlakeApp) -> None:
+        """f switches between the changed tasks and every common task."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "f")
@@ -107,6 +111,7 @@ class TestSummary:
             assert len(rows(app)) == 2
 
     async def test_sorting(self, app: FlakeApp) -> None:
+        """The pane's table sorts by its columns."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             screen = app.screen
@@ -128,6 +133,7 @@ class TestSummary:
 
 class TestStepping:
     async def test_n_and_N_move_between_flips_in_the_all_tasks_view(self, app: FlakeApp) -> None:
+        """n and N move between flips in the all-tasks view."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "f")
@@ -144,6 +150,7 @@ class TestStepping:
             assert cursor_task(app) == "searchRunbook"
 
     async def test_j_k_in_the_flip_list(self, app: FlakeApp) -> None:
+        """j and k move the cursor in the flip list."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             assert cursor_task(app) == "summarizeIncident"
@@ -155,6 +162,7 @@ class TestStepping:
 
 class TestReview:
     async def test_label_note_reviewed_are_saved_at_once(self, app: FlakeApp, notes: Path) -> None:
+        """A label, a note and the reviewed mark are saved at once."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l")
@@ -180,6 +188,7 @@ class TestReview:
 
     async def test_label_picker_with_arrows_clear_and_cancel(self, app: FlakeApp,
                                                              notes: Path) -> None:
+        """The label picker works with arrows, clears and cancels."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l", "down", "down", "enter")
@@ -191,6 +200,7 @@ class TestReview:
             assert load_entries(notes)[BROKEN_KEY].reviewed is True
 
     async def test_note_escape_cancels(self, app: FlakeApp, notes: Path) -> None:
+        """escape in the note editor cancels the note."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "w", *"draft", "escape")
@@ -198,6 +208,7 @@ class TestReview:
             assert not notes.exists()
 
     async def test_labels_are_there_on_reopen(self, notes: Path) -> None:
+        """Labels are there when the app opens again."""
         first = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
         async with first.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
@@ -212,6 +223,7 @@ class TestReview:
             assert "1 of 1 flips reviewed" in summary(again)
 
     async def test_default_sidecar_beside_the_first_log(self, tmp_path: Path) -> None:
+        """The default triage file is written beside the first log."""
         for p in (BASELINE, CANDIDATE):
             shutil.copy(p, tmp_path / p.name)
         logs = [str(tmp_path / BASELINE.name), str(tmp_path / CANDIDATE.name)]
@@ -226,6 +238,7 @@ class TestReview:
 
     async def test_read_only_keeps_working_in_memory(self, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+        """With the triage file unwritable the review keeps working in memory and says so."""
         import flaketui.triage.store as triage_mod
 
         def denied(*args: object, **kwargs: object) -> None:
@@ -248,6 +261,7 @@ class TestReview:
 
     async def test_corrupt_file_is_reported_and_set_aside(self, notes: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+        """A corrupt triage file is reported and set aside."""
         notes.write_bytes(b'{"format": "flaketui-triage", "version": 1, "entries": [')
         app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
         shown = record_notifications(app, monkeypatch)
@@ -262,6 +276,7 @@ class TestReview:
 
 class TestTraces:
     async def test_broken_shows_a_passing_A_beside_a_failing_B(self, app: FlakeApp) -> None:
+        """enter on a broken task shows a passing A trace beside a failing B trace."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "enter")
@@ -280,6 +295,7 @@ class TestTraces:
 
     async def test_fixed_shows_a_failing_A_beside_a_passing_B_and_n_steps(
             self, app: FlakeApp) -> None:
+        """A fixed task shows a failing A beside a passing B, and n steps to the next flip."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "enter", "n")
@@ -304,6 +320,7 @@ class TestTraces:
 
 class TestOpening:
     async def test_three_runs_ask_for_A_and_B(self, tmp_path: Path, notes: Path) -> None:
+        """With three runs the app asks which are A and B."""
         third = tmp_path / "oncall-rerun.jsonl"
         third.write_text("".join(
             json.dumps({**json.loads(line), "run": "oncall-rerun"}) + "\n"
@@ -320,6 +337,7 @@ class TestOpening:
             assert "fixed 1 · broken 1" in summary(app)
 
     async def test_compare_on_load_and_swap(self, notes: Path) -> None:
+        """A comparison given at start opens on load, and swapping exchanges A and B."""
         app = make_app([str(FIXTURES)], triage=str(notes), compare=(B, A))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
@@ -344,6 +362,7 @@ class TestOpening:
 
     async def test_one_run_cannot_be_compared(self, notes: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+        """With one run, c says there is nothing to compare."""
         app = make_app([str(BASELINE)], triage=str(notes))
         shown = record_notifications(app, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
@@ -356,6 +375,7 @@ class TestOpening:
 class TestTaskTableNotes:
     async def test_flaky_task_label_and_note_on_the_main_screen(self, app: FlakeApp,
                                                                 notes: Path) -> None:
+        """A flaky task's label and note show on the task table."""
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             t = app.tasks_screen.query_one(TaskTable)
@@ -376,6 +396,7 @@ class TestTaskTableNotes:
 
 class TestFilters:
     async def test_slash_filters_by_name_and_label(self, app: FlakeApp) -> None:
+        """/ filters the pane by task name and by label."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l", "6")  # summarizeIncident: real-regression
@@ -389,6 +410,7 @@ class TestFilters:
             assert [r["task"] for r in rows(app)] == ["summarizeIncident"]
 
     async def test_u_shows_only_unreviewed(self, app: FlakeApp) -> None:
+        """u shows only the unreviewed tasks."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "space", "u")
@@ -400,6 +422,7 @@ class TestFilters:
 
 
 async def test_one_trial_per_task_says_nothing_is_tested(tmp_path: Path) -> None:
+    """With one trial per task the pane says nothing is tested."""
     from tests.helpers.logs import write_runs
 
     log = write_runs(tmp_path / "one.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (1, 1)}})
