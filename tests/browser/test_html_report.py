@@ -13,6 +13,8 @@ from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE
 from tests.helpers.hostile import MARK, PAYLOADS, write_html_hostile_log
 
+pytestmark = pytest.mark.slow
+
 
 def page(tmp_path: Path, name: str, *args: str) -> Path:
     out = tmp_path / name

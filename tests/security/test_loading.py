@@ -273,6 +273,7 @@ def gzip_bomb(path: Path, size: int = 256 << 20, fill: bytes = b"\0") -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "fill"), [("bomb.jsonl.gz", b"\0"), ("newlines.jsonl.gz", b"\n"),
                                             ("bomb.json.gz", b" ")])
 def test_gzip_bomb_is_refused_quickly(tmp_path: Path, name: str, fill: bytes) -> None:
@@ -296,6 +297,7 @@ def test_compressible_honest_gzip_still_loads(tmp_path: Path) -> None:
     assert len(log) == 40_000 and not [r for r in named(log, p) if "bomb" in r]
 
 
+@pytest.mark.slow
 def test_eval_zip_bomb_is_refused_before_inspect_reads_it(tmp_path: Path) -> None:
     """An .eval (a zip) whose header.json inflates 1000 times: named from the zip's directory."""
     bomb = tmp_path / "bomb.eval"
@@ -334,6 +336,7 @@ def measure(path: Path) -> tuple[float, int, int]:
     return float(out[0]), int(out[1]), int(out[2])
 
 
+@pytest.mark.slow
 def test_garbage_costs_about_what_valid_lines_cost(tmp_path: Path) -> None:
     """10 MB of garbage lines (broken JSON, random bytes) against 10 MB of trials: about the
     same time and no more memory (the campaign saw 2.2 GB and 90 s)."""

@@ -24,6 +24,8 @@ from flaketui.loading import location
 from flaketui.sanitize import mask_url
 from tests.conftest import BASELINE
 
+pytestmark = pytest.mark.slow
+
 web = pytest.importorskip("aiohttp.web")
 pytest.importorskip("fsspec.implementations.http")
 

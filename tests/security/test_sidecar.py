@@ -225,6 +225,7 @@ def test_a_byte_order_mark_keeps_all_notes(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == [sidecar.name]
 
 
+@pytest.mark.slow
 def test_saves_of_200k_notes_stay_fast(tmp_path: Path) -> None:
     """With 200,000 notes a save writes the changed bytes and little more: it does not sort,
     serialise and parse every note again."""

@@ -31,6 +31,8 @@ from flaketui.app.screens.tasks import TasksScreen
 from flaketui.app.screens.traces import TaskTraceScreen
 from tests.conftest import ROOT, settle
 
+pytestmark = pytest.mark.slow
+
 DATA = ROOT / "tests" / "data"
 SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 

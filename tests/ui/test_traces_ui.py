@@ -45,6 +45,7 @@ def row_in_view(view: TraceDiffView, row: int) -> bool:
     return top <= widget.virtual_region.y < top + rows.scrollable_content_region.height
 
 
+@pytest.mark.slow
 async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) -> None:
     """d draws on to a divergence past the rows drawn."""
     app = pair_app(tmp_path, chat(1500, user="a"), chat(1500, diverge_at=956, user="b"))
@@ -69,6 +70,7 @@ async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) ->
         assert view.lo < lo
 
 
+@pytest.mark.slow
 async def test_a_5000_step_trace_opens_and_scrolls(tmp_path: Path) -> None:
     """A 5,000-step trace opens and scrolls."""
     log = write_log(tmp_path / "run.jsonl", [

@@ -197,6 +197,7 @@ class TestInputErrors:
         code, _, err = run("report", p)
         assert code == 2 and "no usable trials" in err
 
+    @pytest.mark.slow
     def test_real_process_no_traceback(self, tmp_path: Path) -> None:
         """A real process on undecodable bytes prints no traceback."""
         p = tmp_path / "bad.jsonl"

@@ -12,6 +12,9 @@ from click.testing import CliRunner
 from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE, ROOT
 
+import pytest
+pytestmark = pytest.mark.slow
+
 
 def flaketui(*args: str | Path, stdin: str | None = None) -> subprocess.CompletedProcess[bytes]:
     """``python -m flaketui ARGS`` (the console script's :func:`~flaketui.cli.run`)."""

@@ -15,6 +15,8 @@ from flaketui.loading.loader import build_log
 from flaketui.model import FieldMap, InputError, Source
 from tests.helpers.folders import same, write_folder
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed")
 
 

@@ -286,6 +286,7 @@ def test_bad_history_urls_are_one_line(tmp_path: Path, bad: str, says: str) -> N
     assert says in one_line_error(cli("history", "status", "--history", bad, "--wait", "2", cwd=tmp_path))
 
 
+@pytest.mark.slow
 def test_concurrent_recorders_lose_nothing(tmp_path: Path) -> None:
     """Two recorders creating and writing one history at once lose nothing."""
     u = url(tmp_path)  # both start on a history that does not exist yet: its creation races too

@@ -84,6 +84,7 @@ def test_no_sqlalchemy_without_record(tmp_path: Path) -> None:
     assert "sqlalchemy" not in done.stderr.lower()
 
 
+@pytest.mark.slow
 def test_quarantine_from_history(tmp_path: Path) -> None:
     h = ("--history", url(tmp_path))
     none = cli("quarantine", "--from-history", *h, tmp=tmp_path)

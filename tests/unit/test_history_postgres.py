@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 psycopg = pytest.importorskip("psycopg")

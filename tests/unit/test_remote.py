@@ -22,6 +22,8 @@ from flaketui.loading import cache, load_logs, loader, read_trial
 from flaketui.model import InputError
 from tests.conftest import BASELINE, CANDIDATE
 
+pytestmark = pytest.mark.slow
+
 moto_server = pytest.importorskip("moto.server")
 pytest.importorskip("s3fs")
 boto3 = pytest.importorskip("boto3")

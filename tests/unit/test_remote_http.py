@@ -20,6 +20,8 @@ from flaketui.cli import main
 from flaketui.loading import cache, load_logs, loader, read_trial
 from tests.conftest import BASELINE, CANDIDATE
 
+pytestmark = pytest.mark.slow
+
 web = pytest.importorskip("aiohttp.web")
 pytest.importorskip("fsspec.implementations.http")
 

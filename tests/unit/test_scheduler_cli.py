@@ -14,6 +14,8 @@ from flaketui.cli import main
 from flaketui.loading import cache, distributed, load_logs, loader
 from tests.helpers.folders import same, write_folder
 
+pytestmark = pytest.mark.slow
+
 dask_distributed = pytest.importorskip("distributed")
 
 

@@ -387,6 +387,7 @@ class TestTwoWriters:
         assert on_disk[FLIP].note == "other key"
         assert one.get(TASK).label == "environment"
 
+    @pytest.mark.slow
     @pytest.mark.skipif(triage_mod.fcntl is None, reason="no fcntl: saves are not serialised")
     def test_concurrent_writers_lose_nothing(self, tmp_path: Path) -> None:
         # Four processes save 40 notes each, at the same time, into one file.
@@ -505,6 +506,7 @@ def check_file(path: Path) -> int:
     return saves
 
 
+@pytest.mark.slow
 def test_kill_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     """SIGKILL a writer 100 times at random moments: the file always holds the old or new state.
 

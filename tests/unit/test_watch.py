@@ -156,6 +156,7 @@ class TestLogWatcher:
         assert w.poll() is True and len(w.log()) == 1
 
 
+@pytest.mark.slow
 def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
     """report --watch reprints as the log grows and exits 0 on Ctrl-C."""
     import signal
