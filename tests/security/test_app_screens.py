@@ -23,6 +23,7 @@ WALK = [
 
 
 async def test_every_screen_shows_hostile_names_as_text(tmp_path: Path) -> None:
+    """Every screen shows hostile names as plain text."""
     log = write_hostile_log(tmp_path / "hostile.jsonl")
     app = make_app([str(log)], triage=str(tmp_path / "notes.triage.json"))
     async with app.run_test(size=SIZE) as pilot:

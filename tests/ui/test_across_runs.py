@@ -55,6 +55,7 @@ async def check_across(app: FlakeApp) -> AcrossRunsScreen:
 
 
 async def test_from_the_task_table(app: FlakeApp) -> None:
+    """The task across runs opens from the task table."""
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         cursor_on(app.tasks_screen, TASK)
@@ -66,6 +67,7 @@ async def test_from_the_task_table(app: FlakeApp) -> None:
 
 
 async def test_from_the_matrix(app: FlakeApp) -> None:
+    """The task across runs opens from the matrix."""
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await press(pilot, "m")
@@ -83,6 +85,7 @@ async def test_from_the_matrix(app: FlakeApp) -> None:
 
 
 async def test_from_the_comparison_pane(app: FlakeApp) -> None:
+    """The task across runs opens from the comparison pane."""
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await press(pilot, "c")
@@ -96,6 +99,7 @@ async def test_from_the_comparison_pane(app: FlakeApp) -> None:
 
 
 async def test_enter_opens_the_reference_beside_the_run_and_r_moves_the_reference(app: FlakeApp) -> None:
+    """enter opens the reference run's traces beside the run, and r moves the reference."""
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         cursor_on(app.tasks_screen, TASK)
@@ -120,6 +124,7 @@ async def test_enter_opens_the_reference_beside_the_run_and_r_moves_the_referenc
 
 
 async def test_one_run_only_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one run the view says so."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -151,6 +156,7 @@ async def test_a_wide_comparison_pane_shows_each_flips_divergence_and_source() -
 
 
 async def test_the_comparison_pane_at_120_columns_keeps_its_columns(app: FlakeApp) -> None:
+    """At 120 columns the comparison pane keeps its columns."""
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await press(pilot, "c")
@@ -160,6 +166,7 @@ async def test_the_comparison_pane_at_120_columns_keeps_its_columns(app: FlakeAp
 
 
 async def test_a_failed_read_says_so_in_the_status_line(app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed read says so in the status line."""
     from flaketui.traces import task_view
 
     def broken(*args: object, **kwargs: object) -> None:

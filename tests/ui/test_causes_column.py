@@ -24,6 +24,7 @@ def summary_text(screen: TasksScreen) -> str:
 
 
 async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
+    """The cause column fills in and l preselects the suggested label."""
     notes = tmp_path / "notes.json"
     app = make_app([str(BASELINE)], triage=str(notes))
     async with app.run_test(size=SIZE) as pilot:
@@ -56,6 +57,7 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
 
 
 async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored suggestion is not recomputed."""
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
     store.update(KEY, label="sampling", reviewed=True)
@@ -80,6 +82,7 @@ async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: 
 
 
 async def test_suggestions_reach_an_existing_file(tmp_path: Path) -> None:
+    """Suggestions are saved into an existing triage file."""
     notes = tmp_path / "notes.json"
     TriageStore.open(notes).update(TriageKey("oncall-baseline", "listAlerts"), note="seen")
     app = make_app([str(BASELINE)], triage=str(notes))
@@ -90,6 +93,7 @@ async def test_suggestions_reach_an_existing_file(tmp_path: Path) -> None:
 
 
 async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing cause worker's error is shown."""
     import flaketui.traces.causes
 
     def boom(*args: object, **kwargs: object) -> None:
@@ -109,6 +113,7 @@ async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 async def test_an_unknown_suggestion_in_the_file_is_found_again(tmp_path: Path) -> None:
+    """An unknown suggestion in the file is found again."""
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
     store.update(KEY, note="seen")

@@ -12,6 +12,7 @@ from tests.conftest import BASELINE, CANDIDATE, SIZE, settle
 
 
 async def test_a_filter_without_match_names_its_text(tmp_path: Path) -> None:
+    """A comparison filter without a match names its text."""
     app = make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

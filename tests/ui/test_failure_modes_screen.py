@@ -20,6 +20,7 @@ def head_of(screen: FailureModesScreen) -> str:
 
 
 async def test_m_groups_the_failures_as_the_report_does() -> None:
+    """M groups the failures as the report does."""
     log = load_logs([str(BASELINE)], FieldMap())
     run = log.runs[0]
     found = suggest_causes(partial(read_trial, log), flaky_rows(log.run_outcomes(run)), fork=False)
@@ -49,6 +50,7 @@ async def test_m_groups_the_failures_as_the_report_does() -> None:
 
 
 async def test_a_run_without_flaky_tasks_says_so() -> None:
+    """A run without flaky tasks says so."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -32,6 +32,7 @@ def shown_tasks(app: FlakeApp) -> list[str]:
 
 
 async def test_state_column_matches_history_status_and_filters(tmp_path: Path) -> None:
+    """The state column matches history status and filters."""
     url = recorded(tmp_path)
     with open_store(url) as store:
         expected = {t["task"]: t["state"] for t in status_doc(store.data())["tasks"]}
@@ -50,6 +51,7 @@ async def test_state_column_matches_history_status_and_filters(tmp_path: Path) -
 
 
 async def test_no_history_no_state_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a history there is no state column."""
     monkeypatch.delenv("FLAKETUI_HISTORY", raising=False)
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:
@@ -59,6 +61,7 @@ async def test_no_history_no_state_column(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 async def test_owner_column_and_filter(tmp_path: Path) -> None:
+    """The owner column shows and filters by owner."""
     rules = parse_owners("* @everyone\nsearch* @search-team\n")
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, triage=str(tmp_path / "t.json"), owners=rules))
     async with app.run_test(size=SIZE) as pilot:
@@ -73,6 +76,7 @@ async def test_owner_column_and_filter(tmp_path: Path) -> None:
 
 
 async def test_record_then_the_states_include_this_run(tmp_path: Path) -> None:
+    """After --record the states include this run."""
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=url, record=True, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:

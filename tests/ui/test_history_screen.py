@@ -26,6 +26,7 @@ def head_of(screen: HistoryScreen) -> str:
 
 
 async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> None:
+    """H shows the highlighted task's timeline."""
     url = record(tmp_path)
     app = make_app([str(FIXTURES)], k=5, history=url)
     async with app.run_test(size=SIZE) as pilot:
@@ -48,6 +49,7 @@ async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> N
 
 
 async def test_quarantine_is_shown(tmp_path: Path) -> None:
+    """A quarantine is shown, its reason as text."""
     url = record(tmp_path)
     result = CliRunner().invoke(main, ["history", "quarantine", "searchRunbook", "--why", "[b]flaky[/b] search",
                                        "--who", "ana", "--history", url])
@@ -79,6 +81,7 @@ async def test_no_history_recorded_yet(tmp_path: Path, monkeypatch) -> None:
 
 
 async def test_a_bad_history_url_is_shown(tmp_path: Path) -> None:
+    """A bad history URL is shown."""
     app = make_app([str(FIXTURES)], k=5, history="mysql://nowhere/db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -88,6 +91,7 @@ async def test_a_bad_history_url_is_shown(tmp_path: Path) -> None:
 
 
 def test_open_carries_history_into_the_options(monkeypatch, tmp_path: Path) -> None:
+    """open carries --history into the app's options."""
     from flaketui.app.app import FlakeApp
 
     seen: list[object] = []
@@ -100,6 +104,7 @@ def test_open_carries_history_into_the_options(monkeypatch, tmp_path: Path) -> N
 
 
 async def test_hostile_names_are_shown_as_visible_text(tmp_path: Path) -> None:
+    """Hostile names are shown as visible text in the timeline."""
     from flaketui.sanitize import visible
     from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, raw_controls, write_hostile_log
 

@@ -49,6 +49,7 @@ def log(tmp_path: Path) -> Path:
 
 
 def test_matrix_figures(log: Path) -> None:
+    """The matrix holds each run's figures per task."""
     trials = load_logs([log])
     m = run_matrix([task_stats(trials.run_outcomes(r), 1) for r in trials.runs])
     assert m.runs == ["r1", "r2", "r3"]
@@ -67,6 +68,7 @@ def test_matrix_figures(log: Path) -> None:
 
 
 async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> None:
+    """The matrix view filters and opens a comparison."""
     app = make_app([str(log)], triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -102,6 +104,7 @@ async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> No
 
 
 async def test_one_run_has_no_matrix(tmp_path: Path) -> None:
+    """One run has no matrix."""
     path = write_runs(tmp_path / "one.jsonl", {"only": {"x": (1, 2)}})
     app = make_app([str(path)], triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:

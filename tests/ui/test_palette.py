@@ -10,6 +10,7 @@ from tests.conftest import BASELINE, SIZE, settle
 
 
 async def test_keys_is_listed_once_and_opens_the_help() -> None:
+    """Keys is listed once in the palette and opens the help."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

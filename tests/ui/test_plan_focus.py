@@ -11,6 +11,7 @@ from tests.conftest import BASELINE, SIZE, settle
 
 
 async def test_opens_on_the_table_and_b_focuses_the_budget() -> None:
+    """The plan opens on the table and b focuses the budget."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

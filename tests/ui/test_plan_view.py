@@ -44,6 +44,7 @@ def planned(screen: PlanScreen) -> dict[str, int]:
 
 
 async def test_p_opens_the_plan_of_the_highlighted_task() -> None:
+    """p opens the plan on the highlighted task."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -67,6 +68,7 @@ async def test_p_opens_the_plan_of_the_highlighted_task() -> None:
 
 
 async def test_budget_allocates_exactly_and_explains() -> None:
+    """A budget allocates exactly and explains."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -85,6 +87,7 @@ async def test_budget_allocates_exactly_and_explains() -> None:
 
 
 async def test_moving_in_the_table_shows_that_task() -> None:
+    """Moving in the plan's table shows that task."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -98,6 +101,7 @@ async def test_moving_in_the_table_shows_that_task() -> None:
 
 
 async def test_bad_budget_is_refused_in_place() -> None:
+    """A bad budget is refused in place."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -108,6 +112,7 @@ async def test_bad_budget_is_refused_in_place() -> None:
 
 
 async def test_escape_goes_back() -> None:
+    """escape goes back to the task table."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await open_plan(app, pilot)
@@ -118,6 +123,7 @@ async def test_escape_goes_back() -> None:
 
 
 async def test_one_run_has_no_paired_figure() -> None:
+    """One run has no paired figure."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -125,6 +131,7 @@ async def test_one_run_has_no_paired_figure() -> None:
 
 
 async def test_every_task_decided_says_why(tmp_path: Path) -> None:
+    """With every task decided the plan says why."""
     path = tmp_path / "solid.jsonl"
     with path.open("w") as fh:
         for task, passes in (("solid", 69), ("broken", 0)):

@@ -11,6 +11,7 @@ from tests.helpers.logs import write_log
 
 
 async def test_run_picker_lists_eleven_runs_and_jumps_to_one(tmp_path: Path) -> None:
+    """The run picker lists eleven runs and jumps to one."""
     from flaketui.app.screens.run_picker import RunPicker
 
     write_log(tmp_path / "runs.jsonl", [{"run": f"run-{r:02d}", "task": f"t{i}", "trial": t,

@@ -44,6 +44,7 @@ def rows_of(app: FlakeApp, selector: str) -> int:
 ])
 async def test_the_main_pane_gets_half_the_rows(app: FlakeApp, keys: tuple[str, ...], screen: type,
                                                 pane: str) -> None:
+    """On a small terminal the main pane gets half the rows."""
     async with app.run_test(size=SMALL) as pilot:
         await press(pilot, *keys)
         assert isinstance(app.screen, screen)
@@ -58,6 +59,7 @@ async def test_the_main_pane_gets_half_the_rows(app: FlakeApp, keys: tuple[str, 
 ])
 async def test_h_shows_the_whole_header_and_z_maximises(app: FlakeApp, keys: tuple[str, ...], head: str,
                                                         pane: str) -> None:
+    """h shows the whole header and z maximises the pane."""
     async with app.run_test(size=SMALL) as pilot:
         await press(pilot, *keys)
         compact_head, compact_pane = rows_of(app, head), rows_of(app, pane)
@@ -74,6 +76,7 @@ async def test_h_shows_the_whole_header_and_z_maximises(app: FlakeApp, keys: tup
 
 
 async def test_a_big_terminal_shows_the_whole_header(app: FlakeApp) -> None:
+    """A big terminal shows the whole header."""
     async with app.run_test(size=SIZE) as pilot:
         await press(pilot, "c")
         assert not app.screen.has_class("-compact-head")

@@ -40,6 +40,7 @@ class TestSwapKey:
         assert "x" not in pane and pane["X"] == "swap_runs"
 
     async def test_lower_x_does_not_swap(self, app: FlakeApp) -> None:
+        """Lower-case x does not swap the runs."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "x")
