@@ -48,6 +48,7 @@ class TestSwapKey:
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
 
     async def test_a_swap_keeps_the_reviews(self, app: FlakeApp) -> None:
+        """Swapping A and B keeps the reviews."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             total = len(app.screen.flips)
@@ -75,6 +76,7 @@ class TestSwapKey:
 
 
 def test_flip_key_finds_either_direction() -> None:
+    """flip_key finds a flip's note stored in either direction."""
     ab, ba = TriageKey.flip("a", "b", "t"), TriageKey.flip("b", "a", "t")
     assert review.flip_key({}, "a", "b", "t") == ab
     assert review.flip_key({ba: TriageEntry(reviewed=True)}, "a", "b", "t") == ba

@@ -62,6 +62,7 @@ async def test_a_task_opened_after_others_looks_as_on_a_new_screen(task: str) ->
 
 
 async def test_open_a_back_open_b_shows_only_b() -> None:
+    """Opening task A, going back and opening B shows only B."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -104,6 +105,7 @@ async def test_open_a_back_open_b_shows_only_b() -> None:
 
 
 async def test_a_message_from_the_last_tasks_reader_is_dropped() -> None:
+    """A message from the previous task's reader is dropped."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -121,6 +123,7 @@ async def test_a_message_from_the_last_tasks_reader_is_dropped() -> None:
 
 
 async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed read on the refilled screen shows its error."""
     import flaketui.loading
 
     app = fixtures_app()
@@ -148,6 +151,7 @@ async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch:
 
 
 async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen_of_their_own() -> None:
+    """Traces opened from the palette over the trace screen get a screen of their own."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -165,6 +169,7 @@ async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen
 
 async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Going back stops the readers and their late evidence is dropped."""
     from flaketui.app.screens import traces
 
     release = threading.Event()
@@ -229,6 +234,7 @@ async def shown_reading(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScre
 
 
 async def test_a_slow_first_read_shows_the_screen_reading_then_its_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow first read shows the screen reading, then its trials."""
     release, reads = slow_first_read(monkeypatch)
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -245,6 +251,7 @@ async def test_a_slow_first_read_shows_the_screen_reading_then_its_trials(monkey
 
 
 async def test_going_back_before_the_first_read_ends_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Going back before the first read ends drops it."""
     release, reads = slow_first_read(monkeypatch)
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
