@@ -56,6 +56,7 @@ def test_eighty_duplicates_are_one_line_and_problems_lists_them(tmp_path: Path) 
 
 
 def test_a_lone_problem_is_named_as_before(tmp_path: Path) -> None:
+    """A lone problem is named as before."""
     path = tmp_path / "one.jsonl"
     path.write_text('{"task": "a", "passed": true}\n{"task": "b"}\n')
     result = CliRunner().invoke(main, ["report", str(path), "--format", "json", "--no-cache"])
@@ -63,6 +64,7 @@ def test_a_lone_problem_is_named_as_before(tmp_path: Path) -> None:
 
 
 async def test_the_problems_screen_groups_by_kind() -> None:
+    """The problems screen groups problems by kind."""
     problems = [Problem("a.jsonl", i, f"duplicate trial 0 of task 't{i}' in run 'r'; kept the first (a.jsonl:{i})")
                 for i in range(1, 4)] + [Problem("b.jsonl", 9, "not valid JSON (oops)")]
 
