@@ -17,7 +17,7 @@ def _script():  # type: ignore[no-untyped-def]
 
 
 def test_committed_page_is_the_generated_one() -> None:
-    """docs/cli.md equals what scripts/cli_reference.py writes from --help today (rerun the script after a CLI change)."""
+    """docs/cli.md equals what scripts/cli_reference.py writes from --help (rerun it after a CLI change)."""
     script = _script()
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == script.page(), (
         "docs/cli.md is stale: run .venv/bin/python scripts/cli_reference.py")

@@ -347,8 +347,7 @@ class TestEvidence:
 
     def test_rules_out_by_clopper_pearson(self) -> None:
         # All-pass: L = 0.025^(1/n) ≥ p2 from n = ceil(log 0.025 / log p2) = 69 on, at cap 0.2.
-        """A task rules out flakiness above the cap exactly when its Clopper-Pearson interval leaves the band (69
-        clean trials for 0.2)."""
+        """A task rules out the cap when its Clopper-Pearson interval leaves the band (69 clean trials for 0.2)."""
         p1, p2 = flakiness_cap_band(0.2)
         first = math.ceil(math.log(0.025) / math.log(p2))
         assert first == 69

@@ -280,8 +280,7 @@ class TestSampleSize:
 class TestProjection:
     def test_by_hand(self) -> None:
         # Tasks 10/10 and 5/10: pass^2 = (1 + 0.25)/2, pass@2 = (1 + 0.75)/2
-        """A projection's pass^k and pass@k match values worked by hand, and its lower bound the mean squared Wilson
-        low."""
+        """pass^k and pass@k match values worked by hand; the lower bound is the mean squared Wilson low."""
         row = projection([10, 10], [10, 5], [2])[0]
         assert row.pass_hat_k == pytest.approx(0.625)
         assert row.pass_at_k == pytest.approx(0.875)
@@ -367,8 +366,7 @@ class TestAllocate:
 
     @pytest.mark.parametrize("seed", range(12))
     def test_matches_trial_by_trial_greedy(self, seed: int) -> None:
-        """The vectorised allocation equals a trial-by-trial greedy reference on random inputs with ties, caps and
-        minimums."""
+        """The allocation equals a trial-by-trial greedy reference on random inputs with ties, caps and minimums."""
         rng = np.random.default_rng(seed)
         units = int(rng.integers(1, 30))
         n = rng.integers(0, 40, units).tolist()

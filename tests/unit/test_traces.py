@@ -31,8 +31,7 @@ from tests.helpers.traces import openai_call, task_trials
 class TestNormaliser:
     def test_drops_volatile_keys_of_the_step_only(self) -> None:
         # Ids inside arguments name the record the agent acted on: they are kept.
-        """The normaliser drops volatile keys (ids, times, durations) of the step itself but not inside its arguments.
-        """
+        """The normaliser drops volatile keys (ids, times, durations) of the step itself, not inside its arguments."""
         step = {
             "id": "x", "timestamp": "t", "time": 3, "call_id": "c", "created_at": "d",
             "duration_s": 1.0, "latency_ms": 5, "role": "tool",
