@@ -254,6 +254,7 @@ def test_hostile_column_types_are_one_line_problems(layout: dict[str, Path], cas
         assert result.exit_code == 0
 
 
+@pytest.mark.ui
 async def test_the_app_opening_a_refused_trace_says_so_in_one_line(layout: dict[str, Path]) -> None:
     """The trace screen of a row pointing at the secret: an error shown, the secret never."""
     from flaketui.app.app import make_app
@@ -289,6 +290,7 @@ def test_a_column_name_given_twice_is_one_line(layout: dict[str, Path], name: st
     assert result.exit_code == (2 if name == "run" else 0)
 
 
+@pytest.mark.ui
 def test_the_apps_sources_roots_option_names_a_root(layout: dict[str, Path]) -> None:
     """The app's sources-roots option names a root to read from."""
     from flaketui.app.app import make_app

@@ -50,6 +50,7 @@ def test_export_parquet_replaces_a_link_at_the_output_name(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
 
 
+@pytest.mark.ui
 @pytest.mark.parametrize("via", ["save_screenshot", "deliver_screenshot"])
 async def test_screenshot_never_writes_through_a_link(tmp_path: Path, via: str) -> None:
     """A screenshot never writes through a link."""

@@ -288,6 +288,7 @@ def test_a_save_parses_the_file_only_when_another_program_changed_it(
     assert data == dump_triage(on_disk)
 
 
+@pytest.mark.ui
 async def test_the_app_shows_a_refused_sidecar_and_goes_on(log_folder: Path, home: Path) -> None:
     """Pilot: the app opens a folder whose sidecar is a link, warns once in a toast, and a
     triage keypress neither crashes nor writes through the link."""

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE, ROOT
 
-import pytest
 pytestmark = pytest.mark.slow
 
 

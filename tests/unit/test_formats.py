@@ -207,6 +207,7 @@ class TestBadInput:
         assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+@pytest.mark.ui
 async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The app opens a huge trace cut, and m reads more of it."""

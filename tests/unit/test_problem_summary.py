@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from textual.app import App
 from textual.widgets import Static
@@ -63,6 +64,7 @@ def test_a_lone_problem_is_named_as_before(tmp_path: Path) -> None:
     assert result.stderr.splitlines() == [f"flaketui: skipped {path}:2: no outcome (passed, score, reward)"]
 
 
+@pytest.mark.ui
 async def test_the_problems_screen_groups_by_kind() -> None:
     """The problems screen groups problems by kind."""
     problems = [Problem("a.jsonl", i, f"duplicate trial 0 of task 't{i}' in run 'r'; kept the first (a.jsonl:{i})")

@@ -231,6 +231,7 @@ def test_a_store_error_quoting_a_secret_is_masked(monkeypatch: pytest.MonkeyPatc
     assert clean_message(f"SignatureDoesNotMatch:\n key {SECRET} rejected") == "SignatureDoesNotMatch: key *** rejected"
 
 
+@pytest.mark.ui
 async def test_the_app_opens_an_s3_log_and_shows_a_trace(server: str) -> None:
     """The app opens an S3 log and shows a trace read from the bucket."""
     from flaketui.app.app import make_app

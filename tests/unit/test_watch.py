@@ -199,6 +199,7 @@ def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.ui
 async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
     """The app with --watch shows new trials as they land."""
     from flaketui.app.app import make_app
