@@ -90,6 +90,7 @@ def outage_of(log: Path, truth: dict) -> tuple[float, float]:
 
 
 class TestGradesField:
+    @pytest.mark.slow
     def test_grades_moved_elsewhere_are_found_with_the_option(self, suite, tmp_path: Path) -> None:
         """Grades kept under another field are found with --grades-field and name the grader."""
         log, truth = suite
@@ -107,6 +108,7 @@ class TestGradesField:
         assert right >= 0.85 * total
         assert sum(got.get(t) == v["cause"] for t, v in truth.items() if v["cause"]) >= 0.9 * len(got)
 
+    @pytest.mark.slow
     def test_grades_field_wants_causes(self, suite) -> None:
         """--grades-field without --causes is a usage error."""
         code, _, err = run("report", suite[0], "--grades-field", "grades")
@@ -114,6 +116,7 @@ class TestGradesField:
 
 
 class TestRescored:
+    @pytest.mark.slow
     def test_a_rescoring_that_disagrees_is_the_grader(self, suite, tmp_path: Path) -> None:
         """A re-scored log that disagrees with the first points to the grader."""
         log, truth = suite
@@ -157,6 +160,7 @@ class TestRescored:
 
 
 class TestExcludeWindow:
+    @pytest.mark.slow
     def test_the_outage_is_found_offered_and_left_out(self, suite) -> None:
         """The outage is found, offered as a window, and left out of the rates with --exclude-window."""
         log, truth = suite
@@ -184,6 +188,7 @@ class TestExcludeWindow:
         assert not any(truth[t]["cause"] == "burst" for t in got)  # outside the outage they pass
         assert r["summary"]["trials"] == doc["runs"][0]["summary"]["trials"] - sum(starts.values())
 
+    @pytest.mark.slow
     def test_said_in_the_table_markdown_and_csv(self, suite) -> None:
         """The excluded trials are said in the table, Markdown and CSV."""
         log, _ = suite
@@ -213,6 +218,7 @@ class TestExcludeWindow:
         assert "1 tasks had every trial there and are not in the table" in text
         assert "1 trials without a start time kept" in text
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(("window", "why"), [
         ("2026-11-20T10:00:00Z", "is not START/END"),
         ("yesterday/2026-11-20T10:00:00Z", "'yesterday' is not an ISO 8601 time"),
@@ -223,6 +229,7 @@ class TestExcludeWindow:
         code, _, err = run("report", suite[0], "--exclude-window", window)
         assert code == 2 and why in err and "Traceback" not in err
 
+    @pytest.mark.slow
     def test_goes_without_record_and_html(self, suite) -> None:
         """--exclude-window with --record or HTML is refused."""
         window = "2026-11-20T10:00:00Z/2026-11-20T11:00:00Z"
@@ -242,6 +249,7 @@ class TestFirstCriticalSource:
         """Every cause maps to one of the critical sources."""
         assert set(SOURCE_OF) == set(CAUSES) and set(SOURCE_OF.values()) <= set(SOURCES)
 
+    @pytest.mark.slow
     def test_counts_failures_against_the_truth(self, suite) -> None:
         """The first critical source counts match the generated suite's truth."""
         log, truth = suite

@@ -248,6 +248,7 @@ class TestSuggestCauses:
         assert breakdown_line([]) == "flaky tasks by suspected source: none"
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("style", ["steps", "openai"])
 @pytest.mark.parametrize("seed", [11, 12])
@@ -269,6 +270,7 @@ def test_generated_suites_get_the_true_cause(tmp_path: Path, seed: int, style: s
     assert all(got[t].evidence is not None for t in got)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("style", ["steps", "openai"])
 @pytest.mark.parametrize("seed", [21, 22])

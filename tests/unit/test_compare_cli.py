@@ -266,6 +266,7 @@ class TestQuarantine:
 GEN = SHARED / "bench" / "gen_trials.py"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GEN.exists(), reason="the shared generator is not on this machine")
 def test_generated_pair_names_true_changes(tmp_path: Path) -> None:
     """2,000 tasks × 8 trials (seed 0): B truly worse on 106 tasks and better on 64.

@@ -209,6 +209,7 @@ def test_migration_from_revision_0001_backfills_the_summary(tmp_path: Path) -> N
     assert rows["b"]["state"] == "failing" and rows["b"]["runs_seen"] == 3
 
 
+@pytest.mark.slow
 def test_cli_records_and_reports_end_to_end(tmp_path: Path) -> None:
     """history record and status work end to end from the command line."""
     u = url(tmp_path)
@@ -246,6 +247,7 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     """A history of a newer schema is refused and left untouched."""
     u = url(tmp_path)
@@ -258,6 +260,7 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0099",)]
 
 
+@pytest.mark.slow
 def test_a_locked_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> None:
     """A locked history is one line and nothing is written."""
     u = url(tmp_path)
@@ -275,6 +278,7 @@ def test_a_locked_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> Non
         assert counts(store) == (0, 0, 0, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, says", [
     ("postgresql://nobody@127.0.0.1:1/none", "cannot connect"),
     ("sqlite:////no/such/folder/h.db", "does not exist"),
@@ -351,6 +355,7 @@ def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     assert {m for m in used if not m.startswith(allowed)} == set()
 
 
+@pytest.mark.slow
 def test_record_causes_stores_the_suggested_source_and_first_divergence(tmp_path: Path) -> None:
     """record --causes stores each flaky task's suggested source and first divergence."""
     u = url(tmp_path)

@@ -43,6 +43,7 @@ def test_by_owner_counts_every_task_under_each_of_its_owners(tmp_path: Path) -> 
     assert "by_owner" not in status_doc(data)  # no owners file: no groups
 
 
+@pytest.mark.slow
 def test_cli_by_owner_and_hostile_owner_names(tmp_path: Path) -> None:
     """status by owner works and shows hostile owner names as text."""
     url = f"sqlite:///{tmp_path / 'h.sqlite'}"

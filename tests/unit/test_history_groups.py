@@ -57,6 +57,7 @@ def test_migration_from_0002_keeps_everything_and_records_groups_after(tmp_path:
         assert rows["t-a"]["group"] == "billing" and rows["t-a"]["runs_seen"] == 2
 
 
+@pytest.mark.slow
 def test_cli_records_the_logs_groups(tmp_path: Path) -> None:
     """history record records the log's groups."""
     log = tmp_path / "r.jsonl"

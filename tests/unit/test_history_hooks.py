@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 
@@ -89,7 +91,6 @@ def test_no_sqlalchemy_without_record(tmp_path: Path) -> None:
     assert "sqlalchemy" not in done.stderr.lower()
 
 
-@pytest.mark.slow
 def test_quarantine_from_history(tmp_path: Path) -> None:
     """quarantine --from-history lists the history's quarantined tasks."""
     h = ("--history", url(tmp_path))

@@ -117,6 +117,7 @@ def test_fixture_keys() -> None:
         assert task[key] is None or 0.0 <= task[key] <= 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GEN.exists(), reason="the shared generator is not on this machine")
 @pytest.mark.parametrize("style", ["steps", "openai"])
 def test_generated_suite(tmp_path: Path, style: str) -> None:
