@@ -469,8 +469,8 @@ async def test_clicking_a_header_sorts(app: FlakeApp) -> None:
 
 
 async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
-    # The tab bar took the focus, so ↓ / pgdn did nothing on a long trace.
     """The keys scroll long traces and the fork map."""
+    # The tab bar took the focus, so ↓ / pgdn did nothing on a long trace.
     steps = [{"role": "assistant", "content": f"step {i}"} for i in range(80)]
     log = write_log(tmp_path / "run.jsonl", [
         {"task": "t", "passed": True, "trace": steps},
@@ -562,10 +562,10 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
 
 
 async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
+    """The cursor stays in view when a new column appears."""
     # The table fits a 156-column screen until the review column
     # widens it: a horizontal scrollbar takes a row, and the cursor on the last
     # visible row used to fall out of view.
-    """The cursor stays in view when a new column appears."""
     app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=(156, SIZE[1])) as pilot:
         await ready(pilot)

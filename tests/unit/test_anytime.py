@@ -80,8 +80,8 @@ class TestConfidenceSequence:
 
     @pytest.mark.parametrize("n", [1, 12, 35, 69, 500])
     def test_clean_closed_form(self, n: int) -> None:
-        # At c = n, B(n + 1, 1) = 1/(n + 1): M_n(p) = 1/((n + 1) p^n) = 20 at p = (0.05/(n+1))^(1/n).
         """A clean task's lower bound is (alpha/(n+1))^(1/n)."""
+        # At c = n, B(n + 1, 1) = 1/(n + 1): M_n(p) = 1/((n + 1) p^n) = 20 at p = (0.05/(n+1))^(1/n).
         assert float(confidence_sequence(n, n).low) == pytest.approx((0.05 / (n + 1)) ** (1 / n),
                                                                      rel=1e-12)
 
@@ -108,10 +108,10 @@ class TestConfidenceSequence:
 
     @pytest.mark.parametrize("p", [0.02, 0.3, 0.5, 0.895, 0.99])
     def test_time_uniform_coverage_exact(self, p: float) -> None:
+        """The exact probability of ever missing the true rate over 150 looks is at most 5%."""
         # P(the sequence ever excludes p in 150 trials, looked at after every trial) ≤ α, exactly:
         # the distribution of the passes is propagated one trial at a time, absorbing a path
         # the first time the sequence misses p.
-        """The exact probability of ever missing the true rate over 150 looks is at most 5%."""
         dist = np.array([1.0])
         missed = 0.0
         for n in range(1, 151):
@@ -151,8 +151,8 @@ def cs_stable_pass(n: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 class TestPeeking:
     def test_a_task_failing_one_time_in_ten_is_rarely_called_stable_pass(self) -> None:
-        # True pass rate 0.895 (fails 10.5%), looks every 5 trials up to 100.
         """Peeking after each trial calls a 90% task stable far less often with the sequence than with Wilson."""
+        # True pass rate 0.895 (fails 10.5%), looks every 5 trials up to 100.
         before = peeking_rate(wilson_stable_pass)
         after = peeking_rate(cs_stable_pass)
         assert before == pytest.approx(0.0475, abs=5e-4)  # the fixed-n rule: 4.75% (one look: 0.9%)
@@ -180,8 +180,8 @@ class TestTrialsToDecide:
         assert decide([n - 1, n - 1], [n - 1, 0], margin, confidence) == [UNDECIDED, UNDECIDED]
 
     def test_default_is_69(self) -> None:
-        # 69·(−ln 0.9) − ln 70 = 3.0212 ≥ ln 20 = 2.9957 > 68·(−ln 0.9) − ln 69 = 2.9331.
         """At the default margin and confidence 69 clean trials decide a task."""
+        # 69·(−ln 0.9) − ln 70 = 3.0212 ≥ ln 20 = 2.9957 > 68·(−ln 0.9) − ln 69 = 2.9331.
         assert clean_trials_to_decide() == 69
 
     def test_more_trials(self) -> None:
@@ -236,8 +236,8 @@ def suite(rng: np.random.Generator, tasks: int, reps: int = 1) -> tuple[np.ndarr
 
 class TestPairedMeans:
     def test_formula(self) -> None:
-        # T = (z_{0.975} + z_{0.8})² (σ²_b + σ²_w/K)/δ², by hand with scipy's norm.ppf.
         """The paired-means sample size follows its formula (283 tasks for the example)."""
+        # T = (z_{0.975} + z_{0.8})² (σ²_b + σ²_w/K)/δ², by hand with scipy's norm.ppf.
         zs = norm.ppf(0.975) + norm.ppf(0.8)
         s = tasks_paired_means(0.01, 0.4, 5, 0.05)
         assert s.tasks == math.ceil(zs**2 * (0.01 + 0.4 / 5) / 0.05**2) == 283

@@ -66,8 +66,8 @@ def test_warm_open_equals_cold_and_parses_nothing(tmp_path: Path, monkeypatch: p
 
 
 def test_cache_is_under_the_user_cache_dir(tmp_path: Path) -> None:
-    # conftest points XDG_CACHE_HOME at a temporary folder
     """The index cache lives under the user's cache folder."""
+    # conftest points XDG_CACHE_HOME at a temporary folder
     assert cache.cache_dir() == Path(os.environ["XDG_CACHE_HOME"]) / "flaketui" / "index"
 
 
@@ -97,8 +97,8 @@ def test_same_size_other_mtime_is_read_again(tmp_path: Path, monkeypatch: pytest
 
 
 def test_same_size_and_mtime_rewrite_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a rewrite that keeps the size and sets the modification time back (touch -r, rsync -t)
     """A rewrite keeping size and time is still read again."""
+    # a rewrite that keeps the size and sets the modification time back (touch -r, rsync -t)
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
     before = p.stat()
@@ -112,8 +112,8 @@ def test_same_size_and_mtime_rewrite_is_read_again(tmp_path: Path, monkeypatch: 
 
 
 def test_symlink_names_its_own_run(tmp_path: Path) -> None:
-    # the default run name comes from the name given, not the file linked to
     """A link to a log names its own run."""
+    # the default run name comes from the name given, not the file linked to
     p = write_log(tmp_path / "base.jsonl")
     alias = tmp_path / "alias.jsonl"
     alias.symlink_to(p)
@@ -178,8 +178,8 @@ def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> None:
-    # the second file grows while the first is read: the entry must hold what was read
     """A file growing during the load is cached as it was read."""
+    # the second file grows while the first is read: the entry must hold what was read
     first = write_log(tmp_path / "a.jsonl", n=2000)
     second = write_log(tmp_path / "b.jsonl")
     grown = []

@@ -72,7 +72,7 @@ def test_suite_cells(bench: ModuleType) -> None:
 
 
 def test_exact_families(bench: ModuleType) -> None:
-    """The plan decisions' error rates are at most 5%."""
+    """The plan decisions err at most 5%, and the gate's point rule at 5 trials passes only p̂ of 0 or 1."""
     peek = bench.peeking_rows()
     check_rows(peek, "plan decisions")
     assert all(r.measured <= 0.05 for r in peek if r.kind == "type1")

@@ -94,8 +94,8 @@ class TestGate:
         assert code == 0 and out.startswith("PASS oncall-candidate: pass^5 = 0.760")
 
     def test_fixed_baseline_passes(self, tmp_path: Path) -> None:
-        # The baseline with searchRunbook fixed to 12/12 and nothing else changed.
         """The baseline with its flaky task fixed passes the gate."""
+        # The baseline with searchRunbook fixed to 12/12 and nothing else changed.
         fixed = tmp_path / "fixed.jsonl"
         with fixed.open("w") as out:
             for line in BASELINE.read_text().splitlines():

@@ -228,8 +228,8 @@ class TestQuarantine:
         assert code == 0 and out == "searchRunbook\n"  # flaky in the baseline (10/12) only
 
     def test_max_flakiness(self) -> None:
-        # searchRunbook: 4·(10/12)·(2/12) = 0.556
         """--max-flakiness keeps only tasks above the cap."""
+        # searchRunbook: 4·(10/12)·(2/12) = 0.556
         assert run("quarantine", FIXTURES, "--max-flakiness", "0.6")[1] == ""
         assert run("quarantine", FIXTURES, "--max-flakiness", "0.5")[1] == "searchRunbook\n"
 

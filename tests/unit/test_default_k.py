@@ -21,22 +21,22 @@ def outcomes(n: list[int], errored: list[int], errored_as: str = "apart") -> Run
 
 
 def test_one_task_with_one_usable_trial_does_not_make_k_1() -> None:
-    # Terminal-Bench: 5 attempts a task; one task's 4 attempts errored.
     """One task with one usable trial does not make k 1."""
+    # Terminal-Bench: 5 attempts a task; one task's 4 attempts errored.
     run = outcomes([5] * 9 + [1], [0] * 9 + [4])
     assert default_k([run]) == 5
 
 
 def test_errored_trials_count_as_attempts() -> None:
-    # Most tasks: 4 usable + 1 errored = 5 attempts; two tasks have 4 attempts, no errors.
     """Errored trials count as attempts for the default k."""
+    # Most tasks: 4 usable + 1 errored = 5 attempts; two tasks have 4 attempts, no errors.
     run = outcomes([4, 4, 4, 4, 4], [1, 1, 1, 0, 0])
     assert default_k([run]) == 5
 
 
 def test_errored_as_fail_counts_them_once() -> None:
-    # With --errored-as fail n already holds the errored trials.
     """With --errored-as fail errored trials count once."""
+    # With --errored-as fail n already holds the errored trials.
     run = outcomes([5, 5, 5], [1, 1, 0], errored_as="fail")
     assert default_k([run]) == 5
 

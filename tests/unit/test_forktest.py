@@ -57,8 +57,8 @@ class TestHolm:
 
 class TestFixture:
     def test_search_runbook_decisive_fork_is_the_retriever_order(self) -> None:
-        # Baseline searchRunbook, 10 of 12: the two trials whose retriever put "Restart…" first fail.
         """searchRunbook's decisive fork is the retriever's order."""
+        # Baseline searchRunbook, 10 of 12: the two trials whose retriever put "Restart…" first fail.
         trials = task_trials("searchRunbook")
         fork = decisive_fork([(t.trial, t.outcome, t.trace) for t in trials])
         assert fork is not None
@@ -72,9 +72,9 @@ class TestFixture:
         assert "0 of 2 pass; otherwise 10 of 10 (p = 0.015" in fork.text()
 
     def test_one_test_per_partition_across_modes(self) -> None:
+        """One test per partition, across modes."""
         # The actions-mode fork at step 4 (restartService vs queryMetrics) splits the same trials
         # as the step-3 result fork: it is counted once, at step 3.
-        """One test per partition, across modes."""
         trials = task_trials("searchRunbook")
         tests = fork_tests([(t.trial, t.outcome, t.trace) for t in trials])
         assert len(tests) == 3 and {t.tests for t in tests} == {3}

@@ -263,9 +263,9 @@ def _depth(value: Any) -> int:
 
 
 def test_deeply_nested_trace_is_no_traceback(tmp_path: Path) -> None:
+    """A deeply nested trace loads without a traceback."""
     # msgspec stops at Python's recursion limit (about 1000 levels) with RecursionError;
     # orjson allows 1024 levels: the fast path declines, orjson decides and names the line
-    """A deeply nested trace loads without a traceback."""
     ok = b'{"task": "a", "passed": true, "trace": [%s]}' % (b"[" * 1000 + b"]" * 1000)
     deep = b'{"task": "b", "passed": true, "trace": %s}' % (b"[" * 1100 + b"]" * 1100)
     last = b'{"task": "c", "passed": false}'

@@ -81,8 +81,8 @@ class TestKrippendorff:
 
 class TestGraderShare:
     def test_judges_that_split_on_every_trial(self) -> None:
-        # gen_trials --cause-set v2 "grader": each trial graded [g, g, 1-g]
         """Judges that split on every trial give a share of 1."""
+        # gen_trials --cause-set v2 "grader": each trial graded [g, g, 1-g]
         g = grader_agreement([[1, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 0]])
         assert (g.trials, g.graders, g.split_trials) == (4, 3, 4)
         # within: 4 trials x 2/3 (squares about 1/3 or 2/3); between: 4 x 3 x (1/6)^2

@@ -134,8 +134,8 @@ class TestTau2:
         assert summary.pass_at_1.value == pytest.approx(tau2_pass_hat_k(GPT_OSS)[1]) == pytest.approx(0.25)
 
     def test_infrastructure_error_is_errored_with_its_reason(self, tmp_path: Path) -> None:
-        # the wrapper's simulations in a real Results object (timestamp, info): τ²'s own layout
         """An infrastructure error makes the trial errored, its reason kept."""
+        # the wrapper's simulations in a real Results object (timestamp, info): τ²'s own layout
         doc = json.loads(WRAPPER.read_text())
         path = tmp_path / "opus.json"
         path.write_text(json.dumps({"timestamp": "2026-03-18T15:25:38", "info": {"num_trials": 1},

@@ -32,9 +32,9 @@ def url(tmp_path: Path) -> str:
 
 
 def test_fixed_rule_is_the_one_sided_clopper_pearson_bound() -> None:
+    """The fixed rule's bound is the one-sided Clopper-Pearson bound, 1 - 0.05^(1/n) at zero failures."""
     # Zero failures in n trials: the one-sided 95% upper bound is 1 - 0.05**(1/n), which is the
     # two-sided 90% Clopper-Pearson upper limit (computed here by the project's own beta quantile).
-    """The fixed rule's bound is the one-sided Clopper-Pearson bound, 1 - 0.05^(1/n) at zero failures."""
     n = np.arange(1, 60)
     assert np.allclose(rule_of_three(n), 1 - 0.05 ** (1 / n))
     assert np.allclose(clopper_pearson(n, n, confidence=0.90).low, 0.05 ** (1 / n))

@@ -87,8 +87,8 @@ class TestClopperPearson:
         assert np.all(pure.low[(c == 0) & (n > 0)] == 0) and np.all(pure.high[(c == n) & (n > 0)] == 1)
 
     def test_pure_path_is_taken_for_few_pairs(self) -> None:
-        # 100k tasks of 20 trials have 21 distinct pairs: well within the pure-Python budget.
         """Few distinct pairs take the pure-Python path."""
+        # 100k tasks of 20 trials have 21 distinct pairs: well within the pure-Python budget.
         assert 21 * 21 <= est._PURE_BETA_TERMS
 
 
@@ -138,8 +138,8 @@ GRID = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99]
 
 @pytest.mark.parametrize("p", GRID)
 def test_exact_interval_covers_at_least_95_percent(p: float) -> None:
-    # Guaranteed: p ↦ p^k is monotone, so it covers whenever Clopper-Pearson covers p.
     """The exact pass^k interval covers at least 95% at n = 8, k = 4 for each p tried."""
+    # Guaranteed: p ↦ p^k is monotone, so it covers whenever Clopper-Pearson covers p.
     assert coverage("exact", 8, 4, p) >= 0.95
 
 
@@ -346,8 +346,8 @@ class TestEvidence:
         assert p1 + p2 == pytest.approx(1.0)
 
     def test_rules_out_by_clopper_pearson(self) -> None:
-        # All-pass: L = 0.025^(1/n) ≥ p2 from n = ceil(log 0.025 / log p2) = 69 on, at cap 0.2.
         """A task rules out the cap when its Clopper-Pearson interval leaves the band (69 clean trials for 0.2)."""
+        # All-pass: L = 0.025^(1/n) ≥ p2 from n = ceil(log 0.025 / log p2) = 69 on, at cap 0.2.
         p1, p2 = flakiness_cap_band(0.2)
         first = math.ceil(math.log(0.025) / math.log(p2))
         assert first == 69
@@ -370,8 +370,8 @@ class TestEvidence:
             assert not rules_out_flakiness(np.array([fewer[0]]), np.array([fewer[1]]), 0.3)[0]
 
     def test_five_of_five_clears_the_point_rule_only(self) -> None:
-        # A task with p = 0.9 passes 5 of 5 trials 59% of the time: its point flakiness is 0.
         """Five passes of five clear the point rule but not the evidence rule."""
+        # A task with p = 0.9 passes 5 of 5 trials 59% of the time: its point flakiness is 0.
         st = task_stats(outcomes({"lucky": (5, 5), "solid": (80, 80)}), 5)
         sm = summarise(st)
         assert gate(st, sm, None, 0.2).passed

@@ -278,8 +278,8 @@ class TestBadInput:
         ]
 
     def test_json_lines_named_json(self, tmp_path: Path) -> None:
-        # JSON Lines in a .json (or .json.gz) file: read as lines, not refused whole
         """A .json file holding JSON Lines is read as JSON Lines."""
+        # JSON Lines in a .json (or .json.gz) file: read as lines, not refused whole
         data = (b'\xef\xbb\xbf{"task": "a", "passed": true, "trace": [1]}\r\n\r\n'
                 b'{"task": "b", "passed": false}\n{oops\n{"task": "c", "passed": true}')
         for name in ("lines.json", "lines.json.gz"):

@@ -25,8 +25,8 @@ def test_two_names_that_differ_at_the_end_stay_apart() -> None:
 
 
 def test_names_alike_at_both_ends_are_cut_again_until_they_differ() -> None:
-    # They differ 25 characters from the end: beyond the half of the room the end keeps.
     """Names alike at both ends are cut again until they differ."""
+    # They differ 25 characters from the end: beyond the half of the room the end keeps.
     a = "prefix-" + "x" * 40 + "-A-" + "y" * 15 + "-suffix"
     b = "prefix-" + "x" * 40 + "-B-" + "y" * 15 + "-suffix"
     assert middle_cut(a, 30) == middle_cut(b, 30)  # the plain middle cut hides the difference

@@ -82,8 +82,8 @@ class TestPlanJson:
         assert any("must come from design" in n and "not from tests" in n for n in doc["notes"])
 
     def test_effect_changes_the_sample_size(self) -> None:
-        # pass@1 of the baseline is 0.7933; the issue's 85% vs 90% is pinned in test_planning.
         """A larger --effect needs fewer tasks."""
+        # pass@1 of the baseline is 0.7933; the issue's 85% vs 90% is pinned in test_planning.
         _, out, _ = run("plan", str(BASELINE), "--effect", "0.1", "--format", "json")
         small = json.loads(out)["sample_size"]["independent"]["tasks"]
         _, out, _ = run("plan", str(BASELINE), "--effect", "0.05", "--format", "json")
@@ -123,8 +123,8 @@ class TestPlanTable:
             assert text in out, text
 
     def test_piped_table_keeps_every_column(self) -> None:
-        # Output to a pipe or file is not cut to 80 columns: every figure of a task is there.
         """A piped plan table keeps every column and the JSON's trial counts."""
+        # Output to a pipe or file is not cut to 80 columns: every figure of a task is there.
         _, doc, _ = run("plan", str(FIXTURES), "--budget", "300", "--format", "json")
         extra = {t["task"]: t["extra_trials"] for t in json.loads(doc)["runs"][0]["tasks"]}
         code, out, _ = run("plan", str(FIXTURES), "--budget", "300")
@@ -155,9 +155,9 @@ class TestPlanTable:
     @pytest.mark.parametrize("hostile", [False, True])
     def test_plain_rows_are_what_rich_prints(self, tmp_path: Path, seed: int, hostile: bool,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
+        """The plain-text rows equal what Rich prints for random tables."""
         # Rows written as plain text must be byte for byte Rich's table, at any width and with
         # names Rich treats specially (wide, combining, markup-like, emoji-like, over-long).
-        """The plain-text rows equal what Rich prints for random tables."""
         import random
 
         from flaketui.cli.plan import render
@@ -185,9 +185,9 @@ class TestPlanTable:
             assert got == render(plan, "table", width=w), w
 
     def test_measured_only_where_every_task_has_k_trials(self, tmp_path: Path) -> None:
+        """Measured figures are shown only where every task has k trials."""
         # "short" has 3 trials: at k = 5 only "long" (10 of 10) is measured. A suite figure of
         # 1.000 over one task of two, beside a projection over both, would mislead: a dash.
-        """Measured figures are shown only where every task has k trials."""
         path = write_log(tmp_path / "r.jsonl", {"long": (10, 10, {}), "short": (3, 1, {})})
         code, out, _ = run("plan", str(path), "--format", "json")
         assert code == 0

@@ -46,17 +46,17 @@ Z95 = 1.959963984540054
 
 class TestRuleOfThree:
     def test_issue_figures(self) -> None:
+        """The rule of three bounds 300, 1,500 and 3,000 clean trials at the figures the planning issue quotes."""
         # The issue: 0 of 300 -> below 1 in 100; 0 of 1,500 -> 0.001995;
         # 0 of 3,000 -> below 1 in 1,000.
-        """The rule of three bounds 300, 1,500 and 3,000 clean trials at the figures the planning issue quotes."""
         assert float(rule_of_three(300)) < 0.01
         assert round(float(rule_of_three(1500)), 6) == 0.001995
         assert float(rule_of_three(3000)) < 0.001
 
     @pytest.mark.parametrize("n", [1, 12, 300, 1500, 3000, 100_000])
     def test_is_the_one_sided_clopper_pearson_bound(self, n: int) -> None:
-        # With 0 events, the exact upper bound is the 0.95 quantile of Beta(1, n) (scipy).
         """The rule of three equals scipy's one-sided 95% Clopper-Pearson upper bound, Beta(0.95; 1, n)."""
+        # With 0 events, the exact upper bound is the 0.95 quantile of Beta(1, n) (scipy).
         assert float(rule_of_three(n)) == pytest.approx(beta.ppf(0.95, 1, n), rel=1e-10)
 
     @pytest.mark.parametrize(
@@ -107,15 +107,15 @@ class TestWilsonWidth:
         assert float(wilson_width(n, c / n)) == pytest.approx(float(ci.high - ci.low), abs=1e-12)
 
     def test_worst_case_closed_form(self) -> None:
-        # At p = 0.5 the width is z / sqrt(n + z²), so width ≤ W needs n ≥ (z/W)² − z².
         """At p = 0.5 the trials for a width match the closed form ceil((z/w)^2 - z^2) (381 for 0.1)."""
+        # At p = 0.5 the width is z / sqrt(n + z²), so width ≤ W needs n ≥ (z/W)² − z².
         for w in (0.3, 0.1, 0.05, 0.02):
             assert int(trials_for_width(0.5, w)) == math.ceil((Z95 / w) ** 2 - Z95**2)
         assert int(trials_for_width(0.5, 0.1)) == 381
 
     def test_clean_task_closed_form(self) -> None:
-        # At p = 1 the width is z²/(n + z²): ≤ W needs n ≥ z²(1 − W)/W (34.6 at W = 0.1).
         """A clean task needs ceil(z^2(1 - w)/w) = 35 trials for a width of 0.1."""
+        # At p = 1 the width is z²/(n + z²): ≤ W needs n ≥ z²(1 − W)/W (34.6 at W = 0.1).
         assert int(trials_for_width(1.0, 0.1)) == 35 == math.ceil(Z95**2 * 0.9 / 0.1)
 
     @pytest.mark.parametrize("p", [0.0, 0.02, 1 / 3, 0.5, 0.833, 0.99, 1.0])
@@ -211,15 +211,15 @@ def mcnemar_power(n: int, p10: float, p01: float) -> float:
 
 class TestSampleSize:
     def test_issue_figure_683(self) -> None:
-        # The issue: 85% vs 90% at 80% power and 5% needs about 683 tasks per model.
         """Telling 85% from 90% with independent tasks needs 683 tasks at 80% power, in either order."""
+        # The issue: 85% vs 90% at 80% power and 5% needs about 683 tasks per model.
         s = tasks_independent(0.85, 0.90, power=0.8, alpha=0.05)
         assert s.tasks == 683
         assert tasks_independent(0.90, 0.85).tasks == 683
 
     def test_683_has_the_power(self) -> None:
-        # Exact enumeration (scipy binomial pmfs): the z-test at n = 683 has ≈ 80% power.
         """683 tasks give about 80% power by the z-test's power function, and 300 tasks under half."""
+        # Exact enumeration (scipy binomial pmfs): the z-test at n = 683 has ≈ 80% power.
         assert 0.78 < ztest_power(683, 0.85, 0.90) < 0.83
         assert ztest_power(300, 0.85, 0.90) < 0.5
 
@@ -232,9 +232,9 @@ class TestSampleSize:
         assert tasks_independent(0.5, 0.6, power=0.9, alpha=0.01).tasks == math.ceil(n)
 
     def test_paired_connor(self) -> None:
+        """Connor's paired design needs 312 tasks, whose exact McNemar power is about 80%, far fewer than 683."""
         # Connor (1987): n = (z_{α/2}√ψ + z_β√(ψ − δ²))²/δ²; ψ = 0.1, δ = 0.05:
         # (1.95996·0.316228 + 0.841621·0.312250)² / 0.0025 = 311.6 → 312.
-        """Connor's paired design needs 312 tasks, whose exact McNemar power is about 80%, far fewer than 683."""
         s = tasks_paired(0.1, 0.05)
         assert s.tasks == 312 and s.design == "paired"
         # Exact power of McNemar's test at 312 pairs (p10 = 0.025, p01 = 0.075): ≈ 80%.
@@ -279,8 +279,8 @@ class TestSampleSize:
 
 class TestProjection:
     def test_by_hand(self) -> None:
-        # Tasks 10/10 and 5/10: pass^2 = (1 + 0.25)/2, pass@2 = (1 + 0.75)/2
         """pass^k and pass@k match values worked by hand; the lower bound is the mean squared Wilson low."""
+        # Tasks 10/10 and 5/10: pass^2 = (1 + 0.25)/2, pass@2 = (1 + 0.75)/2
         row = projection([10, 10], [10, 5], [2])[0]
         assert row.pass_hat_k == pytest.approx(0.625)
         assert row.pass_at_k == pytest.approx(0.875)
@@ -303,9 +303,9 @@ class TestProjection:
         assert row.pass_hat_k != pytest.approx(0.5**3)
 
     def test_delta_method_variance_matches_the_exact_variance_at_large_n(self) -> None:
+        """The delta-method variance of pass^k matches the exact binomial variance at n = 4000."""
         # Exact Var of C(C,k)/C(n,k) with C ~ Binomial(n, p), from the pmf (scipy), against a/n
         # at the shrunk rate of c = p·n (close to p at this n).
-        """The delta-method variance of pass^k matches the exact binomial variance at n = 4000."""
         n, k, p = 4000, 3, 0.9
         x = np.arange(n + 1)
         est = pass_hat_k(np.full(x.shape, n), x, k)
@@ -359,8 +359,8 @@ def greedy_reference(n: list[int], a: list[float], budget: int, eligible: list[b
 
 class TestAllocate:
     def test_by_hand(self) -> None:
-        # gains a/(m(m+1)) at m = 10: 4/110 and 3/110; then 4/132 > 3/110; then 3/110 > 4/156
         """Trials go where they cut the summed variance most, on two small cases worked by hand."""
+        # gains a/(m(m+1)) at m = 10: 4/110 and 3/110; then 4/132 > 3/110; then 3/110 > 4/156
         assert allocate([10, 10], [4.0, 3.0], 3, [True, True]).extra.tolist() == [2, 1]
         assert allocate([10, 10], [4.0, 1.0], 3, [True, True]).extra.tolist() == [3, 0]
 
@@ -404,8 +404,8 @@ class TestAllocate:
             assert np.array_equal(got.topup, need)
 
     def test_optimal_on_small_cases(self) -> None:
-        # Brute force over every way to split the budget: greedy reaches the minimum Σ a/n.
         """The allocation minimises the summed variance, checked against every split of small budgets."""
+        # Brute force over every way to split the budget: greedy reaches the minimum Σ a/n.
         n = np.array([3, 5, 1])
         a = np.array([2.0, 5.0, 0.3])
         for budget in range(0, 9):
@@ -440,8 +440,8 @@ class TestAllocate:
 
     @pytest.mark.parametrize("seed", range(8))
     def test_minimums_short_of_budget_match_one_at_a_time(self, seed: int) -> None:
-        # The top-up is found as a level, not trial by trial: it must give the same trials.
         """Minimum top-ups under a short budget equal the one-trial-at-a-time reference on random inputs."""
+        # The top-up is found as a level, not trial by trial: it must give the same trials.
         rng = np.random.default_rng(200 + seed)
         units = int(rng.integers(1, 60))
         n = rng.integers(0, 6, units).tolist()
@@ -453,8 +453,8 @@ class TestAllocate:
         assert got.extra.tolist() == got.topup.tolist() == want
 
     def test_many_tied_units_match_trial_by_trial(self) -> None:
-        # Identical units tie on every gain: the trials left after the bulk go to the earliest.
         """Hundreds of tied tasks are served in the same order as the trial-by-trial reference."""
+        # Identical units tie on every gain: the trials left after the bulk go to the earliest.
         n, a = [5] * 300 + [7] * 300, [0.25] * 600
         for budget in (1, 299, 301, 1234):
             got = allocate(n, a, budget, [True] * 600, [50] * 600)
@@ -584,8 +584,8 @@ class TestMakePlan:
         assert plan.million == 2_995_731
 
     def test_decided_tasks_get_nothing(self, tmp_path: Path) -> None:
-        # 69 clean trials decide a task under the confidence sequence (40 did under Wilson).
         """Stable and flaky tasks get no trials, the undecided one all of them, and a flaky one is told to be fixed."""
+        # 69 clean trials decide a task under the confidence sequence (40 did under Wilson).
         path = write_log(tmp_path / "r.jsonl", {"solid": (69, 69, {}), "broken": (69, 0, {}),
                                                 "coin": (40, 20, {}), "open": (12, 11, {})})
         log = load_logs([path])
@@ -598,9 +598,9 @@ class TestMakePlan:
         assert "fix it" in rows["coin"].why
 
     def test_why_without_trials(self, tmp_path: Path) -> None:
+        """A task getting no trials says why: no budget, or its target width already reached."""
         # "near" (29 of 30) is undecided (confidence sequence [0.747, 1.000] crosses 0.9) but
         # has a Wilson width of 0.16, below the target of 0.3.
-        """A task getting no trials says why: no budget, or its target width already reached."""
         path = write_log(tmp_path / "r.jsonl", {"near": (30, 29, {}), "open": (12, 11, {})})
         log = load_logs([path])
         o = log.run_outcomes("r")
@@ -616,9 +616,9 @@ class TestMakePlan:
         assert plan.spent == 4 and "6 of 10 trials left unspent" in plan.reason
 
     def test_clean_task_gets_trials_up_to_its_decision(self, tmp_path: Path) -> None:
+        """A clean task gets only the trials that would decide it stable."""
         # 12 of 12 has a Wilson width of 0.24, under a target of 0.3, but is undecided: the
         # confidence sequence decides it at 69 clean trials, so it may get up to 57 more.
-        """A clean task gets only the trials that would decide it stable."""
         path = write_log(tmp_path / "r.jsonl", {"clean": (12, 12, {})})
         log = load_logs([path])
         plan = make_plan([log.run_outcomes("r")], PlanOptions(budget=100, target_width=0.3))
@@ -628,9 +628,9 @@ class TestMakePlan:
         assert decide([t.n + t.extra], [t.n + t.extra]) == ["stable-pass"]
 
     def test_minimum_counts_towards_the_width_cap(self, tmp_path: Path) -> None:
+        """The minimum counts towards the width cap, and a minimum above the cap is given alone."""
         # 2 of 3, high tier (minimum 10): a width of 0.3 at p̂ 2/3 needs 35 trials in all.
         # The top-up to 10 is part of those 35, not on top of them (it planned 42).
-        """The minimum counts towards the width cap, and a minimum above the cap is given alone."""
         path = write_log(tmp_path / "r.jsonl", {"w": (3, 2, {"tags": ["write"]})})
         log = load_logs([path])
         o = log.run_outcomes("r")

@@ -60,8 +60,8 @@ def test_not_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_gzip_log_reports_progress_as_it_goes(tmp_path: Path) -> None:
-    # compressed bytes consumed, reported while reading, ending exactly at the file's size
     """A gzip log reports progress as it goes."""
+    # compressed bytes consumed, reported while reading, ending exactly at the file's size
     rng = random.Random(7)
     lines = [orjson.dumps({"task": f"t{i % 9}", "passed": i % 2 == 0,
                            "trace": [rng.randbytes(200).hex()]}) for i in range(20_000)]

@@ -38,8 +38,8 @@ def report_json(*args: str) -> dict:  # type: ignore[type-arg]
 @needs
 class TestTauBench:
     def test_published_pass_hat_k_row_with_no_flags(self) -> None:
-        # tau-bench README leaderboard, "TC (gpt-4o)", airline: 0.420 0.273 0.220 0.200
         """The τ-bench gpt-4o airline log gives the published pass^k row with no flags."""
+        # tau-bench README leaderboard, "TC (gpt-4o)", airline: 0.420 0.273 0.220 0.200
         doc = report_json(str(TAU))
         assert doc["k"] == 4
         summary = doc["runs"][0]["summary"]
@@ -53,8 +53,8 @@ class TestTauBench:
         assert "pass^k for k=1..4: 0.420 0.273 0.220 0.200" in result.stdout
 
     def test_c_distribution(self) -> None:
-        # README: c over 4 trials {0: 14, 1: 12, 2: 10, 3: 4, 4: 10}
         """The distribution of passes per task matches the log's."""
+        # README: c over 4 trials {0: 14, 1: 12, 2: 10, 3: 4, 4: 10}
         o = load_logs([TAU]).run_outcomes("gpt-4o-airline")
         assert dict(zip(*np.unique(o.passes, return_counts=True), strict=True)) == {
             0: 14, 1: 12, 2: 10, 3: 4, 4: 10}
@@ -88,8 +88,8 @@ class TestMetr:
             assert round(runs[alias]["pass_hat_k"], 3) == p8, alias
 
     def test_sonnet_new_pass_hat_k_row(self) -> None:
-        # README: [.543 .479 .445 .422 .404 .389 .375 .363] over the 80 tasks with n >= 8
         """The Sonnet run's pass^k row matches the figures computed from METR's data."""
+        # README: [.543 .479 .445 .422 .404 .389 .375 .363] over the 80 tasks with n >= 8
         log = load_logs([METR], FieldMap(run=("alias",), task=("task_id",), passed=("score_binarized",)))
         st = task_stats(log.run_outcomes("Claude 3.5 Sonnet (New)"), 8)
         keep = st.n >= 8
@@ -103,8 +103,8 @@ class TestMetr:
 @needs
 class TestSweBenchLite:
     def test_pass_hat_k_rows(self) -> None:
-        # README: ACR old eval .1611 .1222 .1067; new eval .1867 .1411 .1233; SWE-agent .0989 .0667 .05
         """AutoCodeRover's SWE-bench Lite runs give their pass^k rows."""
+        # README: ACR old eval .1611 .1222 .1067; new eval .1867 .1411 .1233; SWE-agent .0989 .0667 .05
         doc = report_json(str(SWE))
         rows = {r["run"]: np.round(r["summary"]["pass_hat_k_curve"], 4).tolist() for r in doc["runs"]}
         # Most tasks have three trials (the two ablations have one each, counted below k)

@@ -15,8 +15,8 @@ from flaketui.stats import estimators
 
 @pytest.mark.parametrize("q", [0.025, 0.975, 0.5])
 def test_small_pairs_match_scipy_ppf(q: float) -> None:
-    # Expected values: scipy.stats.binom.ppf(q, n, c/n) for every 1 <= n <= 150, 0 <= c <= n.
     """The binomial quantiles equal scipy's binom.ppf for every pair up to n = 150."""
+    # Expected values: scipy.stats.binom.ppf(q, n, c/n) for every 1 <= n <= 150, 0 <= c <= n.
     pairs = [(n, c) for n in range(1, 151) for c in range(n + 1)]
     n = np.array([p[0] for p in pairs], dtype=np.float64)
     c = np.array([p[1] for p in pairs], dtype=np.float64)
@@ -57,9 +57,9 @@ def test_report_statistics_do_not_import_scipy() -> None:
 
 
 def test_grouping_orders_as_lexsort(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Grouping orders trials as lexsort does."""
     # run_outcomes and the duplicate check sort by one int64 key; the order must be
     # the (task, trial) lexsort order, stable, whether or not the log is already sorted
-    """Grouping orders trials as lexsort does."""
     import orjson
 
     from flaketui.loading import load_logs

@@ -53,8 +53,8 @@ class TestWilson:
 
     @pytest.mark.parametrize("n,c", [(1, 0), (1, 1), (4, 2), (12, 10), (49, 44), (300, 3), (1500, 1500)])
     def test_matches_scipy(self, n: int, c: int) -> None:
-        # scipy's BinomTestResult.proportion_ci(method="wilson") is an independent implementation.
         """The Wilson interval equals scipy's binomtest Wilson interval."""
+        # scipy's BinomTestResult.proportion_ci(method="wilson") is an independent implementation.
         ref = sps.binomtest(c, n).proportion_ci(confidence_level=0.95, method="wilson")
         ci = wilson_interval(n, c)
         assert float(ci.low) == pytest.approx(ref.low, abs=1e-12)
@@ -94,15 +94,15 @@ class TestPassAtK:
         assert np.isnan(pass_at_k(3, 1, 4))
 
     def test_large_n_no_overflow(self) -> None:
-        # C(5000, 40) overflows floats as a factorial ratio; the product form does not.
         """pass^k at n = 5000 matches exact integer binomials without overflow."""
+        # C(5000, 40) overflows floats as a factorial ratio; the product form does not.
         v = float(pass_hat_k(5000, 4900, 40))
         assert v == pytest.approx(comb(4900, 40) / comb(5000, 40), rel=1e-9)
 
     def test_issue_p_powers(self) -> None:
+        """At large n, pass^k approaches p^k (0.410 and 0.168 for p = 0.8, k = 4 and 8)."""
         # For a task with p = 0.8 the chance that k independent trials all pass is p^k;
         # with n = 1000 trials and c = 800 the unbiased estimate is close to it.
-        """At large n, pass^k approaches p^k (0.410 and 0.168 for p = 0.8, k = 4 and 8)."""
         assert round(0.8**4, 3) == 0.410 and round(0.8**8, 3) == 0.168
         assert float(pass_hat_k(100000, 80000, 4)) == pytest.approx(0.410, abs=1e-3)
         assert float(pass_hat_k(100000, 80000, 8)) == pytest.approx(0.168, abs=1e-3)
@@ -133,8 +133,8 @@ class TestPassHatKInterval:
         assert float(ci.high) == pytest.approx(comb(int(hi_q), 3) / comb(n, 3), abs=1e-12)
 
     def test_matches_brute_force_bootstrap_distribution(self) -> None:
-        # The exact bootstrap distribution, enumerated: P(C* = x) = Binom(n, p̂).
         """The bootstrap interval matches percentiles of the exact bootstrap distribution, enumerated."""
+        # The exact bootstrap distribution, enumerated: P(C* = x) = Binom(n, p̂).
         n, c, k = 12, 10, 5
         xs = np.arange(n + 1)
         pmf = sps.binom.pmf(xs, n, c / n)
@@ -156,8 +156,8 @@ class TestPassHatKInterval:
             assert np.array_equal(binomial_quantile(n, c, q), ref)
 
     def test_quantile_scipy_path_matches_scipy(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        # Many distinct (n, c) pairs go through scipy's bdtr instead of the pure-Python sum.
         """The quantile's scipy path (large n) equals scipy's binom.ppf too."""
+        # Many distinct (n, c) pairs go through scipy's bdtr instead of the pure-Python sum.
         from flaketui.stats import estimators
 
         monkeypatch.setattr(estimators, "_PURE_CDF_TERMS", 0)
@@ -181,8 +181,8 @@ class TestClassesAndRuleOfThree:
         assert classify([4, 4, 4, 0], [4, 0, 2, 0]) == ["stable-pass", "stable-fail", "flaky", "no-trials"]
 
     def test_one_trial_is_unrepeated(self) -> None:
-        # One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went.
         """A task with one trial is unrepeated, whether it passed or failed."""
+        # One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went.
         assert classify([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "stable-pass", "stable-fail"]
 
     def test_rule_of_three_issue_figure(self) -> None:
@@ -193,8 +193,8 @@ class TestClassesAndRuleOfThree:
 
     @pytest.mark.parametrize("n", [1, 5, 30, 1500])
     def test_rule_of_three_is_clopper_pearson_zero_events(self, n: int) -> None:
-        # One-sided 95% Clopper-Pearson upper bound at 0 events = beta.ppf(0.95, 1, n).
         """The rule of three equals scipy's Beta(0.95; 1, n), the Clopper-Pearson bound at zero failures."""
+        # One-sided 95% Clopper-Pearson upper bound at 0 events = beta.ppf(0.95, 1, n).
         assert float(rule_of_three(n)) == pytest.approx(sps.beta.ppf(0.95, 1, n), rel=1e-10)
 
 
@@ -212,8 +212,8 @@ class TestSignTest:
 
     @pytest.mark.parametrize("b,c", [(1, 0), (0, 5), (9, 10), (12, 3)])
     def test_is_exact_mcnemar(self, b: int, c: int) -> None:
-        # Exact McNemar p = 2 * min(P(X <= min), 0.5), X ~ Binom(b + c, 1/2), capped at 1.
         """The sign test is the exact McNemar test, the two-sided binomial from scipy."""
+        # Exact McNemar p = 2 * min(P(X <= min), 0.5), X ~ Binom(b + c, 1/2), capped at 1.
         ref = min(1.0, 2 * sps.binom.cdf(min(b, c), b + c, 0.5))
         assert sign_test(b, c).pvalue == pytest.approx(ref)
 
@@ -229,8 +229,8 @@ class TestSuite:
         assert sm.flaky_tasks == 1 and sm.tasks == 25 and sm.trials == 300
 
     def test_mean_of_per_task_not_power_of_mean(self) -> None:
-        # Two tasks at p̂ = 1 and p̂ = 0.5: mean p = 0.75, 0.75^2 = 0.5625, but pass^2 = (1 + 1/6) / 2.
         """Suite pass^k is the mean of per-task pass^k, not the mean rate to the power k."""
+        # Two tasks at p̂ = 1 and p̂ = 0.5: mean p = 0.75, 0.75^2 = 0.5625, but pass^2 = (1 + 1/6) / 2.
         st = task_stats(outcomes("r", {"a": (4, 4), "b": (4, 2)}), 2)
         assert summarise(st).pass_hat_k.value == pytest.approx((1 + comb(2, 2) / comb(4, 2)) / 2)
 
@@ -267,9 +267,9 @@ class TestSuite:
         assert any("only 2 tasks" in w for w in sm.warnings)
 
     def test_bernoulli_floor_warning(self) -> None:
+        """pass^k taken over other tasks than pass@1 (strong tasks with too few trials) warns of the Bernoulli floor."""
         # A consistent per-task estimate can't fall below the floor; pass^k computed over a
         # different set of tasks than pass@1 can (here the strong tasks have too few trials).
-        """A suite of mostly one-trial-ish tasks warns that its interval sits at the Bernoulli floor."""
         counts = {f"weak{i}": (10, 6) for i in range(40)} | {f"strong{i}": (2, 2) for i in range(200)}
         sm = summarise(task_stats(outcomes("r", counts), 3))
         assert any("Bernoulli floor" in w for w in sm.warnings)
@@ -277,8 +277,8 @@ class TestSuite:
         assert not any("Bernoulli floor" in w for w in ok.warnings)
 
     def test_default_k_is_the_trials_most_tasks_have(self) -> None:
-        # The mode of trials per task (ties: the smaller), not the smallest n.
         """The default k is the trial count most tasks have."""
+        # The mode of trials per task (ties: the smaller), not the smallest n.
         assert default_k([outcomes("r", {"a": (4, 4), "b": (7, 1)})]) == 4
         assert default_k([outcomes("r", {"a": (4, 4), "b": (7, 1), "c": (7, 7)})]) == 7
 
@@ -332,7 +332,7 @@ class TestPaired:
         assert verdict(cmp) == "the runs have no task in common: nothing to compare"
 
     def test_verdicts(self) -> None:
-        """The comparison's verdict follows the sign test on fixed and broken tasks."""
+        """7 fixed and none broken make B better; 7 fixed against 4 broken are not shown to differ (McNemar p = 0.549)."""
         a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
         b_counts = {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}
         cmp = compare_runs(a, task_stats(outcomes("B", b_counts), 1))

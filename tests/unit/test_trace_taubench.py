@@ -95,9 +95,9 @@ def test_all_mode_diverges_at_the_users_paraphrase_actions_mode_at_the_agent(
 
 
 def test_the_wrong_reservation_is_named(tasks: dict[int, dict[int, dict[str, Any]]]) -> None:
+    """The wrong reservation is named."""
     # Task 5: trial 1 passes, trial 0 fails. Both agents call get_reservation_details as
     # their step 13, on different reservations (read straight from the file here).
-    """The wrong reservation is named."""
     a, b = tasks[5][1], tasks[5][0]
     assert passed(a) and not passed(b)
     args = [json.loads(x["traj"][12]["tool_calls"][0]["function"]["arguments"]) for x in (a, b)]

@@ -30,8 +30,8 @@ from tests.helpers.traces import openai_call, task_trials
 
 class TestNormaliser:
     def test_drops_volatile_keys_of_the_step_only(self) -> None:
-        # Ids inside arguments name the record the agent acted on: they are kept.
         """The normaliser drops volatile keys (ids, times, durations) of the step itself, not inside its arguments."""
+        # Ids inside arguments name the record the agent acted on: they are kept.
         step = {
             "id": "x", "timestamp": "t", "time": 3, "call_id": "c", "created_at": "d",
             "duration_s": 1.0, "latency_ms": 5, "role": "tool",
@@ -222,8 +222,8 @@ def test_kept_keys(key: str) -> None:
 
 
 def test_deeply_nested_steps_do_not_crash() -> None:
-    # The loader keeps lines nested up to orjson's 1024 levels; orjson writes only 255.
     """Very deeply nested steps align without a recursion error."""
+    # The loader keeps lines nested up to orjson's 1024 levels; orjson writes only 255.
     from flaketui.traces.align import align_traces
 
     def nest(depth: int, leaf: object) -> object:
@@ -279,9 +279,9 @@ class TestMetadataOnly:
         assert norm.step(step) == {"role": "assistant", "args": {"content": "kept"}}
 
     def test_tau2_noise_keys_ignored_by_default(self) -> None:
+        """τ²-bench's noise keys (turn index, cost, usage) are ignored by default."""
         # Shaped as τ²-bench's AssistantMessage / ToolCall (tau2/data_model/message.py): the
         # arguments are a dict, the metadata cost/usage/raw_data/turn_idx sit on the message.
-        """τ²-bench's noise keys (turn index, cost, usage) are ignored by default."""
         def msg(turn: int, cost: float) -> dict:
             return {"role": "assistant", "content": None, "turn_idx": turn, "timestamp": f"t{turn}",
                     "cost": cost, "usage": {"prompt_tokens": turn}, "raw_data": {"choices": [turn]},

@@ -151,8 +151,8 @@ def test_action_consistency_hand_worked() -> None:
 
 
 def test_hal_natural_log_is_one_factor_away() -> None:
-    # HAL calls jensenshannon with scipy's default base (e): disjoint actions give 1 − √ln 2, not 0.
     """With the natural log, action consistency is HAL's figure."""
+    # HAL calls jensenshannon with scipy's default base (e): disjoint actions give 1 − √ln 2, not 0.
     assert action_consistency([["A"], ["B"]], base=math.e) == pytest.approx(1 - math.sqrt(math.log(2)))
     seqs = [["A", "B", "B"], ["A", "C"], ["C", "C", "A", "B"]]
     for base in (2.0, math.e):
@@ -211,8 +211,8 @@ def test_the_suggestion_carries_the_passing_trials_consistency() -> None:
 
 
 def test_repeated_routes_count_once_per_pair() -> None:
-    # Equal sequences are computed once and weighted by how often they occur: the same mean as every pair.
     """Repeated routes count once per pair."""
+    # Equal sequences are computed once and weighted by how often they occur: the same mean as every pair.
     rng = random.Random(5)
     routes = [[rng.choice("abc") for _ in range(rng.randint(1, 6))] for _ in range(3)]
     seqs = [routes[0]] * 4 + [routes[1]] * 2 + [routes[2]]

@@ -65,8 +65,8 @@ class TestRoundTrip:
         assert temp_files(tmp_path) == []
 
     def test_a_symlinked_file_is_refused_not_followed(self, tmp_path: Path) -> None:
-        # A link to another project's notes: neither read nor rewritten (see tests/security).
         """A triage file that is a symbolic link is refused, the target left as it was."""
+        # A link to another project's notes: neither read nor rewritten (see tests/security).
         (tmp_path / "shared").mkdir()
         target = tmp_path / "shared" / "notes.json"
         TriageStore.open(target).update(FLIP, label="real-fix")
@@ -373,9 +373,9 @@ class TestTwoWriters:
         assert load_entries(path)[TASK].label == "environment"
 
     def test_a_later_change_by_the_other_program_is_not_undone(self, tmp_path: Path) -> None:
+        """A later change by the other program is not undone by an older one."""
         # One changes TASK and saves; two changes TASK later; one then changes another key.
         # one's save must keep two's newer TASK (only keys changed since its last save win).
-        """A later change by the other program is not undone by an older one."""
         path = tmp_path / "t.triage.json"
         one = TriageStore.open(path)
         two = TriageStore.open(path)
@@ -390,8 +390,8 @@ class TestTwoWriters:
     @pytest.mark.slow
     @pytest.mark.skipif(triage_mod.fcntl is None, reason="no fcntl: saves are not serialised")
     def test_concurrent_writers_lose_nothing(self, tmp_path: Path) -> None:
-        # Four processes save 40 notes each, at the same time, into one file.
         """Processes writing the file at once lose no note."""
+        # Four processes save 40 notes each, at the same time, into one file.
         path = tmp_path / "t.triage.json"
         code = textwrap.dedent("""
             import sys

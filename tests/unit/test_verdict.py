@@ -117,8 +117,8 @@ class TestVerdict:
         assert verdict(cmp).startswith("not shown to differ at 5%: within-task permutation test p = 0.55 (primary")
 
     def test_a_secondary_rejection_never_makes_a_winner(self) -> None:
-        # The sign test rejects (p = 0.02) while the primary test does not (p = 0.08).
         """A secondary test's rejection never makes a winner."""
+        # The sign test rejects (p = 0.02) while the primary test does not (p = 0.08).
         ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
         text = verdict_text(ev)
         assert ev.winner == 0
@@ -136,8 +136,8 @@ class TestVerdict:
         assert "sign test p =" not in text
 
     def test_winner_with_an_interval_holding_zero_is_said_to_hold_on_these_tasks(self) -> None:
-        # One task broke completely (12/12 -> 0/12), one improved a little, 23 unchanged.
         """A winner whose interval holds zero is said to hold on these tasks only."""
+        # One task broke completely (12/12 -> 0/12), one improved a little, 23 unchanged.
         a = [(12, 12), (12, 10)] + [(12, 12)] * 23
         b = [(12, 0), (12, 12)] + [(12, 12)] * 23
         cmp = compare(a, b)

@@ -253,9 +253,9 @@ def test_file_removed_while_read_waits_for_the_next_poll(
 
 
 def test_whole_file_rewrite_keeping_size_and_mtime_is_seen(tmp_path: Path) -> None:
+    """A whole-file rewrite keeping size and time is seen."""
     # JSON arrays are reloaded whole when their stamp changes; size and mtime alone miss
     # a rewrite that keeps both (touch -r); the status-change time does not
-    """A whole-file rewrite keeping size and time is seen."""
     p = tmp_path / "results.json"
     p.write_bytes(b'[{"task": "a", "passed": true}]')
     watcher = LogWatcher([p])
