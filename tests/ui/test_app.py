@@ -80,7 +80,7 @@ async def test_default_order_is_flakiness_descending_then_p_hat_then_name(app: F
 
 
 async def test_sort_keys_and_reverse(app: FlakeApp) -> None:
-    """The sort keys sort by their column and S reverses the order."""
+    """S reverses the sort, and sorting by a column twice turns its order around."""
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         screen = app.tasks_screen
@@ -345,7 +345,7 @@ async def test_help_lists_every_key(app: FlakeApp) -> None:
 
 
 async def test_skipped_lines_are_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines skipped while loading are shown to the user."""
+    """Skipped lines are notified and e lists them by line number."""
     log = tmp_path / "bad.jsonl"
     good = BASELINE.read_text(encoding="utf-8").splitlines()[:24]
     log.write_text("\n".join([*good, "{not json", '{"task": "x"}']) + "\n", encoding="utf-8")
@@ -393,7 +393,7 @@ async def test_gate_verdict_in_the_header() -> None:
 
 
 async def test_progress_is_shown_while_loading(app: FlakeApp) -> None:
-    """Load progress messages show while the log loads."""
+    """A load progress message shows its megabytes read of the total on the loading label."""
     from flaketui.app.messages import LoadProgress
 
     async with app.run_test(size=SIZE) as pilot:
@@ -422,7 +422,7 @@ async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
 
 
 async def test_inserted_step_long_content_and_string_steps(tmp_path: Path) -> None:
-    """Inserted steps, long contents and plain string steps show on the trace screen."""
+    """An inserted step does not shift the rest: long and plain string steps still pair up after it."""
     long_text = "word " * 400
     ok = ["hello", {"role": "tool", "content": long_text, "id": 1}, "done"]
     bad = ["hello", "retrying", {"role": "tool", "content": long_text, "id": 2}, "done"]
@@ -469,7 +469,7 @@ async def test_clicking_a_header_sorts(app: FlakeApp) -> None:
 
 
 async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
-    """The keys scroll long traces and the fork map."""
+    """The focus lands on the trace rows, so pagedown scrolls a long trace, and f focuses the fork map."""
     # The tab bar took the focus, so ↓ / pgdn did nothing on a long trace.
     steps = [{"role": "assistant", "content": f"step {i}"} for i in range(80)]
     log = write_log(tmp_path / "run.jsonl", [
@@ -544,7 +544,7 @@ def test_a_nested_change_marks_words_of_the_whole_field() -> None:
 
 
 async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
-    """At 80x24 the table stays readable and the curves give way."""
+    """At 80x24 the histogram is left out so the table keeps its rows; at 120 columns it comes back."""
     from flaketui.app.widgets.curve import Curves
 
     async with app.run_test(size=(80, 24)) as pilot:
