@@ -24,6 +24,7 @@ WALK = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.ui
 async def test_every_screen_shows_hostile_names_as_text(tmp_path: Path) -> None:
     """Every screen shows hostile names as plain text."""

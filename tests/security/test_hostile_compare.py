@@ -60,6 +60,7 @@ def cells(table: TaskTable) -> str:
     return "\n".join(" ".join(table.row_text(i)) for i in range(len(table.order)))
 
 
+@pytest.mark.slow
 @pytest.mark.ui
 async def test_pane_and_matrix(log: Path, tmp_path: Path) -> None:
     """The comparison pane and the matrix show hostile names as text."""

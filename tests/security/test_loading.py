@@ -184,6 +184,7 @@ def named(log: TrialLog, path: Path) -> list[str]:
     return [p.reason for p in log.problems if p.path == str(path)]
 
 
+@pytest.mark.slow
 def test_fifo_in_a_folder_is_named_and_never_opened(tmp_path: Path) -> None:
     """A FIFO in a folder is named and never opened."""
     folder = folder_with(tmp_path)
@@ -294,6 +295,7 @@ def test_gzip_bomb_is_refused_quickly(tmp_path: Path, name: str, fill: bytes) ->
     assert any("decompression bomb" in reason for reason in named(log, bomb)), log.problems
 
 
+@pytest.mark.slow
 def test_compressible_honest_gzip_still_loads(tmp_path: Path) -> None:
     """An honest, highly compressible gzip still loads."""
     body = trials(n=20_000) * 2  # repeated content: about 60 times smaller packed

@@ -205,6 +205,7 @@ def test_rows_per_byte_refuses_an_rle_bomb() -> None:
     assert parquet_checks.row_count_problem(900_000, 100) is None  # small counts are cheap
 
 
+@pytest.mark.slow
 def test_a_real_rle_bomb_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
     """A real run-length bomb is refused before it is decoded."""
     parquet_checks = checks()

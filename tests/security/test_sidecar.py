@@ -165,6 +165,7 @@ class TestNotRegularFiles:
         assert proc.stdout.splitlines()[1] == "False"
         assert fifo.exists() and not fifo.is_file()  # still the FIFO: not renamed or replaced
 
+    @pytest.mark.slow
     def test_a_fifo_does_not_hang_export(self, log_folder: Path) -> None:
         """A FIFO as the triage file does not hang triage export."""
         fifo = log_folder / "fifo.triage.json"
@@ -175,6 +176,7 @@ class TestNotRegularFiles:
         assert proc.stderr == (f"flaketui: error: triage file {fifo}: is a FIFO (named pipe), not "
                                "a regular file; give --triage PATH to choose another file\n")
 
+    @pytest.mark.slow
     def test_a_device_is_refused_unread(self, log_folder: Path) -> None:
         """A device as the triage file is refused unread."""
         code = "from flaketui.cli import main; main()"

@@ -36,12 +36,14 @@ def app(tmp_path: Path) -> FlakeApp:
 
 
 class TestHistoryScreen:
+    @pytest.mark.slow
     def test_timeline_of_search_runbook(self, snap_compare, app: FlakeApp) -> None:
         """searchRunbook flaky in 2 of 2 runs, "12 clean trials since run oncall-baseline: 17 more to call it
         fixed at cap 0.1", rows oncall-baseline (2026-03-01, 12 10 0 0.83 flaky) and oncall-candidate
         (2026-03-02, 12 12 0 1.00 flaky), an empty note column, the table focused."""
         assert snap_compare(app, run_before=history_open, terminal_size=SIZE)
 
+    @pytest.mark.slow
     def test_task_table_state_column(self, snap_compare, app: FlakeApp) -> None:
         """The task table with a history: a state column after class (searchRunbook flaky in yellow, the
         always-passing tasks stable), the rest of the table as without one."""

@@ -79,6 +79,7 @@ async def test_default_order_is_flakiness_descending_then_p_hat_then_name(app: F
         assert rest[:5] == fails and rest[5:] == sorted(rest[5:])
 
 
+@pytest.mark.slow
 async def test_sort_keys_and_reverse(app: FlakeApp) -> None:
     """S reverses the sort, and sorting by a column twice turns its order around."""
     async with app.run_test(size=SIZE) as pilot:
@@ -102,6 +103,7 @@ async def test_sort_keys_and_reverse(app: FlakeApp) -> None:
         assert p == sorted(p) and p[0] == 0.0
 
 
+@pytest.mark.slow
 async def test_every_column_sorts_from_the_keyboard(app: FlakeApp) -> None:
     """Every column of the table can be sorted from the keyboard."""
     async with app.run_test(size=SIZE) as pilot:
@@ -119,6 +121,7 @@ async def test_every_column_sorts_from_the_keyboard(app: FlakeApp) -> None:
         assert sorted(seen) == sorted(keys)
 
 
+@pytest.mark.slow
 async def test_filter_by_name_and_escape_clears(app: FlakeApp) -> None:
     """/ filters the tasks by name and escape clears the filter."""
     async with app.run_test(size=SIZE) as pilot:
@@ -134,6 +137,7 @@ async def test_filter_by_name_and_escape_clears(app: FlakeApp) -> None:
         assert len(names(app)) == 25
 
 
+@pytest.mark.slow
 async def test_filter_matching_nothing_shows_an_empty_table(app: FlakeApp) -> None:
     """A filter matching nothing shows an empty table."""
     async with app.run_test(size=SIZE) as pilot:
@@ -155,6 +159,7 @@ async def test_flaky_only(app: FlakeApp) -> None:
         assert len(names(app)) == 25
 
 
+@pytest.mark.slow
 async def test_k_changes_recompute_everything(app: FlakeApp) -> None:
     """+ and - change k and every k-dependent figure is recomputed."""
     async with app.run_test(size=SIZE) as pilot:
@@ -177,6 +182,7 @@ async def test_k_changes_recompute_everything(app: FlakeApp) -> None:
         assert app.k == 12  # capped at the largest n
 
 
+@pytest.mark.slow
 async def test_run_picker(app: FlakeApp) -> None:
     """r opens the run picker and choosing a run shows its tasks."""
     async with app.run_test(size=SIZE) as pilot:
@@ -194,6 +200,7 @@ async def test_run_picker(app: FlakeApp) -> None:
         assert screen.run == "oncall-baseline"
 
 
+@pytest.mark.slow
 async def test_enter_opens_the_trace_screen_at_step_3(app: FlakeApp) -> None:
     """enter opens the trace screen of the flaky task at its first divergence."""
     async with app.run_test(size=SIZE) as pilot:
@@ -212,6 +219,7 @@ async def test_enter_opens_the_trace_screen_at_step_3(app: FlakeApp) -> None:
         assert view.b.trace[2]["content"].startswith("[1] Restart")
 
 
+@pytest.mark.slow
 async def test_escape_restores_sort_filter_and_cursor(app: FlakeApp) -> None:
     """Coming back from the trace screen keeps the table's sort, filter and cursor."""
     async with app.run_test(size=SIZE) as pilot:
@@ -243,6 +251,7 @@ async def open_task(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScreen:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_a_failing_trace_read_shows_its_error_not_reading_forever(
         app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> None:
     """A trace read that fails shows its error instead of reading forever."""
@@ -265,6 +274,7 @@ async def test_a_failing_trace_read_shows_its_error_not_reading_forever(
         assert any("OSError: the log vanished" in m for m in shown)
 
 
+@pytest.mark.slow
 async def test_one_sided_task_says_so(app: FlakeApp) -> None:
     """A task that only passed says it has no failing trace to compare."""
     async with app.run_test(size=SIZE) as pilot:
@@ -275,6 +285,7 @@ async def test_one_sided_task_says_so(app: FlakeApp) -> None:
         assert "no failing trial: all 12 traced trials passed" in view.divergence_text().plain
 
 
+@pytest.mark.slow
 async def test_task_without_traces_says_so(app: FlakeApp) -> None:
     """A task whose trials have no traces says so."""
     async with app.run_test(size=SIZE) as pilot:
@@ -285,6 +296,7 @@ async def test_task_without_traces_says_so(app: FlakeApp) -> None:
         assert "no trial of pingHealthcheck has a trace" in status
 
 
+@pytest.mark.slow
 async def test_trial_navigation_and_fork_map(app: FlakeApp) -> None:
     """The trace screen moves between trials and opens the fork map."""
     async with app.run_test(size=SIZE) as pilot:
@@ -315,6 +327,7 @@ def _nodes(node):  # type: ignore[no-untyped-def]
         yield from _nodes(child)
 
 
+@pytest.mark.slow
 async def test_ignore_key_changes_the_divergence() -> None:
     """--ignore-key changes where the divergence column says traces part."""
     app = make_app([str(BASELINE)], k=5, ignore_keys=["content"])
@@ -327,6 +340,7 @@ async def test_ignore_key_changes_the_divergence() -> None:
         assert "args.metric" in view.divergence_text().plain or "name" in view.divergence_text().plain
 
 
+@pytest.mark.slow
 async def test_help_lists_every_key(app: FlakeApp) -> None:
     """? opens the help screen listing every key."""
     async with app.run_test(size=SIZE) as pilot:
@@ -372,6 +386,7 @@ async def test_no_usable_trials_is_one_clear_error(tmp_path: Path) -> None:
         assert app.trial_log is None
 
 
+@pytest.mark.slow
 async def test_sorting_shows_the_new_top(app: FlakeApp) -> None:
     """Sorting moves the cursor to the new top row."""
     async with app.run_test(size=SIZE) as pilot:
@@ -404,6 +419,7 @@ async def test_progress_is_shown_while_loading(app: FlakeApp) -> None:
         assert "2.5 of 10.0 MB" in label
 
 
+@pytest.mark.slow
 async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
     """The command palette offers the main actions."""
     async with app.run_test(size=SIZE) as pilot:
@@ -421,6 +437,7 @@ async def test_command_palette_offers_the_main_actions(app: FlakeApp) -> None:
         assert isinstance(app.screen, TaskTraceScreen)
 
 
+@pytest.mark.slow
 async def test_inserted_step_long_content_and_string_steps(tmp_path: Path) -> None:
     """An inserted step does not shift the rest: long and plain string steps still pair up after it."""
     long_text = "word " * 400
@@ -468,6 +485,7 @@ async def test_clicking_a_header_sorts(app: FlakeApp) -> None:
         assert names(app) == sorted(names(app))
 
 
+@pytest.mark.slow
 async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
     """The focus lands on the trace rows, so pagedown scrolls a long trace, and f focuses the fork map."""
     # The tab bar took the focus, so ↓ / pgdn did nothing on a long trace.
@@ -511,6 +529,7 @@ def test_openai_tool_calls_read_as_name_and_arguments() -> None:
     assert render_step(1, {"role": "x", "tool_calls": [1]}).plain == "1 x\ntool_calls: [1]"
 
 
+@pytest.mark.slow
 async def test_long_json_words_wrap_rather_than_being_cut(tmp_path: Path) -> None:
     """Long JSON words wrap rather than being cut off."""
     blob = {"k" * 30 + str(i): i for i in range(14)}
@@ -561,6 +580,7 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
         assert "p̂ over 25 tasks" in plain(curves)
 
 
+@pytest.mark.slow
 async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
     """The cursor stays in view when a new column appears."""
     # The table fits a 156-column screen until the review column
@@ -631,6 +651,7 @@ async def test_watch_keeps_the_default_k_at_the_trials_most_tasks_have(tmp_path:
         assert app.tasks_screen.sub_title == "watching: 300 trials, 1 errored"
 
 
+@pytest.mark.slow
 async def test_a_click_on_a_header_sorts_by_that_column(app: FlakeApp) -> None:
     """The table's HeaderClicked message sorts by its column (once handled by each screen,
     now by the shared sort actions), and again reverses."""

@@ -23,6 +23,7 @@ def summary_text(screen: TasksScreen) -> str:
     return str(screen.query_one("#summary", Static).render())
 
 
+@pytest.mark.slow
 async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
     """The cause column fills in and l preselects the suggested label."""
     notes = tmp_path / "notes.json"
@@ -56,6 +57,7 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
         assert "dim" not in str(screen.cell(row, "suspected_cause").style)
 
 
+@pytest.mark.slow
 async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stored suggestion is not recomputed."""
     notes = tmp_path / "notes.json"
@@ -126,6 +128,7 @@ async def test_an_unknown_suggestion_in_the_file_is_found_again(tmp_path: Path) 
     assert TriageStore.open(notes).get(KEY).suggested == "tool-nondeterminism"
 
 
+@pytest.mark.slow
 async def test_every_label_has_a_key(tmp_path: Path) -> None:
     """Past the ninth label the picker's keys are letters: ``b`` picks the eleventh (an outage)."""
     notes = tmp_path / "notes.json"

@@ -11,6 +11,7 @@ from tests.conftest import BASELINE, SIZE
 from tests.helpers.app import ready, record_notifications
 
 
+@pytest.mark.slow
 async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
     """y copies the task id."""
     app = make_app([str(BASELINE)], k=5)

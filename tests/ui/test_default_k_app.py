@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from flaketui.app.app import make_app
@@ -56,6 +57,7 @@ async def test_watch_moves_the_default_k_up_with_the_mode(tmp_path: Path) -> Non
         assert app.k == 5
 
 
+@pytest.mark.slow
 async def test_the_suite_curve_reaches_the_k_chosen_with_plus(tmp_path: Path) -> None:
     """The suite curve reaches the k chosen with +."""
     log = tmp_path / "tb.jsonl"

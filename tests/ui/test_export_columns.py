@@ -12,6 +12,7 @@ from flaketui.triage import TriageKey
 from tests.conftest import BASELINE, SIZE, settle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
 async def test_export_has_run_passes_label_and_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     name: str) -> None:

@@ -13,6 +13,7 @@ from tests.helpers.app import ready, record_notifications, table
 from tests.helpers.logs import write_log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
 async def test_export_the_filtered_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          name: str) -> None:

@@ -31,6 +31,7 @@ def shown_tasks(app: FlakeApp) -> list[str]:
     return [screen.stats.tasks[r] for r in screen.query_one(TaskTable).order.tolist()]
 
 
+@pytest.mark.slow
 async def test_state_column_matches_history_status_and_filters(tmp_path: Path) -> None:
     """The state column matches history status and filters."""
     url = recorded(tmp_path)
@@ -75,6 +76,7 @@ async def test_owner_column_and_filter(tmp_path: Path) -> None:
         assert shown_tasks(app) and all(t.startswith("search") for t in shown_tasks(app))
 
 
+@pytest.mark.slow
 async def test_record_then_the_states_include_this_run(tmp_path: Path) -> None:
     """After --record the states include this run."""
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"

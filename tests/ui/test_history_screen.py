@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable, Static
 
@@ -25,6 +26,7 @@ def head_of(screen: HistoryScreen) -> str:
     return str(screen.query_one("#history-head", Static).content)
 
 
+@pytest.mark.slow
 async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> None:
     """H shows the highlighted task's timeline."""
     url = record(tmp_path)
@@ -48,6 +50,7 @@ async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> N
         assert isinstance(app.screen, TasksScreen)
 
 
+@pytest.mark.slow
 async def test_quarantine_is_shown(tmp_path: Path) -> None:
     """A quarantine is shown, its reason as text."""
     url = record(tmp_path)
@@ -64,6 +67,7 @@ async def test_quarantine_is_shown(tmp_path: Path) -> None:
         assert "by ana at " in head and ": [b]flaky[/b] search" in head  # as text, never markup
 
 
+@pytest.mark.slow
 async def test_no_history_recorded_yet(tmp_path: Path, monkeypatch) -> None:
     """No file at the default (here $FLAKETUI_HISTORY): the screen says so, and creates nothing."""
     path = tmp_path / "none.sqlite"
@@ -80,6 +84,7 @@ async def test_no_history_recorded_yet(tmp_path: Path, monkeypatch) -> None:
     assert not path.exists()
 
 
+@pytest.mark.slow
 async def test_a_bad_history_url_is_shown(tmp_path: Path) -> None:
     """A bad history URL is shown."""
     app = make_app([str(FIXTURES)], k=5, history="mysql://nowhere/db")
@@ -103,6 +108,7 @@ def test_open_carries_history_into_the_options(monkeypatch, tmp_path: Path) -> N
     assert [o.history for o in seen] == [url, None]  # None: the screen uses default_url()
 
 
+@pytest.mark.slow
 async def test_hostile_names_are_shown_as_visible_text(tmp_path: Path) -> None:
     """Hostile names are shown as visible text in the timeline."""
     from flaketui.sanitize import visible

@@ -30,6 +30,7 @@ def head_of(screen: HistoryScreen) -> str:
     return str(screen.query_one("#history-head", Static).content)
 
 
+@pytest.mark.slow
 async def test_record_records_the_loaded_runs_once_after_the_start(tmp_path: Path) -> None:
     """--record records the loaded runs once after the start."""
     url = url_in(tmp_path)
@@ -67,6 +68,7 @@ async def test_without_record_nothing_is_recorded(tmp_path: Path) -> None:
     assert not (tmp_path / "history.sqlite").exists()
 
 
+@pytest.mark.slow
 async def test_h_shows_the_owner_and_the_triage_notes(tmp_path: Path) -> None:
     """H shows the owner and the triage notes."""
     url = url_in(tmp_path)
@@ -89,6 +91,7 @@ async def test_h_shows_the_owner_and_the_triage_notes(tmp_path: Path) -> None:
         assert notes == ["environment: the index was rebuilding", ""]
 
 
+@pytest.mark.slow
 async def test_h_shows_no_owner_without_a_file(tmp_path: Path) -> None:
     """H shows no owner without an owners file."""
     url = url_in(tmp_path)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from flaketui.app.app import make_app
 from flaketui.app.screens.help import HelpScreen
 from tests.conftest import BASELINE, SIZE, settle
 
 
+@pytest.mark.slow
 async def test_keys_is_listed_once_and_opens_the_help() -> None:
     """Keys is listed once in the palette and opens the help."""
     app = make_app([str(BASELINE)], k=5)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flaketui.app.app import FlakeApp, make_app
 from tests.conftest import BASELINE, CANDIDATE, SIZE
 from tests.helpers.app import ready, table
@@ -17,6 +19,7 @@ def summary(app: FlakeApp) -> str:
     return str(app.tasks_screen.query_one("#summary").render())
 
 
+@pytest.mark.slow
 async def test_k_1_shows_each_figure_once_in_the_app_and_report(tmp_path: Path) -> None:
     """At k = 1 each figure shows once, in the app and the report."""
     from flaketui.output.report import summary_lines

@@ -39,6 +39,7 @@ class TestSwapKey:
         assert traces["x"] == "toggle_expand"
         assert "x" not in pane and pane["X"] == "swap_runs"
 
+    @pytest.mark.slow
     async def test_lower_x_does_not_swap(self, app: FlakeApp) -> None:
         """Lower-case x does not swap the runs."""
         async with app.run_test(size=SIZE) as pilot:
@@ -47,6 +48,7 @@ class TestSwapKey:
             assert isinstance(app.screen, CompareScreen)
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
 
+    @pytest.mark.slow
     async def test_a_swap_keeps_the_reviews(self, app: FlakeApp) -> None:
         """Swapping A and B keeps the reviews."""
         async with app.run_test(size=SIZE) as pilot:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flaketui.app.app import make_app
 from tests.helpers.app import ready, table
 from tests.helpers.logs import write_log
@@ -32,6 +34,7 @@ def test_middle_cut_keeps_both_ends() -> None:
     assert cut == "abcde…vwxyz" and len(cut) == 11
 
 
+@pytest.mark.slow
 async def test_task_names_sized_cut_in_the_middle_shown_whole_and_pinned(tmp_path: Path) -> None:
     """Task names are sized, cut in the middle, shown whole on the cursor and pinned."""
     app = make_app([str(long_names_log(tmp_path))], k=4)

@@ -14,6 +14,7 @@ def header(app: FlakeApp) -> str:
     return "".join(seg.text for seg in table(app)._header())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["class", "divergence", "metric:cost_usd", "metric:tokens",
                                  "pass_at_k", "pass_hat_k", "task", "n"])
 async def test_every_sorted_column_shows_its_arrow(key: str) -> None:

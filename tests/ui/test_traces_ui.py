@@ -103,6 +103,7 @@ async def test_a_5000_step_trace_opens_and_scrolls(tmp_path: Path) -> None:
         assert any("steps 1–4989" in x for x in labels)
 
 
+@pytest.mark.slow
 async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None:
     """v switches the divergence mode on every screen."""
     app = pair_app(tmp_path, chat(8, user="a"), chat(8, diverge_at=6, user="b"))
@@ -123,6 +124,7 @@ async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None
         assert screen.query_one(TraceDiffView).mode == "all"
 
 
+@pytest.mark.slow
 async def test_search_and_next_previous_match(tmp_path: Path) -> None:
     """/ searches the traces and n and N move between matches."""
     app = pair_app(tmp_path, chat(40, user="a"), chat(40, diverge_at=20, user="b"))
@@ -145,6 +147,7 @@ async def test_search_and_next_previous_match(tmp_path: Path) -> None:
         assert view.current == 38  # wraps round
 
 
+@pytest.mark.slow
 async def test_hunk_keys_move_between_differing_runs(tmp_path: Path) -> None:
     """The hunk keys move between runs of differing steps."""
     base = [{"role": "assistant", "content": f"same {i}"} for i in range(30)]
@@ -173,6 +176,7 @@ async def test_hunk_keys_move_between_differing_runs(tmp_path: Path) -> None:
         assert not view.query(".diff-fold") and len(view.query(".diff-row")) == 30
 
 
+@pytest.mark.slow
 async def test_a_shared_system_prompt_is_shown_once(tmp_path: Path) -> None:
     """A system prompt both traces share is shown once."""
     system = {"role": "system", "content": "You are a careful agent. " * 20}
@@ -190,6 +194,7 @@ async def test_a_shared_system_prompt_is_shown_once(tmp_path: Path) -> None:
         assert "the same system prompt as step 1" in again and "careful" not in again
 
 
+@pytest.mark.slow
 async def test_inspector_shows_every_field_and_the_raw_record(tmp_path: Path) -> None:
     """The inspector shows every field and the raw record."""
     log = write_log(tmp_path / "run.jsonl", [
@@ -222,6 +227,7 @@ async def test_inspector_shows_every_field_and_the_raw_record(tmp_path: Path) ->
         assert "outcome: pass" in details and '"db_check": true' in details and '"tokens": 12' in details
 
 
+@pytest.mark.slow
 async def test_a_log_without_traces_lists_its_trials_for_the_inspector() -> None:
     """A log without traces lists its trials for the inspector."""
     app = make_app([str(BASELINE)], k=5)
@@ -237,6 +243,7 @@ async def test_a_log_without_traces_lists_its_trials_for_the_inspector() -> None
         assert "trace: no trace" in plain(app.screen.query_one("#inspector-details", Static).content)
 
 
+@pytest.mark.slow
 async def test_triage_keys_on_the_trace_screen_and_the_note_in_its_header(tmp_path: Path) -> None:
     """The triage keys work on the trace screen and the note shows in its header."""
     app = make_app([str(BASELINE)], k=5, triage=str(tmp_path / "notes.json"))
@@ -255,6 +262,7 @@ async def test_triage_keys_on_the_trace_screen_and_the_note_in_its_header(tmp_pa
         assert app.triage_store.get(screen.key).note == "restart [/] branch"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["trace", "inspector"])
 async def test_hostile_step_content_is_shown_as_text(tmp_path: Path, where: str) -> None:
     """Hostile step content is shown as text."""
@@ -283,6 +291,7 @@ async def test_hostile_step_content_is_shown_as_text(tmp_path: Path, where: str)
         assert "[/][bold]x[link=https://evil.example]click[/link]" in flat
 
 
+@pytest.mark.slow
 async def test_compare_traces_screen_mode_search_and_inspector(tmp_path: Path) -> None:
     """The comparison's traces screen has the mode switch, search and inspector."""
     from flaketui.app.screens.compare import CompareScreen
@@ -346,6 +355,7 @@ def test_compare_tui_and_open_pass_ignore_key_and_divergence(monkeypatch: pytest
 TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TAU.exists(), reason="the real τ-bench sample is not beside the checkout")
 async def test_real_tau_bench_shows_the_wrong_reservation_and_the_grader() -> None:
     """The real τ-bench sample shows the wrong reservation and the grader's verdict."""

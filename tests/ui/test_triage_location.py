@@ -62,6 +62,7 @@ def test_notes_already_beside_stay_there(tmp_path: Path, data_home: Path) -> Non
     assert default_triage_path([str(log)]) == shared / "run.jsonl.triage.json"
 
 
+@pytest.mark.slow
 async def test_the_first_note_says_where_it_went(tmp_path: Path, data_home: Path) -> None:
     """The first note says where it went."""
     shared = tmp_path / "shared"

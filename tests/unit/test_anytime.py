@@ -266,6 +266,7 @@ class TestPairedMeans:
         power = float(np.mean(ttest_1samp(d, 0.0, axis=1).pvalue < 0.05))
         assert 0.72 <= power <= 0.88, (plan.tasks, power)
 
+    @pytest.mark.slow
     def test_split_recovers_the_parts(self) -> None:
         """Splitting a simulated suite's variance recovers its between- and within-task parts."""
         rng = np.random.default_rng(7)

@@ -42,6 +42,7 @@ class TestScan:
         names = [("one" if i >= 1200 else x) for i, x in enumerate(names)]
         assert [w for w in scan_bursts(t, y, names) if 35000 < w.start < 37000] == []
 
+    @pytest.mark.slow
     def test_false_alarm_rate_without_an_outage(self) -> None:
         """Monte Carlo over 60 suites whose failures do not cluster (fixed seeds): at alpha = 0.05
         the share with any window flagged stays well under 0.15 (a generous margin: binomial

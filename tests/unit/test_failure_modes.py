@@ -98,6 +98,7 @@ class TestModes:
         assert sum(m.trials for m in modes) == 3
 
 
+@pytest.mark.slow
 @needs_shared
 def test_report_json_lists_failure_modes(tmp_path) -> None:
     """report's JSON lists the failure modes."""

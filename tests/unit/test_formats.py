@@ -179,6 +179,7 @@ class TestBadInput:
         assert reason in result.stderr and "Traceback" not in result.output
         assert len(result.stderr.strip().splitlines()) == 1
 
+    @pytest.mark.slow
     def test_garbage_eval(self, tmp_path: Path) -> None:
         """A .eval file that is not a zip is one line, exit 2."""
         pytest.importorskip("inspect_ai")
@@ -207,6 +208,7 @@ class TestBadInput:
         assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.ui
 async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:

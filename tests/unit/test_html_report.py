@@ -126,6 +126,7 @@ class TestSummaryMarkdown:
         assert lines[0].startswith("### flaketui:") and "is better at 5%" in lines[2]
         assert out.count("<details>") == out.count("</details>") == 3
 
+    @pytest.mark.slow
     def test_a_big_comparison_fits_a_comment(self, tmp_path: Path) -> None:
         """A big comparison's summary fits a GitHub comment."""
         rng = np.random.default_rng(0)

@@ -151,6 +151,7 @@ class TestPlanTable:
         assert cells[1:3] == [str(given.n), str(given.passes)]
         assert cells[6] == str(given.extra)
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("seed", range(4))
     @pytest.mark.parametrize("hostile", [False, True])
     def test_plain_rows_are_what_rich_prints(self, tmp_path: Path, seed: int, hostile: bool,

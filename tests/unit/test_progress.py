@@ -59,6 +59,7 @@ def test_not_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
     assert not bar.enabled and bar._bar is None
 
 
+@pytest.mark.slow
 def test_gzip_log_reports_progress_as_it_goes(tmp_path: Path) -> None:
     """A gzip log reports progress as it goes."""
     # compressed bytes consumed, reported while reading, ending exactly at the file's size

@@ -157,6 +157,7 @@ def cut_in_the_middle(drawn: str, st: TaskStats) -> str:
     return drawn
 
 
+@pytest.mark.slow
 def test_piped_table_is_what_rich_draws(tmp_path: Path, small_chunks: None) -> None:
     """Piped, the streamed table is Rich's ``report_table`` character for character: whole,
     cut to the top 1 and 4, and with --causes; but for names too long for the column, cut in

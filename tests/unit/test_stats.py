@@ -332,7 +332,7 @@ class TestPaired:
         assert verdict(cmp) == "the runs have no task in common: nothing to compare"
 
     def test_verdicts(self) -> None:
-        """7 fixed and none broken make B better; 7 fixed against 4 broken are not shown to differ (McNemar p = 0.549)."""
+        """7 fixed and none broken make B better; 7 fixed against 4 broken do not differ (McNemar p = 0.549)."""
         a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
         b_counts = {f"t{i}": (1, 1 if i < 7 else 0) for i in range(11)}
         cmp = compare_runs(a, task_stats(outcomes("B", b_counts), 1))

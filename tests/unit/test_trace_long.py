@@ -70,6 +70,7 @@ def test_fork_map(trials: list[tuple[int, int, list[dict]]], mode: str) -> None:
     assert len(chain(root.children[0])) == split.depth  # one unbroken chain down to the fork
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [ALL, ACTIONS])
 def test_alignment_and_diff(trials: list[tuple[int, int, list[dict]]], mode: str) -> None:
     """Long traces align and diff on a shallow stack."""
