@@ -154,7 +154,7 @@ class TestInspect:
         assert sorted(log.runs) == ["log_formats", "log_streaming"]  # the .json and .eval forms merge
 
     def test_truncated_eval_is_named(self, tmp_path: Path) -> None:
-        """A truncated .eval file is named."""
+        """A .eval cut in half is a problem "not a readable Inspect AI log" beside good logs, exit 2 alone."""
         pytest.importorskip("inspect_ai")
         data = (INSPECT / "log_streaming.eval").read_bytes()
         cut = tmp_path / "cut.eval"
