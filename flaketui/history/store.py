@@ -535,8 +535,12 @@ def _engine(url: str, timeout: float) -> Engine:
     backend = u.get_backend_name()
     if backend in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
-        return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout))},
-                                pool_pre_ping=False)
+        try:
+            return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout))},
+                                    pool_pre_ping=False)
+        except ImportError as exc:  # the driver is an extra: say how to get it, in one line
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver: "
+                               "pip install 'flaketui[postgres]'") from exc
     if backend != "sqlite":
         raise HistoryError(f"history {shown(url)}: only sqlite:/// and postgresql:// are supported")
     db = u.database or ""

@@ -33,6 +33,7 @@ def log(tmp_path: Path) -> Path:
 
 
 def test_compare_outputs(log: Path) -> None:
+    """compare's table, Markdown and CSV show hostile names without control bytes."""
     for fmt in ("table", "markdown", "csv"):
         code, out, _ = run("compare", log, "--runs", RUN_A, RUN_B, "--format", fmt)
         assert code == 0, fmt
@@ -47,6 +48,7 @@ def test_compare_outputs(log: Path) -> None:
 
 
 def test_quarantine_ids(tmp_path: Path) -> None:
+    """quarantine's ids show hostile names without control bytes."""
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(json.dumps({"run": "r", "task": TASK, "trial": i, "passed": i < 2})
                               for i in range(4)) + "\n")
@@ -58,7 +60,10 @@ def cells(table: TaskTable) -> str:
     return "\n".join(" ".join(table.row_text(i)) for i in range(len(table.order)))
 
 
+@pytest.mark.slow
+@pytest.mark.ui
 async def test_pane_and_matrix(log: Path, tmp_path: Path) -> None:
+    """The comparison pane and the matrix show hostile names as text."""
     app = make_app([str(log)], triage=str(tmp_path / "n.json"), compare=(RUN_A, RUN_B))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

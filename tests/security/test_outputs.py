@@ -28,6 +28,7 @@ def invoke(*args: object) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "markdown"])
 def test_report_shows_every_name_without_control_bytes(hostile: Path, fmt: str) -> None:
+    """report shows every hostile name without control bytes."""
     code, out, err = invoke("report", hostile, "--format", fmt)
     assert code == 0
     assert raw_controls(out) == [] and raw_controls(err) == []
@@ -47,6 +48,7 @@ def test_csv_neutralises_formulas(hostile: Path) -> None:
 
 
 def test_gate_text_spells_out_names(hostile: Path) -> None:
+    """gate's text spells out hostile names as written."""
     code, out, err = invoke("gate", hostile, "--max-flakiness", "0.1")
     assert code == 1 and "[link=https://evil]x[/link]" in out
     assert raw_controls(out) == [] and raw_controls(err) == []

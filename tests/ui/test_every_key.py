@@ -31,6 +31,8 @@ from flaketui.app.screens.tasks import TasksScreen
 from flaketui.app.screens.traces import TaskTraceScreen
 from tests.conftest import ROOT, settle
 
+pytestmark = pytest.mark.slow
+
 DATA = ROOT / "tests" / "data"
 SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 
@@ -322,6 +324,7 @@ one run (no comparison pane); the Terminal-Bench results have no traces (no A vs
                          ids=[f"{n}-{k.__name__}" for n, _, k, _ in HALF_ROWS_PANES])
 async def test_at_80x24_the_main_pane_gets_half_the_rows(name: str, keys: tuple[str, ...], kind: type, pane: str,
                                                          tmp_path: Path) -> None:
+    """At 80x24 the main pane of each screen gets half the rows."""
     make_paths, _, _ = INPUTS[name]
     app = make_app(make_paths(tmp_path), triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZES["80x24"]) as pilot:

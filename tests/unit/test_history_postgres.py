@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 psycopg = pytest.importorskip("psycopg")
@@ -97,6 +98,7 @@ def pg_url(pg_server: str, request: pytest.FixtureRequest) -> str:
 
 
 def test_six_runs_give_each_state_after_each_run(pg_url: str) -> None:
+    """On PostgreSQL six runs give each state after each run."""
     with open_store(pg_url) as store:
         for i in range(6):
             store.record([run_of(i + 1, {task: seq[0][i] for task, seq in SEQUENCES.items()})])
@@ -109,6 +111,7 @@ def test_six_runs_give_each_state_after_each_run(pg_url: str) -> None:
 
 
 def test_recording_twice_changes_nothing_and_quarantine(pg_url: str) -> None:
+    """On PostgreSQL recording twice changes nothing, and quarantine works."""
     run = run_of(1, {"a": (10, 5), "b": (4, 4)})
     with open_store(pg_url) as store:
         assert store.record([run])[0].new
@@ -121,6 +124,7 @@ def test_recording_twice_changes_nothing_and_quarantine(pg_url: str) -> None:
 
 
 def test_concurrent_recorders_lose_nothing(pg_url: str) -> None:
+    """On PostgreSQL concurrent recorders lose nothing."""
     procs = [subprocess.Popen([sys.executable, "-c", RECORDER, pg_url, who, "10"], stderr=subprocess.PIPE, text=True)
              for who in ("ci-a", "ci-b", "ci-c")]
     for p in procs:
@@ -135,6 +139,7 @@ def test_concurrent_recorders_lose_nothing(pg_url: str) -> None:
 
 
 def test_migration_from_0001(pg_url: str) -> None:
+    """On PostgreSQL the migration from 0001 works."""
     old = Store(pg_url)
     old.migrate(to="0001")
     assert old.revision() == "0001"
@@ -144,6 +149,7 @@ def test_migration_from_0001(pg_url: str) -> None:
 
 
 def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    """The history CLI works on PostgreSQL."""
     log = write_log(tmp_path / "r1.jsonl", "r1", {"a": (10, 5), "b": (10, 10)})
     done = cli("history", "record", str(log), "--history", pg_url, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -156,6 +162,7 @@ def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
 
 
 def test_recent_p_hat_equals_a_plain_read(pg_url: str) -> None:
+    """On PostgreSQL recent p̂ equals a plain read."""
     from tests.helpers.history_checks import check_recent_p_hat as check
 
     with open_store(pg_url) as store:
@@ -163,6 +170,7 @@ def test_recent_p_hat_equals_a_plain_read(pg_url: str) -> None:
 
 
 def test_by_owner_and_app_record_on_postgres(pg_url: str) -> None:
+    """On PostgreSQL by-owner status and the app's recording work."""
     from flaketui.history.owners import parse_owners
     from flaketui.history.recording import record_said
     from flaketui.loading import load_logs
@@ -179,6 +187,7 @@ def test_by_owner_and_app_record_on_postgres(pg_url: str) -> None:
 
 
 def test_groups_on_postgres(pg_url: str) -> None:
+    """Groups are recorded and read on PostgreSQL."""
     from tests.helpers.history_checks import check_groups
 
     with open_store(pg_url) as store:

@@ -129,12 +129,14 @@ def test_every_column_gives_its_cells_at_once_as_cell_by_cell(tmp_path: Path) ->
 
 
 def test_csv_and_markdown_are_the_bytes_the_whole_document_writers_made(tmp_path: Path, small_chunks: None) -> None:
+    """Streamed CSV and Markdown are the bytes the whole-document writers made."""
     for name, k, runs in suites(tmp_path):
         assert out.report_csv(k, runs) == reference_csv(k, runs), name
         assert out.report_markdown(k, runs) == reference_markdown(k, runs), name
 
 
 def test_markdown_with_causes_is_unchanged(small_chunks: None) -> None:
+    """Markdown with causes is unchanged."""
     log = load_logs([str(BASELINE)], FieldMap())
     kk, stats = run_stats(log, [], 5)
     runs = [(st, summarise(st)) for st in stats]
@@ -155,6 +157,7 @@ def cut_in_the_middle(drawn: str, st: TaskStats) -> str:
     return drawn
 
 
+@pytest.mark.slow
 def test_piped_table_is_what_rich_draws(tmp_path: Path, small_chunks: None) -> None:
     """Piped, the streamed table is Rich's ``report_table`` character for character: whole,
     cut to the top 1 and 4, and with --causes; but for names too long for the column, cut in
@@ -175,12 +178,14 @@ def test_piped_table_is_what_rich_draws(tmp_path: Path, small_chunks: None) -> N
 
 
 def test_order_is_the_reference_order(tmp_path: Path) -> None:
+    """The display order is the reference order."""
     for name, _, runs in suites(tmp_path):
         for st, _ in runs:
             assert out.display_order(st).tolist() == reference_order(st), name
 
 
 def test_natural_ranks_agree_with_sorting_by_natural_key() -> None:
+    """natural ranks agree with sorting by natural_key on random names."""
     rng = random.Random(15)
     pool = ["a", "b", "task-", "x1y", "", "Z", "é", "٣", "\x00", "-", " ", "10", "01", "9", "007"]
     ends = ["", "1", "02", "10", "3", "99999999999999999999"]
@@ -293,11 +298,13 @@ def run(*args: object) -> tuple[int, str, str]:
 @pytest.mark.parametrize("args", [["--top", "0"], ["--top", "-3"], ["--top", "x"], ["--top", "2", "--all"],
                                   ["--top", "2", "--format", "csv"], ["--top", "2", "--format", "json"]])
 def test_bad_top_is_a_usage_error(args: list[str]) -> None:
+    """A bad --top is a usage error."""
     code, out_, err = run("report", BASELINE, *args)
     assert code == 2 and out_ == "" and "--top" in err
 
 
 def test_piped_table_has_every_row_and_top_cuts_it() -> None:
+    """The piped table has every row and --top cuts it."""
     code, every, _ = run("report", BASELINE, "-k", "5")
     assert code == 0 and sum("│" in line for line in every.splitlines()) == 25
     assert run("report", BASELINE, "-k", "5", "--all")[1] == every
@@ -309,6 +316,7 @@ def test_piped_table_has_every_row_and_top_cuts_it() -> None:
 
 
 def test_markdown_top() -> None:
+    """--top cuts the Markdown table."""
     code, text, _ = run("report", BASELINE, "-k", "5", "--format", "markdown", "--top", "2")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert code == 0 and len(rows) == 3 and rows[1].startswith("| searchRunbook |")  # header + 2
