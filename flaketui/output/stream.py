@@ -162,7 +162,8 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
 
 
 RIGHT_ALIGNED = frozenset({"n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-                           "pass_hat_k_ci", "flakiness", "trajectory_consistency", "excluded"})
+                           "pass_hat_k_ci", "flakiness", "trajectory_consistency", "excluded",
+                           "p_flaky", "eb_flakiness", "to_decide"})
 """The figures' columns: right-aligned, as numbers are."""
 
 
