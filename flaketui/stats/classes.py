@@ -69,9 +69,10 @@ def cap_rates(cap: float = DEFAULT_FLAKY_CAP) -> tuple[float, float]:
     --------
     >>> [round(x, 6) for x in cap_rates(0.36)]
     [0.1, 0.9]
+    >>> tuple(round(p, 4) for p in cap_rates(0.2))
+    (0.0528, 0.9472)
     """
-    check_cap(cap)
-    root = math.sqrt(1 - cap)
+    root = math.sqrt(max(0.0, 1.0 - cap))
     return (1 - root) / 2, (1 + root) / 2
 
 
@@ -119,6 +120,7 @@ def evidence_classes(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     >>> evidence_classes([10, 10, 40, 40, 1, 0, 5], [5, 9, 40, 0, 1, 0, 5])
     ['flaky', 'undetermined', 'stable-pass', 'stable-fail', 'unrepeated', 'no-trials', 'undetermined']
     """
+    check_cap(cap)
     p_lo, p_hi = cap_rates(cap)
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
     c_arr = np.atleast_1d(np.asarray(c, dtype=np.float64))

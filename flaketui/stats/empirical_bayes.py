@@ -309,3 +309,4 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     high = int(np.searchsorted(cdf, 1 - tail - 1e-12, side="left"))
     return FlakyPosterior(prior=prior, cap=cap, p_flaky=p_flaky, flakiness=mean_f, expected=expected,
                           interval=(low, min(high, int(chances.size))))
+

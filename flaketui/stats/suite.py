@@ -18,6 +18,7 @@ from flaketui.stats.classes import (
     DEFAULT_FLAKY_CAP,
     STABLE_CLASSES,
     UNDETERMINED,
+    cap_rates,
     check_cap,
     evidence_classes,
     mixed,
@@ -579,19 +580,8 @@ class GateResult:
         return bool(self.too_flaky or self.too_few_trials)
 
 
-def flakiness_cap_band(cap: float) -> tuple[float, float]:
-    """The pass rates p₁ ≤ p₂ with 4p(1 − p) > ``cap`` exactly when p₁ < p < p₂.
-
-    4p(1 − p) = cap at p = (1 ∓ √(1 − cap))/2, the roots of the quadratic; between them
-    the parabola is above the cap.
-
-    Examples
-    --------
-    >>> tuple(round(p, 4) for p in flakiness_cap_band(0.2))
-    (0.0528, 0.9472)
-    """
-    root = math.sqrt(max(0.0, 1.0 - cap))
-    return (1 - root) / 2, (1 + root) / 2
+flakiness_cap_band = cap_rates
+"""The pass rates p₁ ≤ p₂ with 4p(1 − p) > cap exactly when p₁ < p < p₂ (:func:`~flaketui.stats.classes.cap_rates`)."""
 
 
 def rules_out_flakiness(n: NDArray[np.integer], c: NDArray[np.integer], cap: float,
