@@ -71,8 +71,13 @@ class TaskStats:
     """Whether the task both passed and failed: a fact about its trials, not its class."""
     to_decide: NDArray[np.float64]
     """Further trials until the task is decided, at its rate (:func:`~flaketui.stats.classes.trials_to_decide`)."""
+    p_flaky: NDArray[np.float64]
+    """The empirical-Bayes P(flakiness > cap) (:func:`~flaketui.stats.empirical_bayes.flaky_posterior`)."""
+    eb_flakiness: NDArray[np.float64]
+    """The empirical-Bayes posterior mean flakiness."""
     posterior: FlakyPosterior
-    """The empirical-Bayes posterior: each task's P(flaky) and mean flakiness, the suite's expected count."""
+    """The empirical-Bayes fit of the whole run: its prior and the expected number of truly flaky tasks
+    (its per-task arrays are those of every task; :attr:`p_flaky` follows a :meth:`take`)."""
     flaky_cap: float = DEFAULT_FLAKY_CAP
     """The flakiness cap the classes are stated against."""
     errored_as: str = "apart"
@@ -86,16 +91,6 @@ class TaskStats:
     def flaky(self) -> NDArray[np.bool_]:
         """Per task, whether its class is flaky (its exact interval rules out flakiness at or below the cap)."""
         return np.fromiter(map(FLAKY.__eq__, self.classes), dtype=bool, count=len(self.classes))
-
-    @property
-    def p_flaky(self) -> NDArray[np.float64]:
-        """Per task, the empirical-Bayes P(flakiness > cap)."""
-        return self.posterior.p_flaky
-
-    @property
-    def eb_flakiness(self) -> NDArray[np.float64]:
-        """Per task, the empirical-Bayes posterior mean flakiness."""
-        return self.posterior.flakiness
 
     def few_trials(self) -> bool:
         """Whether most tasks have fewer trials than a clean task needs to be called stable
@@ -113,12 +108,10 @@ class TaskStats:
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
             p_hat_ci=Interval(self.p_hat_ci.low[idx], self.p_hat_ci.high[idx]),
-            posterior=replace(self.posterior, p_flaky=self.posterior.p_flaky[idx],
-                              flakiness=self.posterior.flakiness[idx]),
             pass_hat_k_ci=Interval(self.pass_hat_k_ci.low[idx], self.pass_hat_k_ci.high[idx]),
             **{name: getattr(self, name)[idx]
                for name in ("n", "passes", "errored", "p_hat", "pass_at_k", "pass_hat_k", "flakiness",
-                            "rule_of_three", "mixed", "to_decide")},
+                            "rule_of_three", "mixed", "to_decide", "p_flaky", "eb_flakiness")},
         )
 
 
@@ -201,6 +194,7 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
     classes = evidence_classes(un, uc, flaky_cap)
     need = trials_to_decide(un, uc, flaky_cap)
     undetermined = np.asarray(classes, dtype=object) == UNDETERMINED
+    posterior = flaky_posterior(n, c, flaky_cap)
     return TaskStats(
         run=outcomes.run,
         k=k,
@@ -219,7 +213,9 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
         mixed=mixed(n, c),
         to_decide=np.where(undetermined, need, np.nan)[inv],
-        posterior=flaky_posterior(n, c, flaky_cap),
+        p_flaky=posterior.p_flaky,
+        eb_flakiness=posterior.flakiness,
+        posterior=posterior,
         flaky_cap=flaky_cap,
         errored_as=outcomes.errored_as,
         passk_ci=passk_ci,
