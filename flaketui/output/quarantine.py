@@ -44,8 +44,8 @@ class QuarantineEntry:
     p_hat_ci: tuple[float, float]
     flakiness: float
     status: str
-    """``stable-pass``, ``stable-fail``, ``flaky``, ``unrepeated`` (one trial) or ``no-trials``
-    (estimators.classify)."""
+    """The task's class (:func:`flaketui.stats.classes.evidence_classes`): ``flaky``, ``undetermined``,
+    ``stable-pass``, ``stable-fail``, ``unrepeated`` (one trial) or ``no-trials``."""
 
     @property
     def never_passed(self) -> bool:

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
 from flaketui.stats.allocation import allocate, pass_hat_k_variance_coef
+from flaketui.stats.classes import mixed
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -27,7 +28,6 @@ from flaketui.stats.estimators import (
     STABLE_FAIL,
     STABLE_PASS,
     Interval,
-    classify,
     p_hat,
     rule_of_three,
     wilson_interval,
@@ -301,7 +301,7 @@ def make_plan(
     flaky_at: list[tuple[int, str, list[str]]] = []  # (load position, run, its flaky tasks)
     for o in [*outcomes, *others]:
         flaky_at.append((loaded[o.run], o.run,
-                         [t for t, cls in zip(o.tasks, classify(o.n, o.passes), strict=True) if cls == FLAKY]))
+                         [t for t, m in zip(o.tasks, mixed(o.n, o.passes).tolist(), strict=True) if m]))
     flaky_at.sort()
 
     # Per-unit arrays over every (run, task), in run order then task order.

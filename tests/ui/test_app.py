@@ -537,11 +537,11 @@ async def test_80x24_keeps_the_table_readable(app: FlakeApp) -> None:
 
 
 async def test_cursor_stays_in_view_when_a_column_appears(tmp_path: Path) -> None:
-    # The table fits a 156-column screen until the review column
+    # The table fits a 174-column screen until the review column
     # widens it: a horizontal scrollbar takes a row, and the cursor on the last
     # visible row used to fall out of view.
     app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(tmp_path / "notes.json"))
-    async with app.run_test(size=(156, SIZE[1])) as pilot:
+    async with app.run_test(size=(174, SIZE[1])) as pilot:
         await ready(pilot)
         await pilot.press("r", "down", "enter")
         await ready(pilot)

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as sps
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.classes import evidence_classes, mixed
 from flaketui.stats import (
-    classify,
     compare_runs,
     default_k,
     flakiness,
@@ -160,12 +160,11 @@ class TestPassHatKInterval:
 
 
 class TestClassesAndRuleOfThree:
-    def test_classes(self) -> None:
-        assert classify([4, 4, 4, 0], [4, 0, 2, 0]) == ["stable-pass", "stable-fail", "flaky", "no-trials"]
-
     def test_one_trial_is_unrepeated(self) -> None:
-        # One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went.
-        assert classify([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "stable-pass", "stable-fail"]
+        """One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went; two are
+        undetermined at the default cap."""
+        assert evidence_classes([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "undetermined",
+                                                                 "undetermined"]
 
     def test_rule_of_three_issue_figure(self) -> None:
         assert round(float(rule_of_three(1500)), 6) == 0.001995
@@ -202,7 +201,8 @@ class TestSuite:
         st = task_stats(outcomes("r", counts), 5)
         sm = summarise(st)
         assert round(sm.pass_hat_k.value, 3) == 0.773
-        assert sm.flaky_tasks == 1 and sm.tasks == 25 and sm.trials == 300
+        assert sm.flaky_tasks == 0 and sm.mixed_tasks == 1 and sm.undetermined_tasks == 25
+        assert sm.tasks == 25 and sm.trials == 300
 
     def test_mean_of_per_task_not_power_of_mean(self) -> None:
         # Two tasks at p̂ = 1 and p̂ = 0.5: mean p = 0.75, 0.75^2 = 0.5625, but pass^2 = (1 + 1/6) / 2.
@@ -339,7 +339,8 @@ class TestDistinctPairs:
             np.testing.assert_array_equal(boot.pass_hat_k_ci.low,
                                           est.pass_hat_k_interval(n, c, k, method="bootstrap").low)
             np.testing.assert_array_equal(st.flakiness, est.flakiness(n, c))
-            assert st.classes == est.classify(n, c)
+            assert st.classes == evidence_classes(n, c)
+            np.testing.assert_array_equal(st.mixed, mixed(n, c))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 7, 40])
