@@ -825,7 +825,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         counted = sm.pass_at_1.tasks
         tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
-                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
+                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else ""),
+                 Text(f"{sm.undetermined_tasks} undetermined, {sm.stable_tasks} stable (cap {sm.flaky_cap:g})"),
+                 Text(f"{sm.mixed_tasks} mixed", style="dim")]
         k_text = Text(f"k = {k}")
         if app.k_is_default:
             k_text.append(" (most tasks' trials)", style="dim")
