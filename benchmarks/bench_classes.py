@@ -13,6 +13,16 @@ For each n, over ``--reps`` suites (seed ``--seed`` + n), it measures:
 - the expected number of truly flaky tasks, Σ P(flaky), against the true count, and how often its
   95% Poisson-binomial interval holds the true count.
 
+Then ``plan --budget --allocate classes`` against uniform trials at equal budget (``--alloc-reps``
+suites per budget, seed ``--seed`` + budget): every task starts with 5 trials; the budget (5, 15 or
+30 more trials a task on average) is spent in three plans, each rerun on the trials so far
+(:func:`~flaketui.stats.allocation.allocate_classes` under the run's empirical-Bayes posterior,
+none to a task the confidence sequence has decided), or uniformly. A task is misclassified when its
+final class is not its true one (flaky, stable-pass or stable-fail by its p against the cap;
+``undetermined`` counts as misclassified). The suite's mean pass rate from each task's first 5
+trials (the design-free estimator) and from all its trials measure the bias the data-driven
+design brings.
+
 Run::
 
     .venv/bin/python benchmarks/bench_classes.py                 # 400 suites per n, prints the table
@@ -28,9 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+from flaketui.stats.allocation import allocate_classes
 from flaketui.stats.classes import DEFAULT_FLAKY_CAP, cap_rates, evidence_classes, mixed
-from flaketui.stats.empirical_bayes import flaky_posterior
-from flaketui.stats.estimators import FLAKY
+from flaketui.stats.empirical_bayes import fit_prior, flaky_posterior
+from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS
+from flaketui.stats.precision import UNDECIDED, decide
 
 TASKS, FLAKY_TASKS = 300, 30
 
@@ -104,18 +116,69 @@ def row(r: dict[str, float]) -> list[str]:
             f"{r['true']:.1f}", pct(r["covered"])]
 
 
+def true_classes(p: np.ndarray, cap: float) -> np.ndarray:
+    """Each task's class had it infinitely many trials."""
+    p_lo, p_hi = cap_rates(cap)
+    return np.where((p > p_lo) & (p < p_hi), FLAKY, np.where(p >= 0.5, STABLE_PASS, STABLE_FAIL))
+
+
+def misclassified(n: np.ndarray, c: np.ndarray, p: np.ndarray, cap: float) -> int:
+    """Tasks whose class is not their true one (undetermined included)."""
+    return int(np.sum(np.asarray(evidence_classes(n, c, cap), dtype=object) != true_classes(p, cap)))
+
+
+def measure_allocation(per_task: int, reps: int, seed: int, cap: float, start: int = 5,
+                       plans: int = 3) -> dict[str, float]:
+    """Misclassified tasks after ``per_task`` more trials a task on average, uniform against
+    class-driven in ``plans`` reruns of the plan; and the bias of the suite's mean pass rate."""
+    rng = np.random.default_rng(seed)
+    p_lo = cap_rates(cap)[0]
+    uniform = targeted = bias_first = bias_all = 0.0
+    for _ in range(reps):
+        p = suite_rates(rng)
+        n = np.full(TASKS, start)
+        c = rng.binomial(n, p)
+        uniform += misclassified(n + per_task, c + rng.binomial(per_task, p), p, cap)
+        nn, cc, left = n.copy(), c.copy(), per_task * TASKS
+        for look in range(plans):
+            prior = fit_prior(nn, cc)
+            open_ = np.asarray(decide(nn, cc, p_lo), dtype=object) == UNDECIDED
+            alloc = allocate_classes(nn, cc, prior.a + cc, prior.b + nn - cc, left // (plans - look), open_, cap)
+            cc = cc + rng.binomial(alloc.extra, p)
+            nn = nn + alloc.extra
+            left -= alloc.spent
+        targeted += misclassified(nn, cc, p, cap)
+        bias_first += float(np.mean(c / start) - p.mean())
+        bias_all += float(np.mean(cc / nn) - p.mean())
+    return {"per_task": per_task, "uniform": uniform / reps, "targeted": targeted / reps,
+            "bias_first": bias_first / reps, "bias_all": bias_all / reps}
+
+
+ALLOC_HEADER = ("more trials a task", "misclassified, uniform", "misclassified, by class", "change",
+                "bias of mean p̂, first 5 trials", "bias of mean p̂, all trials")
+
+
+def alloc_row(r: dict[str, float]) -> list[str]:
+    return [str(int(r["per_task"])), f"{r['uniform']:.1f}", f"{r['targeted']:.1f}",
+            f"{100 * (r['targeted'] / r['uniform'] - 1):+.1f}%", f"{r['bias_first']:+.4f}", f"{r['bias_all']:+.4f}"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400, help="suites simulated per n (default 400)")
     ap.add_argument("--seed", type=int, default=20261207, help="base seed; n is added (default 20261207)")
     ap.add_argument("--cap", type=float, default=DEFAULT_FLAKY_CAP)
+    ap.add_argument("--alloc-reps", type=int, default=40, help="suites per budget of the allocation (default 40)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/calibration.md")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows = [measure(n, args.reps, args.seed + n, args.cap) for n in (3, 5, 10)]
+    alloc = [measure_allocation(per, args.alloc_reps, args.seed + per, args.cap) for per in (5, 15, 30)]
     elapsed = time.perf_counter() - t0
     for r in rows:
         print("  ".join(f"{h}={v}" for h, v in zip(HEADER, row(r), strict=True)))
+    for r in alloc:
+        print("  ".join(f"{h}={v}" for h, v in zip(ALLOC_HEADER, alloc_row(r), strict=True)))
     print(f"{elapsed:.0f} s")
     if args.docs:
         here = str(Path(__file__).resolve().parent)
@@ -127,6 +190,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"{args.cap:g}; {args.reps} suites per n, seed {args.seed} + n.\n\n"
                 + markdown_table(HEADER, [row(r) for r in rows]))
         write_section(DOCS / "calibration.md", "classes", text)
+        text = (f"Every task starts with 5 trials; {args.alloc_reps} suites per budget, seed {args.seed} + budget; "
+                "three plans per budget.\n\n" + markdown_table(ALLOC_HEADER, [alloc_row(r) for r in alloc]))
+        write_section(DOCS / "calibration.md", "classes-allocation", text)
 
 
 if __name__ == "__main__":

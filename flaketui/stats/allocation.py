@@ -330,6 +330,7 @@ def allocate_classes(
     flaky_cap: float,
     cap: ArrayLike | None = None,
     minimum: ArrayLike | None = None,
+    batch: int | None = None,
 ) -> Allocation:
     """Spend ``budget`` further trials where they are most likely to decide a task's class.
 
@@ -341,7 +342,9 @@ def allocate_classes(
     up to :data:`CLASS_HORIZON` trials: a clean task gains nothing from one more trial and
     much from thirty (36 clean trials make it stable at the default cap), so the gain per
     trial is taken over the best number of trials ahead. ``cap`` bounds a unit's trials
-    beyond its minimum.
+    beyond its minimum; ``batch`` the trials one plan gives a unit (the plan is rerun after
+    them: a clean task that fails early then drops back, where thirty trials at once would
+    have been spent whatever came).
 
     The allocation looks at the data, so the suite's p̂ and pass^k over all trials are not
     those of a fixed design; the trials each task had before the plan's are (the note the
@@ -382,6 +385,7 @@ def allocate_classes(
         risk = undecided_chance(n_arr[todo], np.asarray(c, np.int64)[todo], np.asarray(alpha, np.float64)[todo],
                                 np.asarray(beta, np.float64)[todo], flaky_cap)
         steps = np.arange(1, CLASS_HORIZON + 1, dtype=np.float64)
+        limit = CLASS_HORIZON if batch is None else max(1, int(batch))
 
         def best(j: int) -> tuple[float, int]:
             """The largest fall of the chance per trial from unit todo[j]'s trials so far, and its step."""
@@ -397,9 +401,11 @@ def allocate_classes(
         heapq.heapify(heap)
         while left and heap:
             _, j, s = heapq.heappop(heap)
-            give = min(s, left)
+            give = min(s, left, limit - int(extra[todo[j]]))
             extra[todo[j]] += give
             left -= give
+            if extra[todo[j]] >= limit:
+                continue
             rate, s = best(j)
             if s and rate > 1e-12:
                 heapq.heappush(heap, (-rate, j, s))

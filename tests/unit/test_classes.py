@@ -162,3 +162,43 @@ def test_every_task_flaky_and_every_task_stable() -> None:
     assert set(evidence_classes(n, n)) == {STABLE_PASS}
     post = flaky_posterior(n, n)
     assert post.expected < 0.1 and post.interval == (0, 0)
+
+
+def test_undecided_chance_matches_scipy_betabinom_and_exact_interval() -> None:
+    """The chance a task stays undetermined after m more trials is the beta-binomial sum over the outcomes whose
+    exact interval (scipy) leaves it undetermined."""
+    from flaketui.stats.allocation import undecided_chance
+
+    got = undecided_chance([5, 8], [3, 8], [3.4, 8.1], [2.2, 0.3], DEFAULT_FLAKY_CAP, horizon=12)
+    for row, (n, c, a, b) in enumerate([(5, 3, 3.4, 2.2), (8, 8, 8.1, 0.3)]):
+        for m in (0, 1, 6, 12):
+            y = np.arange(m + 1)
+            still = np.array([brute_class(n + m, c + int(k), DEFAULT_FLAKY_CAP) == UNDETERMINED for k in y])
+            want = float(np.sum(stats.betabinom.pmf(y, m, a, b)[still]))
+            assert got[row, m] == pytest.approx(want, abs=1e-12)
+
+
+def test_allocate_classes_spends_where_a_class_can_change() -> None:
+    """A middling task gets the few trials that decide it, a clean one the thirty it needs; a decided one none;
+    the budget is spent in full and risk minimums come first."""
+    from flaketui.stats.allocation import allocate_classes
+
+    got = allocate_classes([5, 5, 5], [3, 5, 3], [3.2, 5.2, 3.2], [2.2, 0.2, 2.2], 40, [True, True, False], 0.36)
+    assert got.extra.tolist() == [9, 31, 0] and got.spent == 40
+    first = allocate_classes([5, 2], [5, 1], [5.2, 1.2], [0.2, 1.2], 3, [True, True], 0.36, minimum=[0, 5])
+    assert first.topup.tolist() == [0, 3] and first.extra.tolist() == [0, 3]
+
+
+def test_plan_allocate_classes_says_how_the_suite_stays_unbiased() -> None:
+    """plan --allocate classes spends the budget and notes that the suite's figures come from the earlier trials."""
+    from flaketui.model import RunOutcomes
+    from flaketui.stats.plan import DESIGN_NOTE, PlanOptions, make_plan
+
+    n = np.full(30, 5)
+    c = np.where(np.arange(30) < 4, 3, 5)
+    run = RunOutcomes("r", [f"t{i}" for i in range(30)], n, c, np.zeros(30, dtype=np.int64), [None] * 30,
+                      np.arange(150), np.r_[0, np.cumsum(n)])
+    plan = make_plan([run], PlanOptions(budget=50, allocation="classes"))
+    assert plan.spent == 50 and DESIGN_NOTE in plan.notes
+    with pytest.raises(ValueError, match="allocation"):
+        PlanOptions(allocation="random").check()
