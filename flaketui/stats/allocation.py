@@ -170,13 +170,9 @@ def allocate(
         raise ValueError("trials, caps and minimums must be >= 0")
 
     # 1. Risk minimums: one trial at a time to the largest shortfall (earlier unit on ties).
-    short = np.maximum(0, min_arr - n_arr)
-    left = int(budget)
-    if int(short.sum()) > left:
-        topup = _level_shortfalls(short, left)
-        return Allocation(topup, topup.copy(), int(budget), int(budget), "")
-    topup = short.astype(np.int64)
-    left -= int(short.sum())
+    topup, left, spent_all = _minimums(n_arr, min_arr, int(budget))
+    if spent_all is not None:
+        return spent_all
 
     # 2. Greedy on the variance, among eligible units below their cap.
     m0 = (n_arr + topup).astype(np.float64)
@@ -194,6 +190,17 @@ def allocate(
             "has no uncertainty left to reduce, or reaches the target width with the planned trials"
         )
     return Allocation(total, topup, int(budget), spent, reason)
+
+
+def _minimums(n: NDArray[np.int64], minimum: NDArray[np.int64], budget: int
+              ) -> tuple[NDArray[np.int64], int, Allocation | None]:
+    """The trials that bring each unit to its risk minimum, and the budget left after them; when the
+    minimums take the whole budget, the allocation that levels the shortfalls (else None)."""
+    short = np.maximum(0, minimum - n)
+    if int(short.sum()) > budget:
+        topup = _level_shortfalls(short, budget)
+        return topup, 0, Allocation(topup, topup.copy(), budget, budget, "")
+    return short.astype(np.int64), budget - int(short.sum()), None
 
 
 def _level_shortfalls(short: NDArray[np.int64], left: int) -> NDArray[np.int64]:
@@ -371,13 +378,9 @@ def allocate_classes(
     units = n_arr.shape[0]
     cap_arr = np.full(units, CLASS_HORIZON) if cap is None else np.minimum(np.asarray(cap, np.int64), CLASS_HORIZON)
     min_arr = np.zeros(units, np.int64) if minimum is None else np.asarray(minimum, np.int64)
-    short = np.maximum(0, min_arr - n_arr)
-    left = int(budget)
-    if int(short.sum()) > left:
-        topup = _level_shortfalls(short, left)
-        return Allocation(topup, topup.copy(), int(budget), int(budget), "")
-    topup = short.astype(np.int64)
-    left -= int(short.sum())
+    topup, left, spent_all = _minimums(n_arr, min_arr, int(budget))
+    if spent_all is not None:
+        return spent_all
     room = np.where(elig, cap_arr, 0).astype(np.int64)
     extra = np.zeros(units, np.int64)
     todo = np.flatnonzero(room > 0)
