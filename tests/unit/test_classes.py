@@ -202,3 +202,23 @@ def test_plan_allocate_classes_says_how_the_suite_stays_unbiased() -> None:
     assert plan.spent == 50 and DESIGN_NOTE in plan.notes
     with pytest.raises(ValueError, match="allocation"):
         PlanOptions(allocation="random").check()
+
+
+def test_report_and_gate_state_the_classes_at_the_cap() -> None:
+    """report's JSON and gate's JSON give the same classes at --flaky-cap: searchRunbook (10 of 12) is flaky at 0.05
+    and undetermined at the default, mixed either way."""
+    import orjson
+
+    from tests.conftest import BASELINE
+    from tests.helpers.cli import run
+
+    for cap, flaky in (("0.05", 1), ("0.36", 0)):
+        code, out, _ = run("report", str(BASELINE), "--format", "json", "--flaky-cap", cap)
+        summary = orjson.loads(out)["runs"][0]["summary"]
+        assert code == 0 and (summary["flaky_tasks"], summary["mixed_tasks"], summary["flaky_cap"]) == (
+            flaky, 1, float(cap))
+        code, out, _ = run("gate", str(BASELINE), "--max-flakiness", "0.9", "--format", "json", "--flaky-cap", cap)
+        classes = orjson.loads(out)["runs"][0]["classes"]
+        assert code == 0 and (classes["flaky"], classes["mixed"]) == (flaky, 1)
+    code, _, err = run("report", str(BASELINE), "--flaky-cap", "1.5")
+    assert code == 2 and "--flaky-cap" in err
