@@ -132,7 +132,7 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
 
 
 REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-               "pass_hat_k_ci", "flakiness", "class", "mixed", "p_flaky", "rule_of_three")
+               "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky", "rule_of_three")
 """Columns of the table and Markdown reports (from :data:`~flaketui.columns.TASK_COLUMNS`)."""
 
 CSV_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
@@ -449,7 +449,7 @@ def class_line(s: SuiteSummary) -> str:
     and the empirical-Bayes expected number of truly flaky tasks."""
     low, high = s.expected_flaky_ci
     eb = ("" if s.expected_flaky != s.expected_flaky else
-          f"; expected truly flaky {s.expected_flaky:.1f} [{low}, {high}] (empirical Bayes)")
+          f"; Σ P(flaky) {s.expected_flaky:.1f} [{low}, {high}] under a Beta prior fitted to the tasks (a model)")
     return (f"{s.flaky_tasks} flaky, {s.undetermined_tasks} undetermined, {s.stable_tasks} stable "
             f"(flakiness cap {s.flaky_cap:g}); {s.mixed_tasks} mixed (passed and failed){eb}")
 
