@@ -61,7 +61,7 @@ NE = ' class="ne"'
 """A differing row's class attribute."""
 
 HTML_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-             "pass_hat_k_ci", "flakiness", "class")
+             "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky")
 """The task table's columns (from :data:`~flaketui.output.columns.TASK_COLUMNS`)."""
 
 Write = Callable[[str], Any]
