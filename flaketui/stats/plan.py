@@ -413,7 +413,7 @@ def make_plan(
                 extra=x,
                 why=(HARNESS_FIRST if n_i == 0 and e_i > 0 else
                      _why(decision, x, up, tier.reason, m, p, cs_low, cs_high, k, options.budget,
-                          n_i >= need)),
+                          n_i >= need, options.allocation)),
                 cs=(cs_low, cs_high),
                 to_decide=int(more) if one_sided else None,
                 errored=e_i,
@@ -502,7 +502,7 @@ def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],
 
 
 def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, p: float,
-         low: float, high: float, k: int, budget: int, precise: bool) -> str:
+         low: float, high: float, k: int, budget: int, precise: bool, allocation: str = "variance") -> str:
     """A one-line reason for a task's share of the budget (or for none)."""
     parts = []
     if topup:
@@ -513,7 +513,8 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
             parts.append("no non-errored trial yet")
         else:
             parts.append(f"undecided, p̂ {p:.3f} [{low:.2f}, {high:.2f}]: "
-                         f"largest cut in the variance of suite pass^{k}")
+                         + ("most likely to decide its class" if allocation == "classes" else
+                            f"largest cut in the variance of suite pass^{k}"))
     if parts:
         return "; ".join(parts)
     if decision in (STABLE_PASS, STABLE_FAIL):
@@ -524,4 +525,6 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
         return "target width reached"
     if budget == 0:
         return "no budget given"
+    if allocation == "classes":
+        return "none: less likely to decide its class than the tasks given trials"
     return f"none: cuts the variance of suite pass^{k} less than the tasks given trials"
