@@ -194,7 +194,8 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
     classes = evidence_classes(un, uc, flaky_cap)
     need = trials_to_decide(un, uc, flaky_cap)
     undetermined = np.asarray(classes, dtype=object) == UNDETERMINED
-    posterior = flaky_posterior(n, c, flaky_cap)
+    pairs = flaky_posterior(un, uc, flaky_cap, weights=np.bincount(inv, minlength=un.size))
+    posterior = replace(pairs, p_flaky=pairs.p_flaky[inv], flakiness=pairs.flakiness[inv])
     return TaskStats(
         run=outcomes.run,
         k=k,

@@ -222,3 +222,14 @@ def test_report_and_gate_state_the_classes_at_the_cap() -> None:
         assert code == 0 and (classes["flaky"], classes["mixed"]) == (flaky, 1)
     code, _, err = run("report", str(BASELINE), "--flaky-cap", "1.5")
     assert code == 2 and "--flaky-cap" in err
+
+
+def test_count_interval_normal_approximation_matches_the_exact_law() -> None:
+    """Beyond the exact size the refined normal approximation gives the exact law's 2.5% and 97.5% quantiles."""
+    from flaketui.stats import empirical_bayes as eb
+
+    rng = np.random.default_rng(2)
+    chances = rng.choice(rng.beta(0.3, 0.3, 50), 8000)
+    cdf = np.cumsum(poisson_binomial(chances))
+    exact = (int(np.searchsorted(cdf, 0.025 - 1e-12)), int(np.searchsorted(cdf, 0.975 - 1e-12)))
+    assert chances.size > eb.EXACT_COUNT_MAX and eb.count_interval(chances) == exact
