@@ -233,3 +233,25 @@ def test_count_interval_normal_approximation_matches_the_exact_law() -> None:
     cdf = np.cumsum(poisson_binomial(chances))
     exact = (int(np.searchsorted(cdf, 0.025 - 1e-12)), int(np.searchsorted(cdf, 0.975 - 1e-12)))
     assert chances.size > eb.EXACT_COUNT_MAX and eb.count_interval(chances) == exact
+
+
+def test_report_order_ranks_by_p_flaky_only_when_trials_are_few() -> None:
+    """With 10 trials a task the order follows P(flaky); with 40 the observed flakiness, P(flaky) breaking no tie."""
+    from flaketui.model import RunOutcomes
+    from flaketui.output.stream import flakiest_order
+    from flaketui.stats import task_stats
+
+    def run(n: int, passes: list[int]) -> RunOutcomes:
+        size = len(passes)
+        trials = np.full(size, n)
+        return RunOutcomes("r", [f"t{i}" for i in range(size)], trials, np.array(passes),
+                           np.zeros(size, dtype=np.int64), [None] * size, np.arange(n * size),
+                           np.r_[0, np.cumsum(trials)])
+
+    few = task_stats(run(10, [10] * 12 + [0] * 12 + [5, 8, 2]), 1)
+    assert few.few_trials()
+    order = flakiest_order(few).tolist()
+    assert np.all(np.diff(few.p_flaky[order]) <= 1e-15)
+    many = task_stats(run(40, [40] * 12 + [0] * 12 + [20, 32, 8]), 1)
+    assert not many.few_trials()
+    assert np.all(np.diff(many.flakiness[flakiest_order(many)]) <= 1e-15)
