@@ -72,6 +72,8 @@ class AppOptions:
     app starts as fast as without it; a notification says what was recorded, or why not."""
     owners: tuple[Rule, ...] = ()
     """An owners file's rules (``--owners``): the task table's ``owner`` column, ``H``'s owner."""
+    flaky_cap: float | None = None
+    """The flakiness cap the task classes are stated against (``--flaky-cap``); None: the default."""
 
     def __post_init__(self) -> None:
         # Callers pass lists (and fields=None for the defaults); the options keep tuples.

@@ -288,15 +288,27 @@ def write_json(doc: Any) -> None:
 
 
 def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
-              passk_ci: str = "exact") -> tuple[int, list[TaskStats]]:
+              passk_ci: str = "exact", flaky_cap: float | None = None) -> tuple[int, list[TaskStats]]:
     """K (given, or the trials most tasks have, errored included: :func:`~flaketui.stats.default_k`)
     and the task statistics of each run, with the pass^k interval ``passk_ci`` (``exact`` or
-    ``bootstrap``)."""
+    ``bootstrap``) and the classes stated against ``flaky_cap`` (None: the default)."""
     from flaketui.stats import default_k, task_stats
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
 
     outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]
     kk = k or default_k(outcomes)
-    return kk, [task_stats(o, kk, passk_ci) for o in outcomes]
+    cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+    return kk, [task_stats(o, kk, passk_ci, cap) for o in outcomes]
+
+
+def flaky_cap_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--flaky-cap F``: the flakiness 4p(1 − p) above which a task is flaky (its class is stated against it)."""
+    return click.option(
+        "--flaky-cap", "flaky_cap", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+        default=None, metavar="F",
+        help="A task is flaky when its flakiness 4p(1-p) exceeds F: its class is flaky when its exact "
+             "95% interval of p rules out flakiness at or below F, stable when it rules out flakiness "
+             "above F, undetermined otherwise. Default 0.36: a pass rate between 0.1 and 0.9.")(func)
 
 
 def passk_ci_option(func: Callable[..., Any]) -> Callable[..., Any]:

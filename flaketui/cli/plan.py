@@ -58,6 +58,12 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--budget", type=click.IntRange(min=0, max=MAX_BUDGET), default=0, show_default=True,
               help="Further trials to allocate across tasks.")
+@click.option("--allocate", "allocation", type=click.Choice(["variance", "classes"]), default="variance",
+              show_default=True,
+              help="Where --budget goes. variance: where it shrinks the suite pass^k's uncertainty most. "
+                   "classes: where it is most likely to decide a task's class (flaky or stable against the cap "
+                   "4m(1-m) of --margin), by each task's empirical-Bayes posterior; the suite's figures "
+                   "should then come from the trials before the plan's.")
 @click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.1,
               show_default=True,
               help="Wilson interval width a task needs no more than (caps its trials).")
@@ -97,7 +103,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str, ...],
          k: int | None, min_trials: int, low_min_trials: int, risk_tag: tuple[str, ...],
          margin: float, bound_target: float, confidence: float, power: float, alpha: float,
-         effect: float, fmt: str, out: Path | None, emit: str | None, fields: FieldMap) -> None:
+         effect: float, fmt: str, out: Path | None, emit: str | None, allocation: str, fields: FieldMap) -> None:
     """Plan the next run of LOGS: which tasks need more trials, how many, and why.
 
     Per task: decided or not (by a confidence sequence: valid however often you rerun
@@ -118,7 +124,7 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
         budget=budget, k=k, confidence=confidence, margin=margin, target_width=target_width,
         bound_target=bound_target, min_trials=min_trials, low_min_trials=low_min_trials,
         risk_tags=tuple(risk_tag) or PlanOptions().risk_tags, power=power, alpha=alpha,
-        effect=effect,
+        effect=effect, allocation=allocation,
     )
     log = base.load(logs, fields)
     names = base.pick_runs(log, run)

@@ -61,7 +61,7 @@ NE = ' class="ne"'
 """A differing row's class attribute."""
 
 HTML_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-             "pass_hat_k_ci", "flakiness", "class")
+             "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky")
 """The task table's columns (from :data:`~flaketui.output.columns.TASK_COLUMNS`)."""
 
 
@@ -422,7 +422,7 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         for w in sm.warnings:
             write(f"<p class=\"warn\">warning: {esc(w)}</p>\n")
         write(f"<div class=\"plots\">{curves_svg(st)}{histogram_svg(st)}</div>\n")
-        flaky = np.flatnonzero(shown.flaky()).tolist()[:DETAILS_TASKS]
+        flaky = np.flatnonzero(shown.mixed).tolist()[:DETAILS_TASKS]  # a trace pair needs a pass and a failure
         links = {i: f"f-{r}-{j}" for j, i in enumerate(flaky)}
         data["tables"][f"tasks-{r}"] = task_table(write, f"tasks-{r}", shown, links)
         if len(shown) < len(st):
@@ -430,12 +430,12 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         if flaky:
             found = (causes or {}).get(st.run, {})
             run_pairs = pairs.get(st.run, {})
-            total = int(st.flaky().sum())
-            write(f"<h3>Flaky tasks ({total:,})</h3>\n<p class=\"note\">Traces are embedded for at most "
-                  f"{TRACE_TASKS} flaky tasks per run (the flakiest; {len(run_pairs)} here), "
+            total = int(st.mixed.sum())
+            write(f"<h3>Tasks that passed and failed ({total:,})</h3>\n<p class=\"note\">Traces are embedded "
+                  f"for at most {TRACE_TASKS} of them per run (the flakiest; {len(run_pairs)} here), "
                   f"{TRACE_CONTEXT} aligned steps either side of the first divergence, lines cut at "
                   f"{LINE_WIDTH} characters"
-                  + (f"; only the first {DETAILS_TASKS:,} flaky tasks have a section" if total > DETAILS_TASKS else "")
+                  + (f"; only the first {DETAILS_TASKS:,} of them have a section" if total > DETAILS_TASKS else "")
                   + (". Suspected sources need <code>--causes</code>." if causes is None else ".") + "</p>\n")
             for i in flaky:
                 task = shown.tasks[i]

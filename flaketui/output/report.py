@@ -170,15 +170,22 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "within_task_share": fmt.json_float(s.within_task_share),
         "score_moved_tasks": None if s.mean_score is None else s.score_moved[0],
         "score_moved_same_outcome_tasks": None if s.mean_score is None else s.score_moved[1],
+        "flaky_cap": s.flaky_cap,
+        "undetermined_tasks": s.undetermined_tasks,
+        "stable_tasks": s.stable_tasks,
+        "mixed_tasks": s.mixed_tasks,
+        "expected_flaky": fmt.json_float(s.expected_flaky),
+        "expected_flaky_ci": list(s.expected_flaky_ci),
+        "prior": {"a": fmt.json_float(s.prior[0]), "b": fmt.json_float(s.prior[1]), "fitted": s.prior[2]},
     }
 
 
 REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-               "pass_hat_k_ci", "flakiness", "class", "rule_of_three")
+               "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky", "rule_of_three")
 """Columns of the table and Markdown reports (from :data:`~flaketui.columns.TASK_COLUMNS`)."""
 
 CSV_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-            "pass_hat_k_ci", "flakiness", "class")
+            "pass_hat_k_ci", "flakiness", "class", "mixed", "p_flaky", "to_decide")
 """Per-task columns of the CSV report, after ``run`` and ``k``."""
 
 CSV_COLUMNS = ("run", "k", *(name for key in CSV_KEYS for name in TASK_COLUMNS[key].csv_names))
@@ -565,14 +572,24 @@ def _md_escape(text: str) -> str:
     return visible(text).replace("|", "\\|")
 
 
+def class_line(s: SuiteSummary) -> str:
+    """The headline of the classes: flaky, undetermined and stable tasks against the cap, the mixed ones,
+    and the empirical-Bayes expected number of truly flaky tasks."""
+    low, high = s.expected_flaky_ci
+    eb = ("" if s.expected_flaky != s.expected_flaky else
+          f"; Σ P(flaky) {s.expected_flaky:.1f} [{low}, {high}] under a Beta prior fitted to the tasks (a model)")
+    return (f"{s.flaky_tasks} flaky, {s.undetermined_tasks} undetermined, {s.stable_tasks} stable "
+            f"(flakiness cap {s.flaky_cap:g}); {s.mixed_tasks} mixed (passed and failed){eb}")
+
+
 def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES) -> list[str]:
     """The suite summary as plain lines (shared by table, Markdown and page): who ran the run, its
     figures, and how its errored trials counted (by kind, and the rule that counted them)."""
     k = s.k
     lines = [*notes.head(s.run),
-        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
-        f"{s.flaky_tasks} flaky, k = {k}"
+        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
+        class_line(s),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
         "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.interval(*est.ci)}" for label, est in
                    ([("pass@1", s.pass_at_1)] if k == 1 else
@@ -788,7 +805,7 @@ def table_headers(st: TaskStats, columns: Sequence[TaskColumn]) -> tuple[list[st
     """The terminal table's header of each column and its narrowest width (figures keep theirs)."""
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
-              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11,
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 12, "mixed": 5, "p_flaky": 8,
               "mean_score": 5, "mean_score_ci": 12, "score_sd": 5}
     names = [TABLE_LABELS.get(col.key, col.header(st.k)) for col in columns]
     return names, [max(widths[c.key], len(name)) if c.key in widths else 0

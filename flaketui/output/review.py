@@ -362,12 +362,13 @@ def comparison_export(cmp: PairedComparison, entries: Mapping[TriageKey, TriageE
 
 def flaky_export(stats: Iterable[TaskStats],
                  entries: Mapping[TriageKey, TriageEntry]) -> list[dict[str, Any]]:
-    """Per run, every flaky task and every task with a note: its figures, review and suggested cause."""
+    """Per run, every task that both passed and failed (its traces can be told apart) and every task
+    with a note: its figures, review and suggested cause."""
     out = []
     for st in stats:
         for i, task in enumerate(st.tasks):
             key = TriageKey(st.run, task)
-            if st.classes[i] != "flaky" and not (key in entries and entries[key].reviewed_or_noted):
+            if not st.mixed[i] and not (key in entries and entries[key].reviewed_or_noted):
                 continue
             e = entries.get(key) or TriageEntry()
             out.append({

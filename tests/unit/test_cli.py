@@ -29,13 +29,16 @@ class TestReport:
         for key in ("tasks", "trials", "errored", "pass_at_1", "pass_at_1_ci", "pass_at_k",
                     "pass_hat_k", "pass_hat_k_ci", "flaky_tasks", "warnings"):
             assert key in s
-        assert (s["tasks"], s["trials"], s["errored"], s["flaky_tasks"]) == (25, 300, 1, 1)
+        assert (s["tasks"], s["trials"], s["errored"], s["flaky_tasks"]) == (25, 300, 1, 0)
+        assert (s["mixed_tasks"], s["undetermined_tasks"], s["stable_tasks"], s["flaky_cap"]) == (1, 25, 0, 0.36)
+        by_task = {t["task"]: t for t in r["tasks"]}
+        assert by_task["searchRunbook"]["mixed"] is True and by_task["searchRunbook"]["class"] == "undetermined"
         assert round(s["pass_hat_k"], 3) == 0.773
         assert len(s["pass_hat_k_ci"]) == 2 and s["pass_hat_k_ci"][0] < 0.773 < s["pass_hat_k_ci"][1]
         task = next(t for t in r["tasks"] if t["task"] == "searchRunbook")
         assert set(task) >= {"task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k",
                              "pass_hat_k", "pass_hat_k_ci", "flakiness", "class"}
-        assert (task["n"], task["passes"], task["class"]) == (12, 10, "flaky")
+        assert (task["n"], task["passes"], task["class"], task["mixed"]) == (12, 10, "undetermined", True)
         assert round(task["pass_hat_k"], 3) == 0.318 and round(task["flakiness"], 3) == 0.556
 
     def test_default_k_is_stated(self) -> None:
@@ -66,8 +69,8 @@ class TestReport:
         code, out, _ = run("report", BASELINE, "-k", "5", "--format", "markdown")
         assert "| searchRunbook | 12 | 10 | 0.833 |" in out
         # Rule of three for stable tasks: 1 - 0.05^(1/12) = 0.221.
-        assert "| getAlertStatus | 12 | 12 | 1.000 |" in out and "| stable-pass | fail < 0.221 |" in out
-        assert "| stable-fail | pass < 0.221 |" in out
+        assert "| getAlertStatus | 12 | 12 | 1.000 |" in out and "| undetermined | +57 |  | 0.001 | fail < 0.221 |" in out
+        assert "| undetermined | +57 |  | 0.005 | pass < 0.221 |" in out
 
     def test_unknown_run(self) -> None:
         """An unknown --run is a usage error naming it, exit 2."""

@@ -319,9 +319,10 @@ class TestFewUnitsWarning:
 
 
 def test_one_trial_is_unrepeated_everywhere() -> None:
-    """One-trial tasks are classed unrepeated and counted so in the summary."""
-    st = task_stats(outcomes({"once_pass": (1, 1), "once_fail": (1, 0), "twice": (2, 2), "none": (0, 0)}), 1)
-    assert st.classes == [est.UNREPEATED, est.UNREPEATED, est.STABLE_PASS, est.NO_TRIALS]
+    """One trial is unrepeated whichever way it went; two clean trials are undetermined, 36 stable."""
+    st = task_stats(outcomes({"once_pass": (1, 1), "once_fail": (1, 0), "twice": (2, 2), "none": (0, 0),
+                              "many": (36, 36)}), 1)
+    assert st.classes == [est.UNREPEATED, est.UNREPEATED, "undetermined", est.NO_TRIALS, est.STABLE_PASS]
     assert summarise(st).flaky_tasks == 0 and not st.flaky().any()
 
 
@@ -332,7 +333,7 @@ def test_report_shows_unrepeated(tmp_path: Path) -> None:
     code, out, _ = run_cli("report", log, "--format", "json")
     assert code == 0
     classes = {t["task"]: t["class"] for t in json.loads(out)["runs"][0]["tasks"]}
-    assert classes == {"a": "unrepeated", "b": "stable-pass"}
+    assert classes == {"a": "unrepeated", "b": "undetermined"}
 
 
 # --- the gate with evidence ---------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as sps
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.classes import evidence_classes, mixed
 from flaketui.stats import (
-    classify,
     compare_runs,
     default_k,
     flakiness,
@@ -176,14 +176,11 @@ class TestPassHatKInterval:
 
 
 class TestClassesAndRuleOfThree:
-    def test_classes(self) -> None:
-        """Tasks are classed stable-pass, stable-fail, flaky or no-trials from their counts."""
-        assert classify([4, 4, 4, 0], [4, 0, 2, 0]) == ["stable-pass", "stable-fail", "flaky", "no-trials"]
-
     def test_one_trial_is_unrepeated(self) -> None:
-        """A task with one trial is unrepeated, whether it passed or failed."""
-        # One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went.
-        assert classify([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "stable-pass", "stable-fail"]
+        """One outcome cannot show a task to be stable: it is "unrepeated", whichever way it went; two are
+        undetermined at the default cap."""
+        assert evidence_classes([1, 1, 2, 2], [1, 0, 2, 0]) == ["unrepeated", "unrepeated", "undetermined",
+                                                                 "undetermined"]
 
     def test_rule_of_three_issue_figure(self) -> None:
         """The rule of three gives the issue's figures at 300, 1,500 and 3,000 trials."""
@@ -226,7 +223,8 @@ class TestSuite:
         st = task_stats(outcomes("r", counts), 5)
         sm = summarise(st)
         assert round(sm.pass_hat_k.value, 3) == 0.773
-        assert sm.flaky_tasks == 1 and sm.tasks == 25 and sm.trials == 300
+        assert sm.flaky_tasks == 0 and sm.mixed_tasks == 1 and sm.undetermined_tasks == 25
+        assert sm.tasks == 25 and sm.trials == 300
 
     def test_mean_of_per_task_not_power_of_mean(self) -> None:
         """Suite pass^k is the mean of per-task pass^k, not the mean rate to the power k."""
@@ -376,7 +374,8 @@ class TestDistinctPairs:
             np.testing.assert_array_equal(boot.pass_hat_k_ci.low,
                                           est.pass_hat_k_interval(n, c, k, method="bootstrap").low)
             np.testing.assert_array_equal(st.flakiness, est.flakiness(n, c))
-            assert st.classes == est.classify(n, c)
+            assert st.classes == evidence_classes(n, c)
+            np.testing.assert_array_equal(st.mixed, mixed(n, c))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 7, 40])
