@@ -493,7 +493,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         within_task_share=None if sc is None or math.isnan(sc.within_task_share) else sc.within_task_share,
         curve_left_out=curve_left_out(stats.n, stats.k),
         score_moved=(0, 0) if sc is None else (int(sc.score_flaky.sum()),
-                                               int((sc.score_flaky & ~stats.flaky()).sum())),
+                                               int((sc.score_flaky & ~stats.mixed).sum())),
     )
 
 
