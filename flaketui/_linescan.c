@@ -21,6 +21,8 @@
  *     convert, where its value is asked for; an exponent of more than 4 digits anywhere;
  *   - a metrics object with a value that is not a number, or a key with an escape, or more
  *     distinct names than the caller's columns;
+ *   - a key of the role "defer" with a value other than null (a field the rule reads that
+ *     the scanner does not: a retried attempt's mark);
  *   - what the rule refuses or decides by its general cases (an empty task, a trial below
  *     0, passed of 2, no outcome).
  *
@@ -345,7 +347,7 @@ static int64_t to_int(const unsigned char *a, const unsigned char *b) {
 }
 
 
-enum { R_RUN, R_TASK, R_TRIAL, R_PASSED, R_SCORE, R_GROUP, R_TRACE, R_ERROR, R_COUNT };
+enum { R_RUN, R_TASK, R_TRIAL, R_PASSED, R_SCORE, R_GROUP, R_TRACE, R_ERROR, R_DEFER, R_COUNT };
 /* The roles, in the order Scanner takes their keys. The names of a trial are numbered per
  * role, in these tables: */
 enum { N_RUN, N_TASK, N_GROUP, N_COUNT };
@@ -365,6 +367,7 @@ static const uint16_t ROLE_KINDS[R_COUNT] = {
     [R_TRACE] = KIND(K_ARRAY),
     [R_ERROR] = KIND(K_FALSE) | KIND(K_TRUE) | KIND(K_INT) | KIND(K_FLOAT) | KIND(K_STRING) | KIND(K_ARRAY) |
                 KIND(K_OBJECT),
+    [R_DEFER] = 0, /* keys the scanner does not read (a retried attempt's mark): present, per line */
 };
 #define METRICS_KINDS KIND(K_OBJECT)
 
@@ -1156,6 +1159,7 @@ typedef struct {
 static const char *ROLE_NAMES[R_COUNT] = {
     [R_RUN] = "run", [R_TASK] = "task", [R_TRIAL] = "trial", [R_PASSED] = "passed",
     [R_SCORE] = "score", [R_GROUP] = "group", [R_TRACE] = "trace", [R_ERROR] = "error",
+    [R_DEFER] = "defer",
 };
 
 /* A role's key positions from roles[name] (a tuple of ints below nkeys; absent: none). */
@@ -1470,7 +1474,7 @@ static PyTypeObject ScannerType = {
     .tp_doc = "Scanner(keys, roles, threshold, codes, rows=16384, columns=16)\n--\n\n"
               "Scans blocks of JSON Lines for one field map. keys: the JSON names read (bytes);\n"
               "roles: {'run', 'task', 'trial', 'passed', 'score', 'group', 'trace', 'error',\n"
-              "'metrics'} -> the positions of each role's keys, in order of precedence;\n"
+              "'defer', 'metrics'} -> the positions of each role's keys, in order of precedence;\n"
               "threshold: the score that passes; codes: the pass, fail and errored outcomes' codes;\n"
               "rows: lines a part holds; columns: metric names kept (a line with more is deferred).",
     .tp_new = scanner_new,
