@@ -18,7 +18,7 @@ from statsmodels.stats.multitest import multipletests
 from flaketui.loading import load_logs
 from flaketui.model import ERRORED, FAIL, PASS
 from flaketui.stats.retries import retry_audit
-from tests.conftest import SHARED
+from tests.conftest import ROOT, SHARED
 from tests.helpers.cli import run
 
 STREAMING = SHARED / "realdata" / "inspect-ai" / "log_streaming.eval"
@@ -147,3 +147,27 @@ def test_a_bad_attempt_or_retry_is_named_by_file_and_line(tmp_path: Path) -> Non
     reasons = [str(p) for p in loaded.problems]
     assert f"{log}:1: attempt must be a positive integer (1: a first attempt), got 0" in reasons
     assert any(r.startswith(f"{log}:2: retry must be a bool or a non-negative integer") for r in reasons)
+
+
+def test_a_harbor_job_whose_queue_retried_trials_is_audited() -> None:
+    """A Harbor job built with Harbor's models: a trial's attempt is 1 + the retries its job.log
+    names (the job's own n_retries agrees), and report audits it (scipy Fisher, statsmodels Holm)."""
+    job = ROOT / "tests" / "data" / "harbor" / "retried-job"
+    loaded = load_logs([job])
+    attempt = loaded.metrics["attempt"]
+    by_task = {(loaded.tasks[int(t)], a) for t, a in zip(loaded.task, attempt, strict=True) if a == a}
+    assert by_task == {("hello-world", 2.0), ("fix-permissions", 3.0)} and np.isnan(attempt).sum() == 6
+    n_retries = json.loads((job / "result.json").read_text())["stats"]["n_retries"]
+    assert n_retries == int(np.nansum(attempt - 1)) == 3
+    code, out, _ = run("report", str(job), "--format", "json")
+    audit = json.loads(out)["runs"][0]["retry_audit"]
+    rows = {t["task"]: t for t in audit["tasks"]}
+    want = {"hello-world": fisher_exact([[3, 0], [0, 1]]).pvalue, "fix-permissions": fisher_exact([[1, 2], [1, 0]]).pvalue}
+    assert code == 0 and audit["changed"] == []
+    assert (rows["hello-world"]["first"], rows["hello-world"]["retried"]) == (
+        {"passes": 3, "n": 3, "errored": 0}, {"passes": 0, "n": 1, "errored": 0})
+    assert {k: rows[k]["p_value"] for k in want} == pytest.approx(want, rel=1e-12)
+    names = list(want)
+    holm = multipletests([want[k] for k in names], method="holm")[1]
+    assert [rows[k]["p_adjusted"] for k in names] == pytest.approx(holm.tolist(), rel=1e-12)
+    assert "attempt" not in load_logs([job.parent / "hello-world-job"]).metrics  # no job.log: no retry marked

@@ -47,7 +47,7 @@ from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head, top_fields
 from flaketui.loading.location import RemotePath, open_binary
 from flaketui.loading.parsed import Parsed
-from flaketui.loading.records import RecordSink, _is_number, _type_name
+from flaketui.loading.records import ATTEMPT, RecordSink, _is_number, _type_name
 from flaketui.model import FieldMap, Problem, Source
 
 TRAJECTORY = Path("agent") / "trajectory.json"
@@ -267,6 +267,50 @@ def _one_line(value: Any, limit: int = 200) -> str:
     return (lines[0] if lines else "")[:limit]
 
 
+JOB_LOG = "job.log"
+"""The job's log, beside its ``config.json``: Harbor's ``Job._init_logger`` writes every record
+of its logger there at DEBUG, appending when the job is resumed."""
+_RETRYING = rb"(?m)^Trial (.+?) failed with exception .*\. Retrying in [0-9.]+ seconds\.\.\.\r?$"
+"""The line Harbor's trial queue logs each time it retries a trial whose every exception its
+``RetryConfig`` allows (``TrialQueue._execute_trial_with_retries``): the retry reruns the trial
+under its name, in its folder, and the attempt that errored leaves no other trace."""
+_RETRIES: dict[tuple[str, int, int], dict[str, int]] = {}
+""":func:`queue_attempt`'s count of retries by trial name, by (job log, mtime, size)."""
+
+
+def queue_attempt(path: Path, obj: dict[str, Any]) -> float | None:
+    """The attempt of the trial whose ``result.json`` is ``path`` (``obj``): 1 + the times its
+    job's log says Harbor's queue retried it, as :data:`~flaketui.loading.records.ATTEMPT`
+    counts; None where the log names no retry of it (a first attempt) or there is no log.
+
+    A resumed job's reruns are not marked: ``harbor jobs resume`` deletes the folders of trials
+    that errored with a filtered type (``CancelledError`` unless told) and the job reruns them
+    under new names, like trials never started; only the queue's retries leave their trace.
+    """
+    name = obj.get("trial_name")
+    log = path.parent.parent / JOB_LOG
+    if isinstance(path, RemotePath) or not isinstance(name, str):
+        return None
+    try:
+        st = log.stat()
+        key = (str(log), st.st_mtime_ns, st.st_size)
+        counts = _RETRIES.get(key)
+        if counts is None:
+            import re
+            from collections import Counter
+
+            with open(log, "rb") as fh:
+                found = re.findall(_RETRYING, fh.read())
+            counts = dict(Counter(n.decode("utf-8", "replace") for n in found))
+            if len(_RETRIES) >= 64:
+                _RETRIES.clear()
+            _RETRIES[key] = counts
+    except OSError:
+        return None
+    retries = counts.get(name, 0)
+    return 1.0 + retries if retries else None
+
+
 class HarborJob(LogFormat):
     """Harbor's trial ``result.json`` files (one trial each), the job's ``result.json`` and
     ``config.json``, and every other file of a trial folder (read with its trial)."""
@@ -416,6 +460,9 @@ class HarborJob(LogFormat):
         rec = self.convert(obj, fields)
         if isinstance(rec, str):
             return Parsed.empty([Problem(spath, 1, rec)])
+        attempt = queue_attempt(path, obj)
+        if attempt is not None:  # the retry audit's attempt, as Inspect's retried samples give it
+            rec["metrics"][ATTEMPT] = attempt
         trajectory = path.parent / TRAJECTORY
         if trajectory.is_file():
             from flaketui.loading.formats.atif import head_problem
