@@ -1542,6 +1542,24 @@ static struct PyModuleDef module = {
     "the Status and Kind enums.", -1, NULL, NULL, NULL, NULL, NULL,
 };
 
+/* ROLES: the role names a Scanner reads, so a module built before a role was added is known
+ * (the caller then reads line by line rather than take lines the role should defer). */
+static int add_roles(PyObject *m) {
+    PyObject *roles = PyTuple_New(R_COUNT + 1);
+    if (roles == NULL) return -1;
+    for (int r = 0; r <= R_COUNT; r++) {
+        PyObject *name = PyUnicode_FromString(r < R_COUNT ? ROLE_NAMES[r] : "metrics");
+        if (name == NULL) {
+            Py_DECREF(roles);
+            return -1;
+        }
+        PyTuple_SET_ITEM(roles, r, name);
+    }
+    int rc = PyModule_AddObjectRef(m, "ROLES", roles);
+    Py_DECREF(roles);
+    return rc;
+}
+
 PyMODINIT_FUNC PyInit__linescan(void) {
 #ifdef HAVE_STRTOD_L
     if (c_locale == (locale_t)0) {
@@ -1560,7 +1578,7 @@ PyMODINIT_FUNC PyInit__linescan(void) {
         PyModule_AddObjectRef(m, "Part", (PyObject *)&PartType) < 0 ||
         PyModule_AddObjectRef(m, "Scanner", (PyObject *)&ScannerType) < 0 ||
         add_enum(m, intenum, "Status", STATUS_NAMES, 4) < 0 || add_enum(m, intenum, "Kind", KIND_NAMES, 10) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_KEYS", MAX_KEYS) < 0) {
+        PyModule_AddIntConstant(m, "MAX_KEYS", MAX_KEYS) < 0 || add_roles(m) < 0) {
         Py_XDECREF(intenum);
         Py_DECREF(m);
         return NULL;

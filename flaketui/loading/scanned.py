@@ -23,6 +23,8 @@ try:
     from flaketui import _linescan
 except ImportError:  # not compiled (setup.py builds it where a C compiler is): the per-line parser alone
     _linescan = None
+if _linescan is not None and "defer" not in getattr(_linescan, "ROLES", ()):
+    _linescan = None  # built before the role "defer": it would take lines the rule reads otherwise
 
 if _linescan is not None:
     Status = _linescan.Status
