@@ -47,7 +47,7 @@ from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
 from flaketui.loading.formats.wrapped import flat_head, top_fields
 from flaketui.loading.location import RemotePath, open_binary
 from flaketui.loading.parsed import Parsed
-from flaketui.loading.records import ATTEMPT, RecordSink, _is_number, _type_name
+from flaketui.loading.records import RecordSink, _is_number, _type_name
 from flaketui.model import FieldMap, Problem, Source
 
 TRAJECTORY = Path("agent") / "trajectory.json"
@@ -275,40 +275,47 @@ _RETRYING = rb"(?m)^Trial (.+?) failed with exception .*\. Retrying in [0-9.]+ s
 ``RetryConfig`` allows (``TrialQueue._execute_trial_with_retries``): the retry reruns the trial
 under its name, in its folder, and the attempt that errored leaves no other trace."""
 _RETRIES: dict[tuple[str, int, int], dict[str, int]] = {}
-""":func:`queue_attempt`'s count of retries by trial name, by (job log, mtime, size)."""
+""":func:`mark_attempt`'s count of retries by trial name, by (job log, mtime, size)."""
 
 
-def queue_attempt(path: Path, obj: dict[str, Any]) -> float | None:
-    """The attempt of the trial whose ``result.json`` is ``path`` (``obj``): 1 + the times its
-    job's log says Harbor's queue retried it, as :data:`~flaketui.loading.records.ATTEMPT`
-    counts; None where the log names no retry of it (a first attempt) or there is no log.
+def mark_attempt(path: Path, obj: dict[str, Any], rec: dict[str, Any]) -> None:
+    """Give the trial whose ``result.json`` is ``path`` (``obj``, converted to ``rec``) its
+    attempt, the metric :data:`~flaketui.loading.records.ATTEMPT` Inspect's retried samples
+    give: 1 + the times its job's log says Harbor's queue retried it; nothing where the log
+    names no retry of it (a first attempt) or there is no log.
 
     A resumed job's reruns are not marked: ``harbor jobs resume`` deletes the folders of trials
     that errored with a filtered type (``CancelledError`` unless told) and the job reruns them
     under new names, like trials never started; only the queue's retries leave their trace.
     """
     name = obj.get("trial_name")
-    log = path.parent.parent / JOB_LOG
     if isinstance(path, RemotePath) or not isinstance(name, str):
-        return None
+        return
+    log = path.parent.parent / JOB_LOG
     try:
         st = log.stat()
         key = (str(log), st.st_mtime_ns, st.st_size)
         counts = _RETRIES.get(key)
         if counts is None:
+            import mmap
             import re
             from collections import Counter
 
-            with open(log, "rb") as fh:
-                found = re.findall(_RETRYING, fh.read())
+            found: list[bytes] = []
+            if st.st_size:
+                with open(log, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                    found = re.findall(_RETRYING, view)  # type: ignore[call-overload]
             counts = dict(Counter(n.decode("utf-8", "replace") for n in found))
             if len(_RETRIES) >= 64:
                 _RETRIES.clear()
             _RETRIES[key] = counts
-    except OSError:
-        return None
+    except (OSError, ValueError):
+        return
     retries = counts.get(name, 0)
-    return 1.0 + retries if retries else None
+    if retries:
+        from flaketui.loading.records import ATTEMPT
+
+        rec["metrics"][ATTEMPT] = 1.0 + retries
 
 
 class HarborJob(LogFormat):
@@ -460,9 +467,7 @@ class HarborJob(LogFormat):
         rec = self.convert(obj, fields)
         if isinstance(rec, str):
             return Parsed.empty([Problem(spath, 1, rec)])
-        attempt = queue_attempt(path, obj)
-        if attempt is not None:  # the retry audit's attempt, as Inspect's retried samples give it
-            rec["metrics"][ATTEMPT] = attempt
+        mark_attempt(path, obj, rec)  # the retry audit's attempt, where Harbor's queue retried the trial
         trajectory = path.parent / TRAJECTORY
         if trajectory.is_file():
             from flaketui.loading.formats.atif import head_problem
