@@ -106,7 +106,8 @@ class Scanner:
                  default_run: str, rows: int = ROWS) -> None:
         """``keys``: the JSON names read; ``roles``: each role's positions among them (``run``,
         ``task``, ``trial``, ``passed``, ``score``, ``group``, ``trace``, ``error``,
-        ``metrics``, and ``defer``: keys whose lines it leaves to the rule), first first; ``rows``: lines a part holds."""
+        ``metrics``, and ``defer``: keys whose lines it leaves to the rule), first first;
+        ``rows``: lines a part holds."""
         assert _linescan is not None
         self.c = _linescan.Scanner(tuple(k.encode() for k in keys), dict(roles), float(threshold),
                                    (PASS, FAIL, ERRORED), rows=rows, columns=METRIC_COLUMNS)

@@ -162,7 +162,8 @@ def test_a_harbor_job_whose_queue_retried_trials_is_audited() -> None:
     code, out, _ = run("report", str(job), "--format", "json")
     audit = json.loads(out)["runs"][0]["retry_audit"]
     rows = {t["task"]: t for t in audit["tasks"]}
-    want = {"hello-world": fisher_exact([[3, 0], [0, 1]]).pvalue, "fix-permissions": fisher_exact([[1, 2], [1, 0]]).pvalue}
+    want = {"hello-world": fisher_exact([[3, 0], [0, 1]]).pvalue,
+            "fix-permissions": fisher_exact([[1, 2], [1, 0]]).pvalue}
     assert code == 0 and audit["changed"] == []
     assert (rows["hello-world"]["first"], rows["hello-world"]["retried"]) == (
         {"passes": 3, "n": 3, "errored": 0}, {"passes": 0, "n": 1, "errored": 0})

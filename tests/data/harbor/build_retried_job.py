@@ -12,7 +12,7 @@ from harbor.models.job.result import JobResult, JobStats
 from harbor.models.task.id import LocalTaskId
 from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
 from harbor.models.trial.paths import TrialPaths
-from harbor.models.trial.result import AgentInfo, ExceptionInfo, ModelInfo, TrialResult
+from harbor.models.trial.result import AgentInfo, ModelInfo, TrialResult
 from harbor.models.verifier.result import VerifierResult
 
 JOB = Path(sys.argv[1])
@@ -20,7 +20,7 @@ JOB_ID = UUID("6a1e2f0c-4b7d-4c11-9e35-0d2b8a7c5f41")
 START = datetime(2026, 1, 12, 9, 0, 0)
 RETRY = RetryConfig(max_retries=2)
 AGENT = AgentConfig(name="terminus-2", model_name="openai/gpt-4o")
-# (trial name, task, reward, retries before this attempt, the exception type of each retried attempt)
+# (trial name, task, its last attempt's reward, the retries before it)
 TRIALS = [
     ("hello-world__a1B2c3D", "hello-world", 1.0, 0), ("hello-world__e4F5g6H", "hello-world", 1.0, 0),
     ("hello-world__i7J8k9L", "hello-world", 1.0, 0), ("hello-world__m0N1p2Q", "hello-world", 0.0, 1),
@@ -44,7 +44,8 @@ for i, (name, task, reward, retries) in enumerate(TRIALS):
     paths.trial_dir.mkdir(exist_ok=True)
     paths.config_path.write_text(tc.model_dump_json(indent=4))
     started = START + timedelta(minutes=i + 2 * retries)
-    result = TrialResult(id=UUID(int=i + 1), task_name=task, trial_name=name, trial_uri=f"file:///jobs/{JOB.name}/{name}",
+    result = TrialResult(id=UUID(int=i + 1), task_name=task, trial_name=name,
+                         trial_uri=f"file:///jobs/{JOB.name}/{name}",
                          task_id=LocalTaskId(path=Path(f"tasks/{task}")), task_checksum=f"{task}-checksum",
                          config=tc, agent_info=AgentInfo(name="terminus-2", version="2.0.0",
                                                          model_info=ModelInfo(name="gpt-4o", provider="openai")),
