@@ -343,8 +343,7 @@ def test_metric_names_of_one_deferred_trial_keep_its_order(tmp_path: Path) -> No
 
 
 def test_lines_marking_an_attempt_go_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines with a top-level attempt or retry (valid, null, refused, mutated) among plain ones:
-    the scanner defers them to the rule and keeps what the per-line parser keeps."""
+    """Lines marking an attempt or retry (valid, null, refused, mutated): the scanner keeps what the rule keeps."""
     rng = random.Random(11)
     marks = [{"attempt": 2}, {"attempt": 1}, {"attempt": None}, {"attempt": 0}, {"attempt": "2"},
              {"attempt": 2.0}, {"attempt": 2.5}, {"retry": True}, {"retry": False}, {"retry": 3},

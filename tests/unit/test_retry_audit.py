@@ -122,8 +122,7 @@ def _retried_log(path: Path, mark: Callable[[bool], dict[str, Any]]) -> Path:
     lambda retried: {"attempt": 3.0} if retried else {"attempt": None},
 ], ids=["attempt", "retry-bool", "retry-count", "attempt-float-or-null"])
 def test_top_level_attempt_or_retry_is_audited_as_metrics_attempt(tmp_path: Path, mark: Callable[[bool], Any]) -> None:
-    """A JSON Lines top-level attempt or retry gives the audit metrics.attempt gives, pinned to
-    scipy's fisher_exact per task and statsmodels' Holm over the tasks."""
+    """A top-level attempt or retry gives metrics.attempt's audit: scipy's Fisher per task, statsmodels' Holm."""
     audit = json.loads(run("report", str(_retried_log(tmp_path / "marks.jsonl", mark)), "--format", "json")[1])
     audit = audit["runs"][0]["retry_audit"]
     tables = [[[12, 0], [0, 4]], [[11, 1], [4, 0]], [[11, 1], [4, 0]]]
@@ -136,8 +135,7 @@ def test_top_level_attempt_or_retry_is_audited_as_metrics_attempt(tmp_path: Path
 
 
 def test_a_bad_attempt_or_retry_is_named_by_file_and_line(tmp_path: Path) -> None:
-    """An attempt that is not a positive integer or a retry that is neither a bool nor a count
-    leaves its trial out with a one-line problem naming file:line; the others are kept."""
+    """A bad attempt or retry leaves its trial out with one problem line naming file:line; the others stay."""
     log = tmp_path / "bad.jsonl"
     log.write_text("\n".join(json.dumps(r) for r in [
         {"task": "t", "passed": True, "attempt": 0}, {"task": "t", "passed": True, "retry": "yes"},
@@ -150,8 +148,7 @@ def test_a_bad_attempt_or_retry_is_named_by_file_and_line(tmp_path: Path) -> Non
 
 
 def test_a_harbor_job_whose_queue_retried_trials_is_audited() -> None:
-    """A Harbor job built with Harbor's models: a trial's attempt is 1 + the retries its job.log
-    names (the job's own n_retries agrees), and report audits it (scipy Fisher, statsmodels Holm)."""
+    """A Harbor trial's attempt is 1 + the retries job.log names (as n_retries); report audits them (Fisher, Holm)."""
     job = ROOT / "tests" / "data" / "harbor" / "retried-job"
     loaded = load_logs([job])
     attempt = loaded.metrics["attempt"]
