@@ -108,17 +108,24 @@ def _shown(value: Any) -> str:
     return repr(value) if type(value) in (int, float, bool) else _type_name(value)
 
 
-def attempt_of(obj: dict[str, Any]) -> float | str | None:
-    """The attempt a trial's :data:`MARKS` give (``attempt: N`` → N; ``retry: R`` → 1 + R, with
-    ``true`` as 1 and ``false`` as 0), None when neither is given (absent or null), or why the
-    value can't be an attempt."""
-    value = obj.get(ATTEMPT)
+def marks(fields: FieldMap) -> tuple[str, ...]:
+    """The :data:`MARKS` a trial's attempt is read from under ``fields``: those no role names
+    (``--trial-field attempt`` reads a log that numbers its trials in ``attempt``)."""
+    known = fields.known_names()
+    return tuple(m for m in MARKS if m not in known)
+
+
+def attempt_of(obj: dict[str, Any], names: tuple[str, ...] = MARKS) -> float | str | None:
+    """The attempt a trial's marks ``names`` (of :data:`MARKS`) give (``attempt: N`` → N;
+    ``retry: R`` → 1 + R, with ``true`` as 1 and ``false`` as 0), None when none is given
+    (absent or null), or why the value can't be an attempt."""
+    value = obj.get(ATTEMPT) if ATTEMPT in names else None
     if value is not None:
         attempt = _count(value, 1)
         if attempt is not None:
             return attempt
         return f"{ATTEMPT} must be a positive integer (1: a first attempt), got {_shown(value)}"
-    value = obj.get(MARKS[1])
+    value = obj.get(MARKS[1]) if MARKS[1] in names else None
     if value is None:
         return None
     if value is True or value is False:
@@ -162,6 +169,7 @@ class RecordSink:
         dotted = any("." in n for names in (fields.run, fields.task, fields.trial, fields.passed,
                                             fields.score, fields.trace, fields.group) for n in names)
         self._first = _first if dotted else _first_plain
+        self.marks = marks(fields)
 
     def __len__(self) -> int:
         return len(self.run)
@@ -231,8 +239,8 @@ class RecordSink:
         metrics = obj.get("metrics")
         if metrics is not None and not isinstance(metrics, dict):
             return f"metrics must be an object, got {_type_name(metrics)}"
-        if ATTEMPT in obj or MARKS[1] in obj:
-            attempt = attempt_of(obj)
+        if self.marks and (ATTEMPT in obj or MARKS[1] in obj):
+            attempt = attempt_of(obj, self.marks)
             if isinstance(attempt, str):
                 return attempt
             if attempt is not None:  # the top-level mark is the metric, over metrics.attempt

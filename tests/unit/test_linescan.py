@@ -360,3 +360,5 @@ def test_lines_marking_an_attempt_go_line_by_line(tmp_path: Path, monkeypatch: p
     assert {1.0, 2.0, 3.0, 4.0} <= set(attempt[~np.isnan(attempt)].tolist())
     assert any("attempt must be a positive integer" in p.reason for p in got.problems)
     same(write(tmp_path / "attempts.jsonl", lines), threads=3)
+    numbered = same(write(tmp_path / "attempts.jsonl", lines), FieldMap(trial=("attempt",)))
+    assert set(numbered.trial.tolist()) >= {1, 2, 3}  # the field a role reads numbers the trials

@@ -16,7 +16,7 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.multitest import multipletests
 
 from flaketui.loading import load_logs
-from flaketui.model import ERRORED, FAIL, PASS
+from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 from flaketui.stats.retries import retry_audit
 from tests.conftest import ROOT, SHARED
 from tests.helpers.cli import run
@@ -169,3 +169,14 @@ def test_a_harbor_job_whose_queue_retried_trials_is_audited() -> None:
     holm = multipletests([want[k] for k in names], method="holm")[1]
     assert [rows[k]["p_adjusted"] for k in names] == pytest.approx(holm.tolist(), rel=1e-12)
     assert "attempt" not in load_logs([job.parent / "hello-world-job"]).metrics  # no job.log: no retry marked
+
+
+def test_a_log_that_numbers_its_trials_in_attempt_reads_them_with_trial_field(tmp_path: Path) -> None:
+    """With --trial-field attempt, attempt numbers the trials (0 included) and marks no retry: no audit."""
+    log = tmp_path / "numbered.jsonl"
+    log.write_text("\n".join(json.dumps({"task": f"t{t}", "attempt": i, "passed": i % 2 == 0})
+                             for t in range(2) for i in range(4)) + "\n")
+    code, out, _ = run("report", str(log), "--trial-field", "attempt", "--format", "json")
+    assert code == 0 and json.loads(out)["runs"][0]["retry_audit"] is None
+    loaded = load_logs([log], FieldMap(trial=("attempt",)))
+    assert len(loaded) == 8 and sorted(set(loaded.trial.tolist())) == [0, 1, 2, 3] and "attempt" not in loaded.metrics
