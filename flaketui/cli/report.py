@@ -190,14 +190,12 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
     return log
 
 
-ATTEMPT = "attempt"
-"""The per-trial metric a reader fills with the trial's attempt (1: first; Inspect: 1 + the
-sample's ``retries``; JSON Lines: ``"metrics": {"attempt": N}``)."""
-
-
 def retry_audits(log: TrialLog, run: Sequence[str]) -> dict[str, Any] | None:
     """Each run's retry audit (:func:`flaketui.stats.retries.retry_audit`) where its trials carry
-    an :data:`ATTEMPT` and some were retried; None when no trial carries one."""
+    an attempt (the metric :data:`~flaketui.loading.records.ATTEMPT`) and some were retried;
+    None when no trial carries one."""
+    from flaketui.loading.records import ATTEMPT
+
     attempt = log.metrics.get(ATTEMPT)
     if attempt is None:
         return None

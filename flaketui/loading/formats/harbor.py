@@ -361,6 +361,57 @@ def _one_line(value: Any, limit: int = 200) -> str:
     return (lines[0] if lines else "")[:limit]
 
 
+JOB_LOG = "job.log"
+"""The job's log, beside its ``config.json``: Harbor's ``Job._init_logger`` writes every record
+of its logger there at DEBUG, appending when the job is resumed."""
+_RETRYING = rb"(?m)^Trial (.+?) failed with exception .*\. Retrying in [0-9.]+ seconds\.\.\.\r?$"
+"""The line Harbor's trial queue logs each time it retries a trial whose every exception its
+``RetryConfig`` allows (``TrialQueue._execute_trial_with_retries``): the retry reruns the trial
+under its name, in its folder, and the attempt that errored leaves no other trace."""
+_RETRIES: dict[tuple[str, int, int], dict[str, int]] = {}
+""":func:`mark_attempt`'s count of retries by trial name, by (job log, mtime, size)."""
+
+
+def mark_attempt(path: Path, obj: dict[str, Any], rec: dict[str, Any]) -> None:
+    """Give the trial whose ``result.json`` is ``path`` (``obj``, converted to ``rec``) its
+    attempt, the metric :data:`~flaketui.loading.records.ATTEMPT` Inspect's retried samples
+    give: 1 + the times its job's log says Harbor's queue retried it; nothing where the log
+    names no retry of it (a first attempt) or there is no log.
+
+    A resumed job's reruns are not marked: ``harbor jobs resume`` deletes the folders of trials
+    that errored with a filtered type (``CancelledError`` unless told) and the job reruns them
+    under new names, like trials never started; only the queue's retries leave their trace.
+    """
+    name = obj.get("trial_name")
+    if isinstance(path, RemotePath) or not isinstance(name, str):
+        return
+    log = path.parent.parent / JOB_LOG
+    try:
+        st = log.stat()
+        key = (str(log), st.st_mtime_ns, st.st_size)
+        counts = _RETRIES.get(key)
+        if counts is None:
+            import mmap
+            import re
+            from collections import Counter
+
+            found: list[bytes] = []
+            if st.st_size:
+                with open(log, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                    found = re.findall(_RETRYING, view)  # type: ignore[call-overload]
+            counts = dict(Counter(n.decode("utf-8", "replace") for n in found))
+            if len(_RETRIES) >= 64:
+                _RETRIES.clear()
+            _RETRIES[key] = counts
+    except (OSError, ValueError):
+        return
+    retries = counts.get(name, 0)
+    if retries:
+        from flaketui.loading.records import ATTEMPT
+
+        rec["metrics"][ATTEMPT] = 1.0 + retries
+
+
 class HarborJob(LogFormat):
     """Harbor's trial ``result.json`` files (one trial each), the job's ``result.json`` and
     ``config.json``, and every other file of a trial folder (read with its trial)."""
@@ -533,6 +584,7 @@ class HarborJob(LogFormat):
         rec = self.convert(obj, fields)
         if isinstance(rec, str):
             return Parsed.empty([Problem(spath, 1, rec)])
+        mark_attempt(path, obj, rec)  # the retry audit's attempt, where Harbor's queue retried the trial
         trajectory = path.parent / TRAJECTORY
         if trajectory.is_file():
             from flaketui.loading.formats.atif import head_problem
