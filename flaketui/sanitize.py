@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import unquote
 
 _BIDI_AND_INVISIBLE = (
@@ -117,3 +119,56 @@ def mask_url(text: object) -> str:
     if "://" not in s:
         return s
     return _URL_IN_TEXT.sub(lambda m: _mask_one(m.group(0)), s)
+
+
+_SECRET_PAIR = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)=([^\s&'\"<>`;]+)")
+_SECRET_FLAG = re.compile(r"--?([A-Za-z0-9_.-]+)")
+MAX_DEPTH = 64
+"""How deep :func:`mask_secrets` walks nested data; what lies deeper is cut (shown as a mark)."""
+CUT = "…(cut: nested too deep)"
+
+
+def mask_text(text: object) -> str:
+    """``text`` with every secret masked: each URL as :func:`mask_url` does, and besides, the
+    value of every ``NAME=VALUE`` whose name is a secret's (``token=…``, ``password=…``,
+    ``api_key=…``: a libpq connection string, an environment assignment, a query outside a
+    URL). The one rule for any text that may hold a credential: a command line, a connection
+    string, an error message, run metadata."""
+    s = mask_url(text)
+    if "=" not in s:
+        return s
+    return _SECRET_PAIR.sub(lambda m: f"{m.group(1)}={MASK}" if _secret_name(m.group(1)) else m.group(0), s)
+
+
+def mask_command(argv: Sequence[str]) -> str:
+    """A command line (``sys.argv``) as one line of text, every secret masked: each argument by
+    :func:`mask_text`, and the argument after an option whose name is a secret's (``--token X``,
+    ``--api-key X``). What a page, a report or a record says about how it was made."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        arg = str(arg)
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        flag = _SECRET_FLAG.fullmatch(arg)
+        hide_next = bool(flag and _secret_name(flag.group(1)))
+        out.append(mask_text(arg))
+    return " ".join(out)
+
+
+def mask_secrets(value: Any, depth: int = 0) -> Any:
+    """``value`` (JSON-like data: run metadata) with every string in it through :func:`mask_text`
+    and every value under a secret's key (``{"token": …}``) masked. Walks at most
+    :data:`MAX_DEPTH` levels: a deeper container becomes the text :data:`CUT`."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        return CUT
+    if isinstance(value, dict):
+        return {k: MASK if isinstance(k, str) and _secret_name(k) and v is not None
+                else mask_secrets(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_secrets(v, depth + 1) for v in value]
+    return value

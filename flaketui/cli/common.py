@@ -20,7 +20,7 @@ import orjson
 
 from flaketui import __version__
 from flaketui.model import FieldMap, InputError, TrialLog
-from flaketui.sanitize import visible
+from flaketui.sanitize import mask_url, visible
 
 if TYPE_CHECKING:
     from flaketui.stats.suite import TaskStats
@@ -70,8 +70,9 @@ class DefaultGroup(click.Group):
 
 
 def fail(message: str) -> None:
-    """Print one line on stderr and exit with the input-error code."""
-    click.echo(f"flaketui: error: {visible(message)}", err=True)
+    """Print one line on stderr (every URL in it masked: :func:`~flaketui.sanitize.mask_url`) and
+    exit with the input-error code."""
+    click.echo(f"flaketui: error: {visible(mask_url(message))}", err=True)
     sys.exit(EXIT_INPUT)
 
 

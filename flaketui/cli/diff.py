@@ -200,25 +200,21 @@ def check_out(out: str | None, fmt: str) -> None:
 
 @contextlib.contextmanager
 def html_out(out: str | None) -> Iterator[Callable[[str], Any]]:
-    """A ``write(text)`` for the page: to stdout, or to ``out`` through a temporary file beside
-    it, renamed over it when the page is whole (an error leaves no half page; exit 2)."""
+    """A ``write(text)`` for the page: to stdout, or to ``out`` by
+    :func:`flaketui.safefile.atomic_open` (a temporary file of a random name, renamed over
+    ``out`` when the page is whole: no half page, never written through a link; exit 2 on error)."""
     if out is None or out == "-":
         buf = sys.stdout.buffer
         yield lambda text: buf.write(text.encode("utf-8", "replace"))
         buf.flush()
         return
-    path = Path(out)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from flaketui.safefile import atomic_open
+
     try:
-        with tmp.open("w", encoding="utf-8", errors="replace", newline="\n") as fh:
+        with atomic_open(out, text=True) as fh:
             yield fh.write
-        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         fail(f"--out {out}: {exc.strerror or exc}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     click.echo(f"flaketui: wrote {visible(out)}", err=True)
 
 

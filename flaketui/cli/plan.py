@@ -17,7 +17,7 @@ import orjson
 
 from flaketui.cli import common as base
 from flaketui.model import FieldMap
-from flaketui.triage import atomic_write
+from flaketui.safefile import atomic_write
 
 if TYPE_CHECKING:
     from flaketui.stats.plan import Plan

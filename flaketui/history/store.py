@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from flaketui.history import lifecycle, schema
+from flaketui.sanitize import mask_text
 from flaketui.history.lifecycle import Evidence
 
 ENV = "FLAKETUI_HISTORY"
@@ -113,11 +114,8 @@ def default_url() -> str:
 
 
 def shown(url: str | URL) -> str:
-    """A URL fit to print: the password hidden."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001  (not a URL at all: say it as given)
-        return str(url)
+    """A URL fit to print: its secrets masked (:func:`flaketui.sanitize.mask_text`, the one rule)."""
+    return mask_text(url.render_as_string(hide_password=False) if isinstance(url, URL) else url)
 
 
 def open_store(url: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Store:
