@@ -25,7 +25,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from flaketui.history import lifecycle, schema
-from flaketui.sanitize import mask_text
+from flaketui.safefile import LinkRefused, refuse_link
+from flaketui.sanitize import mask_text, visible
 from flaketui.history.lifecycle import Evidence
 
 ENV = "FLAKETUI_HISTORY"
@@ -43,8 +44,18 @@ CHUNK = 500
 """Bound parameters per IN list (under SQLite's oldest limit of 999)."""
 
 
+STATEMENT_SECONDS = 300.0
+"""The longest one statement may run (SQLite: a progress handler interrupts it; PostgreSQL:
+``statement_timeout``). A history is input: a planted trigger or a forged row must not make a
+command run until killed. Far above what recording or reading 100,000 tasks takes."""
+
+
 class HistoryError(Exception):
     """A history that cannot be used (unreachable, newer schema, locked, bad URL): one line."""
+
+
+class BadRow(HistoryError):
+    """A row whose value is not of its column's type (a history written by something else)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,8 @@ class Store:
         self.engine = _engine(url, timeout)
         self.timeout = timeout
         self.sqlite = self.engine.dialect.name == "sqlite"
+        self.trusted = False
+        """True only for the fresh database :func:`expected_schema` makes (nothing to check it against)."""
 
     def __enter__(self) -> Store:
         return self
@@ -150,9 +163,14 @@ class Store:
         """Turn the database's errors into one-line :class:`HistoryError` s."""
         try:
             yield
+        except BadRow as exc:
+            raise HistoryError(f"history {shown(self.url)}: {exc}") from None
         except HistoryError:
             raise
         except sa.exc.DBAPIError as exc:
+            if "interrupted" in str(exc.orig) or "statement timeout" in str(exc.orig):
+                raise HistoryError(f"history {shown(self.url)}: a statement ran over {STATEMENT_SECONDS:g} s "
+                                   "and was stopped (a history made by something else?)") from None
             raise HistoryError(f"history {shown(self.url)}: {_one_line(exc, self.timeout)}") from exc
         except sa.exc.SQLAlchemyError as exc:
             raise HistoryError(f"history {shown(self.url)}: {exc}".splitlines()[0]) from exc
@@ -190,6 +208,7 @@ class Store:
         this flaketui does not know (a newer one) is refused, untouched."""
         if to in ("head", HEAD):
             with self.reading() as conn:
+                self.check_schema(conn)
                 if _version(conn) == HEAD:
                     return
         from alembic import command
@@ -218,6 +237,31 @@ class Store:
                 return
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, target)
+            self.check_schema(conn)
+
+    def check_schema(self, conn: Connection) -> None:
+        """Refuse a database whose schema is not the one flaketui's migrations make: a trigger,
+        a view, or (SQLite) a table or index they did not create, or a table of the wrong kind.
+
+        A history is input (a file someone sent, a server someone else administers): a planted
+        trigger runs inside every recording (one with a recursive query never ends; another
+        lifts every quarantine). What is expected is derived, not written down: the objects
+        that running the migrations on a fresh database makes (:func:`expected_schema`)."""
+        if self.trusted:
+            return
+        found = _objects(conn)
+        if not found:
+            return  # empty: the migrations make it
+        want = expected_schema()
+        tables = {name for kind, name, _ in want if kind == "table"}
+        # SQLite: the file is the history's alone; PostgreSQL: only what touches flaketui's tables
+        strange = sorted(o for o in found - want if self.sqlite or o[1] in tables or o[2] in tables)
+        if strange:
+            kind, name, table = strange[0]
+            more = f" (and {len(strange) - 1} more)" if len(strange) > 1 else ""
+            on = f" on {table}" if table and table != name else ""
+            raise HistoryError(f"history {shown(self.url)}: not a schema flaketui made: {kind} "
+                               f"{visible(name)!s}{visible(on)}{more} is not one of its own; refused")
 
     # -- recording ------------------------------------------------------------------------
     def record(self, records: Iterable[RunRecord], now: dt.datetime | None = None) -> list[Recorded]:
@@ -260,19 +304,27 @@ class Store:
         runs is read as what is not 1 (:func:`_recent_p_hat`)."""
         s, t, r, q = schema.task_summary, schema.tasks, schema.runs, schema.quarantines
         with self.reading() as conn:
-            run_rows = _rows(conn, sa.select(r.c.id, r.c.name).order_by(r.c.id))
-            run_names = dict(run_rows)
-            rows = _rows(conn, sa.select(t.c.id, t.c.name, t.c.group_name, *(s.c[f] for f in lifecycle.FIELDS))
-                         .join(s, s.c.task_id == t.c.id).order_by(t.c.id))
-            names = [row[1] for row in rows]
-            groups = [row[2] for row in rows]
-            cols = _matrix([(row[0], *row[3:]) for row in rows], 1 + len(lifecycle.FIELDS), np.int64)
-            ids = cols[:, 0]
-            ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
-            last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
-            p = _recent_p_hat(conn, ids, last)
-            quar = {row.task: {"who": row.who, "at": _when(row.at), "why": row.why, "ticket": row.ticket}
-                    for row in conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id))}
+            try:
+                run_rows = _rows(conn, sa.select(r.c.id, r.c.name).order_by(r.c.id))
+                run_names = dict(run_rows)
+                rows = _rows(conn, sa.select(t.c.id, t.c.name, t.c.group_name, *(s.c[f] for f in lifecycle.FIELDS))
+                             .join(s, s.c.task_id == t.c.id).order_by(t.c.id))
+                names = _texts([row[1] for row in rows], "a task name")
+                groups = _texts([row[2] for row in rows], "a group", nullable=True)
+                run_names = dict(zip(run_names, _texts(list(run_names.values()), "a run name"), strict=True))
+                cols = _matrix([(row[0], *row[3:]) for row in rows], 1 + len(lifecycle.FIELDS), np.int64)
+                ids = cols[:, 0]
+                ev = Evidence(*(cols[:, j + 1].copy() for j in range(len(lifecycle.FIELDS))))
+                last = [i for i, _ in run_rows[-recent:]] if recent > 0 else []
+                p = _recent_p_hat(conn, ids, last)
+                quar = {}
+                for row in conn.execute(sa.select(q).where(q.c.lifted_at.is_(None)).order_by(q.c.id)):
+                    task, who, why = _texts([row.task, row.who, row.why], "a quarantine's text")
+                    (ticket,) = _texts([row.ticket], "a quarantine's ticket", nullable=True)
+                    quar[task] = {"who": who, "at": _when(row.at), "why": why, "ticket": ticket}
+            except (ValueError, TypeError, OverflowError) as exc:  # a row SQLite let be of another type
+                raise BadRow(f"a row holds a value its column cannot ({str(exc).splitlines()[0][:200]}); "
+                             "refused") from None
         return HistoryData(len(run_rows), run_names, names, ev, groups, [run_names[i] for i in last], p, quar)
 
 
@@ -322,11 +374,76 @@ def _rows(conn: Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
         result.close()
 
 
+def _texts(values: list[Any], what: str, nullable: bool = False) -> list[Any]:
+    """``values`` when each is text (or None, when ``nullable``), else :class:`BadRow`: SQLite
+    keeps whatever a row was given, and a history made by something else may hold a blob or a
+    number where flaketui wrote text."""
+    ok = (str, type(None)) if nullable else str
+    for v in values:
+        if not isinstance(v, ok):
+            raise BadRow(f"{what} is a {type(v).__name__}, not text ({visible(repr(v)[:80])}); refused")
+    return values
+
+
 def _matrix(rows: list[Sequence[Any]], width: int, dtype: type) -> np.ndarray:
     """``rows`` of ``width`` numbers as a rows × width array, read in one pass in C
     (:func:`numpy.fromiter` over the flattened rows: no Python object per row)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=width * len(rows))
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise BadRow(f"a row holds a value that is not a number of its column's kind ({exc}); refused") from None
     return flat.reshape(len(rows), width)
+
+
+def _objects(conn: Connection) -> set[tuple[str, str, str]]:
+    """The schema objects of the history's database as (kind, name, table): SQLite's
+    ``sqlite_master`` (its own automatic indexes aside); PostgreSQL's tables, views, rules and
+    user triggers in the current schema."""
+    if conn.dialect.name == "sqlite":
+        rows = conn.exec_driver_sql("SELECT type, name, tbl_name FROM sqlite_master").all()
+        out = {(str(k), str(n), str(t)) for k, n, t in rows if not str(n).startswith("sqlite_autoindex_")}
+        for kind, name, _ in list(out):  # each table's columns: a default can change what is written
+            if kind == "table":
+                for _cid, col, typ, notnull, default, pk in conn.exec_driver_sql(
+                        "SELECT * FROM pragma_table_info(?)", (name,)).all():
+                    out.add(("column", f"{name}.{col} {str(typ).upper()} not null={notnull} default={default} "
+                                       f"key={pk}", name))
+        return out
+    rows = conn.exec_driver_sql(
+        "SELECT 'table', tablename, tablename FROM pg_tables WHERE schemaname = current_schema() "
+        "UNION ALL SELECT 'view', viewname, viewname FROM pg_views WHERE schemaname = current_schema() "
+        "UNION ALL SELECT 'view', matviewname, matviewname FROM pg_matviews WHERE schemaname = current_schema() "
+        "UNION ALL SELECT 'rule', rulename, tablename FROM pg_rules WHERE schemaname = current_schema() "
+        "UNION ALL SELECT 'trigger', t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+        "JOIN pg_namespace s ON s.oid = c.relnamespace WHERE NOT t.tgisinternal AND s.nspname = current_schema() "
+        "UNION ALL SELECT 'column default', table_name || '.' || column_name || ' = ' || column_default, table_name "
+        "FROM information_schema.columns WHERE table_schema = current_schema() AND column_default IS NOT NULL "
+        "AND column_default NOT LIKE 'nextval(%'"
+    ).all()
+    return {(str(k), str(n), str(t)) for k, n, t in rows}
+
+
+_EXPECTED: set[tuple[str, str, str]] | None = None
+
+
+def expected_schema() -> set[tuple[str, str, str]]:
+    """The objects (kind, name, table) that flaketui's migrations make on a fresh SQLite
+    database: found by running them on one (in a temporary folder), once per process, so that
+    a migration added later is expected without a list to keep in step."""
+    global _EXPECTED
+    if _EXPECTED is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
+            fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
+            fresh.trusted = True
+            try:
+                fresh.migrate()  # its own check finds an empty database: nothing to compare yet
+                with fresh.reading() as conn:
+                    _EXPECTED = _objects(conn)
+            finally:
+                fresh.close()
+    return _EXPECTED
 
 
 def _version(conn: Connection) -> str | None:
@@ -464,21 +581,38 @@ def _insert(conn: Connection, table: sa.Table) -> Any:
 def _engine(url: str, timeout: float) -> Engine:
     """An engine for ``url``: ``postgresql://`` through psycopg 3; SQLite with WAL, a busy
     timeout and the BEGIN each transaction asks for."""
-    try:
-        u = make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise HistoryError(f"history {url!r} is not a database URL (sqlite:///PATH or postgresql://…)") from exc
+    u = _parse_url(url)
     backend = u.get_backend_name()
     if backend in ("postgresql", "postgres"):
+        if u.get_driver_name() not in ("", "psycopg", "psycopg2"):
+            raise HistoryError(f"history {shown(url)}: postgresql:// goes through psycopg (give postgresql://…)")
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs the psycopg package "
+                               "(pip install 'psycopg[binary]')") from None
         u = u.set(drivername="postgresql+psycopg")
-        return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout))},
-                                pool_pre_ping=False)
+        ms = int(STATEMENT_SECONDS * 1000)
+        try:
+            return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout)),
+                                                     "options": f"-c statement_timeout={ms}"},
+                                    pool_pre_ping=False)
+        except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+            raise HistoryError(f"history {shown(url)}: {str(exc).splitlines()[0]}") from None
     if backend != "sqlite":
         raise HistoryError(f"history {shown(url)}: only sqlite:/// and postgresql:// are supported")
+    if u.get_driver_name() not in ("", "pysqlite") or u.query:
+        raise HistoryError(f"history {shown(url)}: give a plain sqlite:///PATH (no driver, no ?options)")
     db = u.database or ""
-    if db in ("", ":memory:"):
+    if db in ("", ":memory:") or db.startswith("file:"):
         raise HistoryError(f"history {shown(url)}: give a file (sqlite:///PATH)")
+    if "\0" in db:
+        raise HistoryError(f"history {shown(url)}: the path holds a NUL character")
     path = Path(db).expanduser()
+    try:
+        refuse_link(path, "history database")
+    except LinkRefused as exc:
+        raise HistoryError(f"history {shown(url)}: {exc}") from None
     if _is_default(path):
         path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is made on first use
     elif not path.parent.is_dir():
@@ -489,6 +623,7 @@ def _engine(url: str, timeout: float) -> Engine:
     @sa.event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # the driver begins nothing itself: _begin does
+        _bound_statements(dbapi_conn)
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _wal(cur, timeout)
@@ -501,6 +636,36 @@ def _engine(url: str, timeout: float) -> Engine:
         conn.exec_driver_sql(f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}")
 
     return engine
+
+
+def _parse_url(url: str) -> URL:
+    """``url`` parsed (SQLAlchemy's :func:`make_url`), anything it cannot read a one-line
+    :class:`HistoryError`."""
+    try:
+        return make_url(url)
+    except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+        raise HistoryError(f"history {shown(url)} is not a database URL (sqlite:///PATH or "
+                           f"postgresql://USER@HOST/DB): {str(exc).splitlines()[0] if str(exc) else exc}") from None
+
+
+def _bound_statements(dbapi_conn: Any) -> None:
+    """Stop any statement that runs over :data:`STATEMENT_SECONDS` (SQLite's progress handler,
+    called every 10,000 virtual-machine steps, returns non-zero to interrupt the statement: a
+    planted trigger's endless recursive query ends with "interrupted"). The clock starts anew
+    at each statement SQLite begins (its trace callback)."""
+    import time
+
+    state = {"since": time.monotonic()}
+
+    def handler() -> int:
+        now = time.monotonic()
+        return 1 if now - state["since"] > STATEMENT_SECONDS else 0
+
+    def trace(_statement: str) -> None:  # each statement SQLite starts: the clock starts again
+        state["since"] = time.monotonic()
+
+    dbapi_conn.set_trace_callback(trace)
+    dbapi_conn.set_progress_handler(handler, 10_000)
 
 
 def _wal(cur: Any, timeout: float) -> None:

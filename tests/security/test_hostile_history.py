@@ -1,0 +1,164 @@
+"""A history database is input: a link, a planted trigger, view or column default, rows of the
+wrong type and bad URLs each end in one line (exit 2), never a traceback or a command that
+runs until killed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("alembic")
+
+from flaketui.history import HistoryError, open_store, store  # noqa: E402
+from tests.helpers.cli import run  # noqa: E402
+from tests.helpers.history import run_of  # noqa: E402
+
+
+def made(tmp_path: Path) -> Path:
+    """A history flaketui made, with one run recorded and one quarantine."""
+    db = tmp_path / "h.sqlite"
+    with open_store(f"sqlite:///{db}") as s:
+        s.record([run_of(1, {"a": (4, 2), "b": (4, 4)})])
+        s.quarantine("a", "me", "flaky")
+    return db
+
+
+def test_dangling_link_is_refused(tmp_path):
+    """A dangling link at the history's name is refused; nothing is created where it points."""
+    target = tmp_path / "elsewhere.sqlite"
+    (tmp_path / "h.sqlite").symlink_to(target)
+    code, _, err = run("history", "status", "--history", f"sqlite:///{tmp_path / 'h.sqlite'}")
+    assert code == 2 and "symbolic link" in err and not target.exists()
+
+
+def test_link_to_empty_file_is_refused(tmp_path):
+    """A link to an existing empty file is refused: the file stays empty."""
+    target = tmp_path / "victim"
+    target.write_bytes(b"")
+    (tmp_path / "h.sqlite").symlink_to(target)
+    with pytest.raises(HistoryError, match="symbolic link"):
+        open_store(f"sqlite:///{tmp_path / 'h.sqlite'}")
+    assert target.read_bytes() == b""
+
+
+PLANTS = {
+    "endless trigger": "CREATE TRIGGER spin AFTER INSERT ON runs BEGIN "
+                       "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                       "SELECT x FROM c); END",
+    "lifting trigger": "CREATE TRIGGER lift AFTER INSERT ON quarantines BEGIN "
+                       "UPDATE quarantines SET lifted_at = '2020-01-01' WHERE id = new.id; END",
+    "view": "CREATE VIEW everything AS SELECT * FROM tasks",
+    "table": "CREATE TABLE stolen (x)",
+    "index": "CREATE INDEX ix_extra ON tasks (group_name)",
+}
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_planted_schema_is_refused(tmp_path, plant):
+    """A trigger, view, table or index flaketui's migrations did not make is refused in one line,
+    before any statement of flaketui's runs."""
+    db = made(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute(PLANTS[plant])
+    code, _, err = run("history", "status", "--history", f"sqlite:///{db}")
+    assert code == 2 and "not a schema flaketui made" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_column_default_that_lifts_quarantines_is_refused(tmp_path):
+    """A quarantines table remade so that lifted_at defaults to now (every quarantine lifted as
+    it is set) is refused."""
+    db = made(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA writable_schema = ON")
+        sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'quarantines'").fetchone()[0]
+        forged = sql.replace("lifted_at DATETIME", "lifted_at DATETIME DEFAULT CURRENT_TIMESTAMP")
+        assert forged != sql
+        c.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'quarantines'", (forged,))
+    code, _, err = run("history", "quarantine", "b", "--why", "x", "--history", f"sqlite:///{db}")
+    assert code == 2 and "not a schema flaketui made" in err, err
+
+
+def test_expected_schema_is_derived_from_the_migrations():
+    """The schema compared against is the one the migrations make: every table in schema.py and
+    its index, no trigger or view."""
+    from flaketui.history import schema
+
+    want = store.expected_schema()
+    assert {n for k, n, _ in want if k == "table"} >= set(schema.metadata.tables)
+    assert not {k for k, _, _ in want} - {"table", "index", "column"}
+
+
+def test_endless_statement_is_stopped(tmp_path, monkeypatch):
+    """A statement that runs over the bound is interrupted and said in one line (here an endless
+    recursive query, with the bound lowered)."""
+    monkeypatch.setattr(store, "STATEMENT_SECONDS", 0.5)
+    s = open_store(f"sqlite:///{made(tmp_path)}")
+    t0 = time.monotonic()
+    with pytest.raises(HistoryError, match="ran over"), s.reading() as conn:
+        conn.exec_driver_sql("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                             "SELECT count(*) FROM c").all()
+    assert time.monotonic() - t0 < 5
+    s.close()
+
+
+BAD_ROWS = {
+    "text count": "UPDATE task_summary SET runs_seen = 'lots'",
+    "huge count": "UPDATE task_summary SET last_run = 1e300",
+    "bad date": "UPDATE quarantines SET at = 'yesterday-ish'",
+    "blob task name": "UPDATE tasks SET name = x'ff00fe' WHERE name = 'b'",
+    "text p_hat": "UPDATE task_results SET p_hat = 'half'",
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_ROWS))
+def test_rows_of_the_wrong_type(tmp_path, bad):
+    """A row whose value is not of its column's type ends history status in one line (exit 2)
+    or is shown as text, never a traceback, in every format."""
+    db = made(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute(BAD_ROWS[bad])
+    for fmt in ("table", "json"):
+        code, _, err = run("history", "status", "--format", fmt, "--history", f"sqlite:///{db}")
+        assert code in (0, 2), err
+        assert code == 0 or len(err.strip().splitlines()) == 1
+
+
+BAD_URLS = ["sqlite+aiosqlite:///x.sqlite", "sqlite+pysqlcipher:///x.sqlite", "sqlite:///x.sqlite?timeout=abc",
+            "postgresql://u@[::1/x", "sqlite:///%00", "sqlite:///a\x00b", "mysql://u@h/d", "::::", "sqlite://",
+            "postgresql+asyncpg://u@h/d", "sqlite:///file:x?mode=memory&uri=true"]
+
+
+@pytest.mark.parametrize("url", BAD_URLS)
+def test_bad_history_urls(tmp_path, url, monkeypatch):
+    """A --history URL flaketui cannot use is one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("history", "status", "--history", url)
+    assert code == 2 and err.startswith("flaketui: error:") and len(err.strip().splitlines()) == 1, err
+
+
+def test_missing_driver_is_a_hint(tmp_path, monkeypatch):
+    """postgresql:// without psycopg installed: a one-line hint to install it, exit 2."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    code, _, err = run("history", "status", "--history", "postgresql://ci:pw@db.invalid/h")
+    assert code == 2 and "psycopg" in err and "pw" not in err, err
+
+
+def test_password_never_shown(tmp_path):
+    """A history error names the URL with its password masked."""
+    code, _, err = run("history", "status", "--history", "postgresql://ci:s3cr3t@127.0.0.1:1/h", "--wait", "1")
+    assert code == 2 and "s3cr3t" not in err, err
+
+
+def test_made_history_still_opens(tmp_path):
+    """A history flaketui made opens and reads as before (the checks refuse nothing of its own)."""
+    db = made(tmp_path)
+    code, out, err = run("history", "status", "--format", "json", "--history", f"sqlite:///{db}")
+    assert code == 0, err
+    assert os.path.getsize(db) > 0 and '"a"' in out
