@@ -142,7 +142,7 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   help="Parse the logs again instead of reading the index cache.")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
                   help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
-    @click.option("--timeout", "timeout", type=FiniteFloat(), default=30.0, show_default=True,
+    @click.option("--timeout", "timeout", type=FiniteFloat(0.0, MAX_SECONDS), default=30.0, show_default=True,
                   metavar="SECONDS",
                   help="Remote logs: seconds a store may take to connect and to send each piece of an "
                        "answer; a load asks nothing new after 20 times this.")
@@ -328,26 +328,38 @@ def check_k(k: int | None) -> None:
 
 class FiniteFloat(click.ParamType):
     """A float that is a number (``nan`` and ``inf`` are refused: ``--max-flakiness nan``
-    would let every task pass the gate), optionally within [low, high]."""
+    would let every task pass the gate, and click's ``FloatRange`` lets ``nan`` through, as no
+    comparison with it is true), optionally within [low, high] (``low_open`` / ``high_open``:
+    that end excluded). The one type of every numeric option that takes a fraction."""
 
     name = "float"
 
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
+    def __init__(self, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False) -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{visible(repr(value))} is not a number", param, ctx)
         if not math.isfinite(x):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
-            self.fail(f"{x:g} is not between {self.low:g} and {self.high:g}", param, ctx)
+            self.fail(f"{visible(repr(value))} is not a finite number", param, ctx)
+        below = self.low is not None and (x <= self.low if self.low_open else x < self.low)
+        above = self.high is not None and (x >= self.high if self.high_open else x > self.high)
+        if below or above:
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            self.fail(f"{x:g} is not in {'(' if self.low_open else '['}{lo}, {hi}{')' if self.high_open else ']'}",
+                      param, ctx)
         return x
 
 
 FRACTION = FiniteFloat(0.0, 1.0)
+OPEN_FRACTION = FiniteFloat(0.0, 1.0, low_open=True, high_open=True)
+MAX_SECONDS = 7 * 24 * 3600.0
+"""The longest wait or timeout an option takes (a week): beyond, a clock's arithmetic overflows."""
+SECONDS = FiniteFloat(0.0, MAX_SECONDS)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})

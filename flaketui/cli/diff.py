@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import fail, load, log_options, main, write_json
+from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
 from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
 from flaketui.sanitize import visible
@@ -294,7 +294,7 @@ def cross_pairs(side_a: tuple[TrialLog, str], side_b: tuple[TrialLog, str], task
               help="Trial numbers: I of run A (or of the one run), J of run B.")
 @divergence_option
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
-@click.option("--tolerance", type=float, default=0.0, show_default=True,
+@click.option("--tolerance", type=FiniteFloat(0.0), default=0.0, show_default=True,
               help="Numbers this close (absolutely or relatively) are equal.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
               show_default=True, help="html: one self-contained page (no network), to stdout or --out.")
