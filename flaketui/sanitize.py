@@ -172,3 +172,24 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [mask_secrets(v, depth + 1) for v in value]
     return value
+
+
+_MARKDOWN = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]",
+                           "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def markdown_text(text: object, multiline: bool = False) -> str:
+    """A log string as Markdown text, in a table cell, a heading or a line: :func:`visible`, then
+    every character GitHub-flavoured Markdown reads as markup escaped: ``\\`` ``|`` `````
+    ``*`` ``[`` ``]`` by a backslash (CommonMark, "Backslash escapes": any ASCII punctuation may
+    be escaped), ``&`` ``<`` ``>`` as entities (so no raw HTML, ``</details>`` or ``<img>``, and no
+    autolink ``<https://…>``). A log's ``[Approve PR](https://…)`` is text, not a link. The one
+    rule of every Markdown writer (report, compare with and without ``--summary``, diff, the
+    review, the app's export). ``multiline``: line breaks become ``<br>`` (a cell stays a cell).
+
+    Escaped before :func:`visible` spells characters out, so its ``\\x1b`` reads as it is (a
+    backslash before a letter or digit is not an escape in Markdown)."""
+    s = text if isinstance(text, str) else str(text)
+    if multiline:
+        return "<br>".join(visible(line.translate(_MARKDOWN)) for line in s.replace("\r\n", "\n").split("\n"))
+    return visible(s.translate(_MARKDOWN))

@@ -26,7 +26,7 @@ import click
 from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
 from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
-from flaketui.sanitize import visible
+from flaketui.sanitize import markdown_text, visible
 
 if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
     from flaketui.output.html import PageInfo, TracePair
@@ -157,7 +157,7 @@ def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
 
 
 def _md(text: str) -> str:
-    return visible(text).replace("|", "\\|").replace("`", "\\`")
+    return markdown_text(text)
 
 
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:

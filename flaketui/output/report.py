@@ -24,7 +24,7 @@ from flaketui.output.columns import (
     consistency_column,
     csv_number,
 )
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, markdown_text, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -433,15 +433,16 @@ def compare_csv(v: CompareView) -> str:
 
 
 def _md_escape(text: str) -> str:
-    """A log string in a Markdown cell or heading: control characters spelled out, ``|`` escaped."""
-    return visible(text).replace("|", "\\|")
+    """A log string in a Markdown cell or heading: :func:`~flaketui.sanitize.markdown_text`."""
+    return markdown_text(text)
 
 
-def summary_lines(s: SuiteSummary) -> list[str]:
-    """The suite summary as plain lines (shared by table and Markdown output)."""
+def summary_lines(s: SuiteSummary, name: Callable[[str], str] = visible) -> list[str]:
+    """The suite summary as plain lines (shared by table and Markdown output); ``name`` shows the
+    run's name (Markdown: :func:`~flaketui.sanitize.markdown_text`)."""
     k = s.k
     lines = [
-        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
+        f"run {name(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
         f"{s.flaky_tasks} flaky, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
@@ -532,11 +533,11 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
     run's table keeps its ``top`` flakiest tasks and a line says how many are left out."""
     yield f"# flaketui report (k = {k})\n\n"
     for r, (st, sm) in enumerate(runs):
-        lines = [*summary_lines(sm), *map(_md_escape, notes.lines(st.run))]  # the notes name what the logs say
+        lines = [*summary_lines(sm, _md_escape), *map(_md_escape, notes.lines(st.run))]  # the notes name what the logs say
         order = display_order(st)
         why = cause_lines(st, causes, order)
         head = why[:1]  # the breakdown; the failures by first critical source lead the causes' list
-        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *head]) + "\n"
+        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *map(_md_escape, head)]) + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
         columns = report_columns(st.run, causes, notes)
@@ -574,14 +575,14 @@ def compare_markdown(v: CompareView, top: int | None = None) -> str:
     """The comparison as Markdown; ``top``: only the first ``top`` changed tasks, and a line
     saying how many are left out."""
     c = v.cmp
-    lines = [f"# {_md_escape(visible(c.run_b))} vs {_md_escape(visible(c.run_a))}", ""]
+    lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
     lines += [f"- {_md_escape(x)}" for x in v.lines()]
     lines += ["", "| task | change | flip | p̂ A | p̂ B | n A | n B | p adj. |", "|---|---|---|---|---|---|---|---|"]
     rows = v.rows()
     left = max(0, len(rows) - top) if top is not None else 0
     for r in rows[:top]:
         lines.append(
-            f"| {_md_escape(visible(r.task))} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
+            f"| {_md_escape(r.task)} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
             f"{r.n_a} | {r.n_b} | {fmt.pvalue(r.p_adjusted)} |"
         )
     if left:
@@ -814,15 +815,14 @@ def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> st
     characters (under GitHub's :data:`COMMENT_LIMIT`). The verdict comes first, outside any
     block; then one ``<details>`` block per section (the figures, the confound warning, the
     flipped tasks, the other changed tasks), each table cut to fit with a line saying how many
-    rows are left out. Log strings are made visible and ``|``, ``<``, ``>``, ``&`` escaped, so no
+    rows are left out. Log strings go through :func:`~flaketui.sanitize.markdown_text`, so no
     name closes a block or adds markup."""
     from flaketui.stats.verdict import evidence, short_verdict_text
 
     c = v.cmp
 
     def cell(text: str) -> str:
-        return (_md_escape(visible(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
+        return markdown_text(text)
 
     head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
             f"**{cell(short_verdict_text(evidence(c, v.alpha)))}**", ""]

@@ -74,3 +74,12 @@ def write_html_hostile_log(path: Path) -> Path:
                     fh.write(json.dumps({"run": run, "task": task, "trial": trial, "passed": passed,
                                          "model": PAYLOADS[4], "trace": trace}) + "\n")
     return path
+
+
+def markdown_read(text: str) -> str:
+    """Markdown text as a reader sees it: CommonMark's backslash escapes and the character
+    entities undone (what :func:`flaketui.sanitize.markdown_text` escaped reads as it was)."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text))

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from flaketui.output.columns import TASK_COLUMNS
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, markdown_text, visible
 from flaketui.stats import TaskStats
 from flaketui.safefile import atomic_write
 from flaketui.triage import TriageKey, TriageStore
@@ -72,10 +72,7 @@ def table_csv(st: TaskStats, rows: Sequence[int], notes: TriageStore | None = No
 
 def md_cell(text: str) -> str:
     """A Markdown table cell: visible characters, pipes and markup characters escaped."""
-    out = visible(text)
-    for ch in "\\|*_`[]<>":
-        out = out.replace(ch, "\\" + ch)
-    return out
+    return markdown_text(text)
 
 
 def table_markdown(st: TaskStats, rows: Sequence[int], notes: TriageStore | None = None) -> str:
