@@ -158,6 +158,31 @@ def mask_command(argv: Sequence[str]) -> str:
     return " ".join(out)
 
 
+def cut_deep(value: Any, limit: int = MAX_DEPTH, depth: int = 0) -> tuple[Any, int]:
+    """``value`` (JSON-like data) with every list or dict deeper than ``limit`` levels replaced by
+    the text :data:`CUT`, and how many were cut. For data from a log written to JSON: orjson
+    refuses more than 254 levels (and Python's recursion would end at about 1,000), so a trace
+    argument 260 lists deep is shown cut, and said so, instead of failing the output. Iterative
+    over the top levels' items: the recursion is at most ``limit`` deep."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value, 0
+    if depth >= limit:
+        return CUT, 1
+    cut = 0
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            out[k], n = cut_deep(v, limit, depth + 1)
+            cut += n
+        return out, cut
+    items = []
+    for v in value:
+        v, n = cut_deep(v, limit, depth + 1)
+        items.append(v)
+        cut += n
+    return items, cut
+
+
 def mask_secrets(value: Any, depth: int = 0) -> Any:
     """``value`` (JSON-like data: run metadata) with every string in it through :func:`mask_text`
     and every value under a secret's key (``{"token": …}``) masked. Walks at most

@@ -277,9 +277,27 @@ def write_chunks(chunks: Iterable[str]) -> None:
     sys.stdout.flush()
 
 
+JSON_DEPTH = 128
+"""Levels of nesting a JSON output keeps when a value from a log is deeper than orjson writes
+(254): deeper lists and objects become a text that says they were cut."""
+
+
 def write_json(doc: Any) -> None:
-    """Write ``doc`` to stdout as indented JSON (the scripts' contract)."""
-    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    """Write ``doc`` to stdout as indented JSON (the scripts' contract). A value nested deeper than
+    orjson writes (a log's trace argument 260 lists deep) is cut at :data:`JSON_DEPTH` levels
+    (:func:`~flaketui.sanitize.cut_deep`), with a note on stderr saying so."""
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except TypeError as exc:
+        if "ecursion" not in str(exc):
+            raise
+        from flaketui.sanitize import cut_deep
+
+        doc, cut = cut_deep(doc, JSON_DEPTH)
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+        click.echo(f"flaketui: note: {cut} value{'s' if cut != 1 else ''} nested over {JSON_DEPTH} levels "
+                   "cut in the JSON output", err=True)
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.write(b"\n")
     sys.stdout.flush()
 

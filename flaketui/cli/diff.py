@@ -25,7 +25,7 @@ import click
 
 from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
-from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
+from flaketui.model import ERRORED, PASS, FieldMap, InputError, Trial, TrialLog
 from flaketui.sanitize import markdown_text, visible
 
 if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
@@ -47,7 +47,15 @@ def _trials(log: TrialLog, run: str, task: str) -> list[Trial]:
     outcomes = log.run_outcomes(run)
     if task not in outcomes.tasks:
         fail(f"run {visible(run)!r} has no task {visible(task)!r}")
-    return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    from flaketui.loading.formats.parquet_checks import SourceRefused
+
+    try:
+        return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    except (SourceRefused, InputError) as exc:  # a trial table's source it will not follow: one line
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read the trials of {visible(task)!r}: {exc.strerror or exc}")
+    return []  # not reached: fail exits
 
 
 def _by_number(trials: Sequence[Trial], number: int, run: str) -> Trial:
