@@ -439,6 +439,46 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
         raise OSError(describe(exc)) from None
 
 
+def no_ranges(path: Any, exc: ValueError) -> bool:
+    """Whether ``exc`` is fsspec's word that the HTTP server at ``path`` ignores range requests
+    (it answers every request with the whole file): then the file is read from its start
+    (:func:`open_stream`)."""
+    return is_url(path) and "range" in str(exc).lower()
+
+
+def open_stream(path: str | os.PathLike[str]) -> IO[bytes]:
+    """A remote object read once from its start, with no range request (fsspec's streaming
+    file, ``block_size=0``): for a server that ignores ``Range``. Errors as :func:`open_binary`."""
+    remote = path if isinstance(path, RemotePath) else RemotePath(os.fspath(path))
+    try:
+        _check_deadline()
+        return remote.fs.open(remote.key, "rb", block_size=0)
+    except (FileNotFoundError, IsADirectoryError):
+        raise
+    except TimeoutError as exc:
+        raise OSError(describe(exc)) from None
+    except OSError as exc:
+        raise OSError(exc.errno, clean_message(exc.strerror or exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a store's own error: the file is unreadable
+        raise OSError(describe(exc)) from None
+
+
+SKIP_PIECE = 1 << 20
+"""Bytes read and dropped at a time while a stream is skipped to an offset."""
+
+
+def skip_then_read(fh: IO[bytes], offset: int, length: int) -> bytes:
+    """``length`` bytes from ``offset`` of a stream that cannot seek: the bytes before are read
+    and dropped, :data:`SKIP_PIECE` at a time (never all in memory)."""
+    left = offset
+    while left > 0:
+        piece = fh.read(min(left, SKIP_PIECE))
+        if not piece:
+            return b""
+        left -= len(piece)
+    return fh.read(length)
+
+
 def unreadable(path: Any, exc: OSError) -> Problem:
     """The problem that names a file that can't be read (and is skipped); a store's words
     on one line, without the credentials of the environment."""
