@@ -30,6 +30,13 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
 MAX_PROBLEMS_SHOWN = 20
 """Bad lines named one by one on stderr; the rest are summarised."""
 
+OPTIONAL_PACKAGES = {"sqlalchemy": "sqlalchemy", "alembic": "alembic", "psycopg": "psycopg[binary]",
+                     "pyarrow": "pyarrow", "fsspec": "fsspec", "s3fs": "s3fs", "gcsfs": "gcsfs",
+                     "distributed": "distributed", "aiohttp": "aiohttp"}
+"""Packages a feature imports when used (the history, Parquet, remote logs, Dask), by module:
+one missing is a one-line hint (exit 2), not a traceback."""
+
+
 class DefaultGroup(click.Group):
     """A group that runs ``open`` when the first argument is not a subcommand.
 
@@ -54,6 +61,11 @@ class DefaultGroup(click.Group):
         failed gate."""
         try:
             return super().invoke(ctx)
+        except ModuleNotFoundError as exc:  # an optional package a feature needs: one line, exit 2
+            if (exc.name or "").split(".")[0] not in OPTIONAL_PACKAGES:
+                raise
+            package = OPTIONAL_PACKAGES[(exc.name or "").split(".")[0]]
+            fail(f"this needs the Python package {package}, which is not installed: pip install '{package}'")
         except BrokenPipeError:
             devnull = os.open(os.devnull, os.O_WRONLY)  # the flush at exit must not fail again
             os.dup2(devnull, sys.stdout.fileno())

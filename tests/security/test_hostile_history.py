@@ -162,3 +162,16 @@ def test_made_history_still_opens(tmp_path):
     code, out, err = run("history", "status", "--format", "json", "--history", f"sqlite:///{db}")
     assert code == 0, err
     assert os.path.getsize(db) > 0 and '"a"' in out
+
+
+@pytest.mark.parametrize("module", ["sqlalchemy", "alembic"])
+def test_missing_sqlalchemy_is_a_hint(tmp_path, monkeypatch, module):
+    """History commands where SQLAlchemy or Alembic is not installed: a one-line install hint,
+    exit 2 (not 1, the failed gate's code), no traceback."""
+    import flaketui.history
+
+    monkeypatch.setitem(sys.modules, module, None)  # import sqlalchemy / alembic: ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "flaketui.history.store")  # imported again, as on a fresh start
+    monkeypatch.delattr(flaketui.history, "store")
+    code, _, err = run("history", "status", "--history", f"sqlite:///{tmp_path / 'h.sqlite'}")
+    assert code == 2 and "pip install" in err and len(err.strip().splitlines()) == 1, err
