@@ -418,7 +418,7 @@ def _objects(conn: Connection) -> set[tuple[str, str, str]]:
         "JOIN pg_namespace s ON s.oid = c.relnamespace WHERE NOT t.tgisinternal AND s.nspname = current_schema() "
         "UNION ALL SELECT 'column default', table_name || '.' || column_name || ' = ' || column_default, table_name "
         "FROM information_schema.columns WHERE table_schema = current_schema() AND column_default IS NOT NULL "
-        "AND column_default NOT LIKE 'nextval(%'"
+        "AND left(column_default, 8) <> 'nextval('"
     ).all()
     return {(str(k), str(n), str(t)) for k, n, t in rows}
 

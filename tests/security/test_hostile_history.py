@@ -18,6 +18,7 @@ pytest.importorskip("alembic")
 from flaketui.history import HistoryError, open_store, store  # noqa: E402
 from tests.helpers.cli import run  # noqa: E402
 from tests.helpers.history import run_of  # noqa: E402
+from tests.helpers.postgres import pg_server, pg_url  # noqa: E402, F401  (fixtures)
 
 
 def made(tmp_path: Path) -> Path:
@@ -175,3 +176,32 @@ def test_missing_sqlalchemy_is_a_hint(tmp_path, monkeypatch, module):
     monkeypatch.delattr(flaketui.history, "store")
     code, _, err = run("history", "status", "--history", f"sqlite:///{tmp_path / 'h.sqlite'}")
     assert code == 2 and "pip install" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_postgresql_planted_trigger_and_view_are_refused(request):
+    """PostgreSQL: a trigger on a flaketui table, a view in its place or a column default that
+    lifts quarantines is refused in one line; another application's table beside them is not."""
+    pytest.importorskip("psycopg")
+    import psycopg
+
+    url = request.getfixturevalue("pg_url")
+    with open_store(url) as s:
+        s.record([run_of(1, {"a": (4, 2)})])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE other_app (x int)")  # someone else's table in the same schema
+    with open_store(url) as s:
+        s.quarantine("a", "me", "why")
+    plants = ["CREATE FUNCTION f() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql; "
+              "CREATE TRIGGER t BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION f()",
+              "ALTER TABLE quarantines ALTER COLUMN lifted_at SET DEFAULT now()",
+              "CREATE RULE r AS ON INSERT TO quarantines DO ALSO NOTIFY x"]
+    for plant, undo in zip(plants, ["DROP TRIGGER t ON runs", "ALTER TABLE quarantines ALTER COLUMN lifted_at "
+                                    "DROP DEFAULT", "DROP RULE r ON quarantines"], strict=True):
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(plant)
+        code, _, err = run("history", "status", "--history", url)
+        assert code == 2 and "not a schema flaketui made" in err, (plant, err)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(undo)
+    code, _, err = run("history", "status", "--history", url)
+    assert code == 0, err
