@@ -61,6 +61,8 @@ class DefaultGroup(click.Group):
         failed gate."""
         try:
             return super().invoke(ctx)
+        except InputError as exc:  # met after the load (a trial read back for its traces): one line
+            fail(str(exc))
         except ModuleNotFoundError as exc:  # an optional package a feature needs: one line, exit 2
             if (exc.name or "").split(".")[0] not in OPTIONAL_PACKAGES:
                 raise

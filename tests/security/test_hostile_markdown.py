@@ -4,7 +4,6 @@ text cannot close a block, add an image or a link, or start a code span."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -12,29 +11,16 @@ import pytest
 
 from flaketui.sanitize import markdown_text
 from tests.helpers.cli import run
-from tests.helpers.hostile import markdown_read
+from tests.helpers.hostile import MARKDOWN_PAYLOADS, MARKDOWN_RUNS, markdown_read, write_markdown_hostile_log
 
-PAYLOADS = ["</details>", "<img src=https://evil.example/px.png>", "[Approve PR](https://evil.example/ok)",
-            "![x](https://evil.example/i.png)", "`code`", "a|b", "<https://evil.example>", "&lt;b&gt;",
-            "\\|still one cell"]
-RUN_A, RUN_B = "base [Approve PR](https://evil.example/a)", "cand </details><img src=https://evil.example/b>"
+PAYLOADS = MARKDOWN_PAYLOADS
+RUN_A, RUN_B = MARKDOWN_RUNS
 
 
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
     """Two runs whose names and task ids are Markdown payloads; each task flips, with an error text."""
-    lines = []
-    for run_name, passes in ((RUN_A, 4), (RUN_B, 1)):
-        for task in PAYLOADS:
-            for i in range(4):
-                rec = {"run": run_name, "task": task, "trial": i, "passed": i < passes,
-                       "trace": [{"role": "user", "content": task}, {"role": "assistant", "content": task}]}
-                if i == 3:
-                    rec["error"] = f"boom {task}"
-                lines.append(json.dumps(rec))
-    path = tmp_path / "md.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_markdown_hostile_log(tmp_path / "md.jsonl")
 
 
 def no_markup(text: str) -> None:
@@ -54,14 +40,16 @@ def test_markdown_text_escapes_every_markup_character():
 
 
 @pytest.mark.parametrize("args", [
-    ["report", "--format", "markdown"],
-    ["report", "--format", "markdown", "--causes"],
-    ["compare", "--format", "markdown", "--runs", RUN_A, RUN_B],
-    ["compare", "--format", "markdown", "--summary", "--runs", RUN_A, RUN_B],
+    ["report", "LOG", "--format", "markdown"],
+    ["report", "LOG", "--format", "markdown", "--causes"],
+    ["compare", "LOG", "--format", "markdown", "--runs", RUN_A, RUN_B],
+    ["compare", "LOG", "--format", "markdown", "--summary", "--runs", RUN_A, RUN_B],
+    ["triage", "export", "LOG"],
 ])
 def test_markdown_writers_escape_log_strings(log: Path, args: list[str]):
-    """report and compare Markdown, with and without --summary: each payload is text, read back whole."""
-    code, out, err = run(args[0], str(log), *args[1:])
+    """report, compare (with and without --summary) and triage export Markdown: each payload is
+    text, read back whole."""
+    code, out, err = run(*[str(log) if a == "LOG" else a for a in args])
     assert code == 0, err
     no_markup(out)
     read = markdown_read(out)

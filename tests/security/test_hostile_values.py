@@ -5,36 +5,18 @@ and said, or one line, never a traceback."""
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import orjson
 import pytest
 
-from tests.conftest import ROOT
 from tests.helpers.cli import run
-
-HARBOR_JOB = ROOT / "tests" / "data" / "harbor" / "hello-world-job"
-TRIAL = "hello-world__Tm2xQ7a"
-
-
-def harbor_job(tmp_path: Path) -> Path:
-    """A copy of the bundled Harbor job to plant values in."""
-    job = tmp_path / "job"
-    shutil.copytree(HARBOR_JOB, job)
-    return job
+from tests.helpers.hostile import write_deep_argument_log, write_harbor_job, write_refused_source_table
 
 
 def test_harbor_config_nested_1000_deep(tmp_path):
     """A Harbor trial config nested 1,000 objects deep (8 KB) loads; the depth is cut, and said."""
-    job = harbor_job(tmp_path)
+    job = write_harbor_job(tmp_path, "deep-config")
     deep = '{"a":' * 1000 + "{}" + "}" * 1000
-    for name in ("result.json", "config.json"):
-        path = job / TRIAL / name
-        text = json.dumps(json.loads(path.read_text()))
-        text = text.replace('"timeout_multiplier": 1.0', '"timeout_multiplier": 1.0, "deep": ' + deep, 1)
-        assert deep in text
-        path.write_text(text)
     for fmt in ("table", "json", "html"):
         code, out, err = run("report", str(job), "--format", fmt, "--no-cache")
         assert code == 0, err
@@ -47,30 +29,16 @@ def test_harbor_config_nested_1000_deep(tmp_path):
 @pytest.mark.parametrize("total", ["1e400", "-1e400", "1e300", "NaN"])
 def test_harbor_job_total_overflows(tmp_path, total):
     """A job's n_total_trials of 1e400 (infinity), 1e300 or NaN: the job loads, no traceback."""
-    job = harbor_job(tmp_path)
+    job = write_harbor_job(tmp_path, "total-overflow")
     path = job / "result.json"
-    path.write_text(path.read_text().replace('"n_total_trials": 5', f'"n_total_trials": {total}'))
+    path.write_text(path.read_text().replace('"n_total_trials": 1e400', f'"n_total_trials": {total}'))
     code, _, err = run("report", str(job), "--no-cache")
     assert code == 0, err
 
 
-def deep_trace_log(tmp_path: Path, depth: int = 260) -> Path:
-    """A task whose failing trial's tool argument is ``depth`` lists deep (777 bytes at 260)."""
-    deep = "[" * depth + "]" * depth
-    lines = []
-    for i, passed in enumerate((True, False)):
-        arg = deep if not passed else "1"
-        step = '{"role":"assistant","type":"tool_call","name":"f","args":{"q":%s}}' % arg
-        lines.append('{"run":"r","task":"t","trial":%d,"passed":%s,"trace":[{"role":"user","content":"q"},%s]}'
-                     % (i, "true" if passed else "false", step))
-    path = tmp_path / "deep.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_diff_json_on_a_260_deep_argument(tmp_path):
     """diff --format json on an argument nested 260 lists deep: written cut, with a note on stderr."""
-    log = deep_trace_log(tmp_path)
+    log = write_deep_argument_log(tmp_path / "deep.jsonl")
     code, out, err = run("diff", str(log), "--task", "t", "--format", "json", "--no-cache")
     assert code == 0, err
     assert "nested over" in err and "cut" in out
@@ -90,17 +58,11 @@ def test_cut_deep_counts_what_it_cut():
 
 def test_diff_on_a_refused_parquet_source(tmp_path):
     """diff on a Parquet trial table whose source lies outside its folder: one line, exit 2."""
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
-    secret = tmp_path / "secret.jsonl"
-    secret.write_text('{"task": "t0", "passed": 1, "trace": [{"role": "x"}]}\n')
-    (tmp_path / "tables").mkdir()
-    n = secret.stat().st_size
-    pq.write_table(pa.table({"run": ["r"] * 2, "task": ["t0"] * 2, "trial": [0, 1], "outcome": ["pass", "fail"],
-                             "source": ["../secret.jsonl"] * 2, "source_kind": ["jsonl"] * 2,
-                             "offset": [0, 0], "length": [n, n]}), tmp_path / "tables" / "t.parquet")
+    table = write_refused_source_table(tmp_path)
+    if table is None:
+        pytest.skip("no pyarrow")
     for fmt in ("text", "json", "html"):
-        code, _, err = run("diff", str(tmp_path / "tables" / "t.parquet"), "--task", "t0", "--format", fmt)
+        code, _, err = run("diff", str(table), "--task", "t0", "--format", fmt)
         assert code == 2 and "outside the table's folder" in err and len(err.strip().splitlines()) == 1, err
 
 
