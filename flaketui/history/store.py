@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from flaketui.history import lifecycle, schema
-from flaketui.safefile import LinkRefused, refuse_link
+from flaketui.safefile import LinkRefused, atomic_write, refuse_link
 from flaketui.sanitize import mask_text, visible
 from flaketui.history.lifecycle import Evidence
 
@@ -428,22 +429,66 @@ _EXPECTED: set[tuple[str, str, str]] | None = None
 
 def expected_schema() -> set[tuple[str, str, str]]:
     """The objects (kind, name, table) that flaketui's migrations make on a fresh SQLite
-    database: found by running them on one (in a temporary folder), once per process, so that
-    a migration added later is expected without a list to keep in step."""
+    database: found by running them on one (in a temporary folder), so that a migration added
+    later is expected without a list to keep in step.
+
+    Running them costs about half a second, so the answer is kept once per process and in the
+    user's cache folder (``schema/KEY.json``: platformdirs' user cache path, which honours
+    ``$XDG_CACHE_HOME``), under a key that changes
+    with any migration file, SQLAlchemy's version or SQLite's: a new migration is derived anew."""
     global _EXPECTED
     if _EXPECTED is None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
-            fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
-            fresh.trusted = True
-            try:
-                fresh.migrate()  # its own check finds an empty database: nothing to compare yet
-                with fresh.reading() as conn:
-                    _EXPECTED = _objects(conn)
-            finally:
-                fresh.close()
+        path = _schema_cache_path()
+        _EXPECTED = _read_schema_cache(path)
+        if _EXPECTED is None:
+            _EXPECTED = derive_schema()
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, orjson.dumps(sorted(_EXPECTED)))
     return _EXPECTED
+
+
+def derive_schema() -> set[tuple[str, str, str]]:
+    """The objects the migrations make, found by running them on a fresh database."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
+        fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
+        fresh.trusted = True
+        try:
+            fresh.migrate()  # its own check finds an empty database: nothing to compare yet
+            with fresh.reading() as conn:
+                return _objects(conn)
+        finally:
+            fresh.close()
+
+
+def _schema_cache_path() -> Path:
+    """``schema/KEY.json`` in flaketui's user cache folder; KEY hashes every migration file and the
+    SQLAlchemy and SQLite versions (what the derived schema depends on)."""
+    import sqlite3
+
+    import platformdirs
+
+    h = hashlib.sha256(f"{sa.__version__}\0{sqlite3.sqlite_version}\0".encode())
+    for path in sorted(MIGRATIONS.rglob("*.py")):
+        h.update(path.relative_to(MIGRATIONS).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return platformdirs.user_cache_path("flaketui") / "schema" / f"{h.hexdigest()[:32]}.json"
+
+
+def _read_schema_cache(path: Path) -> set[tuple[str, str, str]] | None:
+    """The schema kept at ``path`` (None: none, a link, too big, or not a list of 3 texts)."""
+    try:
+        refuse_link(path)
+        if path.stat().st_size > 1 << 20:
+            return None
+        rows = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(rows, list) or not all(
+            isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in rows):
+        return None
+    return {(r[0], r[1], r[2]) for r in rows}
 
 
 def _version(conn: Connection) -> str | None:

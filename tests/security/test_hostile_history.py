@@ -96,6 +96,19 @@ def test_expected_schema_is_derived_from_the_migrations():
     assert not {k for k, _, _ in want} - {"table", "index", "column"}
 
 
+def test_kept_schema_is_the_derived_one(tmp_path, monkeypatch):
+    """The schema kept in the cache folder is the one running the migrations gives; a kept file
+    that is not a list of (kind, name, table) is derived again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(store, "_EXPECTED", None)
+    path = store._schema_cache_path()
+    assert str(path).startswith(str(tmp_path / "cache"))
+    assert store.expected_schema() == store.derive_schema() and path.is_file()
+    path.write_bytes(b'[["trigger"]]')
+    monkeypatch.setattr(store, "_EXPECTED", None)
+    assert store.expected_schema() == store.derive_schema()
+
+
 def test_endless_statement_is_stopped(tmp_path, monkeypatch):
     """A statement that runs over the bound is interrupted and said in one line (here an endless
     recursive query, with the bound lowered)."""
