@@ -199,7 +199,8 @@ def page_tail(info: PageInfo, data: Mapping[str, Any]) -> str:
              f"<dt>flaketui</dt><dd>{esc(__version__)}</dd>",
              f"<dt>command</dt><dd><code>{esc(mask_command(info.command))}</code></dd>"]
     if info.sources:
-        parts.append("<dt>logs</dt><dd>" + "<br>".join(f"<code>{esc(mask_url(s))}</code>" for s in info.sources) + "</dd>")
+        logs = "<br>".join(f"<code>{esc(mask_url(s))}</code>" for s in info.sources)
+        parts.append(f"<dt>logs</dt><dd>{logs}</dd>")
     for run, meta in info.meta.items():
         meta = mask_secrets(meta)
         if meta:

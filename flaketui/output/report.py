@@ -533,11 +533,13 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
     run's table keeps its ``top`` flakiest tasks and a line says how many are left out."""
     yield f"# flaketui report (k = {k})\n\n"
     for r, (st, sm) in enumerate(runs):
-        lines = [*summary_lines(sm, _md_escape), *map(_md_escape, notes.lines(st.run))]  # the notes name what the logs say
+        # the run's name and the notes say what the logs say: Markdown-escaped
+        lines = [*summary_lines(sm, _md_escape), *map(_md_escape, notes.lines(st.run))]
         order = display_order(st)
         why = cause_lines(st, causes, order)
         head = why[:1]  # the breakdown; the failures by first critical source lead the causes' list
-        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *map(_md_escape, head)]) + "\n"
+        body = "  \n".join([*lines, *map(_md_escape, head)])
+        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + body + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
         columns = report_columns(st.run, causes, notes)

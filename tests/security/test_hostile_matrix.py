@@ -62,7 +62,8 @@ def invoke(command: str, log: Path, task: str, out: Path) -> tuple[int, str, str
     args = [a.replace("OUT", str(out)) if "OUT" in a else str(log) if a == "LOG" else task if a == "TASK" else a
             for a in COMMANDS[command]]
     started = time.monotonic()
-    code, stdout, stderr = run(*args, "--no-cache") if args[0] not in ("history",) or args[1] == "record" else run(*args)
+    reads_logs = args[0] != "history" or args[1] == "record"
+    code, stdout, stderr = run(*args, "--no-cache") if reads_logs else run(*args)
     took = time.monotonic() - started
     assert code in (0, 1, 2), (command, code, stderr)
     assert "Traceback" not in stderr, (command, stderr)
