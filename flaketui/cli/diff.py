@@ -14,7 +14,6 @@ JSON is the log's own values.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass

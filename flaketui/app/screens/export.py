@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from flaketui.output.columns import TASK_COLUMNS
-from flaketui.sanitize import csv_cell, markdown_text, visible
+from flaketui.sanitize import csv_cell, markdown_text
 from flaketui.stats import TaskStats
 from flaketui.safefile import atomic_write
 from flaketui.triage import TriageKey, TriageStore
