@@ -189,7 +189,7 @@ def write_refused_source_table(folder: Path) -> Path | None:
 
 def hostile_corpus(folder: Path) -> dict[str, tuple[Path, str]]:
     """The project's hostile files, each with a task to open: terminal escapes, browser payloads,
-    Markdown markup, a 260-deep argument, 4,301-digit ids, Harbor jobs with a 1,000-deep config and
+    Markdown markup, tool arguments 260 and 1,020 lists deep, 4,301-digit ids, Harbor jobs with a 1,000-deep config and
     an overflowing count, values past every limit, a Parquet table with a refused source, an empty
     file and random bytes."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -198,6 +198,7 @@ def hostile_corpus(folder: Path) -> dict[str, tuple[Path, str]]:
         "html-payloads": (write_html_hostile_log(folder / "html.jsonl"), PAYLOADS[0]),
         "markdown-payloads": (write_markdown_hostile_log(folder / "markdown.jsonl"), MARKDOWN_PAYLOADS[2]),
         "deep-argument": (write_deep_argument_log(folder / "deep.jsonl"), "t"),
+        "deeper-argument": (write_deep_argument_log(folder / "deeper.jsonl", 1020), "t"),
         "long-digits": (write_long_digits_log(folder / "digits.jsonl"), LONG_DIGITS),
         "harbor-deep-config": (write_harbor_job(folder, "deep-config"), "hello-world"),
         "harbor-total-overflow": (write_harbor_job(folder, "total-overflow"), "hello-world"),
