@@ -214,3 +214,38 @@ def hostile_corpus(folder: Path) -> dict[str, tuple[Path, str]]:
     (folder / "noise.jsonl").write_bytes(random.Random(37).randbytes(4096))
     out["noise"] = (folder / "noise.jsonl", "t")
     return out
+
+
+EVERY_COMMAND: dict[str, list[str]] = {
+    "report table": ["report", "LOG"],
+    "report json": ["report", "LOG", "--format", "json"],
+    "report csv": ["report", "LOG", "--format", "csv"],
+    "report markdown": ["report", "LOG", "--format", "markdown"],
+    "report html": ["report", "LOG", "--format", "html", "--out", "OUT/page.html"],
+    "report causes": ["report", "LOG", "--causes"],
+    "compare": ["compare", "LOG", "LOG"],
+    "compare markdown summary": ["compare", "LOG", "LOG", "--format", "markdown", "--summary"],
+    "compare html": ["compare", "LOG", "LOG", "--format", "html", "--out", "OUT/compare.html"],
+    "diff text": ["diff", "LOG", "--task", "TASK"],
+    "diff json": ["diff", "LOG", "--task", "TASK", "--format", "json"],
+    "diff html": ["diff", "LOG", "--task", "TASK", "--format", "html", "--out", "OUT/diff.html"],
+    "gate": ["gate", "LOG", "--max-flakiness", "0.2", "--min-pass-hat-k", "0.5"],
+    "plan": ["plan", "LOG"],
+    "plan emit inspect": ["plan", "LOG", "--emit", "inspect"],
+    "plan emit harbor": ["plan", "LOG", "--emit", "harbor"],
+    "plan emit tau2": ["plan", "LOG", "--emit", "tau2"],
+    "export csv": ["export", "LOG", "--out", "OUT/trials.csv"],
+    "triage export": ["triage", "export", "LOG", "--triage", "OUT/notes.triage.json"],
+    "history record": ["history", "record", "LOG", "--history", "sqlite:///OUT/h.sqlite"],
+    "history status": ["history", "status", "--history", "sqlite:///OUT/h.sqlite", "--format", "json"],
+    "quarantine": ["quarantine", "LOG", "--max-flakiness", "0.2"],
+    "quarantine junit": ["quarantine", "LOG", "--max-flakiness", "0.2", "--format", "junit"],
+}
+"""Every command and output format, by name: its arguments with ``LOG`` (the log), ``TASK`` (a task
+of it) and ``OUT`` (a folder for its files) to fill in (:func:`command_line`)."""
+
+
+def command_line(command: str, log: Path, task: str, out: Path) -> list[str]:
+    """The arguments of :data:`EVERY_COMMAND` ``[command]`` for ``log``, ``task`` and ``out``."""
+    return [a.replace("OUT", str(out)) if "OUT" in a else str(log) if a == "LOG" else task if a == "TASK" else a
+            for a in EVERY_COMMAND[command]]

@@ -16,38 +16,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run
-from tests.helpers.hostile import hostile_corpus, raw_controls
+from tests.helpers.hostile import EVERY_COMMAND, command_line, hostile_corpus, raw_controls
 
 SECONDS = 30.0
 """The longest one command may take on one hostile file (in-process, on a loaded machine)."""
 MAX_RSS_MB = 3072
 """The most memory the test process may have used by the end of the matrix."""
 
-COMMANDS: dict[str, list[str]] = {
-    "report table": ["report", "LOG"],
-    "report json": ["report", "LOG", "--format", "json"],
-    "report csv": ["report", "LOG", "--format", "csv"],
-    "report markdown": ["report", "LOG", "--format", "markdown"],
-    "report html": ["report", "LOG", "--format", "html", "--out", "OUT/page.html"],
-    "report causes": ["report", "LOG", "--causes"],
-    "compare": ["compare", "LOG", "LOG"],
-    "compare markdown summary": ["compare", "LOG", "LOG", "--format", "markdown", "--summary"],
-    "compare html": ["compare", "LOG", "LOG", "--format", "html", "--out", "OUT/compare.html"],
-    "diff text": ["diff", "LOG", "--task", "TASK"],
-    "diff json": ["diff", "LOG", "--task", "TASK", "--format", "json"],
-    "diff html": ["diff", "LOG", "--task", "TASK", "--format", "html", "--out", "OUT/diff.html"],
-    "gate": ["gate", "LOG", "--max-flakiness", "0.2", "--min-pass-hat-k", "0.5"],
-    "plan": ["plan", "LOG"],
-    "plan emit inspect": ["plan", "LOG", "--emit", "inspect"],
-    "plan emit harbor": ["plan", "LOG", "--emit", "harbor"],
-    "plan emit tau2": ["plan", "LOG", "--emit", "tau2"],
-    "export csv": ["export", "LOG", "--out", "OUT/trials.csv"],
-    "triage export": ["triage", "export", "LOG", "--triage", "OUT/notes.triage.json"],
-    "history record": ["history", "record", "LOG", "--history", "sqlite:///OUT/h.sqlite"],
-    "history status": ["history", "status", "--history", "sqlite:///OUT/h.sqlite", "--format", "json"],
-    "quarantine": ["quarantine", "LOG", "--max-flakiness", "0.2"],
-    "quarantine junit": ["quarantine", "LOG", "--max-flakiness", "0.2", "--format", "junit"],
-}
+COMMANDS = EVERY_COMMAND
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +35,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, st
 def invoke(command: str, log: Path, task: str, out: Path) -> tuple[int, str, str]:
     """``command`` on ``log`` (and ``task``, outputs under ``out``); fails on a traceback, on an exit
     code other than 0, 1 or 2, or when it takes over :data:`SECONDS`."""
-    args = [a.replace("OUT", str(out)) if "OUT" in a else str(log) if a == "LOG" else task if a == "TASK" else a
-            for a in COMMANDS[command]]
+    args = command_line(command, log, task, out)
     started = time.monotonic()
     reads_logs = args[0] != "history" or args[1] == "record"
     code, stdout, stderr = run(*args, "--no-cache") if reads_logs else run(*args)

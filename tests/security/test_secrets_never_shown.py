@@ -15,6 +15,7 @@ import pytest
 from flaketui.sanitize import mask_command, mask_text
 from tests.conftest import ROOT
 from tests.helpers.cli import run
+from tests.helpers.hostile import EVERY_COMMAND, command_line
 
 SECRETS = ["PASSWORD1", "SIG1", "TOK1", "KEY1", "PASS2", "PASSWORD3", "SIG3", "PASSWORD4", "TOK5"]
 TB_RUN = ROOT / "tests" / "data" / "terminal_bench" / "20250906_orchestrator_claude-4.1-opus"
@@ -96,3 +97,19 @@ def test_history_records_and_errors_mask_secrets(log, typed, tmp_path):
     assert code == 2 and leaked(out, err) == []
     code, out, err = run("report", str(log), "--record", "--history", "postgresql://ci:PASSWORD4@127.0.0.1:1/h")
     assert code == 2 and leaked(out, err) == []
+
+
+@pytest.mark.parametrize("command", sorted(EVERY_COMMAND))
+def test_every_command_masks_every_secret(log, typed, command, tmp_path):
+    """Every command and output format (gate, plan and its emitters, export, triage export,
+    quarantine, history …): no planted secret on stdout, stderr or in any file it wrote."""
+    out = tmp_path / "out"
+    out.mkdir()
+    args = command_line(command, log, "simple-web-scraper", out)
+    if args[0] == "history" and args[1] == "status":
+        run("history", "record", str(log), "--history", f"sqlite:///{out / 'h.sqlite'}")
+    status = args[:2] == ["history", "status"]  # reads no log: takes no --sources-root
+    code, stdout, stderr = run(*(args if status else typed(*args)))
+    assert code in (0, 1, 2) and "No such option" not in stderr, stderr
+    written = [p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file()]
+    assert leaked(stdout, stderr, *written) == []
