@@ -209,8 +209,9 @@ class Store:
         this flaketui does not know (a newer one) is refused, untouched."""
         if to in ("head", HEAD):
             with self.reading() as conn:
-                self.check_schema(conn)
-                if _version(conn) == HEAD:
+                at_head = _version(conn) == HEAD
+                self.check_schema(conn, full=at_head)
+                if at_head:
                     return
         from alembic import command
         from alembic.config import Config
@@ -231,6 +232,7 @@ class Store:
             return rev
 
         with self.reading() as conn:
+            self.check_schema(conn, full=False)  # nothing planted runs inside the upgrade
             if current(conn) == target:
                 return
         with self.writing() as conn:  # under the lock: two first uses do not both create the tables
@@ -240,14 +242,18 @@ class Store:
             command.upgrade(cfg, target)
             self.check_schema(conn)
 
-    def check_schema(self, conn: Connection) -> None:
+    def check_schema(self, conn: Connection, full: bool = True) -> None:
         """Refuse a database whose schema is not the one flaketui's migrations make: a trigger,
         a view, or (SQLite) a table or index they did not create, or a table of the wrong kind.
 
         A history is input (a file someone sent, a server someone else administers): a planted
         trigger runs inside every recording (one with a recursive query never ends; another
         lifts every quarantine). What is expected is derived, not written down: the objects
-        that running the migrations on a fresh database makes (:func:`expected_schema`)."""
+        that running the migrations on a fresh database makes (:func:`expected_schema`).
+
+        Not ``full`` (a history at an older revision, before its upgrade): only what no migration
+        makes at all (a trigger, a view, a rule) is refused; its tables and columns are compared
+        once the upgrade has brought them to the newest revision."""
         if self.trusted:
             return
         found = _objects(conn)
@@ -256,7 +262,8 @@ class Store:
         want = expected_schema()
         tables = {name for kind, name, _ in want if kind == "table"}
         # SQLite: the file is the history's alone; PostgreSQL: only what touches flaketui's tables
-        strange = sorted(o for o in found - want if self.sqlite or o[1] in tables or o[2] in tables)
+        strange = sorted(o for o in found - want if (self.sqlite or o[1] in tables or o[2] in tables)
+                         and (full or o[0] not in ("table", "index", "column")))
         if strange:
             kind, name, table = strange[0]
             more = f" (and {len(strange) - 1} more)" if len(strange) > 1 else ""

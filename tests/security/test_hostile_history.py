@@ -72,6 +72,21 @@ def test_planted_schema_is_refused(tmp_path, plant):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_trigger_in_an_older_history_is_refused_before_its_upgrade(tmp_path):
+    """A history at an older revision with a planted trigger is refused before the upgrade runs
+    (its migrations' statements would fire the trigger): it stays at its revision."""
+    db = tmp_path / "old.sqlite"
+    s = store.Store(f"sqlite:///{db}")
+    s.migrate("0001")
+    s.close()
+    with sqlite3.connect(db) as c:
+        c.execute(PLANTS["lifting trigger"])
+    with pytest.raises(HistoryError, match="not a schema flaketui made"):
+        open_store(f"sqlite:///{db}")
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+
+
 def test_column_default_that_lifts_quarantines_is_refused(tmp_path):
     """A quarantines table remade so that lifted_at defaults to now (every quarantine lifted as
     it is set) is refused."""
