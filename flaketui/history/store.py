@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
-from flaketui.history import lifecycle, schema
-from flaketui.safefile import LinkRefused, atomic_write, refuse_link
+from flaketui.history import guard, lifecycle, schema
+from flaketui.safefile import LinkRefused, refuse_link
 from flaketui.sanitize import mask_text, visible
 from flaketui.history.lifecycle import Evidence
 
@@ -43,12 +42,6 @@ HEAD = "0003"
 opens without importing Alembic."""
 CHUNK = 500
 """Bound parameters per IN list (under SQLite's oldest limit of 999)."""
-
-
-STATEMENT_SECONDS = 300.0
-"""The longest one statement may run (SQLite: a progress handler interrupts it; PostgreSQL:
-``statement_timeout``). A history is input: a planted trigger or a forged row must not make a
-command run until killed. Far above what recording or reading 100,000 tasks takes."""
 
 
 class HistoryError(Exception):
@@ -170,7 +163,7 @@ class Store:
             raise
         except sa.exc.DBAPIError as exc:
             if "interrupted" in str(exc.orig) or "statement timeout" in str(exc.orig):
-                raise HistoryError(f"history {shown(self.url)}: a statement ran over {STATEMENT_SECONDS:g} s "
+                raise HistoryError(f"history {shown(self.url)}: a statement ran over {guard.STATEMENT_SECONDS:g} s "
                                    "and was stopped (a history made by something else?)") from None
             raise HistoryError(f"history {shown(self.url)}: {_one_line(exc, self.timeout)}") from exc
         except sa.exc.SQLAlchemyError as exc:
@@ -249,21 +242,16 @@ class Store:
         A history is input (a file someone sent, a server someone else administers): a planted
         trigger runs inside every recording (one with a recursive query never ends; another
         lifts every quarantine). What is expected is derived, not written down: the objects
-        that running the migrations on a fresh database makes (:func:`expected_schema`).
+        that running the migrations on a fresh database makes (:func:`guard.expected_schema
+        <flaketui.history.guard.expected_schema>`).
 
         Not ``full`` (a history at an older revision, before its upgrade): only what no migration
         makes at all (a trigger, a view, a rule) is refused; its tables and columns are compared
         once the upgrade has brought them to the newest revision."""
         if self.trusted:
             return
-        found = _objects(conn)
-        if not found:
-            return  # empty: the migrations make it
-        want = expected_schema()
-        tables = {name for kind, name, _ in want if kind == "table"}
-        # SQLite: the file is the history's alone; PostgreSQL: only what touches flaketui's tables
-        strange = sorted(o for o in found - want if (self.sqlite or o[1] in tables or o[2] in tables)
-                         and (full or o[0] not in ("table", "index", "column")))
+        with contextlib.closing(conn.connection.cursor()) as cur:
+            strange = guard.unexpected(cur, self.sqlite, guard.expected_schema(derive_schema), full)
         if strange:
             kind, name, table = strange[0]
             more = f" (and {len(strange) - 1} more)" if len(strange) > 1 else ""
@@ -401,101 +389,6 @@ def _matrix(rows: list[Sequence[Any]], width: int, dtype: type) -> np.ndarray:
     except (ValueError, TypeError, OverflowError) as exc:
         raise BadRow(f"a row holds a value that is not a number of its column's kind ({exc}); refused") from None
     return flat.reshape(len(rows), width)
-
-
-def _objects(conn: Connection) -> set[tuple[str, str, str]]:
-    """The schema objects of the history's database as (kind, name, table): SQLite's
-    ``sqlite_master`` (its own automatic indexes aside); PostgreSQL's tables, views, rules and
-    user triggers in the current schema."""
-    if conn.dialect.name == "sqlite":
-        rows = conn.exec_driver_sql("SELECT type, name, tbl_name FROM sqlite_master").all()
-        out = {(str(k), str(n), str(t)) for k, n, t in rows if not str(n).startswith("sqlite_autoindex_")}
-        for kind, name, _ in list(out):  # each table's columns: a default can change what is written
-            if kind == "table":
-                for _cid, col, typ, notnull, default, pk in conn.exec_driver_sql(
-                        "SELECT * FROM pragma_table_info(?)", (name,)).all():
-                    out.add(("column", f"{name}.{col} {str(typ).upper()} not null={notnull} default={default} "
-                                       f"key={pk}", name))
-        return out
-    rows = conn.exec_driver_sql(
-        "SELECT 'table', tablename, tablename FROM pg_tables WHERE schemaname = current_schema() "
-        "UNION ALL SELECT 'view', viewname, viewname FROM pg_views WHERE schemaname = current_schema() "
-        "UNION ALL SELECT 'view', matviewname, matviewname FROM pg_matviews WHERE schemaname = current_schema() "
-        "UNION ALL SELECT 'rule', rulename, tablename FROM pg_rules WHERE schemaname = current_schema() "
-        "UNION ALL SELECT 'trigger', t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-        "JOIN pg_namespace s ON s.oid = c.relnamespace WHERE NOT t.tgisinternal AND s.nspname = current_schema() "
-        "UNION ALL SELECT 'column default', table_name || '.' || column_name || ' = ' || column_default, table_name "
-        "FROM information_schema.columns WHERE table_schema = current_schema() AND column_default IS NOT NULL "
-        "AND left(column_default, 8) <> 'nextval('"
-    ).all()
-    return {(str(k), str(n), str(t)) for k, n, t in rows}
-
-
-_EXPECTED: set[tuple[str, str, str]] | None = None
-
-
-def expected_schema() -> set[tuple[str, str, str]]:
-    """The objects (kind, name, table) that flaketui's migrations make on a fresh SQLite
-    database: found by running them on one (in a temporary folder), so that a migration added
-    later is expected without a list to keep in step.
-
-    Running them costs about half a second, so the answer is kept once per process and in the
-    user's cache folder (``schema/KEY.json``: platformdirs' user cache path, which honours
-    ``$XDG_CACHE_HOME``), under a key that changes
-    with any migration file, SQLAlchemy's version or SQLite's: a new migration is derived anew."""
-    global _EXPECTED
-    if _EXPECTED is None:
-        path = _schema_cache_path()
-        _EXPECTED = _read_schema_cache(path)
-        if _EXPECTED is None:
-            _EXPECTED = derive_schema()
-            with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, orjson.dumps(sorted(_EXPECTED)))
-    return _EXPECTED
-
-
-def derive_schema() -> set[tuple[str, str, str]]:
-    """The objects the migrations make, found by running them on a fresh database."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
-        fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
-        fresh.trusted = True
-        try:
-            fresh.migrate()  # its own check finds an empty database: nothing to compare yet
-            with fresh.reading() as conn:
-                return _objects(conn)
-        finally:
-            fresh.close()
-
-
-def _schema_cache_path() -> Path:
-    """``schema/KEY.json`` in flaketui's user cache folder; KEY hashes every migration file and the
-    SQLAlchemy and SQLite versions (what the derived schema depends on)."""
-    import sqlite3
-
-    import platformdirs
-
-    h = hashlib.sha256(f"{sa.__version__}\0{sqlite3.sqlite_version}\0".encode())
-    for path in sorted(MIGRATIONS.rglob("*.py")):
-        h.update(path.relative_to(MIGRATIONS).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return platformdirs.user_cache_path("flaketui") / "schema" / f"{h.hexdigest()[:32]}.json"
-
-
-def _read_schema_cache(path: Path) -> set[tuple[str, str, str]] | None:
-    """The schema kept at ``path`` (None: none, a link, too big, or not a list of 3 texts)."""
-    try:
-        refuse_link(path)
-        if path.stat().st_size > 1 << 20:
-            return None
-        rows = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    if not isinstance(rows, list) or not all(
-            isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in rows):
-        return None
-    return {(r[0], r[1], r[2]) for r in rows}
 
 
 def _version(conn: Connection) -> str | None:
@@ -644,7 +537,7 @@ def _engine(url: str, timeout: float) -> Engine:
             raise HistoryError(f"history {shown(url)}: PostgreSQL needs the psycopg package "
                                "(pip install 'psycopg[binary]')") from None
         u = u.set(drivername="postgresql+psycopg")
-        ms = int(STATEMENT_SECONDS * 1000)
+        ms = int(guard.STATEMENT_SECONDS * 1000)
         try:
             return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout)),
                                                      "options": f"-c statement_timeout={ms}"},
@@ -675,7 +568,7 @@ def _engine(url: str, timeout: float) -> Engine:
     @sa.event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # the driver begins nothing itself: _begin does
-        _bound_statements(dbapi_conn)
+        guard.bound_statements(dbapi_conn)
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _wal(cur, timeout)
@@ -698,26 +591,6 @@ def _parse_url(url: str) -> URL:
     except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
         raise HistoryError(f"history {shown(url)} is not a database URL (sqlite:///PATH or "
                            f"postgresql://USER@HOST/DB): {str(exc).splitlines()[0] if str(exc) else exc}") from None
-
-
-def _bound_statements(dbapi_conn: Any) -> None:
-    """Stop any statement that runs over :data:`STATEMENT_SECONDS` (SQLite's progress handler,
-    called every 10,000 virtual-machine steps, returns non-zero to interrupt the statement: a
-    planted trigger's endless recursive query ends with "interrupted"). The clock starts anew
-    at each statement SQLite begins (its trace callback)."""
-    import time
-
-    state = {"since": time.monotonic()}
-
-    def handler() -> int:
-        now = time.monotonic()
-        return 1 if now - state["since"] > STATEMENT_SECONDS else 0
-
-    def trace(_statement: str) -> None:  # each statement SQLite starts: the clock starts again
-        state["since"] = time.monotonic()
-
-    dbapi_conn.set_trace_callback(trace)
-    dbapi_conn.set_progress_handler(handler, 10_000)
 
 
 def _wal(cur: Any, timeout: float) -> None:
@@ -771,3 +644,19 @@ def _when(at: Any) -> str:
             at = at.replace(tzinfo=dt.timezone.utc)
         return at.isoformat(timespec="seconds")
     return str(at)
+
+
+def derive_schema() -> set[tuple[str, str, str]]:
+    """The objects (kind, name, table) the migrations make, found by running them on a fresh
+    SQLite database in a temporary folder (:func:`flaketui.history.guard.expected_schema`)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
+        fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
+        fresh.trusted = True
+        try:
+            fresh.migrate()  # its own check finds an empty database: nothing to compare yet
+            with fresh.reading() as conn, contextlib.closing(conn.connection.cursor()) as cur:
+                return guard.objects(cur, sqlite=True)
+        finally:
+            fresh.close()

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 
-from flaketui.history import HistoryError, open_store, store  # noqa: E402
+from flaketui.history import HistoryError, guard, open_store, store  # noqa: E402
 from tests.helpers.cli import run  # noqa: E402
 from tests.helpers.history import run_of  # noqa: E402
 from tests.helpers.postgres import pg_server, pg_url  # noqa: E402, F401  (fixtures)
@@ -106,7 +106,7 @@ def test_expected_schema_is_derived_from_the_migrations():
     its index, no trigger or view."""
     from flaketui.history import schema
 
-    want = store.expected_schema()
+    want = guard.expected_schema(store.derive_schema)
     assert {n for k, n, _ in want if k == "table"} >= set(schema.metadata.tables)
     assert not {k for k, _, _ in want} - {"table", "index", "column"}
 
@@ -115,19 +115,19 @@ def test_kept_schema_is_the_derived_one(tmp_path, monkeypatch):
     """The schema kept in the cache folder is the one running the migrations gives; a kept file
     that is not a list of (kind, name, table) is derived again."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(store, "_EXPECTED", None)
-    path = store._schema_cache_path()
+    monkeypatch.setattr(guard, "_EXPECTED", None)
+    path = guard.schema_cache_path()
     assert str(path).startswith(str(tmp_path / "cache"))
-    assert store.expected_schema() == store.derive_schema() and path.is_file()
+    assert guard.expected_schema(store.derive_schema) == store.derive_schema() and path.is_file()
     path.write_bytes(b'[["trigger"]]')
-    monkeypatch.setattr(store, "_EXPECTED", None)
-    assert store.expected_schema() == store.derive_schema()
+    monkeypatch.setattr(guard, "_EXPECTED", None)
+    assert guard.expected_schema(store.derive_schema) == store.derive_schema()
 
 
 def test_endless_statement_is_stopped(tmp_path, monkeypatch):
     """A statement that runs over the bound is interrupted and said in one line (here an endless
     recursive query, with the bound lowered)."""
-    monkeypatch.setattr(store, "STATEMENT_SECONDS", 0.5)
+    monkeypatch.setattr(guard, "STATEMENT_SECONDS", 0.5)
     s = open_store(f"sqlite:///{made(tmp_path)}")
     t0 = time.monotonic()
     with pytest.raises(HistoryError, match="ran over"), s.reading() as conn:
@@ -233,3 +233,22 @@ def test_postgresql_planted_trigger_and_view_are_refused(request):
             conn.execute(undo)
     code, _, err = run("history", "status", "--history", url)
     assert code == 0, err
+
+
+def test_guard_on_a_plain_sqlite3_connection(tmp_path, monkeypatch):
+    """The checks work on a stdlib sqlite3 connection too (a reader that skips SQLAlchemy): a
+    planted view is found, an endless query over it is stopped."""
+    db = made(tmp_path)
+    with sqlite3.connect(db) as c:
+        assert guard.unexpected(c.cursor(), True, guard.expected_schema(store.derive_schema)) == []
+        c.execute("CREATE VIEW spin AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                  "SELECT x FROM c")
+    monkeypatch.setattr(guard, "STATEMENT_SECONDS", 0.5)
+    con = sqlite3.connect(db)
+    try:
+        assert guard.unexpected(con.cursor(), True, guard.kept_schema()) == [("view", "spin", "spin")]
+        guard.bound_statements(con)
+        with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+            con.execute("SELECT count(*) FROM spin").fetchall()
+    finally:
+        con.close()
