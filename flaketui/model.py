@@ -144,15 +144,25 @@ def rows_sorted(columns: tuple[np.ndarray, ...], strict: bool = False) -> bool:
 _DIGITS = re.compile(r"(\d+)")
 
 
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+def natural_key(name: str) -> tuple[tuple[int | str, ...], ...]:
     """A sort key that orders the numbers inside task ids by value: ``2`` before ``10``,
     ``task-9`` before ``task-10`` (each run of digits compares as a number, the rest as text).
+
+    A run of digits compares as its value without making it an ``int``: by its length once its
+    leading zeros are gone, then as text (the same order, for any length: Python refuses to read
+    a number of over 4,300 digits, and a task id is log data).
 
     >>> sorted(["task-10", "task-9", "10", "2"], key=natural_key)
     ['2', '10', 'task-9', 'task-10']
     """
-    return tuple((0, int(part)) if i % 2 else (1, part)
+    return tuple(_number_key(part) if i % 2 else (1, part)
                  for i, part in enumerate(_DIGITS.split(name)) if part or i == 0)
+
+
+def _number_key(digits: str) -> tuple[int, int, str]:
+    """A run of digits as a key that orders by value (see :func:`natural_key`)."""
+    value = digits.lstrip("0")
+    return (0, len(value), value)
 
 
 def natural_ranks_by_key(names: list[str] | tuple[str, ...]) -> np.ndarray:

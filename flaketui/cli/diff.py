@@ -14,7 +14,6 @@ JSON is the log's own values.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import fail, load, log_options, main, write_json
+from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
-from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
-from flaketui.sanitize import visible
+from flaketui.model import ERRORED, PASS, FieldMap, InputError, Trial, TrialLog
+from flaketui.sanitize import markdown_text, visible
 
 if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
     from flaketui.output.html import PageInfo, TracePair
@@ -47,7 +46,15 @@ def _trials(log: TrialLog, run: str, task: str) -> list[Trial]:
     outcomes = log.run_outcomes(run)
     if task not in outcomes.tasks:
         fail(f"run {visible(run)!r} has no task {visible(task)!r}")
-    return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    from flaketui.loading.formats.parquet_checks import SourceRefused
+
+    try:
+        return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    except (SourceRefused, InputError) as exc:  # a trial table's source it will not follow: one line
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read the trials of {visible(task)!r}: {exc.strerror or exc}")
+    return []  # not reached: fail exits
 
 
 def _by_number(trials: Sequence[Trial], number: int, run: str) -> Trial:
@@ -170,7 +177,7 @@ def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
 
 
 def _md(text: str) -> str:
-    return visible(text).replace("|", "\\|").replace("`", "\\`")
+    return markdown_text(text)
 
 
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
@@ -215,25 +222,21 @@ def check_out(out: str | None, fmt: str) -> None:
 
 @contextlib.contextmanager
 def html_out(out: str | None) -> Iterator[Callable[[str], Any]]:
-    """A ``write(text)`` for the page: to stdout, or to ``out`` through a temporary file beside
-    it, renamed over it when the page is whole (an error leaves no half page; exit 2)."""
+    """A ``write(text)`` for the page: to stdout, or to ``out`` by
+    :func:`flaketui.safefile.atomic_open` (a temporary file of a random name, renamed over
+    ``out`` when the page is whole: no half page, never written through a link; exit 2 on error)."""
     if out is None or out == "-":
         buf = sys.stdout.buffer
         yield lambda text: buf.write(text.encode("utf-8", "replace"))
         buf.flush()
         return
-    path = Path(out)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from flaketui.safefile import atomic_open
+
     try:
-        with tmp.open("w", encoding="utf-8", errors="replace", newline="\n") as fh:
+        with atomic_open(out, text=True) as fh:
             yield fh.write
-        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         fail(f"--out {out}: {exc.strerror or exc}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     click.echo(f"flaketui: wrote {visible(out)}", err=True)
 
 
@@ -313,7 +316,7 @@ def cross_pairs(side_a: tuple[TrialLog, str], side_b: tuple[TrialLog, str], task
               help="Trial numbers: I of run A (or of the one run), J of run B.")
 @divergence_option
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
-@click.option("--tolerance", type=float, default=0.0, show_default=True,
+@click.option("--tolerance", type=FiniteFloat(0.0), default=0.0, show_default=True,
               help="Numbers this close (absolutely or relatively) are equal.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
               show_default=True, help="html: one self-contained page (no network), to stdout or --out.")

@@ -17,7 +17,7 @@ import orjson
 
 from flaketui.cli import common as base
 from flaketui.model import FieldMap
-from flaketui.triage import atomic_write
+from flaketui.safefile import atomic_write
 
 if TYPE_CHECKING:
     from flaketui.stats.plan import Plan
@@ -64,7 +64,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
                    "classes: where it is most likely to decide a task's class (flaky or stable against the cap "
                    "4m(1-m) of --margin), by each task's empirical-Bayes posterior; the suite's figures "
                    "should then come from the trials before the plan's.")
-@click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.1,
+@click.option("--target-width", type=base.FiniteFloat(0, 1, low_open=True), default=0.1,
               show_default=True,
               help="Wilson interval width a task needs no more than (caps its trials).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
@@ -77,20 +77,20 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.option("--risk-tag", multiple=True, metavar="TAG",
               help="A tag (in a trial's tags or risk field) that marks a high-risk task "
                    "(repeatable; default: high-risk, write).")
-@click.option("--margin", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+@click.option("--margin", type=base.FiniteFloat(0, 0.5, low_open=True, high_open=True),
               default=0.1, show_default=True,
               help="Width of the stable zones: stable-pass when the confidence sequence "
                    "(valid however often you look) lies above 1 - margin.")
-@click.option("--bound-target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--bound-target", type=base.OPEN_FRACTION,
               default=0.01, show_default=True,
               help="Failure rate the rule of three should bound for clean tasks.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", type=base.OPEN_FRACTION,
               default=0.95, show_default=True)
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
+@click.option("--power", type=base.OPEN_FRACTION, default=0.8,
               show_default=True, help="Power of the sample-size figures.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=base.OPEN_FRACTION, default=0.05,
               show_default=True, help="Two-sided significance of the sample-size figures.")
-@click.option("--effect", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--effect", type=base.OPEN_FRACTION, default=0.05,
               show_default=True, help="Difference of pass rates to size the suite for.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]), default="table",
               show_default=True, help="jsonl: one {run, task, extra_trials, why} line per task.")

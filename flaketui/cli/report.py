@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,9 @@ import click
 from flaketui._runtime import frozen
 from flaketui.cli.common import (
     EXIT_OK,
+    MAX_SECONDS,
     RICH_ROWS,
+    FiniteFloat,
     RowChoice,
     check_k,
     check_rows,
@@ -55,7 +58,7 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: print the report again when they change "
                    "(Ctrl-C stops).")
-@click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+@click.option("--interval", type=FiniteFloat(0.05, MAX_SECONDS), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
 @rows_options("tasks", "flakiest")
 @baseline_option
@@ -120,10 +123,19 @@ def check_windows(texts: Sequence[str]) -> tuple[tuple[float, float], ...]:
     out = []
     for text in texts:
         try:
-            out.append(parse_window(text))
-        except ValueError as exc:
+            start, end = parse_window(text)
+        except (ValueError, OverflowError) as exc:
             raise click.BadParameter(visible(str(exc)), param_hint="--exclude-window") from None
+        if not all(math.isfinite(x) and 0 <= x <= LATEST_EPOCH for x in (start, end)):
+            raise click.BadParameter(f"{visible(repr(text))}: each end must be a time between 1970 and 9999",
+                                     param_hint="--exclude-window")
+        out.append((start, end))
     return tuple(out)
+
+
+LATEST_EPOCH = 253402300799.0
+"""9999-12-31T23:59:59Z in epoch seconds: the latest time a window may name (Python's datetime
+ends there; beyond, showing the window would overflow)."""
 
 
 def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,

@@ -12,7 +12,12 @@ Flags, from each harness's own CLI:
 - **Inspect** (``inspect eval``; ``src/inspect_ai/_cli/eval.py`` in UKGovernmentBEIS/inspect_ai,
   and the CLI reference https://inspect.aisi.org.uk/reference/inspect_eval.html):
   ``--sample-id`` "Evaluate specific sample(s) (comma separated list of ids)" and ``--epochs``
-  "Number of times to repeat dataset". An id holding a comma cannot be written in that list.
+  "Number of times to repeat dataset". Each id of the list is stripped of spaces and matched
+  as an :mod:`fnmatch` pattern (``sample_id_filter`` in ``inspect_ai/_eval/task/util.py``,
+  0.3.x), so ``*?[`` in a task id are escaped as :func:`glob.escape` does (a task ``*`` would
+  otherwise select every sample). An id holding a comma, or starting or ending with a space,
+  cannot be written in that list. (An id ``NAME:rest`` whose ``NAME`` is the Inspect task's own
+  name is read by Inspect as ``rest`` scoped to that task: flaketui cannot know the task's name.)
 - **Harbor** (``harbor run``; ``harbor/cli/jobs.py`` ``start``, harbor 0.6.6): ``--dataset``
   (or ``--path``), ``--include-task-name`` (repeatable; a name or a glob, so ``*?[`` in a task
   id are escaped as :func:`glob.escape` does) and ``-k/--n-attempts`` (attempts per task), with
@@ -98,6 +103,8 @@ def _why_not(harness: str, task: str) -> str | None:
         return "it holds a control character or line break"
     if harness == "inspect" and "," in task:
         return "a comma cannot be written in --sample-id"
+    if harness == "inspect" and task != task.strip():
+        return "--sample-id strips the spaces around an id"
     if harness == "tau2" and task.startswith("-"):
         return "--task-ids would read it as an option"
     return None
@@ -109,7 +116,8 @@ def _command(harness: str, b: Batch, known: Mapping[str, str] | None = None) -> 
     if not ok:
         return out
     if harness == "inspect":
-        return [*out, f'inspect eval "$TASK" --model "$MODEL" --sample-id {shlex.quote(",".join(ok))} '
+        ids = ",".join(glob.escape(t) for t in ok)
+        return [*out, f'inspect eval "$TASK" --model "$MODEL" --sample-id {shlex.quote(ids)} '
                       f"--epochs {b.trials}"]
     if harness == "harbor":
         got = known or {}

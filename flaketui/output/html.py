@@ -38,7 +38,7 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
 from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
-from flaketui.sanitize import visible
+from flaketui.sanitize import mask_command, mask_secrets, mask_url, visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class PageInfo:
     """What every page says about how it was made."""
 
     command: Sequence[str] = field(default_factory=lambda: list(sys.argv))
-    """The command line (shown as text, escaped)."""
+    """The command line (shown as text, escaped, its secrets masked: :func:`~flaketui.sanitize.mask_command`)."""
     sources: Sequence[str] = ()
     """The logs read."""
     meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -209,10 +209,12 @@ def page_tail(info: PageInfo, data: Mapping[str, Any]) -> str:
     """The metadata section, the script's data and the script, and the end of the page."""
     parts = ["<h2>How this page was made</h2>\n<dl class=\"meta\">",
              f"<dt>flaketui</dt><dd>{esc(__version__)}</dd>",
-             f"<dt>command</dt><dd><code>{esc(' '.join(info.command))}</code></dd>"]
+             f"<dt>command</dt><dd><code>{esc(mask_command(info.command))}</code></dd>"]
     if info.sources:
-        parts.append("<dt>logs</dt><dd>" + "<br>".join(f"<code>{esc(s)}</code>" for s in info.sources) + "</dd>")
+        logs = "<br>".join(f"<code>{esc(mask_url(s))}</code>" for s in info.sources)
+        parts.append(f"<dt>logs</dt><dd>{logs}</dd>")
     for run, meta in info.meta.items():
+        meta = mask_secrets(meta)
         if meta:
             items = "".join(f"<tr><td>{esc(k)}</td><td>{esc(_meta_value(v))}</td></tr>" for k, v in meta.items())
             parts.append(f"<dt>run metadata: {esc(run)}</dt><dd><table>{items}</table></dd>")

@@ -26,7 +26,7 @@ from flaketui.output.columns import (
     csv_number,
 )
 from flaketui.model import ERRORED_AS_MEANING, who_ran_line
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, markdown_text, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -568,8 +568,8 @@ def compare_csv(v: CompareView) -> str:
 
 
 def _md_escape(text: str) -> str:
-    """A log string in a Markdown cell or heading: control characters spelled out, ``|`` escaped."""
-    return visible(text).replace("|", "\\|")
+    """A log string in a Markdown cell or heading: :func:`~flaketui.sanitize.markdown_text`."""
+    return markdown_text(text)
 
 
 def class_line(s: SuiteSummary) -> str:
@@ -582,12 +582,13 @@ def class_line(s: SuiteSummary) -> str:
             f"(flakiness cap {s.flaky_cap:g}); {s.mixed_tasks} mixed (passed and failed){eb}")
 
 
-def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES) -> list[str]:
+def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES, name: Callable[[str], str] = visible) -> list[str]:
     """The suite summary as plain lines (shared by table, Markdown and page): who ran the run, its
-    figures, and how its errored trials counted (by kind, and the rule that counted them)."""
+    figures, and how its errored trials counted (by kind, and the rule that counted them); ``name``
+    shows the run's name."""
     k = s.k
     lines = [*notes.head(s.run),
-        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, k = {k}"
+        f"run {name(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
         class_line(s),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
@@ -706,7 +707,8 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         order = display_order(st)
         why = cause_lines(st, causes, order)
         head = why[:1]  # the breakdown; the failures by first critical source lead the causes' list
-        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *head]) + "\n"
+        body = "  \n".join([*lines, *map(_md_escape, head)])
+        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + body + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
         columns = report_columns(st.run, causes, notes, st.scores is not None)
@@ -744,14 +746,14 @@ def compare_markdown(v: CompareView, top: int | None = None) -> str:
     """The comparison as Markdown; ``top``: only the first ``top`` changed tasks, and a line
     saying how many are left out."""
     c = v.cmp
-    lines = [f"# {_md_escape(visible(c.run_b))} vs {_md_escape(visible(c.run_a))}", ""]
+    lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
     lines += [f"- {_md_escape(x)}" for x in v.lines()]
     lines += ["", "| task | change | flip | p̂ A | p̂ B | n A | n B | p adj. |", "|---|---|---|---|---|---|---|---|"]
     rows = v.rows()
     left = max(0, len(rows) - top) if top is not None else 0
     for r in rows[:top]:
         lines.append(
-            f"| {_md_escape(visible(r.task))} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
+            f"| {_md_escape(r.task)} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
             f"{r.n_a} | {r.n_b} | {fmt.pvalue(r.p_adjusted)} |"
         )
     if left:
@@ -985,15 +987,14 @@ def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> st
     characters (under GitHub's :data:`COMMENT_LIMIT`). The verdict comes first, outside any
     block; then one ``<details>`` block per section (the figures, the confound warning, the
     flipped tasks, the other changed tasks), each table cut to fit with a line saying how many
-    rows are left out. Log strings are made visible and ``|``, ``<``, ``>``, ``&`` escaped, so no
+    rows are left out. Log strings go through :func:`~flaketui.sanitize.markdown_text`, so no
     name closes a block or adds markup."""
     from flaketui.stats.verdict import evidence, short_verdict_text
 
     c = v.cmp
 
     def cell(text: str) -> str:
-        return (_md_escape(visible(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
+        return markdown_text(text)
 
     head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
             f"**{cell(short_verdict_text(evidence(c, v.alpha)) if v.scores is None else v.scores.short_verdict())}**",

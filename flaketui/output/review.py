@@ -17,7 +17,7 @@ import numpy as np
 from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
-from flaketui.sanitize import visible
+from flaketui.sanitize import markdown_text, visible
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
@@ -418,8 +418,7 @@ def _md(text: Any) -> str:
     that shows the report)."""
     if text is None:
         return ""
-    lines = str(text).replace("\r\n", "\n").split("\n")
-    return "<br>".join(visible(line.replace("\\", "\\\\").replace("|", "\\|")) for line in lines)
+    return markdown_text(text, multiline=True)
 
 
 def _mark(reviewed: bool) -> str:

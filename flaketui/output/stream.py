@@ -31,6 +31,7 @@ from flaketui.model import natural_ranks
 from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes, csv_columns, cut_names, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.output.distinct import Coded
+from flaketui.sanitize import markdown_text
 from flaketui.stats.estimators import Interval
 from flaketui.stats.scores import ScoreStats
 from flaketui.stats.suite import TaskStats
@@ -292,10 +293,13 @@ def markdown_rows(st: TaskStats, columns: Sequence[TaskColumn], order: np.ndarra
     :data:`CHUNK` rows per string."""
     name = [c.key for c in columns].index("task")
     for piece in chunks(st, order):
-        names = [_md_cell(t) for t in cell_texts(columns[name], piece)]
-        yield from _rows(piece, columns, name, names, lambda _j, t: _md_cell(t), " | ", "| {} | {} |\n")
+        names = [markdown_text(t) for t in cell_texts(columns[name], piece)]
+        # text columns hold log strings (Markdown-escaped); the others, flaketui's own figures
+        logged = [not c.descending for c in columns]
+        yield from _rows(piece, columns, name, names,
+                         lambda j, t: markdown_text(t) if logged[j] else _md_cell(t), " | ", "| {} | {} |\n")
 
 
 def _md_cell(text: str) -> str:
-    """A cell (already visible) with ``|`` escaped for a Markdown table."""
+    """A cell of flaketui's own figures (already visible) with ``|`` escaped for a Markdown table."""
     return text.replace("|", "\\|") if "|" in text else text

@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from flaketui.sanitize import visible
+
 DEFAULT_IGNORED_KEYS = ("id", "timestamp", "time")
 """Keys ignored by name, among a step's (or a tool call's) own keys."""
 IGNORED_SUFFIXES = ("_id", "_at")
@@ -288,18 +290,16 @@ def json_text(value: Any) -> str:
         return "<nested too deep to show>"
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Unicode's control characters (category Cc)."""
-
-
 def one_line(text: str, width: int | None = None) -> str:
-    """``text`` on one line: white space runs as one space, control characters dropped.
+    """``text`` on one line: white space runs as one space, every other control, bidi or invisible
+    character spelled out (:func:`flaketui.sanitize.visible`: ``\\x1b``), as every other place
+    shows them; dropped, an ESC would hide that the log held one.
 
     Args:
         text: Any text from a log (untrusted).
         width: Longest result; longer text ends with ``…``. None: no limit.
     """
-    text = _CONTROL.sub("", " ".join(text.split()))
+    text = visible(" ".join(text.split()))
     if width is None or len(text) <= width:
         return text
     return text[: max(0, width - 1)] + "…"

@@ -17,7 +17,7 @@ from flaketui.cli import main
 from flaketui.sanitize import visible
 from flaketui.triage import TriageKey, TriageStore
 from tests.conftest import SIZE
-from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, raw_controls, write_hostile_log
+from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, markdown_read, raw_controls, write_hostile_log
 
 PASTE_END = "\x1b[201~"
 """The bracketed-paste terminator: pasted raw, what follows it runs as typed commands."""
@@ -43,8 +43,9 @@ def test_triage_export_markdown_spells_out_notes_and_names(tmp_path: Path) -> No
     code, out, err = invoke("triage", "export", log, "--triage", sidecar)
     assert code == 0, err
     assert raw_controls(out) == [] and raw_controls(err) == []
-    assert "\\x1b]52;c;ZXZpbA==\\x07" in out and "\\x1b[201~" in out
-    assert "\\x1b]0;gone\\x07" in out  # the other notes too
+    read = markdown_read(out)  # Markdown escapes undone: what a reader of the rendered comment sees
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in read and "\\x1b[201~" in read
+    assert "\\x1b]0;gone\\x07" in read  # the other notes too
 
 
 def test_triage_export_names_a_hostile_file_spelled_out(tmp_path: Path) -> None:

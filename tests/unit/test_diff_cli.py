@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE, SHARED
+from tests.helpers.hostile import markdown_read
 
 TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
 
@@ -133,7 +134,8 @@ def test_hostile_step_content_is_made_visible_in_text(tmp_path: Path) -> None:
         code, out, err = run(str(log), "--task", "t\x1b[2J", "--format", fmt)
         assert code == 0, err
         assert "\x1b" not in out and "\x07" not in out
-        assert "\\x1b]52;c;ZXZpbA==\\x07" in out and "[link=https://evil.example]" in out
+        read = markdown_read(out) if fmt == "markdown" else out  # what the rendered Markdown reads
+        assert "\\x1b]52;c;ZXZpbA==\\x07" in read and "[link=https://evil.example]" in read
     doc = diff_json(str(log), "--task", "t\x1b[2J")
     assert doc["changes"][-1]["b"] == evil  # JSON keeps the log's own value (its encoder escapes it)
 

@@ -337,7 +337,7 @@ def test_head_constant_is_alembics_head() -> None:
 
 def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     """Until pyproject's import-linter layers list flaketui.history: it imports neither Textual nor
-    Rich, and of flaketui only the layers below it (stats, model, sanitize; loading is allowed)."""
+    Rich, and of flaketui only the layers below it (stats, model, sanitize, safefile; loading is allowed)."""
     code = ("import sys, importlib, pkgutil, flaketui.history as h\n"
             "for info in pkgutil.walk_packages(h.__path__, 'flaketui.history.'):\n"
             "    if '.migrations.' not in info.name:\n"
@@ -351,7 +351,8 @@ def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     graph = grimp.build_graph("flaketui", exclude_type_checking_imports=True)
     ours = {m for m in graph.modules if m.startswith("flaketui.history")}
     used = set().union(*(graph.find_modules_directly_imported_by(m) for m in ours)) & graph.modules
-    allowed = ("flaketui.history", "flaketui.stats", "flaketui.model", "flaketui.sanitize", "flaketui.loading")
+    allowed = ("flaketui.history", "flaketui.stats", "flaketui.model", "flaketui.sanitize", "flaketui.safefile",
+               "flaketui.loading")
     assert {m for m in used if not m.startswith(allowed)} == set()
 
 

@@ -26,7 +26,7 @@ from flaketui.output import report as out
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts, csv_columns, cut_names, widest
 from flaketui.output.columns import TASK_COLUMNS, cause_column
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, markdown_text, visible
 from flaketui.stats import summarise
 from flaketui.stats.suite import SuiteSummary, TaskStats
 from tests.conftest import BASELINE, FIXTURES
@@ -90,20 +90,27 @@ def md(text: str) -> str:
     return visible(text).replace("|", "\\|")
 
 
+def md_cell(column: object, text: str) -> str:
+    """A Markdown cell as the writers make it: log text (the task, text columns) through
+    markdown_text, flaketui's figures with only ``|`` escaped."""
+    return markdown_text(text) if column.key == "task" or not column.descending else md(text)
+
+
 def reference_markdown(k: int, runs: list[tuple[TaskStats, SuiteSummary]], causes: out.Causes | None = None) -> str:
     parts = []
     for st, sm in runs:
         why = out.cause_lines(st, causes)
-        parts.append(f"## {md(st.run)}\n\n" + "  \n".join([*out.summary_lines(sm), *why[:1]]) + "\n")
+        head = [*out.summary_lines(sm, markdown_text), *map(markdown_text, why[:1])]
+        parts.append(f"## {markdown_text(st.run)}\n\n" + "  \n".join(head) + "\n")
         for w in sm.warnings:
-            parts.append(f"> warning: {md(w)}\n")
+            parts.append(f"> warning: {markdown_text(w)}\n")
         columns = out.report_columns(st.run, causes)
         rows = ["| " + " | ".join(c.header(k) for c in columns) + " |", "|" + "---|" * len(columns)]
         for i in reference_order(st):
-            rows.append("| " + " | ".join(md(c.text(st, i)) for c in columns) + " |")
+            rows.append("| " + " | ".join(md_cell(c, c.text(st, i)) for c in columns) + " |")
         parts.append("\n".join(rows) + "\n")
         if len(why) > 1:
-            parts.append("### Suspected causes\n\n" + "\n".join(f"- {md(x)}" for x in why[1:]) + "\n")
+            parts.append("### Suspected causes\n\n" + "\n".join(f"- {markdown_text(x)}" for x in why[1:]) + "\n")
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)
 
 
@@ -332,7 +339,7 @@ def test_rows_without_the_name_first_are_made_cell_by_cell(tmp_path: Path, small
     for st in stats:
         columns = [TASK_COLUMNS[key] for key in ("class", "task", "n", "p_hat_ci")]
         order = out.display_order(st)
-        expected = "".join("| " + " | ".join(md(c.text(st, i)) for c in columns) + " |\n" for i in order)
+        expected = "".join("| " + " | ".join(md_cell(c, c.text(st, i)) for c in columns) + " |\n" for i in order)
         assert "".join(stream.markdown_rows(st, columns, order)) == expected
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")

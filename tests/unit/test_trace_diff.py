@@ -90,7 +90,7 @@ class TestStepLine:
     def test_other_steps_and_untrusted_text(self) -> None:
         """Other steps read as role: text, control characters removed."""
         step = {"role": "user", "content": "hi\x1b[31m there\n\tyou\x07"}
-        assert step_line(step) == "user: hi[31m there you"
+        assert step_line(step) == "user: hi\\x1b[31m there you\\x07"  # spelled out, as everywhere
         assert step_line({"role": "user", "content": "x" * 50}, width=10) == "user: xxx…"
 
 

@@ -297,7 +297,7 @@ class TestReadOnlyFolder:
         def denied(*args: object, **kwargs: object) -> tuple[int, str]:
             raise PermissionError(13, "Permission denied")
 
-        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", denied)
+        monkeypatch.setattr(tempfile, "mkstemp", denied)  # the writer (flaketui.safefile) makes its temp file
         store = TriageStore.open(path)
         assert store.messages == [] and store.persistent
         assert store.update(TASK, label="sampling") is False
@@ -307,7 +307,7 @@ class TestReadOnlyFolder:
         assert "give --triage PATH" in store.save_error
         assert store.get(TASK).label == "sampling" and not path.exists()
         # Once the folder can be written again, the next change saves everything.
-        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", real_mkstemp)
+        monkeypatch.setattr(tempfile, "mkstemp", real_mkstemp)
         assert store.update(FLIP, reviewed=True) is True
         assert store.save_error is None
         assert set(load_entries(path)) == {TASK, FLIP}

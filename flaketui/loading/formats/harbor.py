@@ -38,6 +38,7 @@ model, timeout multiplier, the jobs and what differs between them.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -123,7 +124,12 @@ class JobMix:
         return "; ".join(f"{key} {' vs '.join(values)}" for key, values in self.differ.items())
 
 
-def _flat_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+CONFIG_DEPTH = 16
+"""How deep a trial's ``config`` is flattened; a deeper value is one entry that says it was cut
+(a config is log data: 1,000 levels must not exhaust the recursion)."""
+
+
+def _flat_config(config: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str, str]:
     import orjson
 
     out: dict[str, str] = {}
@@ -132,12 +138,15 @@ def _flat_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
             continue
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value:
-            out.update(_flat_config(value, name + "."))
+            if depth + 1 >= CONFIG_DEPTH:
+                out[name] = f"(cut: nested over {CONFIG_DEPTH} levels)"
+            else:
+                out.update(_flat_config(value, name + ".", depth + 1))
             continue
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
-            text = str(value)
+        except TypeError:  # orjson stops at 255 levels of lists: say what was cut, not str() it
+            text = f"(cut: nested over {CONFIG_DEPTH} levels)" if isinstance(value, list) else str(value)[:200]
         out[name] = text if len(text) <= CONFIG_VALUE_CHARS else text[: CONFIG_VALUE_CHARS - 1] + "…"
     return out
 
@@ -652,10 +661,11 @@ class HarborJob(LogFormat):
             out.append(Problem(str(path), None, f"the job lists {len(missing)} trials not on disk: {shown}",
                                notice=True))
         total = doc.get("n_total_trials") if isinstance(doc, dict) else None
-        if _is_number(total) and not isinstance(path, RemotePath):
+        if _is_number(total) and math.isfinite(total) and not isinstance(path, RemotePath):
             on_disk = len(_trial_results(path.parent))
             if on_disk < total:
-                out.append(Problem(str(path), None, f"the job counts {int(total)} trials (n_total_trials); "
+                said = int(total) if total < 1e15 else f"{total:.3g}"
+                out.append(Problem(str(path), None, f"the job counts {said} trials (n_total_trials); "
                                    f"{on_disk} are on disk", notice=True))
         return out
 
