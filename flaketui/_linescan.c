@@ -21,6 +21,8 @@
  *     convert, where its value is asked for; an exponent of more than 4 digits anywhere;
  *   - a metrics object with a value that is not a number, or a key with an escape, or more
  *     distinct names than the caller's columns;
+ *   - a key of the role "defer" with a value other than null (a field the rule reads that
+ *     the scanner does not: a retried attempt's mark);
  *   - what the rule refuses or decides by its general cases (an empty task, a trial below
  *     0, passed of 2, no outcome).
  *
@@ -345,7 +347,7 @@ static int64_t to_int(const unsigned char *a, const unsigned char *b) {
 }
 
 
-enum { R_RUN, R_TASK, R_TRIAL, R_PASSED, R_SCORE, R_GROUP, R_TRACE, R_ERROR, R_COUNT };
+enum { R_RUN, R_TASK, R_TRIAL, R_PASSED, R_SCORE, R_GROUP, R_TRACE, R_ERROR, R_DEFER, R_COUNT };
 /* The roles, in the order Scanner takes their keys. The names of a trial are numbered per
  * role, in these tables: */
 enum { N_RUN, N_TASK, N_GROUP, N_COUNT };
@@ -365,6 +367,7 @@ static const uint16_t ROLE_KINDS[R_COUNT] = {
     [R_TRACE] = KIND(K_ARRAY),
     [R_ERROR] = KIND(K_FALSE) | KIND(K_TRUE) | KIND(K_INT) | KIND(K_FLOAT) | KIND(K_STRING) | KIND(K_ARRAY) |
                 KIND(K_OBJECT),
+    [R_DEFER] = 0, /* keys the scanner does not read (a retried attempt's mark): present, per line */
 };
 #define METRICS_KINDS KIND(K_OBJECT)
 
@@ -1156,6 +1159,7 @@ typedef struct {
 static const char *ROLE_NAMES[R_COUNT] = {
     [R_RUN] = "run", [R_TASK] = "task", [R_TRIAL] = "trial", [R_PASSED] = "passed",
     [R_SCORE] = "score", [R_GROUP] = "group", [R_TRACE] = "trace", [R_ERROR] = "error",
+    [R_DEFER] = "defer",
 };
 
 /* A role's key positions from roles[name] (a tuple of ints below nkeys; absent: none). */
@@ -1470,7 +1474,7 @@ static PyTypeObject ScannerType = {
     .tp_doc = "Scanner(keys, roles, threshold, codes, rows=16384, columns=16)\n--\n\n"
               "Scans blocks of JSON Lines for one field map. keys: the JSON names read (bytes);\n"
               "roles: {'run', 'task', 'trial', 'passed', 'score', 'group', 'trace', 'error',\n"
-              "'metrics'} -> the positions of each role's keys, in order of precedence;\n"
+              "'defer', 'metrics'} -> the positions of each role's keys, in order of precedence;\n"
               "threshold: the score that passes; codes: the pass, fail and errored outcomes' codes;\n"
               "rows: lines a part holds; columns: metric names kept (a line with more is deferred).",
     .tp_new = scanner_new,
@@ -1538,6 +1542,24 @@ static struct PyModuleDef module = {
     "the Status and Kind enums.", -1, NULL, NULL, NULL, NULL, NULL,
 };
 
+/* ROLES: the role names a Scanner reads, so a module built before a role was added is known
+ * (the caller then reads line by line rather than take lines the role should defer). */
+static int add_roles(PyObject *m) {
+    PyObject *roles = PyTuple_New(R_COUNT + 1);
+    if (roles == NULL) return -1;
+    for (int r = 0; r <= R_COUNT; r++) {
+        PyObject *name = PyUnicode_FromString(r < R_COUNT ? ROLE_NAMES[r] : "metrics");
+        if (name == NULL) {
+            Py_DECREF(roles);
+            return -1;
+        }
+        PyTuple_SET_ITEM(roles, r, name);
+    }
+    int rc = PyModule_AddObjectRef(m, "ROLES", roles);
+    Py_DECREF(roles);
+    return rc;
+}
+
 PyMODINIT_FUNC PyInit__linescan(void) {
 #ifdef HAVE_STRTOD_L
     if (c_locale == (locale_t)0) {
@@ -1556,7 +1578,7 @@ PyMODINIT_FUNC PyInit__linescan(void) {
         PyModule_AddObjectRef(m, "Part", (PyObject *)&PartType) < 0 ||
         PyModule_AddObjectRef(m, "Scanner", (PyObject *)&ScannerType) < 0 ||
         add_enum(m, intenum, "Status", STATUS_NAMES, 4) < 0 || add_enum(m, intenum, "Kind", KIND_NAMES, 10) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_KEYS", MAX_KEYS) < 0) {
+        PyModule_AddIntConstant(m, "MAX_KEYS", MAX_KEYS) < 0 || add_roles(m) < 0) {
         Py_XDECREF(intenum);
         Py_DECREF(m);
         return NULL;

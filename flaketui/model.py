@@ -20,6 +20,53 @@ FAIL = 0
 ERRORED = -1
 """Outcome code of a trial that errored in the harness (counted apart, neither pass nor fail)."""
 
+ERRORED_AS = ("harness", "apart", "fail", "score")
+"""The ``--errored-as`` choices; ``harness`` resolves, per run, to one of the other three."""
+ERRORED_AS_MEANING = {
+    "apart": "left out of n",
+    "fail": "counted as failures",
+    "score": "counted by their score (a timeout keeps its own; none: a failure)",
+}
+"""What each resolved ``--errored-as`` does to an errored trial, in the report's words."""
+
+
+WHO_RAN = {
+    "agent": ("agent", "agent_name"),
+    "model": ("model", "model_name", "agent_model"),
+    "harness": ("harness",),
+    "harness_version": ("harness_version", "version"),
+    "dataset": ("dataset", "dataset_name", "domain"),
+    "dataset_version": ("dataset_version",),
+    "job": ("job_name", "jobs", "run_id", "run_uuid", "job_id"),
+}
+"""Who ran a run, as the report, JSON, page, app header and history name it: each part and the
+run-metadata keys it is read from (first present wins; Harbor's ``config.json``, Terminal-Bench's
+``run_metadata.json``, τ²'s ``info``)."""
+
+
+def who_ran(meta: dict[str, Any]) -> dict[str, str]:
+    """The :data:`WHO_RAN` parts a run's metadata gives, as text (absent parts left out)."""
+    out: dict[str, str] = {}
+    for part, keys in WHO_RAN.items():
+        value = next((meta[k] for k in keys if meta.get(k) not in (None, "")), None)
+        if value is not None and not isinstance(value, (dict, list)):
+            out[part] = str(value)
+    return out
+
+
+def who_ran_line(meta: dict[str, Any]) -> str | None:
+    """``ran by: agent terminus-2, model openai/gpt-4o, harness Harbor, job hello-world-job``, or
+    None when the metadata names none of it (the caller makes log text visible)."""
+    who = who_ran(meta)
+    if not who:
+        return None
+    return "ran by: " + ", ".join(f"{part.replace('_', ' ')} {value}" for part, value in who.items())
+
+
+def counts_errored(mode: str) -> bool:
+    """Whether ``n`` counts errored trials under the resolved ``--errored-as`` ``mode``."""
+    return mode != "apart"
+
 
 class InputError(Exception):
     """Bad input that stops a command: a missing path, nothing usable, a bad option.
@@ -59,8 +106,11 @@ class FieldMap:
     """A score or reward passes when it is >= this (τ-bench counts a reward of 1 as success)."""
     records_field: str | None = None
     """``--records-field``: the (dotted) field of a JSON object whose array holds the trials."""
-    errored_as: Literal["apart", "fail"] = "apart"
-    """``--errored-as``: errored trials are left out of n (``apart``) or count as failures."""
+    errored_as: Literal["harness", "apart", "fail", "score"] = "harness"
+    """``--errored-as``: errored trials are left out of n (``apart``), count as failures
+    (``fail``), or count by their score (``score``: one with a score passing at the threshold
+    keeps it, one without fails); ``harness`` (the default) takes each run's format's own
+    convention (:meth:`TrialLog.errored_as`)."""
     run_name_from: Literal["file", "folder", "field"] = "file"
     """``--run-name-from``: a run without a run field is named by its file, its folder, or
     the harness's own run id (where the file has one; else by its file)."""
@@ -94,15 +144,25 @@ def rows_sorted(columns: tuple[np.ndarray, ...], strict: bool = False) -> bool:
 _DIGITS = re.compile(r"(\d+)")
 
 
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+def natural_key(name: str) -> tuple[tuple[int | str, ...], ...]:
     """A sort key that orders the numbers inside task ids by value: ``2`` before ``10``,
     ``task-9`` before ``task-10`` (each run of digits compares as a number, the rest as text).
+
+    A run of digits compares as its value without making it an ``int``: by its length once its
+    leading zeros are gone, then as text (the same order, for any length: Python refuses to read
+    a number of over 4,300 digits, and a task id is log data).
 
     >>> sorted(["task-10", "task-9", "10", "2"], key=natural_key)
     ['2', '10', 'task-9', 'task-10']
     """
-    return tuple((0, int(part)) if i % 2 else (1, part)
+    return tuple(_number_key(part) if i % 2 else (1, part)
                  for i, part in enumerate(_DIGITS.split(name)) if part or i == 0)
+
+
+def _number_key(digits: str) -> tuple[int, int, str]:
+    """A run of digits as a key that orders by value (see :func:`natural_key`)."""
+    value = digits.lstrip("0")
+    return (0, len(value), value)
 
 
 def natural_ranks_by_key(names: list[str] | tuple[str, ...]) -> np.ndarray:
@@ -265,6 +325,30 @@ class TrialLog:
     run_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     """What the harness wrote about each run (τ²'s ``info``: models, domain, git commit,
     seed; Terminal-Bench's ``run_metadata.json``), by run name; runs without any are absent."""
+    conventions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each run's harness convention for errored trials and the harness's name (``("score",
+    "Harbor")``; the convention ``apart``, ``fail`` or ``score``: what its format declares,
+    :attr:`flaketui.loading.formats.LogFormat.errored_as`), by run name; a run absent here
+    sets them apart."""
+    published: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The figures each run's harness published about it (Harbor's ``n_total_trials``,
+    ``n_errors``, ``mean``; Terminal-Bench's ``accuracy``, ``pass_at_k``), by run name, with
+    ``harness`` naming it; runs whose harness published none are absent."""
+
+    def errored_as(self, run: str) -> str:
+        """How ``run`` counts its errored trials: ``--errored-as`` when given, else (``harness``)
+        the run's format's own convention. The one place the default is resolved."""
+        mode = self.fields.errored_as
+        return self.conventions.get(run, ("apart", ""))[0] if mode == "harness" else mode
+
+    def errored_rule(self, run: str) -> str:
+        """Where ``run``'s errored-trial rule comes from, for the summary: ``as Harbor counts
+        them`` when the default took the harness's convention, else the flag."""
+        mode = self.errored_as(run)
+        harness = self.conventions.get(run, ("apart", ""))[1]
+        if self.fields.errored_as == "harness" and harness and mode != "apart":
+            return f"as {harness} counts them; --errored-as apart sets them apart"
+        return f"--errored-as {mode}"
 
     def __len__(self) -> int:
         return int(self.run.shape[0])
@@ -309,13 +393,22 @@ class TrialLog:
         outcome = self.outcome if whole and in_order else self.outcome[rows]
         bounds = np.append(starts, rows.shape[0])
         counts = np.diff(bounds)
+        mode = self.errored_as(run)
         if rows.size:  # per task, one sum over its contiguous rows
-            passes = np.add.reduceat(outcome == PASS, starts, dtype=np.int64)
+            passed = outcome == PASS
             errored = np.add.reduceat(outcome == ERRORED, starts, dtype=np.int64)
+            if mode == "score":  # an errored trial with a passing score counts as a pass
+                score = self.score if whole and in_order else self.score[rows]
+                kept = (outcome == ERRORED) & (score >= self.fields.threshold)
+                errored_passes = np.add.reduceat(kept, starts, dtype=np.int64)
+                passed = passed | kept
+            else:
+                errored_passes = np.zeros(len(starts), dtype=np.int64)
+            passes = np.add.reduceat(passed, starts, dtype=np.int64)
         else:
-            passes = errored = np.zeros(0, dtype=np.int64)
-        # --errored-as fail counts errored trials as failures (n includes them; passes do not)
-        n = counts if self.fields.errored_as == "fail" else counts - errored
+            passes = errored = errored_passes = np.zeros(0, dtype=np.int64)
+        # apart: n leaves errored trials out; fail / score: n counts them (passes as their score says)
+        n = counts if counts_errored(mode) else counts - errored
         group_idx = (self.group[starts] if whole and in_order else self.group[rows[starts]]) if rows.shape[0] \
             else np.empty(0, np.int32)
         names = (list(self.tasks) if len(uniq) == len(self.tasks) and bool(np.all(uniq == np.arange(len(uniq))))
@@ -332,7 +425,8 @@ class TrialLog:
             groups=groups,
             rows=rows,
             bounds=bounds,
-            errored_as=self.fields.errored_as,
+            errored_as=mode,
+            errored_passes=errored_passes.astype(np.int64, copy=False),
             trial_scores=self.score[rows] if self.scored else None,
             trial_errored=outcome == ERRORED if self.scored else None,
         )
@@ -427,11 +521,13 @@ class RunOutcomes:
     rows: np.ndarray
     bounds: np.ndarray
     errored_as: str = "apart"
-    """How ``n`` treats errored trials (:attr:`FieldMap.errored_as`)."""
+    """How ``n`` treats errored trials (:meth:`TrialLog.errored_as`: ``apart``, ``fail`` or ``score``)."""
     trial_scores: np.ndarray | None = None
     """Each trial's score in ``rows`` order (NaN: none); None when no trial of the log has one."""
     trial_errored: np.ndarray | None = None
     """Each trial's errored flag in ``rows`` order, beside :attr:`trial_scores`."""
+    errored_passes: np.ndarray | None = None
+    """Per task, the errored trials counted as passes (``score``: their score passed); None: none."""
 
     def task_rows(self, i: int) -> np.ndarray:
         """The :class:`TrialLog` rows of task ``i``."""

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import unquote
 
 _BIDI_AND_INVISIBLE = (
@@ -119,6 +121,112 @@ def mask_url(text: object) -> str:
     return _URL_IN_TEXT.sub(lambda m: _mask_one(m.group(0)), s)
 
 
+_SECRET_PAIR = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)=([^\s&'\"<>`;]+)")
+_SECRET_FLAG = re.compile(r"--?([A-Za-z0-9_.-]+)")
+MAX_DEPTH = 64
+"""How deep :func:`mask_secrets` walks nested data; what lies deeper is cut (shown as a mark)."""
+CUT = "…(cut: nested too deep)"
+
+
+def mask_text(text: object) -> str:
+    """``text`` with every secret masked: each URL as :func:`mask_url` does, and besides, the
+    value of every ``NAME=VALUE`` whose name is a secret's (``token=…``, ``password=…``,
+    ``api_key=…``: a libpq connection string, an environment assignment, a query outside a
+    URL). The one rule for any text that may hold a credential: a command line, a connection
+    string, an error message, run metadata."""
+    s = mask_url(text)
+    if "=" not in s:
+        return s
+    return _SECRET_PAIR.sub(lambda m: f"{m.group(1)}={MASK}" if _secret_name(m.group(1)) else m.group(0), s)
+
+
+def mask_command(argv: Sequence[str]) -> str:
+    """A command line (``sys.argv``) as one line of text, every secret masked: each argument by
+    :func:`mask_text`, the argument after an option whose name is a secret's (``--token X``,
+    ``--api-key X``), and a webhook given to one of :data:`SECRET_PATH_OPTIONS` (``--notify URL``,
+    ``--notify=URL``) as its origin only (:func:`webhook_origin`). What a page, a report or a
+    record says about how it was made."""
+    out: list[str] = []
+    hide_next = webhook_next = False
+    for arg in argv:
+        arg = str(arg)
+        name, eq, value = arg.partition("=")
+        if hide_next:
+            out.append(MASK)
+        elif webhook_next:
+            out.append(webhook_origin(arg))
+        elif eq and name in SECRET_PATH_OPTIONS:
+            out.append(f"{name}={webhook_origin(value)}")
+        else:
+            out.append(mask_text(arg))
+        flag = None if hide_next or webhook_next else _SECRET_FLAG.fullmatch(arg)
+        hide_next = bool(flag and _secret_name(flag.group(1)))
+        webhook_next = bool(flag) and arg in SECRET_PATH_OPTIONS
+    return " ".join(out)
+
+
+def cut_deep(value: Any, limit: int = MAX_DEPTH, depth: int = 0) -> tuple[Any, int]:
+    """``value`` (JSON-like data) with every list or dict deeper than ``limit`` levels replaced by
+    the text :data:`CUT`, and how many were cut. For data from a log written to JSON: orjson
+    refuses more than 254 levels (and Python's recursion would end at about 1,000), so a trace
+    argument 260 lists deep is shown cut, and said so, instead of failing the output. Iterative
+    over the top levels' items: the recursion is at most ``limit`` deep."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value, 0
+    if depth >= limit:
+        return CUT, 1
+    cut = 0
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            out[k], n = cut_deep(v, limit, depth + 1)
+            cut += n
+        return out, cut
+    items = []
+    for v in value:
+        v, n = cut_deep(v, limit, depth + 1)
+        items.append(v)
+        cut += n
+    return items, cut
+
+
+def mask_secrets(value: Any, depth: int = 0) -> Any:
+    """``value`` (JSON-like data: run metadata) with every string in it through :func:`mask_text`
+    and every value under a secret's key (``{"token": …}``) masked. Walks at most
+    :data:`MAX_DEPTH` levels: a deeper container becomes the text :data:`CUT`."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        return CUT
+    if isinstance(value, dict):
+        return {k: MASK if isinstance(k, str) and _secret_name(k) and v is not None
+                else mask_secrets(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_secrets(v, depth + 1) for v in value]
+    return value
+
+
+_MARKDOWN = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]",
+                           "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def markdown_text(text: object, multiline: bool = False) -> str:
+    """A log string as Markdown text, in a table cell, a heading or a line: :func:`visible`, then
+    every character GitHub-flavoured Markdown reads as markup escaped: ``\\`` ``|`` `````
+    ``*`` ``[`` ``]`` by a backslash (CommonMark, "Backslash escapes": any ASCII punctuation may
+    be escaped), ``&`` ``<`` ``>`` as entities (so no raw HTML, ``</details>`` or ``<img>``, and no
+    autolink ``<https://…>``). A log's ``[Approve PR](https://…)`` is text, not a link. The one
+    rule of every Markdown writer (report, compare with and without ``--summary``, diff, the
+    review, the app's export). ``multiline``: line breaks become ``<br>`` (a cell stays a cell).
+
+    Escaped before :func:`visible` spells characters out, so its ``\\x1b`` reads as it is (a
+    backslash before a letter or digit is not an escape in Markdown)."""
+    s = text if isinstance(text, str) else str(text)
+    if multiline:
+        return "<br>".join(visible(line.translate(_MARKDOWN)) for line in s.replace("\r\n", "\n").split("\n"))
+    return visible(s.translate(_MARKDOWN))
+
+
 SECRET_PATH_OPTIONS = ("--notify", "--webhook")
 """The command-line options whose value is a webhook: a URL whose path is its secret."""
 
@@ -134,19 +242,3 @@ def webhook_origin(url: str) -> str:
         return "(a webhook)"
     origin = mask_url(f"{parts.scheme}://{parts.netloc}") if parts.scheme and parts.netloc else "(a webhook)"
     return visible(origin) + ("/…" if parts.path.strip("/") or parts.query else "")
-
-
-def shown_command(argv: list[str] | tuple[str, ...]) -> list[str]:
-    """A command line as it may be shown (a page's "How this page was made"): every URL masked
-    (:func:`mask_url`), and a webhook given to one of :data:`SECRET_PATH_OPTIONS` (``--notify
-    URL`` or ``--notify=URL``) as its origin only (:func:`webhook_origin`)."""
-    out: list[str] = []
-    for i, arg in enumerate(argv):
-        name, eq, value = arg.partition("=")
-        if i and argv[i - 1] in SECRET_PATH_OPTIONS:
-            out.append(webhook_origin(arg))
-        elif eq and name in SECRET_PATH_OPTIONS:
-            out.append(f"{name}={webhook_origin(value)}")
-        else:
-            out.append(mask_url(arg))
-    return out

@@ -18,6 +18,18 @@ SHARED = ROOT.parent / "shared"
 """Read-only data beside the checkout (real logs, the benchmark generator); tests skip without it."""
 
 
+UI_FOLDERS = ("ui", "snapshots")
+"""Folders under tests/ whose every test runs the app: each gets the ``ui`` marker."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test in tests/ui/ and tests/snapshots/ ``ui`` (so ``-m "not ui"`` leaves the app out)."""
+    for item in items:
+        parts = Path(str(item.path)).relative_to(ROOT / "tests").parts
+        if parts and parts[0] in UI_FOLDERS:
+            item.add_marker(pytest.mark.ui)
+
+
 @pytest.fixture(autouse=True)
 def _deterministic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No user config or cache leaks into a test; fixed locale and no cursor blink."""
@@ -50,11 +62,13 @@ def _keep_notes_out_of_fixtures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 
 @pytest.fixture
 def baseline() -> Path:
+    """The bundled on-call baseline log."""
     return BASELINE
 
 
 @pytest.fixture
 def candidate() -> Path:
+    """The bundled on-call candidate log."""
     return CANDIDATE
 
 

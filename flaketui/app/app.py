@@ -72,6 +72,8 @@ class AppOptions:
     app starts as fast as without it; a notification says what was recorded, or why not."""
     owners: tuple[Rule, ...] = ()
     """An owners file's rules (``--owners``): the task table's ``owner`` column, ``H``'s owner."""
+    flaky_cap: float | None = None
+    """The flakiness cap the task classes are stated against (``--flaky-cap``); None: the default."""
 
     def __post_init__(self) -> None:
         # Callers pass lists (and fields=None for the defaults); the options keep tuples.
@@ -217,14 +219,14 @@ class FlakeApp(App[int]):
         predictable name was written through. Here the picture goes to a temp
         file that :func:`tempfile.mkstemp` creates with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and a
         random name, then :func:`os.replace` puts it at the name (a link there is replaced, its
-        target untouched): :func:`flaketui.triage.atomic_write`.
+        target untouched): :func:`flaketui.safefile.atomic_write`.
 
         Returns:
             The path written.
         """
         from pathlib import Path
 
-        from flaketui.triage import atomic_write
+        from flaketui.safefile import atomic_write
 
         stamp = datetime.now().strftime(time_format or "%Y-%m-%dT%H_%M_%S")
         name = filename or f"{self.title}_{stamp}.svg"

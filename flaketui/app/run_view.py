@@ -25,8 +25,8 @@ from flaketui.model import ERRORED, RunOutcomes, TrialLog, natural_ranks
 from flaketui.output.cells import widest_names
 from flaketui.output.stream import flakiest_order
 from flaketui.stats import SuiteSummary, TaskStats, summarise, task_stats
+from flaketui.stats.classes import DEFAULT_FLAKY_CAP
 from flaketui.stats.curves import KCurve, histogram, k_curve
-from flaketui.stats.estimators import FLAKY
 from flaketui.stats.suite import k_figures
 
 PENDING = -1
@@ -59,8 +59,10 @@ class RunView:
         outcomes: Its trials grouped by task (``log.run_outcomes(run)``).
     """
 
-    def __init__(self, log: TrialLog, run: str, outcomes: RunOutcomes) -> None:
+    def __init__(self, log: TrialLog, run: str, outcomes: RunOutcomes, flaky_cap: float | None = None) -> None:
         self.run = run
+        self.flaky_cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+        """The flakiness cap the classes are stated against."""
         self.outcomes = outcomes
         traced = log.has_trace[outcomes.rows] & (log.outcome[outcomes.rows] != ERRORED)
         self.has_traces: np.ndarray = any_per_task(traced, outcomes)
@@ -98,7 +100,7 @@ class RunView:
         classes, intervals and rates are kept: a million tasks' classes alone take 0.1 s)."""
         st = self.stats
         if st is None:
-            st = task_stats(self.outcomes, k)
+            st = task_stats(self.outcomes, k, flaky_cap=self.flaky_cap)
         else:
             at, hat, hat_ci = k_figures(self.outcomes.n, self.outcomes.passes, k)
             st = replace(st, k=k, pass_at_k=at, pass_hat_k=hat, pass_hat_k_ci=hat_ci)
@@ -115,6 +117,11 @@ class RunView:
         if self._flaky is None or self._flaky[0] is not st.classes:
             self._flaky = (st.classes, st.flaky())
         return self._flaky[1]
+
+    def mixed_mask(self) -> np.ndarray:
+        """Per task, whether it both passed and failed: the tasks whose traces can be told apart
+        (a passing and a failing trial), whatever their class."""
+        return self._st().mixed
 
     def curves(self, row: int | None) -> tuple[KCurve, np.ndarray, KCurve | None]:
         """The suite's pass@k / pass^k curve, its histogram of p̂, and task ``row``'s curve (None: no row).
@@ -134,7 +141,7 @@ class RunView:
         """First divergence of data row ``row`` among the steps ``found``: a step, None (not a
         flaky task with traces, or no divergence), or :data:`PENDING`."""
         st = self._st()
-        if not self.has_traces[row] or st.classes[row] != FLAKY:
+        if not self.has_traces[row] or not st.mixed[row]:
             return None
         return found.get(st.tasks[row], PENDING)
 
@@ -142,7 +149,7 @@ class RunView:
         """Sort values of the divergence column (no step or pending: NaN); only flaky tasks
         with traces have one."""
         st = self._st()
-        rows = np.flatnonzero(self.has_traces & self.flaky_mask())
+        rows = np.flatnonzero(self.has_traces & self.mixed_mask())
         steps = [found.get(task, PENDING) for task in map(st.tasks.__getitem__, rows.tolist())]
         values = np.full(len(st), np.nan)
         values[rows] = [np.nan if v is None or v == PENDING else v for v in steps]
@@ -165,11 +172,11 @@ class RunView:
         return values
 
     def flaky_tasks_in(self, found: Mapping[str, str]) -> list[str]:
-        """The flaky tasks that have a suggestion in ``found``, in table row order."""
+        """The tasks that passed and failed that have a suggestion in ``found``, in table row order."""
         if not found:
             return []
         tasks = self._st().tasks
-        return [t for t in map(tasks.__getitem__, np.flatnonzero(self.flaky_mask()).tolist()) if t in found]
+        return [t for t in map(tasks.__getitem__, np.flatnonzero(self.mixed_mask()).tolist()) if t in found]
 
     # -- orders and filters -----------------------------------------------------------------
 

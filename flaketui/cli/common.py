@@ -19,8 +19,8 @@ import click
 import orjson
 
 from flaketui import __version__
-from flaketui.model import FieldMap, InputError, TrialLog
-from flaketui.sanitize import visible
+from flaketui.model import ERRORED_AS, FieldMap, InputError, TrialLog
+from flaketui.sanitize import mask_url, visible
 
 if TYPE_CHECKING:
     from flaketui.stats.suite import TaskStats
@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_GATE_FAILED, EXIT_INPUT = 0, 1, 2
 MAX_PROBLEMS_SHOWN = 20
 """Bad lines named one by one on stderr; the rest are summarised."""
+
+OPTIONAL_PACKAGES = {"sqlalchemy": "sqlalchemy", "alembic": "alembic", "psycopg": "psycopg[binary]",
+                     "pyarrow": "pyarrow", "fsspec": "fsspec", "s3fs": "s3fs", "gcsfs": "gcsfs",
+                     "distributed": "distributed", "aiohttp": "aiohttp"}
+"""Packages a feature imports when used (the history, Parquet, remote logs, Dask), by module:
+one missing is a one-line hint (exit 2), not a traceback."""
+
 
 class DefaultGroup(click.Group):
     """A group that runs ``open`` when the first argument is not a subcommand.
@@ -54,6 +61,13 @@ class DefaultGroup(click.Group):
         failed gate."""
         try:
             return super().invoke(ctx)
+        except InputError as exc:  # met after the load (a trial read back for its traces): one line
+            fail(str(exc))
+        except ModuleNotFoundError as exc:  # an optional package a feature needs: one line, exit 2
+            if (exc.name or "").split(".")[0] not in OPTIONAL_PACKAGES:
+                raise
+            package = OPTIONAL_PACKAGES[(exc.name or "").split(".")[0]]
+            fail(f"this needs the Python package {package}, which is not installed: pip install '{package}'")
         except BrokenPipeError:
             devnull = os.open(os.devnull, os.O_WRONLY)  # the flush at exit must not fail again
             os.dup2(devnull, sys.stdout.fileno())
@@ -70,8 +84,9 @@ class DefaultGroup(click.Group):
 
 
 def fail(message: str) -> None:
-    """Print one line on stderr and exit with the input-error code."""
-    click.echo(f"flaketui: error: {visible(message)}", err=True)
+    """Print one line on stderr (every URL in it masked: :func:`~flaketui.sanitize.mask_url`) and
+    exit with the input-error code."""
+    click.echo(f"flaketui: error: {visible(mask_url(message))}", err=True)
     sys.exit(EXIT_INPUT)
 
 
@@ -130,8 +145,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
     @click.option("--records-field", default=None, metavar="PATH",
                   help="Dotted field of a JSON object whose array holds the trials.")
-    @click.option("--errored-as", type=click.Choice(["apart", "fail"]), default="apart", show_default=True,
-                  help="Errored trials: left out of n (apart) or counted as failures (fail).")
+    @click.option("--errored-as", type=click.Choice(list(ERRORED_AS)), default="harness", show_default=True,
+                  help="Errored trials: as each run's harness counts them (harness: Harbor by their reward, "
+                       "a trial without one failing; Terminal-Bench as failures; JSON Lines apart), left out "
+                       "of n (apart), counted as failures (fail), or by their score (score).")
     @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
                   show_default=True, help="Name a run without a run field by its file, its folder, "
                   "or the harness's own run id.")
@@ -143,7 +160,7 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   help="Parse the logs again instead of reading the index cache.")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
                   help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
-    @click.option("--timeout", "timeout", type=FiniteFloat(), default=30.0, show_default=True,
+    @click.option("--timeout", "timeout", type=FiniteFloat(0.0, MAX_SECONDS), default=30.0, show_default=True,
                   metavar="SECONDS",
                   help="Remote logs: seconds a store may take to connect and to send each piece of an "
                        "answer; a load asks nothing new after 20 times this.")
@@ -278,23 +295,53 @@ def write_chunks(chunks: Iterable[str]) -> None:
     sys.stdout.flush()
 
 
+JSON_DEPTH = 128
+"""Levels of nesting a JSON output keeps when a value from a log is deeper than orjson writes
+(254): deeper lists and objects become a text that says they were cut."""
+
+
 def write_json(doc: Any) -> None:
-    """Write ``doc`` to stdout as indented JSON (the scripts' contract)."""
-    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    """Write ``doc`` to stdout as indented JSON (the scripts' contract). A value nested deeper than
+    orjson writes (a log's trace argument 260 lists deep) is cut at :data:`JSON_DEPTH` levels
+    (:func:`~flaketui.sanitize.cut_deep`), with a note on stderr saying so."""
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except TypeError as exc:
+        if "ecursion" not in str(exc):
+            raise
+        from flaketui.sanitize import cut_deep
+
+        doc, cut = cut_deep(doc, JSON_DEPTH)
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+        click.echo(f"flaketui: note: {cut} value{'s' if cut != 1 else ''} nested over {JSON_DEPTH} levels "
+                   "cut in the JSON output", err=True)
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.write(b"\n")
     sys.stdout.flush()
 
 
 def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
-              passk_ci: str = "exact") -> tuple[int, list[TaskStats]]:
+              passk_ci: str = "exact", flaky_cap: float | None = None) -> tuple[int, list[TaskStats]]:
     """K (given, or the trials most tasks have, errored included: :func:`~flaketui.stats.default_k`)
     and the task statistics of each run, with the pass^k interval ``passk_ci`` (``exact`` or
-    ``bootstrap``)."""
+    ``bootstrap``) and the classes stated against ``flaky_cap`` (None: the default)."""
     from flaketui.stats import default_k, task_stats
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
 
     outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]
     kk = k or default_k(outcomes)
-    return kk, [task_stats(o, kk, passk_ci) for o in outcomes]
+    cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+    return kk, [task_stats(o, kk, passk_ci, cap) for o in outcomes]
+
+
+def flaky_cap_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--flaky-cap F``: the flakiness 4p(1 − p) above which a task is flaky (its class is stated against it)."""
+    return click.option(
+        "--flaky-cap", "flaky_cap", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+        default=None, metavar="F",
+        help="A task is flaky when its flakiness 4p(1-p) exceeds F: its class is flaky when its exact "
+             "95% interval of p rules out flakiness at or below F, stable when it rules out flakiness "
+             "above F, undetermined otherwise. Default 0.36: a pass rate between 0.1 and 0.9.")(func)
 
 
 def passk_ci_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -329,26 +376,38 @@ def check_k(k: int | None) -> None:
 
 class FiniteFloat(click.ParamType):
     """A float that is a number (``nan`` and ``inf`` are refused: ``--max-flakiness nan``
-    would let every task pass the gate), optionally within [low, high]."""
+    would let every task pass the gate, and click's ``FloatRange`` lets ``nan`` through, as no
+    comparison with it is true), optionally within [low, high] (``low_open`` / ``high_open``:
+    that end excluded). The one type of every numeric option that takes a fraction."""
 
     name = "float"
 
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
+    def __init__(self, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False) -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{visible(repr(value))} is not a number", param, ctx)
         if not math.isfinite(x):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
-            self.fail(f"{x:g} is not between {self.low:g} and {self.high:g}", param, ctx)
+            self.fail(f"{visible(repr(value))} is not a finite number", param, ctx)
+        below = self.low is not None and (x <= self.low if self.low_open else x < self.low)
+        above = self.high is not None and (x >= self.high if self.high_open else x > self.high)
+        if below or above:
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            self.fail(f"{x:g} is not in {'(' if self.low_open else '['}{lo}, {hi}{')' if self.high_open else ']'}",
+                      param, ctx)
         return x
 
 
 FRACTION = FiniteFloat(0.0, 1.0)
+OPEN_FRACTION = FiniteFloat(0.0, 1.0, low_open=True, high_open=True)
+MAX_SECONDS = 7 * 24 * 3600.0
+"""The longest wait or timeout an option takes (a week): beyond, a clock's arithmetic overflows."""
+SECONDS = FiniteFloat(0.0, MAX_SECONDS)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})

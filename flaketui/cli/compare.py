@@ -138,7 +138,9 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
     if summary:
         click.echo(out.compare_summary_markdown(view), nl=False)
         return loaded
-    emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": fields.errored_as}, out.compare_csv,
+    modes = list(dict.fromkeys([stats_a.errored_as, stats_b.errored_as]))
+    emit(fmt, view, lambda v: {**out.compare_json(v), "errored_as": modes[0] if len(modes) == 1 else "mixed"},
+         out.compare_csv,
          lambda v: out.compare_markdown(v, choice.top), out.compare_table)
     return loaded
 

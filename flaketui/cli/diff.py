@@ -14,7 +14,6 @@ JSON is the log's own values.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import fail, load, log_options, main, write_json
+from flaketui.cli.common import FiniteFloat, fail, load, log_options, main, write_json
 from flaketui.cli.tui import divergence_option
-from flaketui.model import ERRORED, PASS, FieldMap, Trial, TrialLog
-from flaketui.sanitize import visible
+from flaketui.model import ERRORED, PASS, FieldMap, InputError, Trial, TrialLog
+from flaketui.sanitize import markdown_text, visible
 
 if TYPE_CHECKING:  # the trace modules load when a diff runs (not for every command's start)
     from flaketui.output.html import PageInfo, TracePair
@@ -47,7 +46,15 @@ def _trials(log: TrialLog, run: str, task: str) -> list[Trial]:
     outcomes = log.run_outcomes(run)
     if task not in outcomes.tasks:
         fail(f"run {visible(run)!r} has no task {visible(task)!r}")
-    return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    from flaketui.loading.formats.parquet_checks import SourceRefused
+
+    try:
+        return [read_trial(log, r) for r in outcomes.task_rows(outcomes.index(task)).tolist()]
+    except (SourceRefused, InputError) as exc:  # a trial table's source it will not follow: one line
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read the trials of {visible(task)!r}: {exc.strerror or exc}")
+    return []  # not reached: fail exits
 
 
 def _by_number(trials: Sequence[Trial], number: int, run: str) -> Trial:
@@ -89,6 +96,9 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
         failing = [t for t in found if t.outcome != PASS]
         pair = _best(passing, failing, norm, mode)
         if pair is None:
+            if not any(t.trace is not None for t in found):
+                fail(f"task {visible(task)!r} has no trial with a trace in run {visible(run)!r}: "
+                     f"{_no_trace(log, run)}")
             kinds = "passing" if not [t for t in passing if t.trace is not None] else "failing"
             fail(f"task {visible(task)!r} has no {kinds} trial with a trace in run {visible(run)!r}; "
                  "name two with --trials I J")
@@ -106,9 +116,18 @@ def choose_pair(log: TrialLog, task: str, runs: tuple[str, str] | None, trials: 
     pair = _best(side_a, side_b, norm, mode)
     if pair is None:
         fail(f"task {visible(task)!r} has no trial with a trace in run {visible(runs[0])!r} "
-             f"or in run {visible(runs[1])!r}")
+             f"or in run {visible(runs[1])!r}: {_no_trace(log, runs[0])}")
     assert pair is not None
     return pair
+
+
+def _no_trace(log: TrialLog, run: str) -> str:
+    """Why ``run``'s trials have no trace, in its harness's words."""
+    import numpy as np
+
+    from flaketui.loading.formats import no_trace_reason
+
+    return no_trace_reason(log, np.flatnonzero(log.run == log.runs.index(run))[:1].tolist())
 
 
 def diff_json(task: str, pair: Pair, d: TraceDiff) -> dict[str, Any]:
@@ -128,7 +147,7 @@ def _side(t: Trial) -> str:
     return visible(f"{t.run} trial {t.trial} ({'pass' if t.passed else 'fail'})")
 
 
-def _step(n: int | None) -> str:
+def _step(n: Any) -> str:
     return "—" if n is None else str(n)
 
 
@@ -139,42 +158,45 @@ def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
     if d.step_a is None:
         lines.append("first divergence: none (the traces do not differ in this mode)")
     else:
-        lines.append(f"first divergence: step {d.step_a} of A, step {_step(d.step_b)} of B")
+        lines.append(f"first divergence: step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B"
+                     + ("" if not (d.ids_a or d.ids_b) else " (as the log numbers its steps)"))
     if d.changes:
         lines += ["", "changes (step A / step B  field: A → B):"]
         for c in d.changes:
             note = "" if c.counts else f"   (not counted in {d.mode} mode)"
             head = f"{c.path}: " if c.path else ""
-            lines.append(f"  {_step(c.step_a):>4} / {_step(c.step_b):<4}  {visible(head)}{_value(c.a)} → "
-                         f"{_value(c.b)}{note}")
+            lines.append(f"  {_step(d.name_a(c.step_a)):>4} / {_step(d.name_b(c.step_b)):<4}  {visible(head)}"
+                         f"{_value(c.a)} → {_value(c.b)}{note}")
     if d.around:
         lines += ["", "around the divergence (A | B):"]
         for r in d.around:
             mark = "▶" if (r.step_a, r.step_b) == (d.step_a, d.step_b) else ("≠" if r.tag != "equal" else " ")
-            lines.append(f"{mark} {_step(r.step_a):>4} {visible(r.line_a or '')}")
-            lines.append(f"  {_step(r.step_b):>4} {visible(r.line_b or '')}")
+            lines.append(f"{mark} {_step(d.name_a(r.step_a)):>4} {visible(r.line_a or '')}")
+            lines.append(f"  {_step(d.name_b(r.step_b)):>4} {visible(r.line_b or '')}")
     return "\n".join(lines) + "\n"
 
 
 def _md(text: str) -> str:
-    return visible(text).replace("|", "\\|").replace("`", "\\`")
+    return markdown_text(text)
 
 
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     """The comparison as Markdown: a summary, a table of changes, the rows around the divergence."""
-    first = "none" if d.step_a is None else f"step {d.step_a} of A, step {_step(d.step_b)} of B"
+    first = ("none" if d.step_a is None
+             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
     lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
              f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
     if d.changes:
         lines += ["| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|"]
         for c in d.changes:
-            lines.append(f"| {_step(c.step_a)} | {_step(c.step_b)} | {_md(c.path or '(step)')} | "
+            lines.append(f"| {_step(d.name_a(c.step_a))} | {_step(d.name_b(c.step_b))} | {_md(c.path or '(step)')} | "
                          f"{_md(_value(c.a))} | {_md(_value(c.b))} | {'yes' if c.counts else 'no'} |")
         lines.append("")
     if d.around:
         lines += ["| step A | A | step B | B |", "|---:|---|---:|---|"]
         for r in d.around:
-            lines.append(f"| {_step(r.step_a)} | {_md(r.line_a or '')} | {_step(r.step_b)} | {_md(r.line_b or '')} |")
+            lines.append(f"| {_step(d.name_a(r.step_a))} | {_md(r.line_a or '')} | {_step(d.name_b(r.step_b))} | "
+                         f"{_md(r.line_b or '')} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -200,25 +222,21 @@ def check_out(out: str | None, fmt: str) -> None:
 
 @contextlib.contextmanager
 def html_out(out: str | None) -> Iterator[Callable[[str], Any]]:
-    """A ``write(text)`` for the page: to stdout, or to ``out`` through a temporary file beside
-    it, renamed over it when the page is whole (an error leaves no half page; exit 2)."""
+    """A ``write(text)`` for the page: to stdout, or to ``out`` by
+    :func:`flaketui.safefile.atomic_open` (a temporary file of a random name, renamed over
+    ``out`` when the page is whole: no half page, never written through a link; exit 2 on error)."""
     if out is None or out == "-":
         buf = sys.stdout.buffer
         yield lambda text: buf.write(text.encode("utf-8", "replace"))
         buf.flush()
         return
-    path = Path(out)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from flaketui.safefile import atomic_open
+
     try:
-        with tmp.open("w", encoding="utf-8", errors="replace", newline="\n") as fh:
+        with atomic_open(out, text=True) as fh:
             yield fh.write
-        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         fail(f"--out {out}: {exc.strerror or exc}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     click.echo(f"flaketui: wrote {visible(out)}", err=True)
 
 
@@ -298,7 +316,7 @@ def cross_pairs(side_a: tuple[TrialLog, str], side_b: tuple[TrialLog, str], task
               help="Trial numbers: I of run A (or of the one run), J of run B.")
 @divergence_option
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
-@click.option("--tolerance", type=float, default=0.0, show_default=True,
+@click.option("--tolerance", type=FiniteFloat(0.0), default=0.0, show_default=True,
               help="Numbers this close (absolutely or relatively) are equal.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
               show_default=True, help="html: one self-contained page (no network), to stdout or --out.")

@@ -43,7 +43,7 @@ def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: 
         elif out == "-":
             write_chunks(trials.trials_csv_chunks(log, raw, terminal=sys.stdout.isatty()))
         else:
-            from flaketui.triage import atomic_write
+            from flaketui.safefile import atomic_write
 
             atomic_write(path, (text.encode("utf-8") for text in trials.trials_csv_chunks(log, raw)))
     except InputError as exc:

@@ -12,6 +12,7 @@ from flaketui.cli.common import (
     EXIT_OK,
     FRACTION,
     check_k,
+    flaky_cap_option,
     load,
     log_options,
     main,
@@ -39,10 +40,11 @@ if TYPE_CHECKING:
                    "(at a cap of 0.2 a task that always passes needs 69).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@flaky_cap_option
 @log_options
 def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
          max_flakiness: float | None, require_evidence: bool, run: tuple[str, ...], fmt: str,
-         fields: FieldMap) -> None:
+         flaky_cap: float | None, fields: FieldMap) -> None:
     """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail, 2 usage."""
     from flaketui.output import report as out
     from flaketui.stats import gate as run_gate
@@ -53,17 +55,23 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
         raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
     if require_evidence and max_flakiness is None:
         raise click.UsageError("--require-evidence goes with --max-flakiness")
-    _, stats = run_stats(load(logs, fields), run, k)
-    results = [run_gate(st, summarise(st), min_pass_hat_k, max_flakiness, require_evidence=require_evidence)
-               for st in stats]
+    _, stats = run_stats(load(logs, fields), run, k, flaky_cap=flaky_cap)
+    summaries = [summarise(st) for st in stats]
+    results = [run_gate(st, sm, min_pass_hat_k, max_flakiness, require_evidence=require_evidence)
+               for st, sm in zip(stats, summaries, strict=True)]
     if fmt == "json":
         doc = out.gate_json(results)
-        for entry, r in zip(doc["runs"], results, strict=True):
+        for entry, r, sm in zip(doc["runs"], results, summaries, strict=True):
+            # The tasks' classes, as report states them (the gate's own rule is --max-flakiness).
+            entry["classes"] = {"flaky_cap": sm.flaky_cap, "flaky": sm.flaky_tasks,
+                                "undetermined": sm.undetermined_tasks, "stable": sm.stable_tasks,
+                                "mixed": sm.mixed_tasks}
             entry["floor_failed"] = r.floor_failed
             entry["cap_failed"] = r.cap_failed
             if r.require_evidence:
                 entry["too_few_trials"] = [{"task": t, "more_clean_trials": m} for t, m in r.too_few_trials]
-        write_json({**doc, "errored_as": fields.errored_as})
+        modes = list(dict.fromkeys(st.errored_as for st in stats))
+        write_json({**doc, "errored_as": modes[0] if len(modes) == 1 else "mixed" if modes else "apart"})
     else:
         for r in results:
             click.echo(verdict_line(r))

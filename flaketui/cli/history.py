@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import FiniteFloat, LoadProgress, fail, load, log_options, main, write_json
+from flaketui.cli.common import SECONDS, FiniteFloat, LoadProgress, fail, load, log_options, main, write_json
 from flaketui.model import FieldMap, TrialLog
 from flaketui.sanitize import visible
 
@@ -34,7 +34,7 @@ DEFAULT_WAIT = 10.0
 
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--history URL`` and ``--wait SECONDS``, which every history command takes."""
-    func = click.option("--wait", "wait", type=click.FloatRange(min=0), default=DEFAULT_WAIT, show_default=True,
+    func = click.option("--wait", "wait", type=SECONDS, default=DEFAULT_WAIT, show_default=True,
                         metavar="SECONDS",
                         help="Seconds to wait for a history another flaketui is writing "
                              "(or for a server to answer).")(func)

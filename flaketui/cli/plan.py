@@ -17,7 +17,7 @@ import orjson
 
 from flaketui.cli import common as base
 from flaketui.model import FieldMap
-from flaketui.triage import atomic_write
+from flaketui.safefile import atomic_write
 
 if TYPE_CHECKING:
     from flaketui.stats.plan import Plan
@@ -58,7 +58,13 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--budget", type=click.IntRange(min=0, max=MAX_BUDGET), default=0, show_default=True,
               help="Further trials to allocate across tasks.")
-@click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.1,
+@click.option("--allocate", "allocation", type=click.Choice(["variance", "classes"]), default="variance",
+              show_default=True,
+              help="Where --budget goes. variance: where it shrinks the suite pass^k's uncertainty most. "
+                   "classes: where it is most likely to decide a task's class (flaky or stable against the cap "
+                   "4m(1-m) of --margin), by each task's empirical-Bayes posterior; the suite's figures "
+                   "should then come from the trials before the plan's.")
+@click.option("--target-width", type=base.FiniteFloat(0, 1, low_open=True), default=0.1,
               show_default=True,
               help="Wilson interval width a task needs no more than (caps its trials).")
 @click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
@@ -71,20 +77,20 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.option("--risk-tag", multiple=True, metavar="TAG",
               help="A tag (in a trial's tags or risk field) that marks a high-risk task "
                    "(repeatable; default: high-risk, write).")
-@click.option("--margin", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+@click.option("--margin", type=base.FiniteFloat(0, 0.5, low_open=True, high_open=True),
               default=0.1, show_default=True,
               help="Width of the stable zones: stable-pass when the confidence sequence "
                    "(valid however often you look) lies above 1 - margin.")
-@click.option("--bound-target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--bound-target", type=base.OPEN_FRACTION,
               default=0.01, show_default=True,
               help="Failure rate the rule of three should bound for clean tasks.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", type=base.OPEN_FRACTION,
               default=0.95, show_default=True)
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
+@click.option("--power", type=base.OPEN_FRACTION, default=0.8,
               show_default=True, help="Power of the sample-size figures.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=base.OPEN_FRACTION, default=0.05,
               show_default=True, help="Two-sided significance of the sample-size figures.")
-@click.option("--effect", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--effect", type=base.OPEN_FRACTION, default=0.05,
               show_default=True, help="Difference of pass rates to size the suite for.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]), default="table",
               show_default=True, help="jsonl: one {run, task, extra_trials, why} line per task.")
@@ -97,7 +103,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str, ...],
          k: int | None, min_trials: int, low_min_trials: int, risk_tag: tuple[str, ...],
          margin: float, bound_target: float, confidence: float, power: float, alpha: float,
-         effect: float, fmt: str, out: Path | None, emit: str | None, fields: FieldMap) -> None:
+         effect: float, fmt: str, out: Path | None, emit: str | None, allocation: str, fields: FieldMap) -> None:
     """Plan the next run of LOGS: which tasks need more trials, how many, and why.
 
     Per task: decided or not (by a confidence sequence: valid however often you rerun
@@ -118,7 +124,7 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
         budget=budget, k=k, confidence=confidence, margin=margin, target_width=target_width,
         bound_target=bound_target, min_trials=min_trials, low_min_trials=low_min_trials,
         risk_tags=tuple(risk_tag) or PlanOptions().risk_tags, power=power, alpha=alpha,
-        effect=effect,
+        effect=effect, allocation=allocation,
     )
     log = base.load(logs, fields)
     names = base.pick_runs(log, run)
@@ -137,7 +143,10 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     if emit is not None:
         from flaketui.output.emit import batches, commands
 
-        text = commands(emit, batches((ln.run, ln.task, ln.extra_trials) for ln in result.lines())).encode()
+        known = {r: {k: str(v) for k, v in log.run_meta.get(r, {}).items()
+                     if k in ("agent", "model", "dataset", "path") and isinstance(v, (str, int, float))}
+                 for r in names}
+        text = commands(emit, batches((ln.run, ln.task, ln.extra_trials) for ln in result.lines()), known).encode()
         if out is None:
             sys.stdout.buffer.write(text)
             sys.stdout.flush()

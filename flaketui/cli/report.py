@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,9 @@ import click
 from flaketui._runtime import frozen
 from flaketui.cli.common import (
     EXIT_OK,
+    MAX_SECONDS,
     RICH_ROWS,
+    FiniteFloat,
     RowChoice,
     check_k,
     check_rows,
@@ -20,6 +23,7 @@ from flaketui.cli.common import (
     load,
     log_options,
     main,
+    flaky_cap_option,
     passk_ci_option,
     pick_runs,
     report_problems,
@@ -54,7 +58,7 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: print the report again when they change "
                    "(Ctrl-C stops).")
-@click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+@click.option("--interval", type=FiniteFloat(0.05, MAX_SECONDS), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
 @rows_options("tasks", "flakiest")
 @baseline_option
@@ -81,12 +85,14 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
                    "2026-11-20T12:00:00Z/2026-11-20T12:15:00Z; repeatable) out of the rates, as an "
                    "outage's: counted per task and in the summary. --causes offers the outage windows it finds.")
 @passk_ci_option
+@flaky_cap_option
 @record_options
 @log_options
 def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
            interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
            causes: bool, workers: int, grades_field: str | None, rescored: str | None, exclude: tuple[str, ...],
-           passk_ci: str, out: str | None, record: bool, history: str | None, fields: FieldMap) -> None:
+           passk_ci: str, flaky_cap: float | None, out: str | None, record: bool, history: str | None,
+           fields: FieldMap) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     if record and watch:
         raise click.UsageError("--record goes without --watch")
@@ -94,7 +100,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         raise click.UsageError("--record goes without --exclude-window (the history keeps every trial)")
     extra = CauseOptions(grades_field, rescored, check_windows(exclude))
     log = make_report(logs, k, run, fmt, watch, interval, top, all_rows, baseline, alpha, causes, workers,
-                      passk_ci, out, fields, extra)
+                      passk_ci, out, fields, extra, flaky_cap)
     if record:
         record_log(log, history, err=True)
 
@@ -117,17 +123,26 @@ def check_windows(texts: Sequence[str]) -> tuple[tuple[float, float], ...]:
     out = []
     for text in texts:
         try:
-            out.append(parse_window(text))
-        except ValueError as exc:
+            start, end = parse_window(text)
+        except (ValueError, OverflowError) as exc:
             raise click.BadParameter(visible(str(exc)), param_hint="--exclude-window") from None
+        if not all(math.isfinite(x) and 0 <= x <= LATEST_EPOCH for x in (start, end)):
+            raise click.BadParameter(f"{visible(repr(text))}: each end must be a time between 1970 and 9999",
+                                     param_hint="--exclude-window")
+        out.append((start, end))
     return tuple(out)
+
+
+LATEST_EPOCH = 253402300799.0
+"""9999-12-31T23:59:59Z in epoch seconds: the latest time a window may name (Python's datetime
+ends there; beyond, showing the window would overflow)."""
 
 
 def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
                 interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
                 causes: bool, workers: int, passk_ci: str, out: str | None, fields: FieldMap,
-                extra: CauseOptions | None = None) -> TrialLog:
-    """``report`` without ``--record``: the report printed; the log it loaded."""
+                extra: CauseOptions | None = None, flaky_cap: float | None = None) -> TrialLog:
+    """``report`` without ``--record``: the report printed; the log it loaded (classes against ``flaky_cap``)."""
     extra = extra or CauseOptions()
     check_k(k)
     check_out(out, fmt)
@@ -151,24 +166,24 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
             from flaketui.output import report as out
             from flaketui.stats import summarise
 
-            kk, stats = run_stats(log, run, k, passk_ci)
+            kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
             doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
             doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
             return log
-        print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci)
+        print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci, flaky_cap=flaky_cap)
         print_baseline(log, baseline, alpha, fmt)
         return log
     if watch:
         watch_report(logs, fields, interval,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
-                                                     passk_ci=passk_ci, extra=extra))
+                                                     passk_ci=passk_ci, extra=extra, flaky_cap=flaky_cap))
     loaded = load(logs, fields)
     retries = retry_audits(loaded, run)  # before the metrics are let go: a trial's attempt is one
     log = loaded.without_metrics()  # the report shows none
     if fmt == "html":
-        print_html(log, k, run, causes, workers, passk_ci, out, rows, extra)
+        print_html(log, k, run, causes, workers, passk_ci, out, rows, extra, flaky_cap)
         return log
     exclusion = None
     if extra.windows:
@@ -182,18 +197,17 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
         log = log.without_locations()
     with frozen():  # the log lives as long as the report: the collector need not walk it
         print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
-                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored, retries=retries)
+                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored, retries=retries,
+                     flaky_cap=flaky_cap)
     return log
-
-
-ATTEMPT = "attempt"
-"""The per-trial metric a reader fills with the trial's attempt (1: first; Inspect: 1 + the
-sample's ``retries``; JSON Lines: ``"metrics": {"attempt": N}``)."""
 
 
 def retry_audits(log: TrialLog, run: Sequence[str]) -> dict[str, Any] | None:
     """Each run's retry audit (:func:`flaketui.stats.retries.retry_audit`) where its trials carry
-    an :data:`ATTEMPT` and some were retried; None when no trial carries one."""
+    an attempt (the metric :data:`~flaketui.loading.records.ATTEMPT`) and some were retried;
+    None when no trial carries one."""
+    from flaketui.loading.records import ATTEMPT
+
     attempt = log.metrics.get(ATTEMPT)
     if attempt is None:
         return None
@@ -291,7 +305,8 @@ def pair_rescored(log: TrialLog, again: TrialLog) -> dict[str, Rescoring]:
 
 
 def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, workers: int, passk_ci: str,
-               out: str | None, rows: RowChoice, extra: CauseOptions | None = None) -> None:
+               out: str | None, rows: RowChoice, extra: CauseOptions | None = None,
+               flaky_cap: float | None = None) -> None:
     """``report --format html``: the page, with the traces of each run's
     :data:`~flaketui.output.html.TRACE_TASKS` flakiest tasks (and with ``causes`` every flaky
     task's suggested source), to stdout or ``out``; the table has ``--top N`` rows, every row
@@ -301,18 +316,21 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
     from flaketui.output.report import display_order
     from flaketui.stats import summarise
 
-    kk, stats = run_stats(log, run, k, passk_ci)
+    kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
     results = [(st, summarise(st)) for st in stats]
     found = report_causes(log, [st.run for st in stats], workers, extra) if causes else None
     pairs: dict[str, Any] = {}
     for st in stats:
-        is_flaky = st.flaky()
+        is_flaky = st.mixed  # a trace pair needs a passing and a failing trial
         flaky = [st.tasks[i] for i in display_order(st).tolist() if is_flaky[i]][:TRACE_TASKS]
         pairs[st.run] = flaky_pairs(log, st.run, flaky)
     info = page_info(log)
+    from flaketui.output.report import ReportNotes
+
+    notes = ReportNotes.of(log, [st.run for st in stats], errored=errored_kinds(log, run))
     with html_out(out) as write:
         write_report_html(write, kk, results, found, pairs, info,
-                          top=None if rows.all else rows.top or TABLE_ROWS)
+                          top=None if rows.all else rows.top or TABLE_ROWS, notes=notes)
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
@@ -320,7 +338,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
                  rows: RowChoice | None = None, passk_ci: str = "exact", extra: CauseOptions | None = None,
                  exclusion: Exclusion | None = None, rescoring: Mapping[str, Rescoring] | None = None,
                  errored: Mapping[str, Mapping[str, int]] | None | str = "count",
-                 retries: Mapping[str, Any] | None = None) -> None:
+                 retries: Mapping[str, Any] | None = None, flaky_cap: float | None = None) -> None:
     """Print the report of ``log`` in ``fmt`` (``clear``: wipe the terminal first, for --watch;
     ``causes``: with each flaky task's suggested source of flakiness, read with ``workers`` processes
     (``extra``: where the grades are, the re-scored grades ``rescoring``); ``rows``: which tasks the
@@ -334,11 +352,12 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     from flaketui.stats import summarise
 
     rows = rows or RowChoice()
-    kk, stats = run_stats(log, run, k, passk_ci)
+    kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
     results = [(st, summarise(st)) for st in stats]
     found = report_causes(log, [st.run for st in stats], workers, extra, rescoring) if causes else None
-    notes = out.ReportNotes(exclusion, rescoring, errored_kinds(log, run) if errored == "count" else errored,
-                            retries)
+    notes = out.ReportNotes.of(log, [st.run for st in stats], exclusion=exclusion, rescoring=rescoring,
+                               errored=errored_kinds(log, run) if errored == "count" else errored,
+                               retries=retries)
     if fmt == "json" and found is None and exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
 
@@ -356,7 +375,8 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
             console.clear()
         console.print(f"[bold]k = {kk}[/]" + ("" if k else " (the trials most tasks have; -k to change)"))
         for st, sm in results:
-            head = len(out.summary_lines(sm)) + len(sm.warnings) + 2  # and "k = …", the causes line
+            # and "k = …", the causes line
+            head = len(out.summary_lines(sm, notes)) + len(notes.lines(sm.run)) + len(sm.warnings) + 2
             top = rows.shown(len(st), console.is_terminal, console.height, head)
             if console.is_terminal and min(len(st), top or len(st)) <= RICH_ROWS:
                 console.print(out.report_table(st, sm, found, top=top, notes=notes))  # fitted by Rich

@@ -65,7 +65,11 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
     comparisons = [compare_runs(stats[a], stats[b]) for a, b in pairs]
     read = partial(read_trial, log)
     divergences = [review.flip_divergences(log, c, read, mode=divergence) for c in comparisons]
-    doc = review.triage_export(str(path), kk, comparisons, list(stats.values()), entries, divergences)
+    from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, confound_values, run_config
+
+    configs = {r: run_config(log, r, DEFAULT_CONFIG_FIELDS, read_trial) for pair in pairs for r in pair}
+    confounds = [confound_values(configs[a], configs[b]) for a, b in pairs]
+    doc = review.triage_export(str(path), kk, comparisons, list(stats.values()), entries, divergences, confounds)
     if fmt == "json":
         write_json(doc)
     else:

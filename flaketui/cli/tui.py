@@ -19,6 +19,7 @@ from flaketui.cli.common import (
     check_k,
     check_triage,
     fail,
+    flaky_cap_option,
     log_options,
     main,
     triage_option,
@@ -63,11 +64,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
                    "task's owner.")
 @divergence_option
 @triage_option
+@flaky_cap_option
 @log_options
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
              max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
              history: str | None, record: bool, owners: str | None, divergence: str | None,
-             triage: str | None, fields: FieldMap) -> None:
+             triage: str | None, flaky_cap: float | None, fields: FieldMap) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -86,7 +88,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                               max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
                               watch=watch, divergence=divergence, history=history, record=record,
-                              owners=tuple(rules)))
+                              owners=tuple(rules), flaky_cap=flaky_cap))
     app.run()
     sys.exit(app.return_code or 0)
 

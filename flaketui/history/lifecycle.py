@@ -1,8 +1,10 @@
 """A task's lifecycle across recorded runs: stable, failing, flaky, fixed, regressed, quarantined.
 
 Each run a task appears in is *clean* (it passed every one of its n > 0 trials), *flaky*
-(0 < passes < n) or *failing* (no pass in n > 0 trials); a run with no usable trial (n = 0)
-is counted as seen and changes nothing else. A flaky or failing run is a *bad* run.
+(0 < passes < n: the report's ``mixed``, a fact about the run, not the report's class, which
+states what one run's trials show against a flakiness cap) or *failing* (no pass in n > 0
+trials); a run with no usable trial (n = 0) is counted as seen and changes nothing else. A
+flaky or failing run is a *bad* run.
 
 The evidence is folded run by run, in the order the runs were recorded, into a few numbers
 per task (:class:`Evidence`), so that ``history status`` reads one row per task whatever the

@@ -13,7 +13,10 @@ import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from bisect import bisect_left
 from pathlib import Path
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,9 @@ class Rule:
     owners: tuple[str, ...]
     line: int
     regex: re.Pattern[str]
+    prefix: str = ""
+    """The pattern's literal start (up to its first ``*``, ``?`` or ``[``): only names that start
+    with it can match, and those are one slice of the sorted names."""
 
 
 class OwnersError(ValueError):
@@ -42,7 +48,7 @@ def parse_owners(text: str, source: str = "<owners>") -> list[Rule]:
             regex = re.compile(fnmatch.translate(pattern))
         except re.error as exc:
             raise OwnersError(f"{source}:{number}: pattern {pattern!r} is not a glob ({exc})") from exc
-        rules.append(Rule(pattern, tuple(owners), number, regex))
+        rules.append(Rule(pattern, tuple(owners), number, regex, _GLOB.split(pattern, 1)[0]))
     return rules
 
 
@@ -58,19 +64,44 @@ def read_owners(path: str | Path) -> list[Rule]:
 def owners_of(tasks: Sequence[str], rules: Sequence[Rule],
               groups: Sequence[str | None] | None = None) -> list[tuple[str, ...]]:
     """Each task's owners (empty: none) by the last rule that matches its id or its group
-    (``groups``, aligned with ``tasks``; None: no groups)."""
+    (``groups``, aligned with ``tasks``; None: no groups).
+
+    Bounded by literal-prefix buckets: the names (task ids and groups) are sorted once, and a
+    rule is tried only on the slice that starts with its literal prefix (two bisections), so a
+    2,000-line file over 100,000 tasks costs the names each rule can match, not rules × tasks
+    regex calls. Rules are taken from the last (the last match wins), and a name already owned
+    is not tried again."""
     out: list[tuple[str, ...] | None] = [None] * len(tasks)
-    group = list(groups) if groups is not None else [None] * len(tasks)
-    todo = list(range(len(tasks)))
+    names = [(name, i) for i, name in enumerate(tasks)]
+    if groups is not None:
+        names += [(g, i) for i, g in enumerate(groups) if g is not None]
+    names.sort()
+    keys = [name for name, _ in names]
+    left = len(tasks)
     for rule in reversed(rules):  # the last match wins: the first found from the end
-        if not todo:
+        if not left:
             break
+        lo, hi = _slice(keys, rule.prefix)
         match = rule.regex.match
-        left = []
-        for i in todo:
-            if match(tasks[i]) or (group[i] is not None and match(group[i])):
+        for j in range(lo, hi):
+            i = names[j][1]
+            if out[i] is None and match(keys[j]):
                 out[i] = rule.owners
-            else:
-                left.append(i)
-        todo = left
+                left -= 1
     return [o or () for o in out]
+
+
+def _slice(keys: list[str], prefix: str) -> tuple[int, int]:
+    """The range of sorted ``keys`` that start with ``prefix``."""
+    if not prefix:
+        return 0, len(keys)
+    lo = bisect_left(keys, prefix)
+    hi = lo
+    end = len(keys)
+    # the names with the prefix: from lo up to the first name past every extension of it
+    if prefix[-1] < "\U0010ffff":
+        hi = bisect_left(keys, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo, end)
+    else:
+        while hi < end and keys[hi].startswith(prefix):
+            hi += 1
+    return lo, hi

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flaketui.model import TrialLog
-from flaketui.sanitize import visible
+from flaketui.sanitize import mask_secrets, mask_text, visible
 
 
 def run_records(log: TrialLog, found: Mapping[str, Mapping[str, Any]] | None = None) -> list[Any]:
@@ -26,7 +26,7 @@ def run_records(log: TrialLog, found: Mapping[str, Mapping[str, Any]] | None = N
         step = ([by_task[t].evidence.step_a if t in by_task and by_task[t].evidence is not None else None
                  for t in o.tasks] if by_task else None)
         records.append(RunRecord(name=name, tasks=o.tasks, n=o.n, passes=o.passes, errored=o.errored,
-                                 meta=dict(log.run_meta.get(name, {})), suggested_source=source,
+                                 meta=mask_secrets(dict(log.run_meta.get(name, {}))), suggested_source=source,
                                  first_divergence=step,
                                  groups=o.groups if any(g is not None for g in o.groups) else None))
     return records
@@ -43,9 +43,9 @@ def record_said(log: TrialLog, url: str | None) -> tuple[str, bool]:
         with open_store(url) as store:
             done = store.record(records)
     except HistoryError as exc:
-        return visible(str(exc)), False
+        return visible(mask_text(str(exc))), False
     except Exception as exc:  # noqa: BLE001  (a notification, never a traceback in the app)
-        return visible(f"recording the runs failed: {type(exc).__name__}: {exc}".splitlines()[0]), False
+        return visible(mask_text(f"recording the runs failed: {type(exc).__name__}: {exc}".splitlines()[0])), False
     new = [r for r in done if r.new]
     again = len(done) - len(new)
     parts = [f"recorded {len(new)} run{'s' if len(new) != 1 else ''}"]

@@ -248,20 +248,29 @@ def sqlite_file(url: str) -> Path | None:
 
 def read_sqlite(url: str, recent: int, timeout: float = 10.0) -> HistoryData | None:
     """:func:`read_data` of the SQLite history at ``url`` through stdlib :mod:`sqlite3`, read-only,
-    in one read transaction; None when that cannot be done (not a plain SQLite URL, no file, a
-    schema not at :data:`HEAD`, or any database error): the caller opens the full store, which
-    creates, migrates or says what is wrong."""
+    in one read transaction, its statements time-bounded; None when that cannot be done (not a plain
+    SQLite URL, no file, a link, a schema not at :data:`HEAD` or not the one flaketui's migrations
+    make, the expected schema not derived yet, or any database error): the caller opens the full
+    store, which creates, migrates, checks or says what is wrong."""
     import sqlite3
+
+    from flaketui.history import guard
+    from flaketui.safefile import LinkRefused, refuse_link
 
     path = sqlite_file(url)
     if path is None or not path.is_file():
         return None
+    want = guard.kept_schema()  # the schema the migrations make (None: not derived yet here)
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout,
+        refuse_link(path, "history database")
+        if want is None:
+            return None
+        con = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=timeout,
                               isolation_level=None)
-    except sqlite3.Error:
+    except (sqlite3.Error, LinkRefused):  # the store says what is wrong
         return None
     try:
+        guard.bound_statements(con)  # a history is input: no planted view runs until killed
         cur = con.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         cur.execute("BEGIN")
@@ -270,8 +279,8 @@ def read_sqlite(url: str, recent: int, timeout: float = 10.0) -> HistoryData | N
             return None
         cur.execute("SELECT version_num FROM alembic_version")
         row = cur.fetchone()
-        if row is None or row[0] != HEAD:
-            return None
+        if row is None or row[0] != HEAD or guard.unexpected(cur, True, want):
+            return None  # the store refuses a schema flaketui's migrations did not make, in one line
         return read_data(cur, "?", recent)
     except (sqlite3.Error, ValueError, TypeError, OverflowError):  # the store says what is wrong
         return None

@@ -23,7 +23,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
-from flaketui.history import lifecycle, schema
+from flaketui.history import guard, lifecycle, schema
 from flaketui.history.lifecycle import Evidence
 from flaketui.history.snapshot import (
     ENV,
@@ -38,6 +38,8 @@ from flaketui.history.snapshot import (
 from flaketui.history.snapshot import aware as _aware
 from flaketui.history.snapshot import matrix as _matrix
 from flaketui.history.snapshot import when as _when
+from flaketui.safefile import LinkRefused, refuse_link
+from flaketui.sanitize import mask_text, visible
 
 __all__ = ["HEAD", "HistoryData", "HistoryError", "QuarantineProgress", "RunRecord", "Store", "default_url",
            "open_store", "quarantine_progress"]
@@ -54,6 +56,10 @@ CHUNK = 500
 
 class HistoryError(Exception):
     """A history that cannot be used (unreachable, newer schema, locked, bad URL): one line."""
+
+
+class BadRow(HistoryError):
+    """A row whose value is not of its column's type (a history written by something else)."""
 
 
 @dataclass(frozen=True)
@@ -94,11 +100,8 @@ class Recorded:
 
 
 def shown(url: str | URL) -> str:
-    """A URL fit to print: the password hidden."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001  (not a URL at all: say it as given)
-        return str(url)
+    """A URL fit to print: its secrets masked (:func:`flaketui.sanitize.mask_text`, the one rule)."""
+    return mask_text(url.render_as_string(hide_password=False) if isinstance(url, URL) else url)
 
 
 def open_store(url: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Store:
@@ -116,6 +119,8 @@ class Store:
         self.engine = _engine(url, timeout)
         self.timeout = timeout
         self.sqlite = self.engine.dialect.name == "sqlite"
+        self.trusted = False
+        """True only for the fresh database :func:`expected_schema` makes (nothing to check it against)."""
 
     def __enter__(self) -> Store:
         return self
@@ -133,9 +138,14 @@ class Store:
         """Turn the database's errors into one-line :class:`HistoryError` s."""
         try:
             yield
+        except BadRow as exc:
+            raise HistoryError(f"history {shown(self.url)}: {exc}") from None
         except HistoryError:
             raise
         except sa.exc.DBAPIError as exc:
+            if "interrupted" in str(exc.orig) or "statement timeout" in str(exc.orig):
+                raise HistoryError(f"history {shown(self.url)}: a statement ran over {guard.STATEMENT_SECONDS:g} s "
+                                   "and was stopped (a history made by something else?)") from None
             raise HistoryError(f"history {shown(self.url)}: {_one_line(exc, self.timeout)}") from exc
         except sa.exc.SQLAlchemyError as exc:
             raise HistoryError(f"history {shown(self.url)}: {exc}".splitlines()[0]) from exc
@@ -154,14 +164,13 @@ class Store:
     @contextlib.contextmanager
     def refusing_bad_rows(self) -> Iterator[None]:
         """A row holding what its column cannot (SQLite lets a row be of another type: a date
-        that is not one, text for a number), met while reading, as one-line :class:`HistoryError`
-        instead of the driver's or SQLAlchemy's ValueError."""
+        that is not one, text for a number), met while reading, as a one-line error instead of
+        the driver's or SQLAlchemy's ValueError (:class:`BadRow`; :meth:`errors` names the history)."""
         try:
             yield
         except (ValueError, TypeError, OverflowError) as exc:
-            raise HistoryError(f"history {shown(self.url)}: a row holds a value its column cannot "
-                               f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}); "
-                               "refused") from None
+            raise BadRow(f"a row holds a value its column cannot "
+                         f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}); refused") from None
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Connection]:
@@ -186,7 +195,9 @@ class Store:
         this flaketui does not know (a newer one) is refused, untouched."""
         if to in ("head", HEAD):
             with self.reading() as conn:
-                if _version(conn) == HEAD:
+                at_head = _version(conn) == HEAD
+                self.check_schema(conn, full=at_head)
+                if at_head:
                     return
         from alembic import command
         from alembic.config import Config
@@ -207,6 +218,7 @@ class Store:
             return rev
 
         with self.reading() as conn:
+            self.check_schema(conn, full=False)  # nothing planted runs inside the upgrade
             if current(conn) == target:
                 return
         with self.writing() as conn:  # under the lock: two first uses do not both create the tables
@@ -214,6 +226,31 @@ class Store:
                 return
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, target)
+            self.check_schema(conn)
+
+    def check_schema(self, conn: Connection, full: bool = True) -> None:
+        """Refuse a database whose schema is not the one flaketui's migrations make: a trigger,
+        a view, or (SQLite) a table or index they did not create, or a table of the wrong kind.
+
+        A history is input (a file someone sent, a server someone else administers): a planted
+        trigger runs inside every recording (one with a recursive query never ends; another
+        lifts every quarantine). What is expected is derived, not written down: the objects
+        that running the migrations on a fresh database makes (:func:`guard.expected_schema
+        <flaketui.history.guard.expected_schema>`).
+
+        Not ``full`` (a history at an older revision, before its upgrade): only what no migration
+        makes at all (a trigger, a view, a rule) is refused; its tables and columns are compared
+        once the upgrade has brought them to the newest revision."""
+        if self.trusted:
+            return
+        with contextlib.closing(conn.connection.cursor()) as cur:
+            strange = guard.unexpected(cur, self.sqlite, guard.expected_schema(derive_schema), full)
+        if strange:
+            kind, name, table = strange[0]
+            more = f" (and {len(strange) - 1} more)" if len(strange) > 1 else ""
+            on = f" on {table}" if table and table != name else ""
+            raise HistoryError(f"history {shown(self.url)}: not a schema flaketui made: {kind} "
+                               f"{visible(name)!s}{visible(on)}{more} is not one of its own; refused")
 
     # -- recording ------------------------------------------------------------------------
     def record(self, records: Iterable[RunRecord], now: dt.datetime | None = None) -> list[Recorded]:
@@ -540,21 +577,41 @@ def _insert(conn: Connection, table: sa.Table) -> Any:
 def _engine(url: str, timeout: float) -> Engine:
     """An engine for ``url``: ``postgresql://`` through psycopg 3; SQLite with WAL, a busy
     timeout and the BEGIN each transaction asks for."""
-    try:
-        u = make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise HistoryError(f"history {url!r} is not a database URL (sqlite:///PATH or postgresql://…)") from exc
+    u = _parse_url(url)
     backend = u.get_backend_name()
     if backend in ("postgresql", "postgres"):
+        if u.get_driver_name() not in ("", "psycopg", "psycopg2"):
+            raise HistoryError(f"history {shown(url)}: postgresql:// goes through psycopg (give postgresql://…)")
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver: "
+                               "pip install 'flaketui[postgres]'") from None
         u = u.set(drivername="postgresql+psycopg")
-        return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout))},
-                                pool_pre_ping=False)
+        ms = int(guard.STATEMENT_SECONDS * 1000)
+        try:
+            return sa.create_engine(u, connect_args={"connect_timeout": max(1, int(timeout)),
+                                                     "options": f"-c statement_timeout={ms}"},
+                                    pool_pre_ping=False)
+        except ImportError as exc:  # the driver is an extra: say how to get it, in one line
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver: "
+                               "pip install 'flaketui[postgres]'") from exc
+        except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+            raise HistoryError(f"history {shown(url)}: {str(exc).splitlines()[0]}") from None
     if backend != "sqlite":
         raise HistoryError(f"history {shown(url)}: only sqlite:/// and postgresql:// are supported")
+    if u.get_driver_name() not in ("", "pysqlite") or u.query:
+        raise HistoryError(f"history {shown(url)}: give a plain sqlite:///PATH (no driver, no ?options)")
     db = u.database or ""
-    if db in ("", ":memory:"):
+    if db in ("", ":memory:") or db.startswith("file:"):
         raise HistoryError(f"history {shown(url)}: give a file (sqlite:///PATH)")
+    if "\0" in db:
+        raise HistoryError(f"history {shown(url)}: the path holds a NUL character")
     path = Path(db).expanduser()
+    try:
+        refuse_link(path, "history database")
+    except LinkRefused as exc:
+        raise HistoryError(f"history {shown(url)}: {exc}") from None
     if _is_default(path):
         path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is made on first use
     elif not path.parent.is_dir():
@@ -565,6 +622,7 @@ def _engine(url: str, timeout: float) -> Engine:
     @sa.event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # the driver begins nothing itself: _begin does
+        guard.bound_statements(dbapi_conn)
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _wal(cur, timeout)
@@ -577,6 +635,16 @@ def _engine(url: str, timeout: float) -> Engine:
         conn.exec_driver_sql(f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}")
 
     return engine
+
+
+def _parse_url(url: str) -> URL:
+    """``url`` parsed (SQLAlchemy's :func:`make_url`), anything it cannot read a one-line
+    :class:`HistoryError`."""
+    try:
+        return make_url(url)
+    except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+        raise HistoryError(f"history {shown(url)} is not a database URL (sqlite:///PATH or "
+                           f"postgresql://USER@HOST/DB): {str(exc).splitlines()[0] if str(exc) else exc}") from None
 
 
 def _wal(cur: Any, timeout: float) -> None:
@@ -622,3 +690,19 @@ def _one_line(exc: sa.exc.DBAPIError, timeout: float) -> str:
     if isinstance(exc, sa.exc.OperationalError) and "connection" in text.lower():
         return f"cannot connect: {text}"
     return text
+
+
+def derive_schema() -> set[tuple[str, str, str]]:
+    """The objects (kind, name, table) the migrations make, found by running them on a fresh
+    SQLite database in a temporary folder (:func:`flaketui.history.guard.expected_schema`)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="flaketui-schema-") as folder:
+        fresh = Store(f"sqlite:///{Path(folder) / 'fresh.sqlite'}")
+        fresh.trusted = True
+        try:
+            fresh.migrate()  # its own check finds an empty database: nothing to compare yet
+            with fresh.reading() as conn, contextlib.closing(conn.connection.cursor()) as cur:
+                return guard.objects(cur, sqlite=True)
+        finally:
+            fresh.close()

@@ -57,11 +57,12 @@ from flaketui.model import FieldMap, Problem
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
 turns it off for the whole process, the app included)."""
-FORMAT = 8
+FORMAT = 9
 """Bumped whenever parsing could give other columns for the same file, or the entry's
 layout changes (6: harness formats claim files JSON Lines read before; a null outcome is
 an errored trial; 7: name tables stored as text arrays, :func:`_name_blob`; 8: a trial of a
-pretty-printed JSON file has the line its object starts on, integer ids keep their text)."""
+pretty-printed JSON file has the line its object starts on, integer ids keep their text;
+9: a trial's ``attempt``/``retry`` field, and a Harbor job log's retries, are its attempt)."""
 MIN_BYTES = 1 << 20
 """Files smaller than this are parsed again rather than cached (it is as fast)."""
 MAX_BYTES = 2 << 30

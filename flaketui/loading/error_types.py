@@ -108,12 +108,19 @@ def errored_by_type_line(counts: dict[str, int] | None) -> str | None:
     summary (the caller passes it through :func:`flaketui.sanitize.visible`: the kinds come
     from the logs), a line saying they were not counted (None: over :data:`MAX_READS`), or
     None when nothing errored."""
+    text = errored_by_type_text(counts)
+    return None if text is None else f"errored by type: {text}"
+
+
+def errored_by_type_text(counts: dict[str, int] | None) -> str | None:
+    """``AgentTimeoutError 3, RuntimeError 1`` (:func:`errored_by_type_line` without its label),
+    ``not counted (…)``, or None when nothing errored."""
     if counts is None:
-        return f"errored by type: not counted (over {MAX_READS:,} errored trials)"
+        return f"not counted (over {MAX_READS:,} errored trials)"
     if not counts:
         return None
     items = list(counts.items())
     shown = ", ".join(f"{kind} {n}" for kind, n in items[:SHOWN])
     rest = sum(n for _, n in items[SHOWN:])
     more = f", {len(items) - SHOWN} other kinds {rest}" if len(items) > SHOWN else ""
-    return f"errored by type: {shown}{more}"
+    return f"{shown}{more}"

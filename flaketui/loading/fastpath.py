@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from flaketui.loading.records import MARKS
 from flaketui.model import FieldMap
 
 EMPTY_TRACE: list[Any] = []
@@ -65,7 +66,7 @@ class FastDecoder:
     def __init__(self, fields: FieldMap) -> None:
         loose: list[str] = []
         for names in (fields.run, fields.task, fields.trial, fields.passed, fields.score,
-                      fields.group, ("error", "metrics")):
+                      fields.group, ("error", "metrics", *MARKS)):
             for name in names:
                 loose.append(name)
                 if "." in name:

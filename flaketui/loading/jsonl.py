@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from flaketui.loading.location import file_size, is_url, open_binary
+from flaketui.loading.location import file_size, is_url, no_ranges, open_binary, open_stream, skip_then_read
 from flaketui.loading.records import RecordSink
 from flaketui.model import Problem
 
@@ -547,15 +547,26 @@ def _read_span(path: str, kind: str, offset: int, length: int) -> bytes:
     decompressed stream for the ``.gz`` kinds."""
     if kind not in _KINDS:
         raise ValueError(f"kind ({kind!r}) must be one of jsonl, jsonl.gz, json, json.gz")
-    if kind.endswith(".gz"):
-        import gzip
+    try:
+        if kind.endswith(".gz"):
+            import gzip
 
-        with open_binary(path) as packed, gzip.open(packed, "rb") as fh:
+            with open_binary(path) as packed, gzip.open(packed, "rb") as fh:
+                fh.seek(offset)
+                return fh.read(length)
+        with open_binary(path, stream=False) as fh:
             fh.seek(offset)
             return fh.read(length)
-    with open_binary(path, stream=False) as fh:
-        fh.seek(offset)
-        return fh.read(length)
+    except ValueError as exc:  # an HTTP server that ignores Range: read from the start instead
+        if not no_ranges(path, exc):
+            raise
+    with open_stream(path) as raw:
+        if kind.endswith(".gz"):
+            import gzip
+
+            with gzip.open(raw, "rb") as fh:
+                return skip_then_read(fh, offset, length)
+        return skip_then_read(raw, offset, length)
 
 
 def read_line_at(path: str, kind: str, offset: int, length: int) -> Any:

@@ -361,7 +361,7 @@ def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None,
     else:
         _store(stores)
     _read_once(read, sources, pieces)
-    notices = runnames.rename_runs(read, pieces, fields)  # runs of different folders never merge
+    notices = runnames.rename_runs(read, pieces, fields, paths)  # runs of different folders never merge
     log = build_log(sources, pieces)
     log.fields = fields
     log.problems[:0] = [*skipped, *notices]

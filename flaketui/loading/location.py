@@ -36,7 +36,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
 
 from flaketui.model import InputError, Problem
@@ -415,8 +415,8 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
     remote = path if isinstance(path, RemotePath) else RemotePath(os.fspath(path))
     how: dict[str, Any] = ({"block_size": STREAM_BLOCK, "cache_type": "readahead"} if stream
                            else {"block_size": 1 << 16, "cache_type": "none"})
-    try:
-        _check_deadline()
+
+    def opened() -> IO[bytes]:
         if remote.size_hint is None:
             return remote.fs.open(remote.key, "rb", **how)
         try:
@@ -429,6 +429,16 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
         if isinstance(getattr(fh, "req_kw", None), dict) and info.get("ETag"):
             fh.req_kw["IfMatch"] = info["ETag"]  # s3fs: the store refuses bytes of another version
         return fh
+
+    return _store_open(opened)
+
+
+def _store_open(opened: Callable[[], IO[bytes]]) -> IO[bytes]:
+    """``opened()`` (a remote file), a store's own error as an :class:`OSError` of one line
+    (a missing file or a folder stays what it is), within the load's deadline."""
+    try:
+        _check_deadline()
+        return opened()
     except (FileNotFoundError, IsADirectoryError):
         raise
     except TimeoutError as exc:
@@ -437,6 +447,36 @@ def open_binary(path: str | os.PathLike[str], stream: bool = True, buffering: in
         raise OSError(exc.errno, clean_message(exc.strerror or exc)) from None
     except Exception as exc:  # noqa: BLE001 - a store's own error: the file is unreadable
         raise OSError(describe(exc)) from None
+
+
+def no_ranges(path: Any, exc: ValueError) -> bool:
+    """Whether ``exc`` is fsspec's word that the HTTP server at ``path`` ignores range requests
+    (it answers every request with the whole file): then the file is read from its start
+    (:func:`open_stream`)."""
+    return is_url(path) and "range" in str(exc).lower()
+
+
+def open_stream(path: str | os.PathLike[str]) -> IO[bytes]:
+    """A remote object read once from its start, with no range request (fsspec's streaming
+    file, ``block_size=0``): for a server that ignores ``Range``. Errors as :func:`open_binary`."""
+    remote = path if isinstance(path, RemotePath) else RemotePath(os.fspath(path))
+    return _store_open(lambda: remote.fs.open(remote.key, "rb", block_size=0))
+
+
+SKIP_PIECE = 1 << 20
+"""Bytes read and dropped at a time while a stream is skipped to an offset."""
+
+
+def skip_then_read(fh: IO[bytes], offset: int, length: int) -> bytes:
+    """``length`` bytes from ``offset`` of a stream that cannot seek: the bytes before are read
+    and dropped, :data:`SKIP_PIECE` at a time (never all in memory)."""
+    left = offset
+    while left > 0:
+        piece = fh.read(min(left, SKIP_PIECE))
+        if not piece:
+            return b""
+        left -= len(piece)
+    return fh.read(length)
 
 
 def unreadable(path: Any, exc: OSError) -> Problem:

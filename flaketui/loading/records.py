@@ -3,7 +3,8 @@
 The rules are the log format's (README, "The trial log"): ``task`` (or
 ``task_id``) is required; the outcome is ``passed`` (bool or 0/1) or a number in
 ``score`` / ``reward`` compared with a threshold; a truthy ``error`` marks a
-trial that errored in the harness, counted apart.
+trial that errored in the harness, counted apart; ``attempt`` (or ``retry``) marks a
+retried attempt, read as the metric :data:`ATTEMPT` (:func:`attempt_of`).
 
 :meth:`RecordSink.add` is the one statement of these rules: the per-line parser hands it
 every line, and the C scanner (:mod:`flaketui.loading.scan`) takes only the lines on which
@@ -85,6 +86,56 @@ def _label(value: Any, what: str) -> str:
     raise ValueError(f"{what} must be a string or number, got {_type_name(value)}")
 
 
+ATTEMPT = "attempt"
+"""The per-trial metric that holds a trial's attempt: 1 for a first attempt, more for one a
+harness retried (the retry audit, :mod:`flaketui.stats.retries`, reads it). Every reader fills
+it the same way: Inspect as 1 + the sample's ``retries``, Harbor from its job log, JSON Lines
+from ``"metrics": {"attempt": N}`` or the top-level fields :data:`MARKS`."""
+MARKS = (ATTEMPT, "retry")
+"""A JSON Lines trial's top-level fields that mark its attempt, in order of precedence:
+``attempt`` (1, 2, ...: which attempt this trial is) and ``retry`` (``true``/``false``, or how
+many times the trial was retried before this attempt, as Inspect's ``retries``)."""
+
+
+def _count(value: Any, least: int) -> float | None:
+    """``value`` as a whole number from ``least`` up to 2**53 (exact in a double), else None."""
+    if (type(value) is int or (type(value) is float and value.is_integer())) and least <= value <= 1 << 53:
+        return float(value)
+    return None
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if type(value) in (int, float, bool) else _type_name(value)
+
+
+def marks(fields: FieldMap) -> tuple[str, ...]:
+    """The :data:`MARKS` a trial's attempt is read from under ``fields``: those no role names
+    (``--trial-field attempt`` reads a log that numbers its trials in ``attempt``)."""
+    known = fields.known_names()
+    return tuple(m for m in MARKS if m not in known)
+
+
+def attempt_of(obj: dict[str, Any], names: tuple[str, ...] = MARKS) -> float | str | None:
+    """The attempt a trial's marks ``names`` (of :data:`MARKS`) give (``attempt: N`` → N;
+    ``retry: R`` → 1 + R, with ``true`` as 1 and ``false`` as 0), None when none is given
+    (absent or null), or why the value can't be an attempt."""
+    value = obj.get(ATTEMPT) if ATTEMPT in names else None
+    if value is not None:
+        attempt = _count(value, 1)
+        if attempt is not None:
+            return attempt
+        return f"{ATTEMPT} must be a positive integer (1: a first attempt), got {_shown(value)}"
+    value = obj.get(MARKS[1]) if MARKS[1] in names else None
+    if value is None:
+        return None
+    if value is True or value is False:
+        return 1.0 + value
+    retries = _count(value, 0)
+    if retries is not None:
+        return 1.0 + retries
+    return f"{MARKS[1]} must be a bool or a non-negative integer (the retries before this attempt), got {_shown(value)}"
+
+
 def is_error(value: Any) -> bool:
     """Whether an ``error`` field says the trial errored: null, false, 0 (an exit code) and
     empty strings, objects or lists say no."""
@@ -118,6 +169,7 @@ class RecordSink:
         dotted = any("." in n for names in (fields.run, fields.task, fields.trial, fields.passed,
                                             fields.score, fields.trace, fields.group) for n in names)
         self._first = _first if dotted else _first_plain
+        self.marks = marks(fields)
 
     def __len__(self) -> int:
         return len(self.run)
@@ -187,6 +239,12 @@ class RecordSink:
         metrics = obj.get("metrics")
         if metrics is not None and not isinstance(metrics, dict):
             return f"metrics must be an object, got {_type_name(metrics)}"
+        if self.marks and (ATTEMPT in obj or MARKS[1] in obj):
+            attempt = attempt_of(obj, self.marks)
+            if isinstance(attempt, str):
+                return attempt
+            if attempt is not None:  # the top-level mark is the metric, over metrics.attempt
+                metrics = {**(metrics or {}), ATTEMPT: attempt}
         xkey, trace = first(obj, f.trace)
         if xkey is not None and not isinstance(trace, list):
             return f"{xkey} must be a list of steps, got {_type_name(trace)}"

@@ -16,9 +16,12 @@ agents given together are two runs.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,9 +42,12 @@ def _suffix(path: Path, parts: int) -> str:
     return "/".join(path.parts[-parts:])
 
 
-def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap) -> list[Problem]:
+def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap,
+                named: Sequence[str | os.PathLike[str]] = ()) -> list[Problem]:
     """Give the runs of ``pieces`` (what each of ``files`` held, read with its format's
     default run name) the names ``fields`` asks for, in place; return the notices.
+    ``named``: the paths the user gave (``--runs-as-trials`` merges the run folders of a
+    named folder that are one agent's repeated runs).
 
     Only runs named by their file are renamed (a run field in the trials is kept).
     """
@@ -50,7 +56,7 @@ def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap) -
     fmts = [formats.format_for(f) for f in files]
     read_as = [fmt.run_name(f) for fmt, f in zip(fmts, files, strict=True)]
     if fields.runs_as_trials:
-        return _as_trials(files, pieces, fmts, read_as)
+        return _as_trials(files, pieces, fmts, read_as, named)
     wanted = [fmt.run_folder(f).absolute().name if fields.run_name_from == "folder" else name
               for fmt, f, name in zip(fmts, files, read_as, strict=True)]
     anchors = [_anchor(fmt, f, name) for fmt, f, name in zip(fmts, files, wanted, strict=True)]
@@ -82,14 +88,45 @@ def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap) -
     return notices
 
 
+def _shape(name: str) -> str:
+    """A folder's name with each run of digits one placeholder: ``run_1`` and ``run_12`` alike."""
+    return _DIGIT_RUNS.sub("#", name)
+
+
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def repeated_runs(named: Sequence[str | os.PathLike[str]], folders: Sequence[Path]) -> dict[Path, Path]:
+    """The run folders (of ``folders``) that are one agent's repeated runs inside a folder the user
+    named, mapped to that named folder: the leaderboard layout ``AGENT/run_1 … run_5``. A named
+    folder's run folders are repeated runs when there are several, each directly below it, and
+    their names differ only in their numbers (``run_1``, ``run_2``; two agents' folders, named
+    differently, stay apart)."""
+    out: dict[Path, Path] = {}
+    distinct = list(dict.fromkeys(folders))
+    for given in named:
+        top = as_path(given)
+        if not isinstance(top, Path) or not top.is_dir():
+            continue
+        top = top.absolute()
+        below = [f for f in distinct if f.parent == top]
+        if len(below) > 1 and len({_shape(f.name) for f in below}) == 1:
+            out.update({f: top for f in below})
+    return out
+
+
 def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.LogFormat],
-               read_as: list[str]) -> list[Problem]:
+               read_as: list[str], named: Sequence[str | os.PathLike[str]] = ()) -> list[Problem]:
     """``--runs-as-trials``: the trials of every run in one run folder (a folder of run files,
-    or a run folder with its summary and per-trial files) as one run named by that folder;
-    each run folder stays its own run (two agents given together stay two runs), named
-    apart by path suffixes when two folders have one name. Trial numbers are dropped, so
-    each task's trials number in file order."""
+    or a run folder with its summary and per-trial files) as one run named by that folder,
+    and the run folders of a named folder that are one agent's repeated runs
+    (:func:`repeated_runs`) as one run named by the named folder; each other run folder stays
+    its own run (two agents given together stay two runs), named apart by path suffixes when
+    two folders have one name. Trial numbers are dropped, so each task's trials number in file
+    order."""
     folders = [fmt.run_folder(f).absolute() for fmt, f in zip(fmts, files, strict=True)]
+    merged = repeated_runs(named, folders)
+    folders = [merged.get(f, f) for f in folders]
     distinct = list(dict.fromkeys(folders))
     names: dict[Path, str] = {}
     for folder in distinct:
@@ -120,17 +157,50 @@ def _as_trials(files: Sequence[Path], pieces: list[Parsed], fmts: list[formats.L
 
 def attach_run_meta(log: TrialLog) -> None:
     """Fill ``log.run_meta``: each source's run metadata (see ``LogFormat.run_meta``), under
-    the names of the runs its trials are in."""
+    the names of the runs its trials are in (a run whose files say different things, runs read
+    as trials of one run, keeps what they all agree on); ``log.conventions``: each run's harness and its
+    way of counting errored trials (``LogFormat.errored_as``); and ``log.published``: the
+    figures its harness published (``LogFormat.published``), kept only when every file of the
+    run gives the same (runs read as trials of one run each published their own: none kept)."""
+    published: dict[str, list[dict[str, Any]]] = {}
     for i, src in enumerate(log.sources):
+        try:
+            fmt = formats.format_of_kind(src.kind)
+        except ValueError:
+            continue
+        runs = [log.runs[r] for r in np.unique(log.run[log.source == i]).tolist()]
+        if not runs:
+            continue
+        for name in runs:
+            log.conventions.setdefault(name, (fmt.errored_as, fmt.harness))
         path = as_path(src.path)
         try:
-            meta = formats.format_of_kind(src.kind).run_meta(path, log.fields)
+            figures = fmt.published(path)
         except (OSError, ValueError):
-            continue
+            figures = {}
+        for name in runs:
+            found = published.setdefault(name, [])
+            if figures and figures not in found:
+                found.append(figures)
+            elif not figures and {} not in found:
+                found.append({})
+        try:
+            meta = fmt.run_meta(path, log.fields)
+        except (OSError, ValueError):
+            meta = {}
+        if fmt.harness:
+            meta = {"harness": fmt.harness, **meta}
         if not meta:
             continue
-        for r in np.unique(log.run[log.source == i]).tolist():
-            log.run_meta.setdefault(log.runs[r], dict(meta))
+        for name in runs:
+            if name not in log.run_meta:
+                log.run_meta[name] = dict(meta)
+            elif log.run_meta[name] != meta:  # runs merged (--runs-as-trials): what they all say
+                mine = log.run_meta[name]
+                log.run_meta[name] = {k: v for k, v in mine.items() if k in meta and meta[k] == v}
+    for name, found in published.items():
+        if len(found) == 1 and found[0]:
+            log.published[name] = {"harness": log.conventions[name][1] or "the harness", **found[0]}
 
 
 def distinct_names(paths: Sequence[str], name: str) -> list[str]:

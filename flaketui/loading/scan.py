@@ -44,7 +44,7 @@ from flaketui._runtime import gc_paused
 from flaketui.loading.jsonl import BLOCK, MAX_NAMED, NOT_JSON, NOT_UTF8, LineParser, Progress, next_newline, read_range
 from flaketui.loading.pages import populated, populated_buffer
 from flaketui.loading.parsed import Parsed
-from flaketui.loading.records import RecordSink
+from flaketui.loading.records import RecordSink, marks
 from flaketui.loading.scanned import Part, Scanner, Status, available, renumber
 from flaketui.model import FieldMap
 
@@ -134,11 +134,13 @@ def scans(fields: FieldMap) -> bool:
 
 def _layout(fields: FieldMap) -> tuple[list[str], dict[str, tuple[int, ...]]] | None:
     """The keys the scanner looks for and each role's positions among them (``run``, ...,
-    ``group``, ``error``, ``metrics``, ``trace``); ``None`` when a name is dotted (the rule
+    ``group``, ``error``, ``metrics``, ``trace``, and ``defer``: the fields only the rule reads,
+    :func:`~flaketui.loading.records.marks`); ``None`` when a name is dotted (the rule
     walks nested objects) or has two roles (the scanner reads a key once)."""
     roles = {role: list(dict.fromkeys(getattr(fields, role))) for role in _ROLES}
     roles["error"], roles["metrics"] = ["error"], ["metrics"]
     roles["trace"] = list(dict.fromkeys(fields.trace))
+    roles["defer"] = list(marks(fields))  # read by the rule alone: a line that gives one is deferred to it
     keys = [name for names in roles.values() for name in names]
     if len(keys) != len(set(keys)) or any("." in k for k in keys):
         return None

@@ -23,6 +23,8 @@ try:
     from flaketui import _linescan
 except ImportError:  # not compiled (setup.py builds it where a C compiler is): the per-line parser alone
     _linescan = None
+if _linescan is not None and "defer" not in getattr(_linescan, "ROLES", ()):
+    _linescan = None  # built before the role "defer": it would take lines the rule reads otherwise
 
 if _linescan is not None:
     Status = _linescan.Status
@@ -104,7 +106,8 @@ class Scanner:
                  default_run: str, rows: int = ROWS) -> None:
         """``keys``: the JSON names read; ``roles``: each role's positions among them (``run``,
         ``task``, ``trial``, ``passed``, ``score``, ``group``, ``trace``, ``error``,
-        ``metrics``), first first; ``rows``: lines a part holds."""
+        ``metrics``, and ``defer``: keys whose lines it leaves to the rule), first first;
+        ``rows``: lines a part holds."""
         assert _linescan is not None
         self.c = _linescan.Scanner(tuple(k.encode() for k in keys), dict(roles), float(threshold),
                                    (PASS, FAIL, ERRORED), rows=rows, columns=METRIC_COLUMNS)

@@ -210,7 +210,7 @@ class LogWatcher:
         sources = [Source(str(path), followed.kind) for path, followed in self._files.items()]
         pieces = [followed.parsed() for followed in self._files.values()]
         # as load_logs does: runs of different folders never merge, run metadata attached
-        notices = runnames.rename_runs(list(self._files), pieces, self.fields)
+        notices = runnames.rename_runs(list(self._files), pieces, self.fields, self.paths)
         log = build_log(sources, pieces)
         log.fields = self.fields
         log.problems[:0] = [*self._skipped, *notices]

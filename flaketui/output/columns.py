@@ -28,13 +28,14 @@ from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output.distinct import coded_each, coded_pairs
 from flaketui.sanitize import csv_cell, visible
+from flaketui.stats.classes import UNDETERMINED
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, Interval
 from flaketui.stats.suite import TaskStats
 
 EPS = 1e-12
 """Two rates closer than this are the same (as in :func:`flaketui.stats.paired.compare_runs`)."""
 
-CLASS_STYLES = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green"}
+CLASS_STYLES = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green", UNDETERMINED: "yellow"}
 """Colour of each class (and of a flaky task's name), in the app and in ``report``'s table."""
 
 OTHER_CLASS_STYLE = "dim"
@@ -164,6 +165,11 @@ def interval_column(key: str, label: str, get: Callable[[TaskStats], Interval], 
                       arrays=lambda st: (get(st).low, get(st).high))
 
 
+def to_decide_text(value: float) -> str:
+    """``+34`` further trials; empty when decided, ``never`` for a rate on the cap."""
+    return "" if value != value else f"+{int(value)}"
+
+
 def rule_of_three_text(st: TaskStats, i: int) -> str:
     """``fail < 0.221`` for a task that always passed (its failure rate's 95% bound), ``pass < …``
     for one that always failed, empty for a flaky task."""
@@ -231,9 +237,24 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
     rate_column("flakiness", "flakiness", lambda st: st.flakiness, "4·p̂·(1−p̂)"),
     dataclasses.replace(
         text_column("class", "class", lambda st: st.classes,
-                    "stable-pass (every trial passed, of two or more), stable-fail (none did), flaky, "
-                    "unrepeated (a single trial) or no-trials"),
-        arrays=lambda st: (st.n, st.passes)),  # a task's class is classify(n, passes)
+                    "what the trials show against the flakiness cap (report's summary): flaky (its exact 95% "
+                    "interval of p lies inside the flaky rates), stable-pass / stable-fail (outside them), "
+                    "undetermined (both), unrepeated (a single trial) or no-trials"),
+        arrays=lambda st: (st.n, st.passes)),  # a task's class is evidence_classes(n, passes, cap)
+    TaskColumn("mixed", "mixed", "the task both passed and failed (a fact about its trials, not its class)",
+               json=lambda st: st.mixed.tolist(), text=lambda st, i: "mixed" if st.mixed[i] else "",
+               sort=lambda st: st.mixed.astype(np.float64), csv_names=("mixed",),
+               arrays=lambda st: (st.mixed,)),
+    rate_column("p_flaky", "P(flaky)", lambda st: st.p_flaky,
+                "empirical-Bayes chance that the task's flakiness exceeds the cap (a Beta prior fitted "
+                "to the suite)"),
+    rate_column("eb_flakiness", "EB flak.", lambda st: st.eb_flakiness,
+                "empirical-Bayes posterior mean flakiness"),
+    TaskColumn("to_decide", "to decide",
+               "further trials until an undetermined task is decided, at its pass rate (the plan's figure)",
+               json=lambda st: floats(st.to_decide), text=lambda st, i: to_decide_text(st.to_decide[i]),
+               sort=lambda st: np.asarray(st.to_decide, dtype=np.float64), csv_names=("to_decide",),
+               arrays=lambda st: (st.to_decide,)),
     TaskColumn("rule_of_three", "rule of 3",
                "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
                json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,

@@ -38,11 +38,11 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
 from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
-from flaketui.sanitize import shown_command, visible
+from flaketui.sanitize import mask_command, mask_secrets, mask_url, visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
-    from flaketui.output.report import Causes, CompareView
+    from flaketui.output.report import Causes, CompareView, ReportNotes
     from flaketui.traces import TraceDiff
 
 TRACE_TASKS = 50
@@ -61,7 +61,7 @@ NE = ' class="ne"'
 """A differing row's class attribute."""
 
 HTML_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-             "pass_hat_k_ci", "flakiness", "class")
+             "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky")
 """The task table's columns (from :data:`~flaketui.output.columns.TASK_COLUMNS`)."""
 
 
@@ -101,7 +101,7 @@ class PageInfo:
     """What every page says about how it was made."""
 
     command: Sequence[str] = field(default_factory=lambda: list(sys.argv))
-    """The command line (shown as text, escaped)."""
+    """The command line (shown as text, escaped, its secrets masked: :func:`~flaketui.sanitize.mask_command`)."""
     sources: Sequence[str] = ()
     """The logs read."""
     meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -209,10 +209,12 @@ def page_tail(info: PageInfo, data: Mapping[str, Any]) -> str:
     """The metadata section, the script's data and the script, and the end of the page."""
     parts = ["<h2>How this page was made</h2>\n<dl class=\"meta\">",
              f"<dt>flaketui</dt><dd>{esc(__version__)}</dd>",
-             f"<dt>command</dt><dd><code>{esc(' '.join(shown_command(list(info.command))))}</code></dd>"]
+             f"<dt>command</dt><dd><code>{esc(mask_command(info.command))}</code></dd>"]
     if info.sources:
-        parts.append("<dt>logs</dt><dd>" + "<br>".join(f"<code>{esc(s)}</code>" for s in info.sources) + "</dd>")
+        logs = "<br>".join(f"<code>{esc(mask_url(s))}</code>" for s in info.sources)
+        parts.append(f"<dt>logs</dt><dd>{logs}</dd>")
     for run, meta in info.meta.items():
+        meta = mask_secrets(meta)
         if meta:
             items = "".join(f"<tr><td>{esc(k)}</td><td>{esc(_meta_value(v))}</td></tr>" for k, v in meta.items())
             parts.append(f"<dt>run metadata: {esc(run)}</dt><dd><table>{items}</table></dd>")
@@ -357,15 +359,15 @@ def task_table(write: Write, table_id: str, st: TaskStats, links: Mapping[int, s
 # --- traces ------------------------------------------------------------------------------
 
 
-def _step(n: int | None) -> str:
-    return "" if n is None else str(n)
+def _step(n: Any) -> str:
+    return "" if n is None else esc(str(n))
 
 
 def trace_html(pair: TracePair) -> str:
     """Two traces side by side, the first divergence highlighted, then its differing fields."""
     d = pair.diff
     first = ("none: the traces do not differ in this mode" if d.step_a is None
-             else f"step {d.step_a} of A, step {_step(d.step_b)} of B")
+             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
     out = [f"<p>A = <b>{esc(pair.label_a)}</b>, B = <b>{esc(pair.label_b)}</b>; "
            f"divergence mode {esc(d.mode)}; first divergence: {first}</p>"]
     if d.around:
@@ -374,8 +376,8 @@ def trace_html(pair: TracePair) -> str:
         for r in d.around:
             mark = (" class=\"dv\"" if (r.step_a, r.step_b) == (d.step_a, d.step_b) and d.step_a is not None
                     else " class=\"ne\"" if r.tag != "equal" else "")
-            out.append(f"<tr{mark}><td class=\"n\">{_step(r.step_a)}</td><td>{esc(r.line_a or '')}</td>"
-                       f"<td class=\"n\">{_step(r.step_b)}</td><td>{esc(r.line_b or '')}</td></tr>")
+            out.append(f"<tr{mark}><td class=\"n\">{_step(d.name_a(r.step_a))}</td><td>{esc(r.line_a or '')}</td>"
+                       f"<td class=\"n\">{_step(d.name_b(r.step_b))}</td><td>{esc(r.line_b or '')}</td></tr>")
         out.append("</tbody></table>")
     changes = d.divergent_changes
     if changes:
@@ -400,12 +402,13 @@ def cause_html(s: Any) -> str:
 
 def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                       causes: Causes | None = None, pairs: Mapping[str, Mapping[str, TracePair]] | None = None,
-                      info: PageInfo | None = None, top: int | None = TABLE_ROWS) -> None:
+                      info: PageInfo | None = None, top: int | None = TABLE_ROWS,
+                      notes: ReportNotes | None = None) -> None:
     """Write the ``report --format html`` page through ``write``: per run the summary with its
     intervals, the curves and the p̂ histogram, the task table (its ``top`` flakiest tasks; None:
     every task), and each flaky task's section (its suggested cause with ``causes``, its traces
     from ``pairs``)."""
-    from flaketui.output.report import display_order, left_out_line, summary_lines
+    from flaketui.output.report import NO_NOTES, display_order, left_out_line, summary_lines
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -416,11 +419,12 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         order = display_order(st)
         shown = st.take(order[:top])
         write(f"<h2>run {esc(st.run)}</h2>\n")
-        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in summary_lines(sm)) + "</div>\n")
+        said = [*summary_lines(sm, notes or NO_NOTES), *(notes or NO_NOTES).lines(sm.run)]
+        write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in said) + "</div>\n")
         for w in sm.warnings:
             write(f"<p class=\"warn\">warning: {esc(w)}</p>\n")
         write(f"<div class=\"plots\">{curves_svg(st)}{histogram_svg(st)}</div>\n")
-        flaky = np.flatnonzero(shown.flaky()).tolist()[:DETAILS_TASKS]
+        flaky = np.flatnonzero(shown.mixed).tolist()[:DETAILS_TASKS]  # a trace pair needs a pass and a failure
         links = {i: f"f-{r}-{j}" for j, i in enumerate(flaky)}
         data["tables"][f"tasks-{r}"] = task_table(write, f"tasks-{r}", shown, links)
         if len(shown) < len(st):
@@ -428,12 +432,12 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         if flaky:
             found = (causes or {}).get(st.run, {})
             run_pairs = pairs.get(st.run, {})
-            total = int(st.flaky().sum())
-            write(f"<h3>Flaky tasks ({total:,})</h3>\n<p class=\"note\">Traces are embedded for at most "
-                  f"{TRACE_TASKS} flaky tasks per run (the flakiest; {len(run_pairs)} here), "
+            total = int(st.mixed.sum())
+            write(f"<h3>Tasks that passed and failed ({total:,})</h3>\n<p class=\"note\">Traces are embedded "
+                  f"for at most {TRACE_TASKS} of them per run (the flakiest; {len(run_pairs)} here), "
                   f"{TRACE_CONTEXT} aligned steps either side of the first divergence, lines cut at "
                   f"{LINE_WIDTH} characters"
-                  + (f"; only the first {DETAILS_TASKS:,} flaky tasks have a section" if total > DETAILS_TASKS else "")
+                  + (f"; only the first {DETAILS_TASKS:,} of them have a section" if total > DETAILS_TASKS else "")
                   + (". Suspected sources need <code>--causes</code>." if causes is None else ".") + "</p>\n")
             for i in flaky:
                 task = shown.tasks[i]
@@ -565,7 +569,8 @@ def write_diff_html(write: Write, pair: TracePair, info: PageInfo | None = None)
         write("<h2>Every differing field</h2>\n<table><thead><tr><th>step A</th><th>step B</th><th>field</th>"
               "<th>A → B</th><th>counts</th></tr></thead><tbody>")
         for ch in d.changes[:2000]:
-            write(f"<tr><td>{_step(ch.step_a)}</td><td>{_step(ch.step_b)}</td><td>{esc(ch.path or '(step)')}</td>"
+            write(f"<tr><td>{_step(d.name_a(ch.step_a))}</td><td>{_step(d.name_b(ch.step_b))}</td>"
+                  f"<td>{esc(ch.path or '(step)')}</td>"
                   f"<td>{esc(ch.text(LINE_WIDTH))}</td><td>{'yes' if ch.counts else 'no'}</td></tr>\n")
         write("</tbody></table>\n")
         if len(d.changes) > 2000:

@@ -70,8 +70,8 @@ def run_lines(run: RunPlan) -> list[str]:
            if extra else ""),
     ]
     both, decided = run.both_ways(), c.get(FLAKY, 0)
-    if both != decided:  # the task table counts these as flaky: say why this count differs
-        lines.append(f"{both:,} task(s) both passed and failed (the task table's flaky): "
+    if both != decided:  # the task table marks these mixed: say why this count differs
+        lines.append(f"{both:,} task(s) both passed and failed (the task table's mixed): "
                      f"{decided:,} decided flaky here, the other {both - decided:,} undecided "
                      "until their confidence sequence lies within one zone")
     broken = run.all_errored()

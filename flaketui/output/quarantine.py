@@ -44,8 +44,8 @@ class QuarantineEntry:
     p_hat_ci: tuple[float, float]
     flakiness: float
     status: str
-    """``stable-pass``, ``stable-fail``, ``flaky``, ``unrepeated`` (one trial) or ``no-trials``
-    (estimators.classify)."""
+    """The task's class (:func:`flaketui.stats.classes.evidence_classes`): ``flaky``, ``undetermined``,
+    ``stable-pass``, ``stable-fail``, ``unrepeated`` (one trial) or ``no-trials``."""
 
     @property
     def never_passed(self) -> bool:
@@ -96,12 +96,14 @@ class QuarantineList:
 
 
 def quarantine_list(stats: TaskStats, max_flakiness: float | None = None) -> QuarantineList:
-    """The run's tasks; flaky ones (flakiness above ``max_flakiness`` when given) quarantined.
+    """The run's tasks; those that both passed and failed (flakiness above ``max_flakiness`` when
+    given) quarantined.
 
-    Without a cap every task that both passed and failed is quarantined; with
+    Without a cap every task that both passed and failed (``mixed``) is quarantined, whatever its
+    class: a task that fails now and then breaks CI runs now and then, shown flaky or not; with
     one, only those whose flakiness 4·p̂·(1 − p̂) exceeds it (the gate's rule).
     """
-    flaky = stats.flaky()
+    flaky = stats.mixed.copy()
     if max_flakiness is not None:
         flaky &= np.asarray(stats.flakiness, dtype=np.float64) > max_flakiness
     return QuarantineList(stats.run, max_flakiness, stats, flaky)

@@ -25,7 +25,8 @@ from flaketui.output.columns import (
     consistency_column,
     csv_number,
 )
-from flaketui.sanitize import csv_cell, visible
+from flaketui.model import ERRORED_AS_MEANING, who_ran_line
+from flaketui.sanitize import csv_cell, markdown_text, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -33,7 +34,9 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from rich.console import Console, Group
     from rich.text import Text
 
+    from flaketui.model import TrialLog
     from flaketui.output.review import FlipRow
+    from flaketui.stats.published import Published
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
     from flaketui.stats.pertask import PerTaskTests
@@ -55,10 +58,25 @@ class ReportNotes:
     errored: Mapping[str, Mapping[str, int]] | None = field(default_factory=dict)
     """Each run's errored trials by kind (:func:`~flaketui.loading.error_types.errored_by_type`;
     None: too many to read back, not counted)."""
+    rules: Mapping[str, str] = field(default_factory=dict)
+    """Each run's errored-trial rule as the summary names it (:meth:`~flaketui.model.TrialLog.errored_rule`)."""
+    meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each run's metadata (:attr:`~flaketui.model.TrialLog.run_meta`): who ran it, JSON ``meta``."""
+    published: Mapping[str, Published] = field(default_factory=dict)
+    """Each run's published figures beside flaketui's (:func:`~flaketui.stats.published.check`)."""
 
     retries: Mapping[str, Any] | None = None
     """Each run's :class:`~flaketui.stats.retries.RetryAudit` (runs whose log marks no retried
     trial are absent)."""
+
+    @classmethod
+    def of(cls, log: TrialLog, runs: Sequence[str], **kw: Any) -> ReportNotes:
+        """The notes a log gives its ``runs``: rules, metadata and published figures (``kw``: the rest)."""
+        from flaketui.stats.published import check
+
+        checked = {r: c for r in runs if (c := check(log, r)) is not None}
+        return cls(rules={r: log.errored_rule(r) for r in runs}, meta={r: log.run_meta.get(r, {}) for r in runs},
+                   published=checked, **kw)
 
     def retry_json(self, run: str) -> dict[str, Any] | None:
         """``retry_audit`` of ``run`` in JSON (null: no trial marked as retried)."""
@@ -69,13 +87,24 @@ class ReportNotes:
         """``errored_by_type`` of ``run`` in JSON: kind → count (null: not counted)."""
         return None if self.errored is None else dict(self.errored.get(run, {}))
 
-    def lines(self, run: str) -> list[str]:
-        """The summary's lines about ``run`` (log content made visible)."""
-        from flaketui.loading.error_types import errored_by_type_line
+    def errored_kinds(self, run: str) -> str | None:
+        """``AgentTimeoutError 1, RuntimeError 1`` for ``run`` (None: none errored)."""
+        from flaketui.loading.error_types import errored_by_type_text
 
+        return errored_by_type_text(None if self.errored is None else dict(self.errored.get(run, {})))
+
+    def head(self, run: str) -> list[str]:
+        """The lines above a run's summary: who ran it (log content made visible)."""
+        line = who_ran_line(dict(self.meta.get(run, {})))
+        return [] if line is None else [visible(line)]
+
+    def lines(self, run: str) -> list[str]:
+        """The summary's lines about ``run`` after the figures (log content made visible)."""
         out = []
-        if (line := errored_by_type_line(None if self.errored is None else self.errored.get(run, {}))):
-            out.append(line)
+        if run in self.published:
+            checked = self.published[run]
+            out.append(checked.line())
+            out += [f"warning: {w}" for w in checked.warnings()]
         if self.exclusion is not None:
             out.append(self.exclusion.line(run))
         if self.rescoring is not None and run in self.rescoring:
@@ -141,15 +170,22 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "within_task_share": fmt.json_float(s.within_task_share),
         "score_moved_tasks": None if s.mean_score is None else s.score_moved[0],
         "score_moved_same_outcome_tasks": None if s.mean_score is None else s.score_moved[1],
+        "flaky_cap": s.flaky_cap,
+        "undetermined_tasks": s.undetermined_tasks,
+        "stable_tasks": s.stable_tasks,
+        "mixed_tasks": s.mixed_tasks,
+        "expected_flaky": fmt.json_float(s.expected_flaky),
+        "expected_flaky_ci": list(s.expected_flaky_ci),
+        "prior": {"a": fmt.json_float(s.prior[0]), "b": fmt.json_float(s.prior[1]), "fitted": s.prior[2]},
     }
 
 
 REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-               "pass_hat_k_ci", "flakiness", "class", "rule_of_three")
+               "pass_hat_k_ci", "flakiness", "class", "to_decide", "mixed", "p_flaky", "rule_of_three")
 """Columns of the table and Markdown reports (from :data:`~flaketui.columns.TASK_COLUMNS`)."""
 
 CSV_KEYS = ("task", "n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
-            "pass_hat_k_ci", "flakiness", "class")
+            "pass_hat_k_ci", "flakiness", "class", "mixed", "p_flaky", "to_decide")
 """Per-task columns of the CSV report, after ``run`` and ``k``."""
 
 CSV_COLUMNS = ("run", "k", *(name for key in CSV_KEYS for name in TASK_COLUMNS[key].csv_names))
@@ -182,8 +218,10 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
     gets ``rescored`` (:meth:`~flaketui.traces.causes.Rescoring.to_json`)."""
     out = []
     for st, sm in runs:
-        entry: dict[str, Any] = {"run": st.run, "summary": summary_json(sm),
-                                 "errored_by_type": notes.errored_json(st.run),
+        checked = notes.published.get(st.run)
+        entry: dict[str, Any] = {"run": st.run, "meta": dict(notes.meta.get(st.run, {})),
+                                 "summary": summary_json(sm), "errored_by_type": notes.errored_json(st.run),
+                                 "published": None if checked is None else checked.to_json(),
                                  "retry_audit": notes.retry_json(st.run), "tasks": (tasks or tasks_json)(st)}
         if notes.exclusion is not None:
             excluded = notes.exclusion.by_task.get(st.run, {})
@@ -211,7 +249,8 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
             entry["bursts"] = [w.to_json() for w in suite_bursts(found.values())]
             entry["failure_modes"] = [m.to_json() for m in suite_failure_modes(found.values())]
         out.append(entry)
-    return {"k": k, "errored_as": runs[0][1].errored_as if runs else "apart", "runs": out}
+    modes = list(dict.fromkeys(sm.errored_as for _, sm in runs))
+    return {"k": k, "errored_as": modes[0] if len(modes) == 1 else "mixed" if modes else "apart", "runs": out}
 
 
 @dataclass(frozen=True)
@@ -288,6 +327,13 @@ class CompareView:
         return confounds(self.config_a, self.config_b)
 
     @property
+    def confound_values(self) -> list[dict[str, str]]:
+        """The differing configuration fields with each run's value (JSON ``confounds``)."""
+        from flaketui.stats.confounds import confound_values
+
+        return confound_values(self.config_a, self.config_b)
+
+    @property
     def confound(self) -> str | None:
         """The warning when more than one configuration field differs."""
         from flaketui.stats.confounds import confound_warning
@@ -298,6 +344,11 @@ class CompareView:
         from flaketui.output.review import compare_lines
 
         lines = compare_lines(self.cmp, self.alpha, self.tests, self.confound)
+        if len(self.confounds) == 1:  # one change: a controlled comparison, its values said
+            from flaketui.stats.confounds import confound_text
+
+            lines.append(visible(f"the runs differ in one configuration field: "
+                                 f"{confound_text(self.config_a, self.config_b)}"))
         return lines if self.scores is None else [*self.scores.lines(), *lines]
 
     def rows(self) -> list[FlipRow]:
@@ -346,7 +397,7 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "verdict": verdict(c, v.alpha),
         "config_a": v.config_a,
         "config_b": v.config_b,
-        "confounds": v.confounds,
+        "confounds": v.confound_values,
         "confound_warning": v.confound,
         **v.tests.to_json(),
         "flips": [
@@ -516,17 +567,29 @@ def compare_csv(v: CompareView) -> str:
 
 
 def _md_escape(text: str) -> str:
-    """A log string in a Markdown cell or heading: control characters spelled out, ``|`` escaped."""
-    return visible(text).replace("|", "\\|")
+    """A log string in a Markdown cell or heading: :func:`~flaketui.sanitize.markdown_text`."""
+    return markdown_text(text)
 
 
-def summary_lines(s: SuiteSummary) -> list[str]:
-    """The suite summary as plain lines (shared by table and Markdown output)."""
+def class_line(s: SuiteSummary) -> str:
+    """The headline of the classes: flaky, undetermined and stable tasks against the cap, the mixed ones,
+    and the empirical-Bayes expected number of truly flaky tasks."""
+    low, high = s.expected_flaky_ci
+    eb = ("" if s.expected_flaky != s.expected_flaky else
+          f"; Σ P(flaky) {s.expected_flaky:.1f} [{low}, {high}] under a Beta prior fitted to the tasks (a model)")
+    return (f"{s.flaky_tasks} flaky, {s.undetermined_tasks} undetermined, {s.stable_tasks} stable "
+            f"(flakiness cap {s.flaky_cap:g}); {s.mixed_tasks} mixed (passed and failed){eb}")
+
+
+def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES, name: Callable[[str], str] = visible) -> list[str]:
+    """The suite summary as plain lines (shared by table, Markdown and page): who ran the run, its
+    figures, and how its errored trials counted (by kind, and the rule that counted them); ``name``
+    shows the run's name."""
     k = s.k
-    lines = [
-        f"run {visible(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, "
-        f"{s.flaky_tasks} flaky, k = {k}"
+    lines = [*notes.head(s.run),
+        f"run {name(s.run)}: {s.tasks} tasks, {s.trials} trials, {s.errored} errored, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
+        class_line(s),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
         "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.interval(*est.ci)}" for label, est in
                    ([("pass@1", s.pass_at_1)] if k == 1 else
@@ -537,11 +600,13 @@ def summary_lines(s: SuiteSummary) -> list[str]:
                      + (f" (over the {s.tasks - s.curve_left_out} tasks with {len(s.pass_hat_k_curve)} trials; "
                         f"{s.curve_left_out} left out)" if s.curve_left_out else ""))
     lines.extend(score_lines(s))
-    if s.errored or s.errored_as != "apart":
+    rule = notes.rules.get(s.run, f"--errored-as {s.errored_as}")
+    if s.errored or (s.errored_as != "apart" and rule.startswith("--errored-as")):
         low, high = s.pass_at_1_errored_range
-        how = "left out of n" if s.errored_as == "apart" else "counted as failures"
-        lines.append(f"errored trials {how} (--errored-as {s.errored_as}); had they all failed / all "
-                     f"passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
+        how = ERRORED_AS_MEANING.get(s.errored_as, s.errored_as)
+        kinds = notes.errored_kinds(s.run)
+        lines.append(f"errored trials{f' ({visible(kinds)})' if kinds else ''} {how} ({rule}); had they all "
+                     f"failed / all passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
     return lines
 
 
@@ -636,11 +701,13 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
     run's table keeps its ``top`` flakiest tasks and a line says how many are left out."""
     yield f"# flaketui report (k = {k})\n\n"
     for r, (st, sm) in enumerate(runs):
-        lines = [*summary_lines(sm), *map(_md_escape, notes.lines(st.run))]  # the notes name what the logs say
+        # the summary and the notes name what the logs say: escaped
+        lines = [*map(_md_escape, summary_lines(sm, notes)), *map(_md_escape, notes.lines(st.run))]
         order = display_order(st)
         why = cause_lines(st, causes, order)
         head = why[:1]  # the breakdown; the failures by first critical source lead the causes' list
-        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + "  \n".join([*lines, *head]) + "\n"
+        body = "  \n".join([*lines, *map(_md_escape, head)])
+        yield ("\n" if r else "") + f"## {_md_escape(st.run)}\n\n" + body + "\n"
         for w in sm.warnings:
             yield f"\n> warning: {_md_escape(w)}\n"
         columns = report_columns(st.run, causes, notes, st.scores is not None)
@@ -678,14 +745,14 @@ def compare_markdown(v: CompareView, top: int | None = None) -> str:
     """The comparison as Markdown; ``top``: only the first ``top`` changed tasks, and a line
     saying how many are left out."""
     c = v.cmp
-    lines = [f"# {_md_escape(visible(c.run_b))} vs {_md_escape(visible(c.run_a))}", ""]
+    lines = [f"# {_md_escape(c.run_b)} vs {_md_escape(c.run_a)}", ""]
     lines += [f"- {_md_escape(x)}" for x in v.lines()]
     lines += ["", "| task | change | flip | p̂ A | p̂ B | n A | n B | p adj. |", "|---|---|---|---|---|---|---|---|"]
     rows = v.rows()
     left = max(0, len(rows) - top) if top is not None else 0
     for r in rows[:top]:
         lines.append(
-            f"| {_md_escape(visible(r.task))} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
+            f"| {_md_escape(r.task)} | {r.change} | {r.kind} | {fmt.rate(r.p_a)} | {fmt.rate(r.p_b)} | "
             f"{r.n_a} | {r.n_b} | {fmt.pvalue(r.p_adjusted)} |"
         )
     if left:
@@ -739,7 +806,7 @@ def table_headers(st: TaskStats, columns: Sequence[TaskColumn]) -> tuple[list[st
     """The terminal table's header of each column and its narrowest width (figures keep theirs)."""
     count = len(str(int(st.n.max()))) if len(st) else 1
     widths = {"n": count, "passes": count, "p_hat": 5, "p_hat_ci": 12, "pass_at_k": 5,
-              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 11,
+              "pass_hat_k": 5, "pass_hat_k_ci": 12, "flakiness": 5, "class": 12, "mixed": 5, "p_flaky": 8,
               "mean_score": 5, "mean_score_ci": 12, "score_sd": 5}
     names = [TABLE_LABELS.get(col.key, col.header(st.k)) for col in columns]
     return names, [max(widths[c.key], len(name)) if c.key in widths else 0
@@ -752,7 +819,7 @@ def table_head(sm: SuiteSummary, why: Sequence[str], notes: ReportNotes = NO_NOT
     then each warning."""
     from rich.text import Text
 
-    head = Text("\n".join([*summary_lines(sm), *notes.lines(sm.run), *why[:1 + _head_lines(why)]]),
+    head = Text("\n".join([*summary_lines(sm, notes), *notes.lines(sm.run), *why[:1 + _head_lines(why)]]),
                 style="bold")
     return [head, *(Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings)]
 
@@ -919,15 +986,14 @@ def compare_summary_markdown(v: CompareView, budget: int = COMMENT_BUDGET) -> st
     characters (under GitHub's :data:`COMMENT_LIMIT`). The verdict comes first, outside any
     block; then one ``<details>`` block per section (the figures, the confound warning, the
     flipped tasks, the other changed tasks), each table cut to fit with a line saying how many
-    rows are left out. Log strings are made visible and ``|``, ``<``, ``>``, ``&`` escaped, so no
+    rows are left out. Log strings go through :func:`~flaketui.sanitize.markdown_text`, so no
     name closes a block or adds markup."""
     from flaketui.stats.verdict import evidence, short_verdict_text
 
     c = v.cmp
 
     def cell(text: str) -> str:
-        return (_md_escape(visible(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                .replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]"))
+        return markdown_text(text)
 
     head = [f"### flaketui: {cell(c.run_b)} vs {cell(c.run_a)}", "",
             f"**{cell(short_verdict_text(evidence(c, v.alpha)) if v.scores is None else v.scores.short_verdict())}**",

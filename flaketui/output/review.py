@@ -17,7 +17,7 @@ import numpy as np
 from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
-from flaketui.sanitize import visible
+from flaketui.sanitize import markdown_text, visible
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
@@ -289,9 +289,19 @@ def flip_divergences(log: TrialLog, cmp: PairedComparison, read: Callable[[int],
                      normaliser: Normaliser | None = None, mode: str | None = None) -> dict[str, FlipDivergence]:
     """Each flip's (:func:`paired_rows`) first divergence and suggested source, by task: the pair
     the comparison's trace screen shows first (:func:`~flaketui.traces.task_view.flip_divergence`).
-    A flip whose trials carry no trace is left out (nothing is read for it)."""
+    A flip whose trials carry no trace is left out (nothing is read for it). When the two runs'
+    configurations differ (:func:`~flaketui.stats.confounds.confounds`: another agent, model,
+    timeout), each source reads ``configuration``: the runs were not run alike, so a difference
+    is never the model's own sampling."""
+    from dataclasses import replace
+
+    from flaketui.loading import read_trial
     from flaketui.model import ERRORED
+    from flaketui.stats.confounds import CONFIGURATION, DEFAULT_CONFIG_FIELDS, confounds, run_config
     from flaketui.traces.task_view import flip_divergence
+
+    configured = bool(confounds(run_config(log, cmp.run_a, DEFAULT_CONFIG_FIELDS, read_trial),
+                                run_config(log, cmp.run_b, DEFAULT_CONFIG_FIELDS, read_trial)))
 
     outcomes = log.run_outcomes(cmp.run_a), log.run_outcomes(cmp.run_b)
     out: dict[str, FlipDivergence] = {}
@@ -304,7 +314,7 @@ def flip_divergences(log: TrialLog, cmp: PairedComparison, read: Callable[[int],
         if all(sides):
             found = flip_divergence(sides[0], sides[1], row.change == BROKEN, normaliser, mode)
             if found is not None:
-                out[row.task] = found
+                out[row.task] = replace(found, cause=CONFIGURATION) if configured else found
     return out
 
 
@@ -352,12 +362,13 @@ def comparison_export(cmp: PairedComparison, entries: Mapping[TriageKey, TriageE
 
 def flaky_export(stats: Iterable[TaskStats],
                  entries: Mapping[TriageKey, TriageEntry]) -> list[dict[str, Any]]:
-    """Per run, every flaky task and every task with a note: its figures, review and suggested cause."""
+    """Per run, every task that both passed and failed (its traces can be told apart) and every task
+    with a note: its figures, review and suggested cause."""
     out = []
     for st in stats:
         for i, task in enumerate(st.tasks):
             key = TriageKey(st.run, task)
-            if st.classes[i] != "flaky" and not (key in entries and entries[key].reviewed_or_noted):
+            if not st.mixed[i] and not (key in entries and entries[key].reviewed_or_noted):
                 continue
             e = entries.get(key) or TriageEntry()
             out.append({
@@ -377,9 +388,11 @@ def triage_export(
     stats: Sequence[TaskStats],
     entries: Mapping[TriageKey, TriageEntry],
     divergences: Sequence[Mapping[str, FlipDivergence]] | None = None,
+    confounds: Sequence[list[dict[str, str]]] | None = None,
 ) -> dict[str, Any]:
     """The ``triage export --format json`` document (``divergences``: per comparison, its
-    flips' :func:`flip_divergences`).
+    flips' :func:`flip_divergences`; ``confounds``: per comparison, the configuration fields
+    whose values differ, :func:`~flaketui.stats.confounds.confound_values`, as ``confounds``).
 
     Every entry of the triage file appears: under its comparison's flips, under
     the flaky tasks, or else under ``other_notes`` (a run or task not in the
@@ -387,6 +400,8 @@ def triage_export(
     """
     comps = [comparison_export(c, entries, divergences[i] if divergences else None)
              for i, c in enumerate(comparisons)]
+    for i, c in enumerate(comps):
+        c["confounds"] = list(confounds[i]) if confounds else []
     flaky = flaky_export(stats, entries)
     shown = {TriageKey(f["run"], f["task"]) for f in flaky}
     for c in comps:
@@ -403,8 +418,7 @@ def _md(text: Any) -> str:
     that shows the report)."""
     if text is None:
         return ""
-    lines = str(text).replace("\r\n", "\n").split("\n")
-    return "<br>".join(visible(line.replace("\\", "\\\\").replace("|", "\\|")) for line in lines)
+    return markdown_text(text, multiline=True)
 
 
 def _mark(reviewed: bool) -> str:
@@ -426,6 +440,10 @@ def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparis
         out += [f"## {_md(c['run_b'])} vs {_md(c['run_a'])}", ""]
         lines = compare_lines(cmp) + [flakiness_line(flakiness_delta(cmp)),
                                       progress_line(c["reviewed"], len(c["flips"]))]
+        if c.get("confounds"):
+            from flaketui.stats.confounds import values_text
+
+            lines.append(f"configurations differ: {values_text(c['confounds'])}")
         out += [f"- {_md(x)}" for x in lines] + [""]
         if c["flips"]:
             out += ["| task | change | p̂ A → p̂ B | n A | n B | abs Δ | label | note | reviewed | first divergence "

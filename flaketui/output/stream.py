@@ -31,6 +31,7 @@ from flaketui.model import natural_ranks
 from flaketui.output.cells import cell_codes, cell_texts, cell_width, csv_codes, csv_columns, cut_names, widest
 from flaketui.output.columns import TaskColumn
 from flaketui.output.distinct import Coded
+from flaketui.sanitize import markdown_text
 from flaketui.stats.estimators import Interval
 from flaketui.stats.scores import ScoreStats
 from flaketui.stats.suite import TaskStats
@@ -89,10 +90,18 @@ def flakiest_order(st: TaskStats, name_rank: np.ndarray | None = None) -> np.nda
 
     The one tie-break rule of task tables: the CLI's report, and the app's task table
     (sorted by any column, ties in this order). ``name_rank``: the tasks'
-    :func:`~flaketui.model.natural_ranks`, when the caller has them already."""
+    :func:`~flaketui.model.natural_ranks`, when the caller has them already.
+
+    When trials are few (:meth:`~flaketui.stats.suite.TaskStats.few_trials`: most tasks have fewer
+    than a clean task needs to be called stable), the empirical-Bayes P(flaky) comes first: with
+    few trials p̂ alone cannot tell a stable task's bad luck from flakiness, and the suite's prior
+    weighs it; the keys above then break its ties."""
     flak = np.nan_to_num(np.asarray(st.flakiness, dtype=np.float64), nan=-1.0)
     phat = np.nan_to_num(np.asarray(st.p_hat, dtype=np.float64), nan=2.0)
     names = natural_ranks(st.tasks) if name_rank is None else name_rank
+    if st.few_trials():
+        chance = np.nan_to_num(np.asarray(st.p_flaky, dtype=np.float64), nan=-1.0)
+        return np.lexsort((names, phat, -flak, -chance))
     return np.lexsort((names, phat, -flak))
 
 
@@ -166,7 +175,7 @@ def table_layout(st: TaskStats, columns: Sequence[TaskColumn], headers: Sequence
 
 RIGHT_ALIGNED = frozenset({"n", "passes", "errored", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
                            "pass_hat_k_ci", "flakiness", "trajectory_consistency", "excluded",
-                           "mean_score", "mean_score_ci", "score_sd"})
+                           "mean_score", "mean_score_ci", "score_sd", "p_flaky", "eb_flakiness", "to_decide"})
 """The figures' columns: right-aligned, as numbers are."""
 
 
@@ -284,10 +293,13 @@ def markdown_rows(st: TaskStats, columns: Sequence[TaskColumn], order: np.ndarra
     :data:`CHUNK` rows per string."""
     name = [c.key for c in columns].index("task")
     for piece in chunks(st, order):
-        names = [_md_cell(t) for t in cell_texts(columns[name], piece)]
-        yield from _rows(piece, columns, name, names, lambda _j, t: _md_cell(t), " | ", "| {} | {} |\n")
+        names = [markdown_text(t) for t in cell_texts(columns[name], piece)]
+        # text columns hold log strings (Markdown-escaped); the others, flaketui's own figures
+        logged = [not c.descending for c in columns]
+        yield from _rows(piece, columns, name, names,
+                         lambda j, t: markdown_text(t) if logged[j] else _md_cell(t), " | ", "| {} | {} |\n")
 
 
 def _md_cell(text: str) -> str:
-    """A cell (already visible) with ``|`` escaped for a Markdown table."""
+    """A cell of flaketui's own figures (already visible) with ``|`` escaped for a Markdown table."""
     return text.replace("|", "\\|") if "|" in text else text

@@ -27,7 +27,7 @@ from flaketui.loading.formats.parquet_checks import SOURCES_TAG, sources_tag
 from flaketui.loading.formats.parquet_trials import METRIC_PREFIX, OUTCOMES, pyarrow_parquet
 from flaketui.model import ERRORED, PASS, TrialLog
 from flaketui.sanitize import csv_cell, mask_url, visible
-from flaketui.triage import atomic_write
+from flaketui.safefile import atomic_write
 
 OUTCOME_NAMES = np.array(sorted(OUTCOMES, key=OUTCOMES.__getitem__), dtype=object)
 """Outcome names by code + 1 (:data:`~flaketui.model.ERRORED` is -1): errored, fail, pass."""
@@ -75,7 +75,7 @@ def trial_columns(log: TrialLog, text: Callable[[str], str] | None = None) -> di
 
 def write_parquet(log: TrialLog, out: Path) -> None:
     """Write the trial table to ``out`` (Parquet, zstd-compressed) with
-    :func:`flaketui.triage.atomic_write`: a temporary file of a random name that
+    :func:`flaketui.safefile.atomic_write`: a temporary file of a random name that
     :func:`tempfile.mkstemp` creates ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the same folder,
     then renamed over ``out`` when complete, so nothing is written through a link planted
     at ``out`` or at a predictable temp name (as ``.OUT.tmp-PID`` was). Its metadata holds

@@ -14,7 +14,7 @@ from typing import Any
 from flaketui.stats.verdict import verdict
 
 _HOMES = {
-    "estimators": ("Interval", "classify", "flakiness", "p_hat", "pass_at_k", "pass_hat_k",
+    "estimators": ("Interval", "flakiness", "p_hat", "pass_at_k", "pass_hat_k",
                    "pass_hat_k_interval", "rule_of_three", "wilson_interval"),
     "paired": ("PairedComparison", "compare_runs", "sign_test"),
     "suite": ("GateResult", "MeanEstimate", "SuiteSummary", "TaskStats", "default_k", "gate",
@@ -24,7 +24,7 @@ _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names
 
 __all__ = [
     "GateResult", "Interval", "MeanEstimate", "PairedComparison", "SuiteSummary", "TaskStats",
-    "classify", "compare_runs", "default_k", "flakiness", "gate", "mean_estimate", "p_hat",
+    "compare_runs", "default_k", "flakiness", "gate", "mean_estimate", "p_hat",
     "pass_at_k", "pass_hat_k", "pass_hat_k_interval", "rule_of_three", "sign_test", "summarise",
     "task_stats", "verdict", "wilson_interval",
 ]

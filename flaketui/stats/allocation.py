@@ -170,13 +170,9 @@ def allocate(
         raise ValueError("trials, caps and minimums must be >= 0")
 
     # 1. Risk minimums: one trial at a time to the largest shortfall (earlier unit on ties).
-    short = np.maximum(0, min_arr - n_arr)
-    left = int(budget)
-    if int(short.sum()) > left:
-        topup = _level_shortfalls(short, left)
-        return Allocation(topup, topup.copy(), int(budget), int(budget), "")
-    topup = short.astype(np.int64)
-    left -= int(short.sum())
+    topup, left, spent_all = _minimums(n_arr, min_arr, int(budget))
+    if spent_all is not None:
+        return spent_all
 
     # 2. Greedy on the variance, among eligible units below their cap.
     m0 = (n_arr + topup).astype(np.float64)
@@ -194,6 +190,17 @@ def allocate(
             "has no uncertainty left to reduce, or reaches the target width with the planned trials"
         )
     return Allocation(total, topup, int(budget), spent, reason)
+
+
+def _minimums(n: NDArray[np.int64], minimum: NDArray[np.int64], budget: int
+              ) -> tuple[NDArray[np.int64], int, Allocation | None]:
+    """The trials that bring each unit to its risk minimum, and the budget left after them; when the
+    minimums take the whole budget, the allocation that levels the shortfalls (else None)."""
+    short = np.maximum(0, minimum - n)
+    if int(short.sum()) > budget:
+        topup = _level_shortfalls(short, budget)
+        return topup, 0, Allocation(topup, topup.copy(), budget, budget, "")
+    return short.astype(np.int64), budget - int(short.sum()), None
 
 
 def _level_shortfalls(short: NDArray[np.int64], left: int) -> NDArray[np.int64]:
@@ -254,3 +261,161 @@ def _greedy(a: NDArray[np.float64], m0: NDArray[np.float64], room: NDArray[np.fl
         if room[i] > extra[i]:
             heapq.heappush(heap, (-float(a[i] / ((m0[i] + extra[i]) * (m0[i] + extra[i] + 1))), i))
     return extra
+
+
+CLASS_HORIZON = 64
+"""Further trials per task the class-driven allocation looks ahead (its curves' length): enough for a
+clean task at a few trials to reach the 36 that call it stable at the default cap."""
+
+
+def undecided_chance(n: ArrayLike, c: ArrayLike, alpha: ArrayLike, beta: ArrayLike, cap: float,
+                     horizon: int = CLASS_HORIZON) -> NDArray[np.float64]:
+    """The chance a task's class is still ``undetermined`` after m = 0..``horizon`` more trials, per task.
+
+    With the task's posterior Beta(α, β) of its pass rate (the empirical-Bayes posterior,
+    :func:`flaketui.stats.empirical_bayes.flaky_posterior`), m more trials bring y passes with
+    the beta-binomial predictive law; the class after them is
+    :func:`~flaketui.stats.classes.evidence_classes` of (n + m, c + y). The chance of
+    ``undetermined`` is the preposterior risk of leaving the task unclassified (Raiffa and
+    Schlaifer 1961): the trials that lower it most are those most likely to change the task's
+    class.
+
+    Returns
+    -------
+    ndarray
+        Shape (tasks, horizon + 1); 0 for a task already decided.
+
+    References
+    ----------
+    .. [1] H. Raiffa, R. Schlaifer, *Applied Statistical Decision Theory*, Harvard, 1961
+       (preposterior analysis).
+    .. [2] J. O. Berger, *Statistical Decision Theory and Bayesian Analysis*, 2nd ed.,
+       Springer, 1985, §4.4 (the beta-binomial predictive law).
+    """
+    from flaketui.stats.classes import UNDETERMINED, evidence_classes
+
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
+    c_arr = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    b = np.atleast_1d(np.asarray(beta, dtype=np.float64))
+    keys = np.stack([n_arr, c_arr, a, b], axis=1)
+    pairs, inverse = np.unique(keys, axis=0, return_inverse=True)
+    un, uc, ua, ub = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64), pairs[:, 2], pairs[:, 3]
+    top = int(un.max()) + horizon if un.size else horizon
+    # Whether (N, C) is undetermined, for every N <= top: one table of classes.
+    grid_n, grid_c = np.meshgrid(np.arange(top + 1), np.arange(top + 1), indexing="ij")
+    ok = grid_c <= grid_n
+    table = np.zeros((top + 1, top + 1), dtype=bool)
+    table[ok] = np.asarray(evidence_classes(grid_n[ok], grid_c[ok], cap), dtype=object) == UNDETERMINED
+    m = np.arange(horizon + 1, dtype=np.float64)
+    mm, yy = np.meshgrid(m, m, indexing="ij")
+    valid = yy <= mm
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+
+    def lbeta(x: NDArray[np.float64], z: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(lg(x) + lg(z) - lg(x + z), dtype=np.float64)
+
+    y_ok = np.where(valid, yy, 0.0)
+    log_choose = np.asarray(lg(mm + 1) - lg(y_ok + 1) - lg(np.where(valid, mm - yy, 0.0) + 1), dtype=np.float64)
+    post_a = ua[:, None, None] + y_ok[None]
+    post_b = ub[:, None, None] + np.where(valid, mm - yy, 0.0)[None]
+    pmf = np.where(valid[None], np.exp(log_choose[None] + lbeta(post_a, post_b) - lbeta(ua, ub)[:, None, None]), 0.0)
+    big_n = un[:, None, None] + mm.astype(np.int64)[None]
+    big_c = uc[:, None, None] + y_ok.astype(np.int64)[None]
+    still = table[big_n, np.minimum(big_c, big_n)] & valid[None]
+    out = (pmf * still).sum(axis=2)
+    return out[np.ravel(inverse)]
+
+
+def allocate_classes(
+    n: ArrayLike,
+    c: ArrayLike,
+    alpha: ArrayLike,
+    beta: ArrayLike,
+    budget: int,
+    eligible: ArrayLike,
+    flaky_cap: float,
+    cap: ArrayLike | None = None,
+    minimum: ArrayLike | None = None,
+    batch: int | None = None,
+) -> Allocation:
+    """Spend ``budget`` further trials where they are most likely to decide a task's class.
+
+    Risk minimums first (as :func:`allocate`); then, among the ``eligible`` units (those the
+    confidence sequence has not decided: a decided task gets no trial beyond its minimum,
+    however often the plan is rerun, which is the anytime-valid stop), trials go greedily by
+    the fall per trial of each unit's chance of staying ``undetermined``
+    (:func:`undecided_chance`, under its empirical-Bayes posterior Beta(α, β)), looking ahead
+    up to :data:`CLASS_HORIZON` trials: a clean task gains nothing from one more trial and
+    much from thirty (36 clean trials make it stable at the default cap), so the gain per
+    trial is taken over the best number of trials ahead. ``cap`` bounds a unit's trials
+    beyond its minimum; ``batch`` the trials one plan gives a unit (the plan is rerun after
+    them: a clean task that fails early then drops back, where thirty trials at once would
+    have been spent whatever came).
+
+    The allocation looks at the data, so the suite's p̂ and pass^k over all trials are not
+    those of a fixed design; the trials each task had before the plan's are (the note the
+    plan prints says so).
+
+    References
+    ----------
+    .. [1] H. Raiffa, R. Schlaifer, *Applied Statistical Decision Theory*, 1961.
+    .. [2] P. I. Frazier, W. B. Powell, S. Dayanik, "A knowledge-gradient policy for
+       sequential information collection", SIAM J. Control Optim. 47(5):2410-2439,
+       2008 (greedy allocation by the value of information).
+
+    Examples
+    --------
+    A task at 3 of 5 is decided flaky within a few trials; a clean one needs thirty:
+
+    >>> allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36).extra.tolist()
+    [9, 31]
+    """
+    if not isinstance(budget, (int, np.integer)) or isinstance(budget, bool) or budget < 0:
+        raise ValueError(f"budget ({budget!r}) must be a whole number >= 0")
+    n_arr = np.asarray(n, dtype=np.int64)
+    elig = np.asarray(eligible, dtype=bool)
+    units = n_arr.shape[0]
+    cap_arr = np.full(units, CLASS_HORIZON) if cap is None else np.minimum(np.asarray(cap, np.int64), CLASS_HORIZON)
+    min_arr = np.zeros(units, np.int64) if minimum is None else np.asarray(minimum, np.int64)
+    topup, left, spent_all = _minimums(n_arr, min_arr, int(budget))
+    if spent_all is not None:
+        return spent_all
+    room = np.where(elig, cap_arr, 0).astype(np.int64)
+    extra = np.zeros(units, np.int64)
+    todo = np.flatnonzero(room > 0)
+    if left and todo.size:
+        risk = undecided_chance(n_arr[todo], np.asarray(c, np.int64)[todo], np.asarray(alpha, np.float64)[todo],
+                                np.asarray(beta, np.float64)[todo], flaky_cap)
+        steps = np.arange(1, CLASS_HORIZON + 1, dtype=np.float64)
+        limit = CLASS_HORIZON if batch is None else max(1, int(batch))
+
+        def best(j: int) -> tuple[float, int]:
+            """The largest fall of the chance per trial from unit todo[j]'s trials so far, and its step."""
+            at = int(extra[todo[j]])
+            reach = int(room[todo[j]]) - at
+            if reach <= 0:
+                return 0.0, 0
+            fall = (risk[j, at] - risk[j, at + 1 : at + 1 + reach]) / steps[:reach]
+            k = int(np.argmax(fall))
+            return float(fall[k]), k + 1
+
+        heap = [(-rate, j, s) for j in range(todo.size) for rate, s in [best(j)] if s and rate > 1e-12]
+        heapq.heapify(heap)
+        while left and heap:
+            _, j, s = heapq.heappop(heap)
+            give = min(s, left, limit - int(extra[todo[j]]))
+            extra[todo[j]] += give
+            left -= give
+            if extra[todo[j]] >= limit:
+                continue
+            rate, s = best(j)
+            if s and rate > 1e-12:
+                heapq.heappush(heap, (-rate, j, s))
+    total = topup + extra
+    spent = int(total.sum())
+    reason = ""
+    if spent < budget:
+        reason = (f"{budget - spent:,} of {budget:,} trials left unspent: more trials would not change any "
+                  "other task's class (decided, or beyond the look-ahead)")
+    return Allocation(total, topup, int(budget), spent, reason)

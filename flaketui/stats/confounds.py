@@ -24,8 +24,13 @@ from flaketui.model import Trial, TrialLog
 
 DEFAULT_CONFIG_FIELDS = ("model", "model_name", "agent", "temperature", "seed", "commit", "agent_commit",
                          "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed",
-                         "agent_model", "user", "user_model", "domain", "git_commit")
+                         "agent_model", "user", "user_model", "domain", "git_commit", "timeout_multiplier",
+                         "jobs_differ")
 """Fields the comparison pane reads when no ``--config-field`` is named (absent ones are left out)."""
+
+CONFIGURATION = "configuration"
+"""The suggested source of a flip between runs whose configurations differ: the change of
+configuration, never the model's own sampling."""
 
 MISSING = "(absent)"
 """The value shown for a field a run's first trial does not have."""
@@ -101,8 +106,32 @@ def confounds(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> list[
     return [k for k in keys if config_a.get(k, MISSING) != config_b.get(k, MISSING)]
 
 
+def confound_values(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> list[dict[str, str]]:
+    """The differing fields with each run's value, ``[{field, a, b}]`` (compare's JSON ``confounds``).
+
+    Examples
+    --------
+    >>> confound_values({"model": "m1"}, {"model": "m2"})
+    [{'field': 'model', 'a': 'm1', 'b': 'm2'}]
+    """
+    return [{"field": k, "a": config_a.get(k, MISSING), "b": config_b.get(k, MISSING)}
+            for k in confounds(config_a, config_b)]
+
+
+def confound_text(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str:
+    """``agent_model gpt-4o vs claude-sonnet-4-5; timeout_multiplier 2.0 vs 4.0`` (log text: the
+    caller makes it visible)."""
+    return values_text(confound_values(config_a, config_b))
+
+
+def values_text(values: Sequence[Mapping[str, str]]) -> str:
+    """:func:`confound_values`' list as one line: ``model m1 vs m2; seed 1 vs 2``."""
+    return "; ".join(f"{d['field']} {d['a']} vs {d['b']}" for d in values)
+
+
 def confound_warning(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str | None:
-    """A one-line warning when more than one configuration field differs, else None.
+    """A one-line warning when more than one configuration field differs, with each one's
+    values, else None.
 
     The controlled-comparison reading of the flakiness delta (the change is the
     effect of the one variable that changed) holds only when one changed.
@@ -110,5 +139,5 @@ def confound_warning(config_a: Mapping[str, str], config_b: Mapping[str, str]) -
     differ = confounds(config_a, config_b)
     if len(differ) < 2:
         return None
-    return (f"confounded: the runs differ in {len(differ)} configuration fields ({', '.join(differ)}); "
-            "the flakiness delta cannot be read as the effect of one change")
+    return (f"confounded: the runs differ in {len(differ)} configuration fields "
+            f"({confound_text(config_a, config_b)}); the flakiness delta cannot be read as the effect of one change")

@@ -573,25 +573,6 @@ UNREPEATED = "unrepeated"
 """A task with a single non-errored trial: one outcome says nothing about whether it repeats."""
 
 
-def classify(n: ArrayLike, c: ArrayLike) -> list[str]:
-    """``stable-pass`` (c = n), ``stable-fail`` (c = 0), else ``flaky``; ``unrepeated`` at n = 1
-    and ``no-trials`` at n = 0.
-
-    Stability is a claim about repeated trials, so it needs at least two: a task that passed
-    (or failed) its only trial is ``unrepeated``, not stable. Tasks with n ≥ 2 that both
-    passed and failed are flaky.
-
-    Examples
-    --------
-    >>> classify([4, 4, 4, 1, 0], [4, 0, 2, 1, 0])
-    ['stable-pass', 'stable-fail', 'flaky', 'unrepeated', 'no-trials']
-    """
-    n_arr, c_arr = _counts(n, c)
-    labels = (NO_TRIALS, STABLE_PASS, STABLE_FAIL, FLAKY, UNREPEATED)
-    code = np.select([n_arr == 0, n_arr == 1, c_arr == n_arr, c_arr == 0], [0, 4, 1, 2], default=3)
-    return list(map(labels.__getitem__, np.ravel(code).tolist()))
-
-
 def rule_of_three(n: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
     """Upper bound on an event's rate after n trials without it: 1 − (1 − confidence)^(1/n).
 

@@ -19,7 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
-from flaketui.stats.allocation import allocate, pass_hat_k_variance_coef
+from flaketui.stats.allocation import allocate, allocate_classes, pass_hat_k_variance_coef
+from flaketui.stats.classes import cap_of_margin, mixed
+from flaketui.stats.empirical_bayes import fit_prior
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -27,7 +29,6 @@ from flaketui.stats.estimators import (
     STABLE_FAIL,
     STABLE_PASS,
     Interval,
-    classify,
     p_hat,
     rule_of_three,
     wilson_interval,
@@ -60,6 +61,17 @@ from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, TaskTraits, Tier, tier_
 from flaketui.stats.suite import MeanEstimate, default_k, summarise, task_stats
 
 
+ALLOCATIONS = ("variance", "classes")
+"""The ways ``plan --budget`` spends its trials (``--allocate``)."""
+
+DESIGN_NOTE = (
+    "trials allocated by class look at the outcomes so far: the suite's p̂ and pass^k over all trials "
+    "are not those of a fixed design; estimate them from each task's trials before this plan's "
+    "(the same number for every task)"
+)
+"""What a class-driven plan says about the suite's estimates."""
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     """Every knob of a plan, with the defaults of ``flaketui plan``."""
@@ -85,6 +97,10 @@ class PlanOptions:
     """Difference of pass rates the sample-size figures are for."""
     horizons: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100)
     """k values of the pass@k / pass^k projection (k itself is added)."""
+    allocation: str = "variance"
+    """Where the budget goes: ``variance`` (shrinks the suite pass^k's variance most,
+    :func:`~flaketui.stats.allocation.allocate`) or ``classes`` (most likely to decide a task's class
+    against the cap 4m(1 − m) of the margin, :func:`~flaketui.stats.allocation.allocate_classes`)."""
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad option."""
@@ -104,6 +120,8 @@ class PlanOptions:
             raise ValueError("minimum trials must be >= 0")
         if not 0 < self.effect < 1:
             raise ValueError(f"effect ({self.effect}) must be between 0 and 1")
+        if self.allocation not in ALLOCATIONS:
+            raise ValueError(f"allocation ({self.allocation!r}) must be one of {', '.join(ALLOCATIONS)}")
         z_sum(self.power, self.alpha)
 
 
@@ -301,7 +319,7 @@ def make_plan(
     flaky_at: list[tuple[int, str, list[str]]] = []  # (load position, run, its flaky tasks)
     for o in [*outcomes, *others]:
         flaky_at.append((loaded[o.run], o.run,
-                         [t for t, cls in zip(o.tasks, classify(o.n, o.passes), strict=True) if cls == FLAKY]))
+                         [t for t, m in zip(o.tasks, mixed(o.n, o.passes).tolist(), strict=True) if m]))
     flaky_at.sort()
 
     # Per-unit arrays over every (run, task), in run order then task order.
@@ -353,8 +371,16 @@ def make_plan(
     n_all = np.concatenate(unit_n)
     c_all = np.concatenate(unit_c)
     a_all = pass_hat_k_variance_coef(n_all, c_all, k, conf) * np.concatenate(unit_w)
-    alloc = allocate(n_all, a_all, options.budget, np.concatenate(unit_elig),
-                     np.concatenate(unit_cap), np.concatenate(unit_min))
+    if options.allocation == "classes":
+        # Each run's empirical-Bayes posterior of each task's pass rate (its own prior).
+        priors = [fit_prior(n, c) for n, c in zip(unit_n, unit_c, strict=True)]
+        alpha = np.concatenate([pr.a + c for pr, c in zip(priors, unit_c, strict=True)])
+        beta = np.concatenate([pr.b + n - c for pr, n, c in zip(priors, unit_n, unit_c, strict=True)])
+        alloc = allocate_classes(n_all, c_all, alpha, beta, options.budget, np.concatenate(unit_elig),
+                                 cap_of_margin(options.margin), minimum=np.concatenate(unit_min))
+    else:
+        alloc = allocate(n_all, a_all, options.budget, np.concatenate(unit_elig),
+                         np.concatenate(unit_cap), np.concatenate(unit_min))
 
     runs: list[RunPlan] = []
     start = 0
@@ -387,7 +413,7 @@ def make_plan(
                 extra=x,
                 why=(HARNESS_FIRST if n_i == 0 and e_i > 0 else
                      _why(decision, x, up, tier.reason, m, p, cs_low, cs_high, k, options.budget,
-                          n_i >= need)),
+                          n_i >= need, options.allocation)),
                 cs=(cs_low, cs_high),
                 to_decide=int(more) if one_sided else None,
                 errored=e_i,
@@ -445,6 +471,8 @@ def make_plan(
             )
     if alloc.reason:
         notes.append(alloc.reason)
+    if options.allocation == "classes" and alloc.spent:
+        notes.append(DESIGN_NOTE)
     return Plan(options=options, k=k, runs=runs, budget=alloc.budget, spent=alloc.spent,
                 reason=alloc.reason, independent=independent, comparison=comparison,
                 paired=paired, observed_independent=obs_ind, observed_paired=obs_paired,
@@ -474,7 +502,7 @@ def _tiers(o: RunOutcomes, extras: Mapping[tuple[str, str], TaskTraits],
 
 
 def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, p: float,
-         low: float, high: float, k: int, budget: int, precise: bool) -> str:
+         low: float, high: float, k: int, budget: int, precise: bool, allocation: str = "variance") -> str:
     """A one-line reason for a task's share of the budget (or for none)."""
     parts = []
     if topup:
@@ -485,7 +513,8 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
             parts.append("no non-errored trial yet")
         else:
             parts.append(f"undecided, p̂ {p:.3f} [{low:.2f}, {high:.2f}]: "
-                         f"largest cut in the variance of suite pass^{k}")
+                         + ("most likely to decide its class" if allocation == "classes" else
+                            f"largest cut in the variance of suite pass^{k}"))
     if parts:
         return "; ".join(parts)
     if decision in (STABLE_PASS, STABLE_FAIL):
@@ -496,4 +525,6 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
         return "target width reached"
     if budget == 0:
         return "no budget given"
+    if allocation == "classes":
+        return "none: less likely to decide its class than the tasks given trials"
     return f"none: cuts the variance of suite pass^{k} less than the tasks given trials"

@@ -1,5 +1,5 @@
-"""The retry audit: whether trials a harness retried (Inspect's ``retry_on_error``, a resumed job,
-a JSON Lines ``attempt``) pass at the rate first attempts do, per task.
+"""The retry audit: whether trials a harness retried (Inspect's ``retry_on_error``, Harbor's queue
+retries, a JSON Lines ``attempt`` or ``retry``) pass at the rate first attempts do, per task.
 
 Inspect records, per sample, how many times it was retried after an error (``retries`` in the
 sample summary; the errors in ``EvalSample.error_retries``); the sample's outcome is its last

@@ -13,14 +13,25 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from flaketui.model import RunOutcomes
+from flaketui.model import RunOutcomes, counts_errored
 from flaketui.stats.scores import ScoreStats, is_graded, task_scores
+from flaketui.stats.classes import (
+    DEFAULT_FLAKY_CAP,
+    STABLE_CLASSES,
+    UNDETERMINED,
+    cap_rates,
+    check_cap,
+    evidence_classes,
+    mixed,
+    stable_after,
+    trials_to_decide,
+)
+from flaketui.stats.empirical_bayes import FlakyPosterior, flaky_posterior
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
     PASSK_CI_METHODS,
     Interval,
-    classify,
     clopper_pearson,
     flakiness,
     p_hat,
@@ -57,19 +68,41 @@ class TaskStats:
     classes: list[str]
     rule_of_three: NDArray[np.float64]
     """Upper bound on the failure rate (all passed) or pass rate (all failed); NaN if flaky."""
+    mixed: NDArray[np.bool_]
+    """Whether the task both passed and failed: a fact about its trials, not its class."""
+    to_decide: NDArray[np.float64]
+    """Further trials until the task is decided, at its rate (:func:`~flaketui.stats.classes.trials_to_decide`)."""
+    p_flaky: NDArray[np.float64]
+    """The empirical-Bayes P(flakiness > cap) (:func:`~flaketui.stats.empirical_bayes.flaky_posterior`)."""
+    eb_flakiness: NDArray[np.float64]
+    """The empirical-Bayes posterior mean flakiness."""
+    posterior: FlakyPosterior
+    """The empirical-Bayes fit of the whole run: its prior and the expected number of truly flaky tasks
+    (its per-task arrays are those of every task; :attr:`p_flaky` follows a :meth:`take`)."""
+    flaky_cap: float = DEFAULT_FLAKY_CAP
+    """The flakiness cap the classes are stated against."""
     errored_as: str = "apart"
-    """Whether ``n`` leaves errored trials out (``apart``) or counts them as failures (``fail``)."""
+    """Whether ``n`` leaves errored trials out (``apart``), counts them as failures (``fail``) or
+    by their score (``score``)."""
     passk_ci: str = "exact"
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
     scores: ScoreStats | None = None
     """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
+    errored_passes: NDArray[np.int64] | None = None
+    """Per task, the errored trials counted as passes (``score``); None: none."""
 
     def __len__(self) -> int:
         return len(self.tasks)
 
     def flaky(self) -> NDArray[np.bool_]:
-        """Per task, whether its class is flaky (it both passed and failed)."""
+        """Per task, whether its class is flaky (its exact interval rules out flakiness at or below the cap)."""
         return np.fromiter(map(FLAKY.__eq__, self.classes), dtype=bool, count=len(self.classes))
+
+    def few_trials(self) -> bool:
+        """Whether most tasks have fewer trials than a clean task needs to be called stable
+        (:func:`~flaketui.stats.classes.stable_after`): then the table ranks by P(flaky)."""
+        has = self.n[self.n > 0]
+        return bool(has.size) and float(np.median(has)) < stable_after(self.flaky_cap)
 
     def take(self, rows: Sequence[int] | NDArray[np.integer]) -> TaskStats:
         """The statistics of the tasks at ``rows`` only, in that order."""
@@ -78,6 +111,7 @@ class TaskStats:
         return replace(
             self,
             scores=None if self.scores is None else self.scores.take(idx),
+            errored_passes=None if self.errored_passes is None else self.errored_passes[idx],
             tasks=[self.tasks[i] for i in pick],
             groups=[self.groups[i] for i in pick],
             classes=[self.classes[i] for i in pick],
@@ -85,7 +119,7 @@ class TaskStats:
             pass_hat_k_ci=Interval(self.pass_hat_k_ci.low[idx], self.pass_hat_k_ci.high[idx]),
             **{name: getattr(self, name)[idx]
                for name in ("n", "passes", "errored", "p_hat", "pass_at_k", "pass_hat_k", "flakiness",
-                            "rule_of_three")},
+                            "rule_of_three", "mixed", "to_decide", "p_flaky", "eb_flakiness")},
         )
 
 
@@ -128,7 +162,7 @@ class SuiteSummary:
     """Suite pass^j for j = 1..k, each over the same tasks: those with at least k trials
     (:func:`pass_hat_k_curve`)."""
     errored_as: str = "apart"
-    """The errored-trial policy the figures were computed under (``apart`` or ``fail``)."""
+    """The errored-trial policy the figures were computed under (``apart``, ``fail`` or ``score``)."""
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
@@ -143,24 +177,45 @@ class SuiteSummary:
     score_moved: tuple[int, int] = (0, 0)
     """Tasks whose score moved across trials, and how many of them had one pass/fail outcome
     throughout (score flakiness a pass rate cannot show)."""
+    flaky_cap: float = DEFAULT_FLAKY_CAP
+    """The flakiness cap the classes are stated against."""
+    undetermined_tasks: int = 0
+    """Tasks whose exact interval holds rates on both sides of the cap."""
+    stable_tasks: int = 0
+    """Tasks classed stable-pass or stable-fail."""
+    mixed_tasks: int = 0
+    """Tasks that both passed and failed (the old count of "flaky")."""
+    expected_flaky: float = float("nan")
+    """The empirical-Bayes expected number of truly flaky tasks, Σ P(flaky)."""
+    expected_flaky_ci: tuple[int, int] = (0, 0)
+    """Its 95% Poisson-binomial interval."""
+    prior: tuple[float, float, bool] = (float("nan"), float("nan"), False)
+    """The fitted Beta(a, b) prior of the pass rates, and whether it was fitted (else Jeffreys')."""
 
 
-def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskStats:
+def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
+               flaky_cap: float = DEFAULT_FLAKY_CAP) -> TaskStats:
     """Every per-task statistic of a run at ``k``, vectorised over tasks.
 
     Each statistic is a function of a task's (n, c) alone, and a suite has few distinct
     pairs (a million tasks of two trials have six): each is computed once per distinct
     pair (:func:`count_pairs`) and spread to the tasks, the same values as computing it
     task by task. ``passk_ci`` picks the pass^k interval (``exact`` or ``bootstrap``:
-    :func:`~flaketui.stats.estimators.pass_hat_k_interval`).
+    :func:`~flaketui.stats.estimators.pass_hat_k_interval`). Each task's class is stated
+    against ``flaky_cap`` (:func:`~flaketui.stats.classes.evidence_classes`).
     """
     _check_passk_ci(passk_ci)
+    check_cap(flaky_cap)
     n, c = outcomes.n, outcomes.passes
     un, uc, inv = count_pairs(n, c)
     r3 = rule_of_three(un)
     ci = wilson_interval(un, uc)
     at_k, hat_k, hat_k_ci = _k_figures(un, uc, inv, k, passk_ci)
-    classes = classify(un, uc)
+    classes = evidence_classes(un, uc, flaky_cap)
+    need = trials_to_decide(un, uc, flaky_cap)
+    undetermined = np.asarray(classes, dtype=object) == UNDETERMINED
+    pairs = flaky_posterior(un, uc, flaky_cap, weights=np.bincount(inv, minlength=un.size))
+    posterior = replace(pairs, p_flaky=pairs.p_flaky[inv], flakiness=pairs.flakiness[inv])
     return TaskStats(
         run=outcomes.run,
         k=k,
@@ -177,7 +232,14 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         flakiness=flakiness(un, uc)[inv],
         classes=np.array(classes, dtype=object)[inv].tolist(),  # one gather: 1M tasks 22 -> 5 ms
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
+        mixed=mixed(n, c),
+        to_decide=np.where(undetermined, need, np.nan)[inv],
+        p_flaky=posterior.p_flaky,
+        eb_flakiness=posterior.flakiness,
+        posterior=posterior,
+        flaky_cap=flaky_cap,
         errored_as=outcomes.errored_as,
+        errored_passes=outcomes.errored_passes,
         passk_ci=passk_ci,
         scores=_scores(outcomes),
     )
@@ -239,7 +301,7 @@ def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray
 def _attempts(o: RunOutcomes) -> NDArray[np.int64]:
     """Per task of ``o``, the trials it was given: errored ones included, counted once."""
     n = np.asarray(o.n, dtype=np.int64)
-    return n if o.errored_as == "fail" else n + np.asarray(o.errored, dtype=np.int64)
+    return n if counts_errored(o.errored_as) else n + np.asarray(o.errored, dtype=np.int64)
 
 
 def default_k(outcomes: Sequence[RunOutcomes]) -> int:
@@ -253,7 +315,7 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
 
     Examples
     --------
-    >>> from flaketui.model import RunOutcomes
+    >>> from flaketui.model import RunOutcomes, counts_errored
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
@@ -415,6 +477,13 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         pass_at_k=pak,
         pass_hat_k=phk,
         flaky_tasks=stats.classes.count(FLAKY),
+        flaky_cap=stats.flaky_cap,
+        undetermined_tasks=stats.classes.count(UNDETERMINED),
+        stable_tasks=sum(map(stats.classes.count, STABLE_CLASSES)),
+        mixed_tasks=int(np.count_nonzero(stats.mixed)),
+        expected_flaky=stats.posterior.expected,
+        expected_flaky_ci=stats.posterior.interval,
+        prior=(stats.posterior.prior.a, stats.posterior.prior.b, stats.posterior.prior.fitted),
         tasks_below_k=below_k,
         warnings=warnings,
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
@@ -424,7 +493,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         within_task_share=None if sc is None or math.isnan(sc.within_task_share) else sc.within_task_share,
         curve_left_out=curve_left_out(stats.n, stats.k),
         score_moved=(0, 0) if sc is None else (int(sc.score_flaky.sum()),
-                                               int((sc.score_flaky & ~stats.flaky()).sum())),
+                                               int((sc.score_flaky & ~stats.mixed).sum())),
     )
 
 
@@ -456,17 +525,19 @@ def errored_range(stats: TaskStats) -> tuple[float, float]:
     per task with m = n + e trials in all (n non-errored, e errored, c passes) the pass
     rate lies in [c/m, (c + e)/m]; the suite bounds are their means over every task with
     a trial, so a task whose trials all errored counts too (at 0 and at 1). Under
-    ``--errored-as fail`` the low end is the pass@1 reported. NaN when no task has a trial.
+    ``--errored-as fail`` the low end is the pass@1 reported; under ``score`` c leaves out the
+    errored trials counted as passes. NaN when no task has a trial.
     """
     e = stats.errored.astype(np.float64)
-    m = stats.n + (e if stats.errored_as == "apart" else 0)
+    m = stats.n + (0 if counts_errored(stats.errored_as) else e)
     ok = m > 0
     if not ok.any():
         return (float("nan"), float("nan"))
-    if ok.all():  # as below, without copying every column for the tasks kept
-        c = stats.passes.astype(np.float64)
-    else:
-        m, e, c = m[ok], e[ok], stats.passes[ok].astype(np.float64)
+    c = stats.passes.astype(np.float64)
+    if stats.errored_passes is not None:
+        c = c - stats.errored_passes
+    if not ok.all():
+        m, e, c = m[ok], e[ok], c[ok]
     low = float(np.mean(c / m))
     c += e  # (c + e) / m, in place
     c /= m
@@ -550,19 +621,8 @@ class GateResult:
         return bool(self.too_flaky or self.too_few_trials)
 
 
-def flakiness_cap_band(cap: float) -> tuple[float, float]:
-    """The pass rates p₁ ≤ p₂ with 4p(1 − p) > ``cap`` exactly when p₁ < p < p₂.
-
-    4p(1 − p) = cap at p = (1 ∓ √(1 − cap))/2, the roots of the quadratic; between them
-    the parabola is above the cap.
-
-    Examples
-    --------
-    >>> tuple(round(p, 4) for p in flakiness_cap_band(0.2))
-    (0.0528, 0.9472)
-    """
-    root = math.sqrt(max(0.0, 1.0 - cap))
-    return (1 - root) / 2, (1 + root) / 2
+flakiness_cap_band = cap_rates
+"""The pass rates p₁ ≤ p₂ with 4p(1 − p) > cap exactly when p₁ < p < p₂ (:func:`~flaketui.stats.classes.cap_rates`)."""
 
 
 def rules_out_flakiness(n: NDArray[np.integer], c: NDArray[np.integer], cap: float,

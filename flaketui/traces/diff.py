@@ -15,7 +15,7 @@ from typing import Any
 
 from flaketui.traces.align import EQUAL, Alignment, align_traces, step_changes
 from flaketui.traces.normalise import Normaliser, json_text, one_line
-from flaketui.traces.steps import check_mode, default_mode, step_line
+from flaketui.traces.steps import check_mode, default_mode, harness_step_ids, step_line
 from flaketui.traces.structdiff import MISSING, FieldChange
 
 CONTEXT = 2
@@ -72,6 +72,18 @@ class TraceDiff:
     changes: list[StepChange]
     around: list[ContextRow]
     alignment: Alignment
+    ids_a: tuple[Any, ...] = ()
+    """Each row of trace A's harness step id (:func:`~flaketui.traces.steps.harness_step_ids`;
+    empty: the log numbers none, the rows are named by their 1-based position)."""
+    ids_b: tuple[Any, ...] = ()
+
+    def name_a(self, step: int | None) -> Any:
+        """Trace A's 1-based row ``step`` as the harness numbers it (its own id), else the row."""
+        return _named(self.ids_a, step)
+
+    def name_b(self, step: int | None) -> Any:
+        """Trace B's 1-based row ``step`` as the harness numbers it, else the row."""
+        return _named(self.ids_b, step)
 
     @property
     def divergent_changes(self) -> list[StepChange]:
@@ -85,23 +97,35 @@ class TraceDiff:
     def to_json(self) -> dict[str, Any]:
         """``{"mode", "first_divergence": {"step_a", "step_b"}, "changes": [...], "around": [...]}``.
 
+        Steps are named by the harness's own ids where the traces carry them (:attr:`ids_a`), and
+        the first divergence then also gives flaketui's rows (``row_a``, ``row_b``).
+
         A value one side lacks is ``null``; the values are the log's own JSON.
         """
+        a, b = self.name_a, self.name_b
         return {
             "mode": self.mode,
-            "first_divergence": {"step_a": self.step_a, "step_b": self.step_b},
+            "first_divergence": {"step_a": a(self.step_a), "step_b": b(self.step_b),
+                                 **({"row_a": self.step_a, "row_b": self.step_b}
+                                    if (self.ids_a or self.ids_b) and self.step_a is not None else {})},
             "changes": [
-                {"step_a": c.step_a, "step_b": c.step_b, "path": c.path,
+                {"step_a": a(c.step_a), "step_b": b(c.step_b), "path": c.path,
                  "a": None if c.a is MISSING else c.a, "b": None if c.b is MISSING else c.b,
                  "counts": c.counts}
                 for c in self.changes
             ],
             "around": [
-                {"step_a": r.step_a, "step_b": r.step_b, "tag": r.tag, "counts": r.counts,
+                {"step_a": a(r.step_a), "step_b": b(r.step_b), "tag": r.tag, "counts": r.counts,
                  "a": r.line_a, "b": r.line_b}
                 for r in self.around
             ],
         }
+
+
+def _named(ids: tuple[Any, ...], step: int | None) -> Any:
+    if step is None or not ids or step > len(ids) or ids[step - 1] is None:
+        return step
+    return ids[step - 1]
 
 
 def change_text(change: FieldChange, width: int | None = None) -> str:
@@ -165,4 +189,5 @@ def diff_traces(
                        None if r.b is None else step_line(tb[r.b], width, norm))
             for r in al.rows[lo:hi]
         ]
-    return TraceDiff(mode, al.first_divergence, al.divergence_b, changes, around, al)
+    return TraceDiff(mode, al.first_divergence, al.divergence_b, changes, around, al,
+                     harness_step_ids(ta), harness_step_ids(tb))

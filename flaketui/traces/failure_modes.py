@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from flaketui.model import natural_key
 from flaketui.traces.normalise import compact, one_line, parse_json_string
 
 TERMINATION_KEYS = ("termination_reason", "stop_reason", "finish_reason", "exit_reason", "termination",
@@ -153,13 +154,10 @@ def failure_modes(signatures: Iterable[tuple[str, TrialSignature]]) -> list[Fail
         groups.setdefault(sig.signature, []).append((task, sig))
     out = []
     for key, members in groups.items():
-        members.sort(key=lambda m: (_natural(m[0]), m[1].trial))
+        members.sort(key=lambda m: (natural_key(m[0]), m[1].trial))
         tasks = tuple(dict.fromkeys(m[0] for m in members))
         out.append(FailureMode(key, members[0][1].kind, len(members), len(tasks),
                                (members[0][0], members[0][1].trial), tasks))
     out.sort(key=lambda m: (-m.trials, -m.tasks, m.signature))
     return out
 
-
-def _natural(name: str) -> list[Any]:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]

@@ -16,7 +16,7 @@ from typing import Any
 
 from flaketui.model import ERRORED, PASS
 from flaketui.traces.normalise import Normaliser
-from flaketui.traces.steps import ALL, action_keys, check_mode
+from flaketui.traces.steps import ALL, action_keys, check_mode, harness_step_ids
 
 
 @dataclass(eq=False, repr=False)
@@ -39,6 +39,14 @@ class ForkNode:
     ended: int = 0
     children: list[ForkNode] = field(default_factory=list)
     number: int = 0
+    harness_id: Any = None
+    """The harness's own id of the step (ATIF ``step_id``, τ²'s ``turn_idx``) in the first trial
+    that reached the node (:func:`~flaketui.traces.steps.harness_step_ids`); None: it numbers none."""
+
+    @property
+    def name(self) -> Any:
+        """The step as it is shown: its harness id, else its 1-based place (:attr:`number`)."""
+        return self.number if self.harness_id is None else self.harness_id
 
     def __repr__(self) -> str:  # the dataclass one recurses into every child
         return (f"ForkNode(depth={self.depth}, number={self.number}, passes={self.passes}, "
@@ -80,6 +88,13 @@ class ForkNode:
             return max(self.number, 1)
         return min(c.number for c in self.children)
 
+    @property
+    def split_name(self) -> Any:
+        """:attr:`split_step` as it is shown: the harness's id of the branch's step that starts it."""
+        if not self.children:
+            return self.name if self.number else 1
+        return min(self.children, key=lambda c: c.number).name
+
     def walk(self) -> Iterator[ForkNode]:
         """This node and every node below it, depth first, in child order (no recursion)."""
         stack = [self]
@@ -118,12 +133,14 @@ def build_fork_map(
         node = root
         _count(node, number, outcome)
         keys = norm.signatures(trace) if mode == ALL else action_keys(trace, norm)
+        ids = harness_step_ids(trace)
         for i, (step, sig) in enumerate(zip(trace, keys, strict=True)):
             if sig is None:
                 continue
             child = next((c for c in node.children if c.signature == sig), None)
             if child is None:
-                child = ForkNode(sig, norm.step(step), node.depth + 1, number=i + 1)
+                child = ForkNode(sig, norm.step(step), node.depth + 1, number=i + 1,
+                                 harness_id=ids[i] if ids else None)
                 node.children.append(child)
             node = child
             _count(node, number, outcome)

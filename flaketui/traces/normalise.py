@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from flaketui.sanitize import visible
+
 DEFAULT_IGNORED_KEYS = ("id", "timestamp", "time")
 """Keys ignored by name, among a step's (or a tool call's) own keys."""
 IGNORED_SUFFIXES = ("_id", "_at")
@@ -39,6 +41,7 @@ IGNORED_PREFIXES = ("duration", "latency")
 NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "τ²-bench": ("cost", "usage", "raw_data", "turn_idx", "generation_time_seconds"),
     "ATIF": ("metrics",),
+    "Harbor episodes": ("episode",),
 }
 """Per-format step keys that duplicate or decorate the content, ignored by default.
 
@@ -47,7 +50,9 @@ call's ``cost``, the token ``usage``, the provider's ``raw_data`` (the same
 message again), ``turn_idx`` (its position, which shifts by one for every extra
 user turn) and ``generation_time_seconds``; τ²'s own message equality leaves
 them out too (it compares role, content and tool calls). ATIF's step ``metrics`` (Harbor's
-``MetricsSchema``: prompt/completion tokens, cost, token ids, logprobs) likewise."""
+``MetricsSchema``: prompt/completion tokens, cost, token ids, logprobs) likewise. A Harbor
+agent's list of episodes numbers each step by its ``episode`` (shown as the step's name, never
+compared)."""
 
 DEFAULT_NOISE_KEYS = frozenset(k for keys in NOISE_KEYS.values() for k in keys)
 
@@ -285,18 +290,16 @@ def json_text(value: Any) -> str:
         return "<nested too deep to show>"
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Unicode's control characters (category Cc)."""
-
-
 def one_line(text: str, width: int | None = None) -> str:
-    """``text`` on one line: white space runs as one space, control characters dropped.
+    """``text`` on one line: white space runs as one space, every other control, bidi or invisible
+    character spelled out (:func:`flaketui.sanitize.visible`: ``\\x1b``), as every other place
+    shows them; dropped, an ESC would hide that the log held one.
 
     Args:
         text: Any text from a log (untrusted).
         width: Longest result; longer text ends with ``…``. None: no limit.
     """
-    text = _CONTROL.sub("", " ".join(text.split()))
+    text = visible(" ".join(text.split()))
     if width is None or len(text) <= width:
         return text
     return text[: max(0, width - 1)] + "…"

@@ -150,3 +150,39 @@ def step_line(step: Any, width: int | None = None, normaliser: Normaliser | None
     if content and "tool_calls" in s:
         text = f"{compact(content)} → {text}"
     return one_line(text, width)
+
+
+HARNESS_STEP_KEYS = ("step_id", "turn_idx", "episode")
+"""A step's own number as its harness writes it: ATIF's ``step_id`` (Harbor), τ²'s ``turn_idx``,
+an episode list's ``episode`` (a Harbor agent's non-ATIF ``trajectory.json``)."""
+
+
+def harness_step_ids(trace: Sequence[Any] | None) -> tuple[Any, ...]:
+    """Each row of ``trace`` named as its harness numbers it: the row's own id
+    (:data:`HARNESS_STEP_KEYS`), else the id of the row it belongs to (an ATIF step's tool results
+    are rows of their own after it); empty when no row has one (the rows are then named by their
+    1-based position). The ids are shown, never compared: the normaliser masks them."""
+    if not trace:
+        return ()
+    out: list[Any] = []
+    last: Any = None
+    found = False
+    for step in trace:
+        own = next((step[k] for k in HARNESS_STEP_KEYS if isinstance(step, dict)
+                    and isinstance(step.get(k), (int, str)) and not isinstance(step.get(k), bool)), None)
+        if own is not None:
+            last, found = own, True
+        elif isinstance(step, dict) and step.get("role") not in ("tool",):
+            last = None
+        out.append(own if own is not None else last)
+    return tuple(out) if found else ()
+
+
+def harness_step_count(trace: Sequence[Any] | None, rows: int | None = None) -> str:
+    """``72 steps`` as the harness counts them (its distinct step ids: an ATIF step's tool results
+    are rows of their own, not steps), else ``N steps`` of rows; ``rows``: the trace's full
+    length when it was read cut (then rows are counted)."""
+    ids = harness_step_ids(trace)
+    if ids and (rows is None or rows == len(trace or ())):
+        return f"{len(dict.fromkeys(i for i in ids if i is not None)):,} steps ({len(ids):,} rows)"
+    return f"{rows or len(trace or ()):,} steps"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flaketui.model import ERRORED, PASS, RunOutcomes, Trial, TrialLog
+from flaketui.model import ERRORED, PASS, RunOutcomes, Trial, TrialLog, counts_errored
 from flaketui.traces.align import align_traces, task_divergence
 from flaketui.traces.align import pick_pair as pick_pair
 from flaketui.traces.causes import classify_pair, flaky_rows
@@ -213,7 +213,7 @@ def task_across_runs(
     for j, (name, ts, run_rows) in enumerate(zip(log.runs, trials, by_run, strict=True)):
         outcome = np.asarray(log.outcome)[run_rows] if run_rows else np.empty(0, dtype=np.int64)
         errored = int((outcome == ERRORED).sum())
-        n = len(run_rows) if log.fields.errored_as == "fail" else len(run_rows) - errored
+        n = len(run_rows) if counts_errored(log.errored_as(name)) else len(run_rows) - errored
         rep = div_a = div_b = None
         if ref_trial is not None:
             candidates = [i for i in counted[j] if ref is None or (j, i) != ref]

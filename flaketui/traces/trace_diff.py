@@ -22,7 +22,7 @@ from typing import Any
 from flaketui.model import Trial
 from flaketui.traces.align import DELETE, EQUAL, INSERT, REPLACE, Alignment, align_traces, step_changes, word_diff
 from flaketui.traces.normalise import Normaliser, compact
-from flaketui.traces.steps import call_text, default_mode
+from flaketui.traces.steps import call_text, default_mode, harness_step_ids
 from flaketui.traces.structdiff import MISSING, FieldChange
 
 __all__ = [
@@ -177,6 +177,14 @@ class PairDiff:
     """The keys of either trace that the normaliser ignores, in first-seen order."""
     rows: list[Row]
     """Every aligned row as (A's index, B's index, tag, counts); one side: A's steps."""
+    ids: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+    """Each side's harness step ids (:func:`~flaketui.traces.steps.harness_step_ids`; empty: none)."""
+
+    def step_name(self, side: int, index: int) -> Any:
+        """Side ``side``'s (0: A, 1: B) step at 0-based ``index`` as its harness numbers it (ATIF
+        ``step_id``, τ²'s ``turn_idx``), else its 1-based row: what the panes and header show."""
+        ids = self.ids[side]
+        return ids[index] if index < len(ids) and ids[index] is not None else index + 1
     _row_changes: dict[int, list[FieldChange]] = field(default_factory=dict, repr=False)
     _texts: list[str] | None = field(default=None, repr=False)
     _system_first: list[dict[int, int] | None] = field(default_factory=lambda: [None, None], repr=False)
@@ -321,4 +329,4 @@ def pair_diff(
     else:
         rows = [(r.a, r.b, r.tag, r.counts) for r in alignment.rows]
     return PairDiff(ta, tb, mode, norm, tolerance, alignment, changes, divergent, norm.ignored_keys_of(ta + tb),
-                    rows)
+                    rows, ids=(harness_step_ids(ta), harness_step_ids(tb)))

@@ -53,9 +53,8 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,6 +62,7 @@ from typing import Any
 
 import orjson
 
+from flaketui.safefile import atomic_write, fsync_dir
 from flaketui.sidecar import SIDECAR_SUFFIX
 
 try:
@@ -265,20 +265,6 @@ def remote_sidecar_name(url: str) -> str:
 # --- Reading and writing --------------------------------------------------------
 
 
-def _fsync_dir(folder: Path) -> None:
-    """Flush a folder's entries (the rename) to disk; a no-op where folders cannot be opened."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 _LINK = "is a symbolic link (flaketui never reads or writes a triage file through a link)"
 
 
@@ -343,52 +329,6 @@ def read_triage_bytes(path: str | os.PathLike[str]) -> bytes | None:
     if len(data) > MAX_BYTES:
         raise TriageFileRefused(_too_big())
     return data
-
-
-def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
-    """Replace ``path`` with ``data`` (bytes, or pieces of bytes written as they come) so that
-    a kill at any moment leaves the old or new file.
-
-    Write a temporary file in the same folder (a rename is atomic only within
-    one file system), flush and fsync it, give it the old file's permissions,
-    :func:`os.replace` it over ``path``, then fsync the folder. This is the
-    sequence of Python's own ``tempfile``/``os.replace`` documentation and of
-    e.g. the ``atomicwrites`` package (Unterwaditzer, MIT).
-
-    Nothing is written through a link: a symbolic link at ``path`` is itself
-    replaced (the rename does not follow it) and its target is left alone.
-
-    Raises
-    ------
-    OSError
-        If the folder cannot be written (read-only, missing, full). The old
-        file is then untouched and no temporary file is left behind.
-    """
-    path = Path(path)
-    folder = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for piece in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
-                fh.write(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            old = os.lstat(path)
-        except FileNotFoundError:
-            old = None
-        if old is not None and stat.S_ISREG(old.st_mode):
-            os.chmod(tmp, old.st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(folder)
 
 
 def _json(data: bytes) -> Any:
@@ -651,7 +591,7 @@ class TriageStore:
                 f"triage file {path} is unusable ({reason}) and could not be set aside "
                 f"({exc.strerror or exc}); it is left untouched and notes are kept in memory only")
             return store
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
         store = cls(path, salvaged)
         kept = f"; {len(salvaged)} entries recovered" if salvaged else ""
         store.messages.append(

@@ -13,6 +13,8 @@ from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE
 from tests.helpers.hostile import MARK, PAYLOADS, write_html_hostile_log
 
+pytestmark = pytest.mark.slow
+
 
 def page(tmp_path: Path, name: str, *args: str) -> Path:
     out = tmp_path / name
@@ -61,6 +63,7 @@ def column(browser: Any, table: str, index: int) -> list[str]:
 
 class TestReport:
     def test_loads_sorts_filters_and_expands(self, browser: Any, tmp_path: Path) -> None:
+        """In Chromium the report page loads without console errors, sorts, filters and expands a task."""
         path = page(tmp_path, "report.html", "report", str(BASELINE), str(CANDIDATE), "--causes")
         open_page(browser, path)
         assert console_errors(browser) == []
@@ -95,6 +98,7 @@ class TestReport:
         assert console_errors(browser) == []
 
     def test_a_link_to_a_flaky_task_opens_its_section(self, browser: Any, tmp_path: Path) -> None:
+        """A link to a flaky task opens its section."""
         path = page(tmp_path, "report.html", "report", str(BASELINE))
         open_page(browser, path)
         from selenium.webdriver.common.by import By
@@ -105,6 +109,7 @@ class TestReport:
 
 class TestCompareAndDiff:
     def test_compare_page(self, browser: Any, tmp_path: Path) -> None:
+        """The comparison page loads without console errors."""
         path = page(tmp_path, "compare.html", "compare", str(BASELINE), str(CANDIDATE))
         open_page(browser, path)
         assert console_errors(browser) == []
@@ -119,6 +124,7 @@ class TestCompareAndDiff:
         assert browser.find_element(By.CSS_SELECTOR, "details#d-0 table.trace").is_displayed()
 
     def test_diff_page(self, browser: Any, tmp_path: Path) -> None:
+        """The diff page loads without console errors."""
         path = page(tmp_path, "diff.html", "diff", str(BASELINE), "--task", "searchRunbook")
         open_page(browser, path)
         assert console_errors(browser) == []
@@ -136,6 +142,7 @@ class TestHostileLog:
 
     @pytest.mark.parametrize("command", ["report", "compare", "diff"])
     def test_no_payload_runs(self, browser: Any, tmp_path: Path, log: Path, command: str) -> None:
+        """No payload of a hostile log runs script in any page."""
         runs = [f"run-{PAYLOADS[0]}", f"base-{PAYLOADS[1]}"]
         args = {"report": ["report", str(log), "--causes"],
                 "compare": ["compare", str(log), "--runs", *runs],

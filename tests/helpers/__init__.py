@@ -13,8 +13,9 @@ two files' edits together).
 - ``traces``: trace steps in OpenAI's shape and the bundled fixture's trials.
 - ``causes``: the two trace shapes and the story the flake-cause tests tell in them.
 - ``history``: run records, the suite's history sequences and the recorder script.
+- ``postgres``: a real PostgreSQL server (fixtures ``pg_server``, ``pg_url``) for the history's tests.
 - ``planning``: a log of given per-task counts for the rerun plan.
-- ``hostile``: names and payloads that try to reach the terminal or the browser.
+- ``hostile``: names and payloads that try to reach the terminal or the browser; Markdown read back.
 - ``harbor``: Harbor job folders built to Harbor's schema (rewards, timeouts, setup errors).
 - ``webhook``: a real HTTP server on 127.0.0.1 standing in for a webhook (answers, 500s, stalls, drops).
 """

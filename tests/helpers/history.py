@@ -13,7 +13,6 @@ import numpy as np
 import sqlalchemy as sa
 
 from flaketui.history import RunRecord, schema
-from tests.conftest import ROOT
 
 # Six runs per task, each (trials, passes); the state expected after each run.
 SEQUENCES = {
@@ -78,9 +77,14 @@ def counts(store) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
 
 
 def cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """``python -m flaketui ARGS`` in a fresh process (the history's locks and exit codes are real)."""
+    """``python -m flaketui ARGS`` in a fresh process (the history's locks and exit codes are real).
+    Its cache folder is ``.cache`` in ``cwd`` (or the system's temporary folder): never a folder
+    whose ``flaketui/`` subfolder would shadow the package for ``python -m flaketui`` run there."""
+    import tempfile
+
+    cache = (cwd or Path(tempfile.gettempdir())) / ".cache"
     return subprocess.run([sys.executable, "-m", "flaketui", *args], capture_output=True, text=True,
-                          env={**os.environ, "XDG_CACHE_HOME": str(cwd or ROOT), **(env or {})}, cwd=cwd)
+                          env={**os.environ, "XDG_CACHE_HOME": str(cache), **(env or {})}, cwd=cwd)
 
 
 def write_log(path: Path, run: str, per_task: dict[str, tuple[int, int]]) -> Path:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flaketui.app.app import make_app
 from tests.conftest import SIZE
 from tests.helpers.hostile import raw_controls, write_hostile_log
@@ -22,7 +24,10 @@ WALK = [
 ]
 
 
+@pytest.mark.slow
+@pytest.mark.ui
 async def test_every_screen_shows_hostile_names_as_text(tmp_path: Path) -> None:
+    """Every screen shows hostile names as plain text."""
     log = write_hostile_log(tmp_path / "hostile.jsonl")
     app = make_app([str(log)], triage=str(tmp_path / "notes.triage.json"))
     async with app.run_test(size=SIZE) as pilot:

@@ -40,6 +40,7 @@ def _forged_log(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_an_entry_re_digested_the_old_way_is_not_believed(tmp_path: Path) -> None:
+    """A cache entry re-digested with a plain hash is not believed."""
     import xxhash
 
     log, entry = _forged_log(tmp_path)
@@ -50,6 +51,7 @@ def test_an_entry_re_digested_the_old_way_is_not_believed(tmp_path: Path) -> Non
 
 
 def test_an_entry_made_with_another_key_is_not_believed(tmp_path: Path) -> None:
+    """A cache entry made with another key is not believed."""
     log, entry = _forged_log(tmp_path)
     other = os.urandom(32)
     _redigest(entry, lambda body: _mac(other, body))
@@ -65,6 +67,7 @@ def _mac(key: bytes, body: bytes) -> bytes:
 
 
 def test_an_honest_entry_is_used(tmp_path: Path) -> None:
+    """An honest cache entry is used."""
     from flaketui.loading import userkey
 
     log = tmp_path / "run.jsonl"
@@ -80,6 +83,7 @@ def test_an_honest_entry_is_used(tmp_path: Path) -> None:
 
 def test_the_secret_is_private_and_never_read_through_a_link(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache key file is private and never read through a link."""
     from flaketui.loading import userkey
 
     key = userkey.user_key()
@@ -100,6 +104,7 @@ def test_the_secret_is_private_and_never_read_through_a_link(tmp_path: Path,
 
 
 def test_without_a_key_the_cache_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a key the cache is not used."""
     from flaketui.loading import userkey
 
     log = tmp_path / "run.jsonl"

@@ -21,6 +21,7 @@ def run(*args: object) -> tuple[int, str]:
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
 def test_k_beyond_64_bits_is_a_usage_error(fmt: str) -> None:
+    """A k beyond 64 bits is a usage error in every format."""
     code, out = run("report", BASELINE, "-k", 10**20, "--format", fmt)
     assert code == 2 and "must be at most" in out
 
@@ -49,5 +50,6 @@ def test_gate_thresholds_must_be_fractions(option: str, value: str) -> None:
 
 @pytest.mark.parametrize("value", ["nan", "inf"])
 def test_threshold_must_be_finite(value: str) -> None:
+    """A threshold that is not a finite number is a usage error."""
     code, out = run("report", BASELINE, "--threshold", value)
     assert code == 2 and "not a finite number" in out

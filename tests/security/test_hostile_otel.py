@@ -114,6 +114,7 @@ def write(tmp_path: Path, name: str, doc: Any) -> Path:
 
 @pytest.mark.parametrize("name", list(SHAPES))
 def test_hostile_otel_export_is_a_problem_not_a_traceback(tmp_path: Path, name: str) -> None:
+    """Each hostile OpenTelemetry export is a problem line, never a traceback."""
     p = write(tmp_path, name, copy.deepcopy(SHAPES[name]))
     result = CliRunner().invoke(main, ["report", str(p), "--format", "json", "--no-cache"])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
@@ -134,4 +135,5 @@ NOTHING_LEFT = {"resourceSpans an object", "lone surrogate after 1e999"}
 
 
 def test_the_corpus_is_big() -> None:
+    """The hostile OpenTelemetry corpus has at least 37 shapes."""
     assert len(SHAPES) >= 37

@@ -25,7 +25,10 @@ def no_raw_control(svg: str) -> None:
     assert not bad, bad[:5]
 
 
+@pytest.mark.slow
+@pytest.mark.ui
 async def test_hostile_names_render_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile names render as text in the problems screen and the run picker."""
     from flaketui.app.screens.problems import ProblemsScreen
     from flaketui.app.screens.run_picker import RunPicker
 

@@ -31,6 +31,7 @@ def _lines(key: str = "task", extra: str = '"passed": true') -> str:
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_jsonl_and_json_ids_are_their_text(tmp_path: Path, suffix: str) -> None:
+    """Integer task ids in JSON Lines and JSON are kept as their text."""
     p = tmp_path / f"run{suffix}"
     p.write_text(_lines() if suffix == ".jsonl" else "[" + ",".join(_lines().splitlines()) + "]")
     log = load_logs([p], use_cache=False)
@@ -50,6 +51,7 @@ def test_every_jsonl_path_gives_the_same_ids(tmp_path: Path) -> None:
 
 
 def test_tau2_ids_past_64_bits_stay_apart(tmp_path: Path) -> None:
+    """τ²-bench task ids past 64 bits stay apart."""
     sims = [{"id": f"s{n}", "task_id": IDS[n], "trial": 0, "termination_reason": "user_stop",
              "reward_info": {"reward": 1.0}, "messages": []} for n in range(len(IDS))]
     text = json.dumps({"timestamp": "2025-01-01", "info": {"num_trials": 1}, "tasks": [],
@@ -63,6 +65,7 @@ def test_tau2_ids_past_64_bits_stay_apart(tmp_path: Path) -> None:
 
 
 def test_lm_eval_doc_ids_past_64_bits_stay_apart(tmp_path: Path) -> None:
+    """lm-eval doc ids past 64 bits stay apart."""
     p = tmp_path / "samples_gsm8k_2024-01-01T00-00-00.000000.jsonl"
     p.write_text("".join(f'{{"doc_id": {i}, "filter": "none", "metrics": ["exact_match"], '
                          f'"exact_match": 1.0}}\n' for i in IDS))

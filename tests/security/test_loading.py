@@ -115,6 +115,7 @@ def test_entry_of_an_unsettled_file_is_rewritten_once_the_times_vouch(
 
 def test_cache_is_evicted_by_size_least_recently_used_first(tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index cache is evicted by size, least recently used first."""
     logs = []
     for i in range(3):
         log = tmp_path / f"run{i}.jsonl"
@@ -142,6 +143,7 @@ def line(task: str, passed: bool) -> bytes:
 
 
 def test_watch_drops_a_file_removed_from_the_folder(tmp_path: Path) -> None:
+    """--watch drops a file removed from the watched folder."""
     folder = tmp_path / "runs"
     folder.mkdir()
     (folder / "a.jsonl").write_bytes(line("a", True) * 2)
@@ -154,6 +156,7 @@ def test_watch_drops_a_file_removed_from_the_folder(tmp_path: Path) -> None:
 
 
 def test_watch_sees_a_same_size_rewrite_with_the_same_last_64_bytes(tmp_path: Path) -> None:
+    """--watch sees a same-size rewrite that keeps the last 64 bytes."""
     p = tmp_path / "live.jsonl"
     tail = b"".join(line(f"pad{i}", True) for i in range(5))
     p.write_bytes(line("a", True) + line("b", False) + tail)
@@ -181,7 +184,9 @@ def named(log: TrialLog, path: Path) -> list[str]:
     return [p.reason for p in log.problems if p.path == str(path)]
 
 
+@pytest.mark.slow
 def test_fifo_in_a_folder_is_named_and_never_opened(tmp_path: Path) -> None:
+    """A FIFO in a folder is named and never opened."""
     folder = folder_with(tmp_path)
     fifo = folder / "pipe.jsonl"
     os.mkfifo(fifo)
@@ -196,6 +201,7 @@ def test_fifo_in_a_folder_is_named_and_never_opened(tmp_path: Path) -> None:
 
 
 def test_dangling_link_in_a_folder_is_named(tmp_path: Path) -> None:
+    """A dangling link in a folder is named."""
     folder = folder_with(tmp_path)
     link = folder / "gone.jsonl"
     link.symlink_to(tmp_path / "nowhere.jsonl")
@@ -250,6 +256,7 @@ def test_one_unreadable_file_does_not_abort_the_folder(tmp_path: Path, monkeypat
 
 
 def test_nothing_usable_left_is_exit_2(tmp_path: Path) -> None:
+    """A folder with nothing usable left is exit 2."""
     folder = tmp_path / "logs"
     folder.mkdir()
     os.mkfifo(folder / "pipe.jsonl")
@@ -273,6 +280,7 @@ def gzip_bomb(path: Path, size: int = 256 << 20, fill: bytes = b"\0") -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "fill"), [("bomb.jsonl.gz", b"\0"), ("newlines.jsonl.gz", b"\n"),
                                             ("bomb.json.gz", b" ")])
 def test_gzip_bomb_is_refused_quickly(tmp_path: Path, name: str, fill: bytes) -> None:
@@ -287,7 +295,9 @@ def test_gzip_bomb_is_refused_quickly(tmp_path: Path, name: str, fill: bytes) ->
     assert any("decompression bomb" in reason for reason in named(log, bomb)), log.problems
 
 
+@pytest.mark.slow
 def test_compressible_honest_gzip_still_loads(tmp_path: Path) -> None:
+    """An honest, highly compressible gzip still loads."""
     body = trials(n=20_000) * 2  # repeated content: about 60 times smaller packed
     p = tmp_path / "run.jsonl.gz"
     p.write_bytes(gzip.compress(body))
@@ -296,6 +306,7 @@ def test_compressible_honest_gzip_still_loads(tmp_path: Path) -> None:
     assert len(log) == 40_000 and not [r for r in named(log, p) if "bomb" in r]
 
 
+@pytest.mark.slow
 def test_eval_zip_bomb_is_refused_before_inspect_reads_it(tmp_path: Path) -> None:
     """An .eval (a zip) whose header.json inflates 1000 times: named from the zip's directory."""
     bomb = tmp_path / "bomb.eval"
@@ -334,6 +345,7 @@ def measure(path: Path) -> tuple[float, int, int]:
     return float(out[0]), int(out[1]), int(out[2])
 
 
+@pytest.mark.slow
 def test_garbage_costs_about_what_valid_lines_cost(tmp_path: Path) -> None:
     """10 MB of garbage lines (broken JSON, random bytes) against 10 MB of trials: about the
     same time and no more memory (the campaign saw 2.2 GB and 90 s)."""
@@ -364,6 +376,7 @@ def test_garbage_costs_about_what_valid_lines_cost(tmp_path: Path) -> None:
 
 
 def test_garbage_first_lines_named_exactly_and_the_rest_counted(tmp_path: Path) -> None:
+    """The first garbage lines are named exactly and the rest counted."""
     p = tmp_path / "bad.jsonl"
     p.write_bytes(b"{oops\n" * 1500 + b'{"task": 1}\n' * 10 + b"\xff\n" * 5 + line("a", True))
     log = load_logs([p], use_cache=False)
@@ -380,6 +393,7 @@ def test_garbage_first_lines_named_exactly_and_the_rest_counted(tmp_path: Path) 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_task_ids_beyond_64_bits_stay_apart(tmp_path: Path, suffix: str) -> None:
+    """Task ids beyond 64 bits stay apart."""
     big = 10**29
     records = [{"task": big, "passed": True}, {"task": big + 1, "passed": False},
                {"task": big, "passed": True, "trace": [{"role": "user", "content": "x"}]},

@@ -32,6 +32,7 @@ def _file(tmp_path: Path, suffix: str = ".jsonl") -> Path:
 
 
 def test_every_path_refuses_them_alike(tmp_path: Path) -> None:
+    """Every parse path refuses lone surrogates alike."""
     p = _file(tmp_path)
     batch, _ = parse_range(str(p), 0, p.stat().st_size, FieldMap(), "run")
     sink = RecordSink(FieldMap(), "run")
@@ -44,6 +45,7 @@ def test_every_path_refuses_them_alike(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "csv", "table", "markdown"])
 def test_outputs_write_the_rest(tmp_path: Path, fmt: str) -> None:
+    """Each output writes the other trials when some hold lone surrogates."""
     p = _file(tmp_path)
     result = CliRunner().invoke(main, ["report", str(p), "--format", fmt, "--no-cache"])
     assert result.exit_code == 0 and result.exception is None, result.exception
@@ -51,5 +53,6 @@ def test_outputs_write_the_rest(tmp_path: Path, fmt: str) -> None:
 
 
 def test_load_logs_names_them(tmp_path: Path) -> None:
+    """load_logs names the lines with lone surrogates."""
     log = load_logs([_file(tmp_path)], use_cache=False)
     assert log.tasks == ["\U0001f600", "ok"] and len(log.problems) == 4

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 3 << 29
 """1.5 GB of address space: far more than any of these files honestly needs."""

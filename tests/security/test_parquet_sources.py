@@ -75,6 +75,7 @@ def refused(table: Path, row: int = 0) -> str:
 
 
 def test_an_honest_row_inside_the_tables_folder_opens(layout: dict[str, Path]) -> None:
+    """A row whose source lies inside the table's folder opens its trace."""
     write_table(layout["table"], [{"source": str(layout["honest"])}, {"source": "logs/honest.jsonl"}])
     log = load_logs([layout["table"]], use_cache=False)
     assert read_trial(log, 0).extra["api_key"] == "honest"
@@ -83,6 +84,7 @@ def test_an_honest_row_inside_the_tables_folder_opens(layout: dict[str, Path]) -
 
 @pytest.mark.parametrize("how", ["absolute", "relative", "link"])
 def test_a_secret_beside_the_folder_is_never_read(layout: dict[str, Path], how: str) -> None:
+    """A source outside the table's folder (absolute, relative or through a link) is never read."""
     source = {"absolute": str(layout["secret"]), "relative": "../secret.jsonl", "link": "logs/link.jsonl"}[how]
     if how == "link":
         (layout["honest"].parent / "link.jsonl").symlink_to(layout["secret"])
@@ -91,6 +93,7 @@ def test_a_secret_beside_the_folder_is_never_read(layout: dict[str, Path], how: 
 
 
 def test_etc_passwd_is_never_read(layout: dict[str, Path]) -> None:
+    """A source of /etc/passwd is refused."""
     write_table(layout["table"], [{"source": "/etc/passwd", "length": 100}])
     assert "outside" in refused(layout["table"])
 
@@ -98,12 +101,14 @@ def test_etc_passwd_is_never_read(layout: dict[str, Path]) -> None:
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/x.jsonl", "s3://bucket/x.jsonl",
                                  "https://user:pw@example.invalid/x.jsonl"])
 def test_a_url_named_by_a_local_table_is_never_fetched(layout: dict[str, Path], url: str) -> None:
+    """A URL named by a local table is never fetched."""
     write_table(layout["table"], [{"source": url}])
     message = refused(layout["table"])
     assert "URL outside" in message
 
 
 def test_a_url_outside_a_remote_tables_prefix_is_refused() -> None:
+    """A URL outside a remote table's prefix is refused."""
     parquet_checks = checks()
     check = parquet_checks.resolve_source
     table = "s3://bucket/team/tables/t.parquet"
@@ -120,17 +125,20 @@ def test_a_url_outside_a_remote_tables_prefix_is_refused() -> None:
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_the_table_itself_is_refused(layout: dict[str, Path], kind: str) -> None:
+    """A row pointing at the table itself is refused without recursion."""
     write_table(layout["table"], [{"source": str(layout["table"]), "kind": kind}])
     refused(layout["table"])  # no RecursionError
 
 
 def test_another_parquet_table_is_refused(layout: dict[str, Path]) -> None:
+    """A row pointing at another Parquet table is refused."""
     inner = write_table(layout["table"].parent / "inner.parquet", [{"source": str(layout["honest"])}])
     write_table(layout["table"], [{"source": str(inner)}])
     assert "Parquet" in refused(layout["table"])
 
 
 def test_dev_zero_with_a_huge_length_is_refused(layout: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/zero with a huge length is refused before reading."""
     parquet_checks = checks()
     write_table(layout["table"], [{"source": "/dev/zero", "length": 2 ** 40}])
     refused(layout["table"])
@@ -140,11 +148,13 @@ def test_dev_zero_with_a_huge_length_is_refused(layout: dict[str, Path], monkeyp
 
 @pytest.mark.parametrize(("offset", "length"), [(0, 2 ** 40), (-1, 10), (0, -5)])
 def test_a_length_out_of_bounds_is_refused(layout: dict[str, Path], offset: int, length: int) -> None:
+    """An offset or length out of the file's bounds is refused."""
     write_table(layout["table"], [{"source": str(layout["honest"]), "offset": offset, "length": length}])
     refused(layout["table"])
 
 
 def test_sources_root_opens_a_folder_the_user_names(layout: dict[str, Path]) -> None:
+    """--sources-root opens a folder the user names."""
     parquet_checks = checks()
     write_table(layout["table"], [{"source": str(layout["secret"])}])
     log = load_logs([layout["table"]], use_cache=False)
@@ -160,6 +170,7 @@ def test_sources_root_opens_a_folder_the_user_names(layout: dict[str, Path]) -> 
 
 
 def test_a_tag_copied_from_another_table_gives_no_trust(layout: dict[str, Path], tmp_path: Path) -> None:
+    """A trust tag copied from another table gives it no trust."""
     parquet_checks = checks()
     own = tmp_path / "own.parquet"
     result = CliRunner().invoke(main, ["export", str(layout["honest"]), "--out", str(own)])
@@ -176,6 +187,7 @@ def test_a_tag_copied_from_another_table_gives_no_trust(layout: dict[str, Path],
 
 def test_a_table_declaring_too_many_rows_is_one_line(layout: dict[str, Path],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table declaring too many rows is one line."""
     parquet_checks = checks()
     write_table(layout["table"], [{"source": str(layout["honest"])}] * 20)
     monkeypatch.setattr(parquet_checks, "MAX_ROWS", 10)
@@ -185,6 +197,7 @@ def test_a_table_declaring_too_many_rows_is_one_line(layout: dict[str, Path],
 
 
 def test_rows_per_byte_refuses_an_rle_bomb() -> None:
+    """Too many rows per byte is refused as a run-length bomb."""
     parquet_checks = checks()
     assert parquet_checks.row_count_problem(10_000_000, 292_000) is not None  # the issue's: 34 rows a byte
     assert parquet_checks.row_count_problem(10_000_000, 130_000_000) is None  # an export: 13 bytes a row
@@ -192,7 +205,9 @@ def test_rows_per_byte_refuses_an_rle_bomb() -> None:
     assert parquet_checks.row_count_problem(900_000, 100) is None  # small counts are cheap
 
 
+@pytest.mark.slow
 def test_a_real_rle_bomb_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
+    """A real run-length bomb is refused before it is decoded."""
     parquet_checks = checks()
     path = tmp_path / "bomb.parquet"
     n = 3_000_000
@@ -222,6 +237,7 @@ HOSTILE = {
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_column_types_are_one_line_problems(layout: dict[str, Path], case: str) -> None:
+    """Each hostile column type is a one-line problem."""
     name, typ, values = HOSTILE[case]
     cols: dict[str, Any] = {"run": pa.array(["r", "r"]), "task": pa.array(["a", "b"]),
                             "outcome": pa.array(["pass", "fail"]),
@@ -239,6 +255,7 @@ def test_hostile_column_types_are_one_line_problems(layout: dict[str, Path], cas
         assert result.exit_code == 0
 
 
+@pytest.mark.ui
 async def test_the_app_opening_a_refused_trace_says_so_in_one_line(layout: dict[str, Path]) -> None:
     """The trace screen of a row pointing at the secret: an error shown, the secret never."""
     from flaketui.app.app import make_app
@@ -262,6 +279,7 @@ async def test_the_app_opening_a_refused_trace_says_so_in_one_line(layout: dict[
 
 @pytest.mark.parametrize("name", ["run", "metric_cost"])
 def test_a_column_name_given_twice_is_one_line(layout: dict[str, Path], name: str) -> None:
+    """A column name given twice is one line."""
     base = {"run": ["r"], "task": ["a"], "outcome": ["pass"], "source": [str(layout["honest"])],
             "source_kind": ["jsonl"], "offset": [0], "length": [len(SECRET)], "metric_cost": [1.0]}
     names = [*base, name]
@@ -273,7 +291,9 @@ def test_a_column_name_given_twice_is_one_line(layout: dict[str, Path], name: st
     assert result.exit_code == (2 if name == "run" else 0)
 
 
+@pytest.mark.ui
 def test_the_apps_sources_roots_option_names_a_root(layout: dict[str, Path]) -> None:
+    """The app's sources-roots option names a root to read from."""
     from flaketui.app.app import make_app
 
     parquet_checks = checks()

@@ -27,6 +27,7 @@ def victim(tmp_path: Path) -> Path:
 
 
 def test_export_parquet_never_writes_through_the_old_temp_name(tmp_path: Path) -> None:
+    """export never writes through a link planted at its old temporary name."""
     target = victim(tmp_path)
     out = tmp_path / "trials.parquet"
     planted = tmp_path / f".{out.name}.tmp-{os.getpid()}"  # the name the export used to write
@@ -38,6 +39,7 @@ def test_export_parquet_never_writes_through_the_old_temp_name(tmp_path: Path) -
 
 
 def test_export_parquet_replaces_a_link_at_the_output_name(tmp_path: Path) -> None:
+    """export replaces a link at the output name instead of writing through it."""
     target = victim(tmp_path)
     out = tmp_path / "trials.parquet"
     out.symlink_to(target)
@@ -48,8 +50,10 @@ def test_export_parquet_replaces_a_link_at_the_output_name(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
 
 
+@pytest.mark.ui
 @pytest.mark.parametrize("via", ["save_screenshot", "deliver_screenshot"])
 async def test_screenshot_never_writes_through_a_link(tmp_path: Path, via: str) -> None:
+    """A screenshot never writes through a link."""
     target = victim(tmp_path)
     name = "flaketui_2026-01-01T00_00_00.svg"
     (tmp_path / name).symlink_to(target)

@@ -34,6 +34,8 @@ from click.testing import CliRunner
 from flaketui.cli import main
 from tests.conftest import ROOT, SHARED
 
+pytestmark = pytest.mark.slow
+
 DATA = ROOT / "tests" / "data"
 FIXTURE = ROOT / "fixtures" / "oncall-baseline.jsonl"
 INSPECT = SHARED / "realdata" / "inspect-ai"

@@ -24,6 +24,8 @@ from flaketui.loading import location
 from flaketui.sanitize import mask_url
 from tests.conftest import BASELINE
 
+pytestmark = pytest.mark.slow
+
 web = pytest.importorskip("aiohttp.web")
 pytest.importorskip("fsspec.implementations.http")
 
@@ -160,6 +162,7 @@ def one_line_error(result: Any, url: str) -> str:
 
 
 def test_a_server_that_stalls_after_its_headers_is_a_timeout_not_a_hang() -> None:
+    """A server that stalls after its headers is a timeout, not a hang."""
     with Hostile({"/stall.jsonl": stalling(1000)}) as srv:
         url = f"{srv.url}/stall.jsonl"
         start = time.monotonic()
@@ -171,6 +174,7 @@ def test_a_server_that_stalls_after_its_headers_is_a_timeout_not_a_hang() -> Non
 
 
 def test_the_default_timeout_is_documented_and_a_bad_one_refused() -> None:
+    """The default timeout is in --help and a bad one is refused."""
     result = CliRunner().invoke(main, ["report", "--help"])
     assert "--timeout SECONDS" in result.stdout and "30.0" in result.stdout
     assert "--max-bytes BYTES" in result.stdout and str(2 << 30) in result.stdout
@@ -195,6 +199,7 @@ def test_a_trickling_server_is_stopped_by_the_load_deadline(monkeypatch: pytest.
 
 
 def test_a_whole_file_format_declaring_a_terabyte_is_refused_before_it_is_read() -> None:
+    """A whole-file log declaring a terabyte is refused before it is read."""
     with Hostile({"/big.json": terabyte}) as srv:
         url = f"{srv.url}/big.json"
         result = run_cli("report", url, "--no-cache")
@@ -220,6 +225,7 @@ def test_max_bytes_is_the_cap(tmp_path: Path) -> None:
 
 
 def test_jsonl_is_streamed_and_not_capped(tmp_path: Path) -> None:
+    """JSON Lines is streamed, not capped by --max-bytes."""
     with Hostile({"/base.jsonl": served_file(BASELINE)}) as srv:
         result = CliRunner().invoke(main, ["report", f"{srv.url}/base.jsonl", "--max-bytes", "10",
                                            "--format", "json", "--no-cache"])
@@ -232,6 +238,7 @@ def no_secret(text: str) -> None:
 
 
 def test_a_password_in_a_url_is_never_printed() -> None:
+    """A password in a URL is never printed."""
     with Hostile({"/runs/{name}": refused}) as srv:
         host = srv.url.split("://", 1)[1]
         url = f"http://alice:{PASSWORD}@{host}/runs/log.jsonl"
@@ -243,6 +250,7 @@ def test_a_password_in_a_url_is_never_printed() -> None:
 
 
 def test_a_refused_presigned_url_is_named_without_its_signature() -> None:
+    """A refused presigned URL is named without its signature."""
     with Hostile({"/runs/{name}": refused}) as srv:
         url = f"{srv.url}/runs/log.jsonl?{PRESIGNED}"
         result = CliRunner().invoke(main, ["report", url, "--no-cache"])
@@ -252,6 +260,7 @@ def test_a_refused_presigned_url_is_named_without_its_signature() -> None:
 
 
 def test_a_presigned_url_gives_no_secret_to_the_run_name_or_the_export(tmp_path: Path) -> None:
+    """A presigned URL gives no secret to the run name or the export."""
     with Hostile({"/runs/{name}": served_file(BASELINE)}) as srv:
         url = f"{srv.url}/runs/{BASELINE.name}?{PRESIGNED}"
         report = CliRunner().invoke(main, ["report", url, "--format", "json", "--no-cache"])
@@ -287,11 +296,13 @@ def test_a_url_without_secrets_stays_readable_in_the_export(tmp_path: Path) -> N
     ("no url here: user:pass@host", "no url here: user:pass@host"),
 ])
 def test_mask_url(url: str, masked: str) -> None:
+    """mask_url masks credentials and signatures, and is idempotent."""
     assert mask_url(url) == masked
     assert mask_url(masked) == masked
 
 
 def test_the_remote_sidecar_name_has_no_secret() -> None:
+    """A remote log's triage file name has no secret."""
     from flaketui.triage.store import remote_sidecar_name
 
     url = f"https://alice:{PASSWORD}@h/runs/log.jsonl?{PRESIGNED}"

@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261201
 BUDGET = float(os.environ.get("FLAKETUI_FUZZ_SECONDS", "25"))

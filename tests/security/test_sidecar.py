@@ -96,6 +96,7 @@ class TestLinks:
 
     def test_a_shipped_link_to_a_missing_dotfile_creates_nothing(self, log_folder: Path,
                                                                  home: Path) -> None:
+        """A shipped triage link to a missing dotfile creates nothing."""
         sidecar = default_triage_path([log_folder / BASELINE.name])
         sidecar.symlink_to(home / ".bash_profile")
         store = TriageStore.open(sidecar)
@@ -111,6 +112,7 @@ class TestLinks:
 
     def test_a_file_swapped_for_a_link_after_opening_is_not_written_through(
             self, log_folder: Path, home: Path) -> None:
+        """A triage file swapped for a link after opening is not written through."""
         sidecar = log_folder / "notes.triage.json"
         store = TriageStore.open(sidecar)
         assert store.update(HOSTILE, label="sampling")
@@ -124,6 +126,7 @@ class TestLinks:
         assert other.read_bytes() == b"another project's notes" and sidecar.is_symlink()
 
     def test_export_refuses_a_link_without_reading_it(self, log_folder: Path, home: Path) -> None:
+        """triage export refuses a link without reading it."""
         target = home / "notes.json"
         TriageStore.open(target).update(TriageKey(RUN, "searchRunbook"), note="secret note")
         sidecar = default_triage_path([log_folder / BASELINE.name])
@@ -137,6 +140,7 @@ class TestLinks:
             load_entries(sidecar)
 
     def test_a_link_to_dev_zero_is_refused(self, log_folder: Path) -> None:
+        """A triage link to /dev/zero is refused."""
         sidecar = log_folder / "zero.triage.json"
         sidecar.symlink_to("/dev/zero")
         proc = child(OPEN_AND_CHANGE, sidecar)
@@ -151,6 +155,7 @@ class TestNotRegularFiles:
     """A FIFO, a device or a huge file neither hangs flaketui nor fills its memory."""
 
     def test_a_fifo_does_not_hang_the_store(self, log_folder: Path) -> None:
+        """A FIFO as the triage file does not hang the store."""
         fifo = log_folder / "fifo.triage.json"
         os.mkfifo(fifo)
         proc = child(OPEN_AND_CHANGE, fifo)
@@ -160,7 +165,9 @@ class TestNotRegularFiles:
         assert proc.stdout.splitlines()[1] == "False"
         assert fifo.exists() and not fifo.is_file()  # still the FIFO: not renamed or replaced
 
+    @pytest.mark.slow
     def test_a_fifo_does_not_hang_export(self, log_folder: Path) -> None:
+        """A FIFO as the triage file does not hang triage export."""
         fifo = log_folder / "fifo.triage.json"
         os.mkfifo(fifo)
         code = "from flaketui.cli import main; main()"
@@ -169,7 +176,9 @@ class TestNotRegularFiles:
         assert proc.stderr == (f"flaketui: error: triage file {fifo}: is a FIFO (named pipe), not "
                                "a regular file; give --triage PATH to choose another file\n")
 
+    @pytest.mark.slow
     def test_a_device_is_refused_unread(self, log_folder: Path) -> None:
+        """A device as the triage file is refused unread."""
         code = "from flaketui.cli import main; main()"
         proc = child(code, "triage", "export", log_folder / BASELINE.name, "--triage", "/dev/zero")
         assert proc.returncode == 2, proc.stderr
@@ -180,6 +189,7 @@ class TestNotRegularFiles:
         assert proc.stdout.splitlines()[0].startswith("triage file /dev/zero is a device")
 
     def test_a_file_over_the_cap_is_refused_and_left_alone(self, log_folder: Path) -> None:
+        """A triage file over the size cap is refused and left alone."""
         huge = log_folder / "huge.triage.json"
         with huge.open("wb") as fh:
             fh.truncate(MAX_BYTES + 1)  # sparse: costs no disk
@@ -195,6 +205,7 @@ class TestNotRegularFiles:
             load_entries(huge)
 
     def test_deep_nesting_is_an_input_error_not_a_crash(self, log_folder: Path) -> None:
+        """Deeply nested triage JSON is an input error, not a crash."""
         sidecar = log_folder / "nested.triage.json"
         depth = 200_000
         sidecar.write_bytes(b'{"format": "flaketui-triage", "version": 1, "entries": ['
@@ -225,6 +236,7 @@ def test_a_byte_order_mark_keeps_all_notes(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == [sidecar.name]
 
 
+@pytest.mark.slow
 def test_saves_of_200k_notes_stay_fast(tmp_path: Path) -> None:
     """With 200,000 notes a save writes the changed bytes and little more: it does not sort,
     serialise and parse every note again."""
@@ -278,6 +290,7 @@ def test_a_save_parses_the_file_only_when_another_program_changed_it(
     assert data == dump_triage(on_disk)
 
 
+@pytest.mark.ui
 async def test_the_app_shows_a_refused_sidecar_and_goes_on(log_folder: Path, home: Path) -> None:
     """Pilot: the app opens a folder whose sidecar is a link, warns once in a toast, and a
     triage keypress neither crashes nor writes through the link."""

@@ -18,6 +18,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FlakeApp:
 
 
 class TestAcrossRuns:
+    @pytest.mark.slow
     def test_broken_task_across_two_runs(self, snap_compare, app: FlakeApp) -> None:
         """summarizeIncident in 2 of 2 runs, reference ◆ oncall-baseline trial 0 pass; rows oncall-baseline
         (◆, 12 12 0 1.000, a passing trial, first divergence none) and oncall-candidate (12 0 0 0.000, a failing

@@ -5,6 +5,7 @@ Review new SVGs in snapshot_report.html before accepting them with ``pytest --sn
 
 from __future__ import annotations
 
+import pytest
 from textual.pilot import Pilot
 
 from flaketui.app.app import make_app
@@ -21,6 +22,7 @@ def test_sorted_by_cause(snap_compare) -> None:
     assert snap_compare(make_app([str(FIXTURES)], k=5), run_before=run, terminal_size=SIZE)
 
 
+@pytest.mark.slow
 def test_failure_modes(snap_compare) -> None:
     """M on the baseline: its flaky tasks' failures grouped by signature, most trials first, the sources line above."""
     async def run(pilot: Pilot) -> None:

@@ -36,6 +36,7 @@ def app(tmp_path: Path) -> FlakeApp:
 
 
 class TestHistoryScreen:
+    @pytest.mark.slow
     def test_timeline_of_search_runbook(self, snap_compare, app: FlakeApp) -> None:
         """searchRunbook flaky in 2 of 2 runs, "12 clean trials since run oncall-baseline: 17 more to call it
         fixed at cap 0.1"; a chart ticked 1.0 / 0.85 / 0.7 over runs 1 and 2 (the suite's pass@1 and pass^12 and
@@ -44,6 +45,7 @@ class TestHistoryScreen:
         column, the table focused."""
         assert snap_compare(app, run_before=history_open, terminal_size=SIZE)
 
+    @pytest.mark.slow
     def test_suite_trend_view(self, snap_compare, app: FlakeApp) -> None:
         """s on the history screen: "2 of 2 recorded runs, oldest first; pass^12 at k = 12", a chart ticked from
         1.0 down over runs 1 and 2 (oncall-baseline 2026-03-01, oncall-candidate 2026-03-02), F under run 1
@@ -56,6 +58,7 @@ class TestHistoryScreen:
 
         assert snap_compare(app, run_before=suite, terminal_size=SIZE)
 
+    @pytest.mark.slow
     def test_task_table_state_column(self, snap_compare, app: FlakeApp) -> None:
         """The task table with a history: a state column after class (searchRunbook flaky in yellow, the
         always-passing tasks stable), the rest of the table as without one."""

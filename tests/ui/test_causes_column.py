@@ -23,7 +23,9 @@ def summary_text(screen: TasksScreen) -> str:
     return str(screen.query_one("#summary", Static).render())
 
 
+@pytest.mark.slow
 async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
+    """The cause column fills in and l preselects the suggested label."""
     notes = tmp_path / "notes.json"
     app = make_app([str(BASELINE)], triage=str(notes))
     async with app.run_test(size=SIZE) as pilot:
@@ -55,7 +57,9 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
         assert "dim" not in str(screen.cell(row, "suspected_cause").style)
 
 
+@pytest.mark.slow
 async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored suggestion is not recomputed."""
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
     store.update(KEY, label="sampling", reviewed=True)
@@ -80,6 +84,7 @@ async def test_stored_suggestion_is_not_recomputed(tmp_path: Path, monkeypatch: 
 
 
 async def test_suggestions_reach_an_existing_file(tmp_path: Path) -> None:
+    """Suggestions are saved into an existing triage file."""
     notes = tmp_path / "notes.json"
     TriageStore.open(notes).update(TriageKey("oncall-baseline", "listAlerts"), note="seen")
     app = make_app([str(BASELINE)], triage=str(notes))
@@ -90,6 +95,7 @@ async def test_suggestions_reach_an_existing_file(tmp_path: Path) -> None:
 
 
 async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing cause worker's error is shown."""
     import flaketui.traces.causes
 
     def boom(*args: object, **kwargs: object) -> None:
@@ -109,6 +115,7 @@ async def test_worker_failure_is_shown(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 async def test_an_unknown_suggestion_in_the_file_is_found_again(tmp_path: Path) -> None:
+    """An unknown suggestion in the file is found again."""
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
     store.update(KEY, note="seen")
@@ -121,6 +128,7 @@ async def test_an_unknown_suggestion_in_the_file_is_found_again(tmp_path: Path) 
     assert TriageStore.open(notes).get(KEY).suggested == "tool-nondeterminism"
 
 
+@pytest.mark.slow
 async def test_every_label_has_a_key(tmp_path: Path) -> None:
     """Past the ninth label the picker's keys are letters: ``b`` picks the eleventh (an outage)."""
     notes = tmp_path / "notes.json"

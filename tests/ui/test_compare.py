@@ -48,7 +48,9 @@ def app(notes: Path) -> FlakeApp:
 
 
 class TestSummary:
+    @pytest.mark.slow
     async def test_counts_sign_test_verdict_and_flakiness(self, app: FlakeApp) -> None:
+        """The comparison pane's summary shows the counts, the primary test, the verdict and the flakiness change."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             text = summary(app)
@@ -73,8 +75,10 @@ class TestSummary:
             assert lines[-1].startswith("0 of 1 flips reviewed")
             assert app.screen.sub_title == f"{B} vs {A} · 0 of 1 flips reviewed"
 
+    @pytest.mark.slow
     async def test_a_failing_comparison_shows_its_error(self, app: FlakeApp,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """A comparison that fails shows its error in the pane."""
         import flaketui.stats
 
         def broken(*args: object, **kwargs: object) -> None:
@@ -87,7 +91,9 @@ class TestSummary:
             assert text == "Comparing runs failed: ValueError: no common task"
             assert flip_table(app).empty_text == "the runs could not be compared"
 
+    @pytest.mark.slow
     async def test_flipped_first_then_moved(self, app: FlakeApp) -> None:
+        """The pane lists the flipped tasks first, then the moved ones, with their figures."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             got = [(r["change"], r["flip"], r["task"], r["p_hat"], r["n_a"], r["n_b"], r["delta"])
@@ -96,7 +102,9 @@ class TestSummary:
                            ("~fixed", "moved", "searchRunbook", "0.833 → 1.000", "12", "12", "0.167")]
             assert rows(app)[1]["flakiness"] == "0.556 → 0.000"
 
+    @pytest.mark.slow
     async def test_all_common_tasks_and_back(self, app: FlakeApp) -> None:
+        """f switches between the changed tasks and every common task."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "f")
@@ -106,7 +114,9 @@ class TestSummary:
             await press(pilot, "f")
             assert len(rows(app)) == 2
 
+    @pytest.mark.slow
     async def test_sorting(self, app: FlakeApp) -> None:
+        """The pane's table sorts by its columns."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             screen = app.screen
@@ -127,7 +137,9 @@ class TestSummary:
 
 
 class TestStepping:
+    @pytest.mark.slow
     async def test_n_and_N_move_between_flips_in_the_all_tasks_view(self, app: FlakeApp) -> None:
+        """n and N move between flips in the all-tasks view."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "f")
@@ -143,7 +155,9 @@ class TestStepping:
             await press(pilot, "n")  # no flip below: stays, says so
             assert cursor_task(app) == "searchRunbook"
 
+    @pytest.mark.slow
     async def test_j_k_in_the_flip_list(self, app: FlakeApp) -> None:
+        """j and k move the cursor in the flip list."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             assert cursor_task(app) == "summarizeIncident"
@@ -154,7 +168,9 @@ class TestStepping:
 
 
 class TestReview:
+    @pytest.mark.slow
     async def test_label_note_reviewed_are_saved_at_once(self, app: FlakeApp, notes: Path) -> None:
+        """A label, a note and the reviewed mark are saved at once."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l")
@@ -178,8 +194,10 @@ class TestReview:
             await press(pilot, "space")
             assert load_entries(notes)[FIXED_KEY].reviewed is False
 
+    @pytest.mark.slow
     async def test_label_picker_with_arrows_clear_and_cancel(self, app: FlakeApp,
                                                              notes: Path) -> None:
+        """The label picker works with arrows, clears and cancels."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l", "down", "down", "enter")
@@ -190,14 +208,18 @@ class TestReview:
             assert load_entries(notes)[BROKEN_KEY].label is None
             assert load_entries(notes)[BROKEN_KEY].reviewed is True
 
+    @pytest.mark.slow
     async def test_note_escape_cancels(self, app: FlakeApp, notes: Path) -> None:
+        """escape in the note editor cancels the note."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "w", *"draft", "escape")
             assert not isinstance(app.screen, NoteEditor)
             assert not notes.exists()
 
+    @pytest.mark.slow
     async def test_labels_are_there_on_reopen(self, notes: Path) -> None:
+        """Labels are there when the app opens again."""
         first = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
         async with first.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
@@ -211,7 +233,9 @@ class TestReview:
                            ("✓", "searchRunbook", "real-fix", "deterministic sort")]
             assert "1 of 1 flips reviewed" in summary(again)
 
+    @pytest.mark.slow
     async def test_default_sidecar_beside_the_first_log(self, tmp_path: Path) -> None:
+        """The default triage file is written beside the first log."""
         for p in (BASELINE, CANDIDATE):
             shutil.copy(p, tmp_path / p.name)
         logs = [str(tmp_path / BASELINE.name), str(tmp_path / CANDIDATE.name)]
@@ -224,8 +248,10 @@ class TestReview:
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             [BASELINE.name, CANDIDATE.name, sidecar.name])
 
+    @pytest.mark.slow
     async def test_read_only_keeps_working_in_memory(self, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+        """With the triage file unwritable the review keeps working in memory and says so."""
         import flaketui.triage.store as triage_mod
 
         def denied(*args: object, **kwargs: object) -> None:
@@ -246,8 +272,10 @@ class TestReview:
             assert sum("cannot save" in m for m in shown) == 1
         assert not notes.exists()
 
+    @pytest.mark.slow
     async def test_corrupt_file_is_reported_and_set_aside(self, notes: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+        """A corrupt triage file is reported and set aside."""
         notes.write_bytes(b'{"format": "flaketui-triage", "version": 1, "entries": [')
         app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
         shown = record_notifications(app, monkeypatch)
@@ -261,7 +289,9 @@ class TestReview:
 
 
 class TestTraces:
+    @pytest.mark.slow
     async def test_broken_shows_a_passing_A_beside_a_failing_B(self, app: FlakeApp) -> None:
+        """enter on a broken task shows a passing A trace beside a failing B trace."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "enter")
@@ -278,8 +308,10 @@ class TestTraces:
             # The trace rows have the focus: the arrow and page keys scroll them.
             assert app.focused is view.query_one("#diff-rows")
 
+    @pytest.mark.slow
     async def test_fixed_shows_a_failing_A_beside_a_passing_B_and_n_steps(
             self, app: FlakeApp) -> None:
+        """A fixed task shows a failing A beside a passing B, and n steps to the next flip."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "enter", "n")
@@ -303,7 +335,9 @@ class TestTraces:
 
 
 class TestOpening:
+    @pytest.mark.slow
     async def test_three_runs_ask_for_A_and_B(self, tmp_path: Path, notes: Path) -> None:
+        """With three runs the app asks which are A and B."""
         third = tmp_path / "oncall-rerun.jsonl"
         third.write_text("".join(
             json.dumps({**json.loads(line), "run": "oncall-rerun"}) + "\n"
@@ -319,7 +353,9 @@ class TestOpening:
             assert (app.screen.run_a, app.screen.run_b) == (A, "oncall-rerun")
             assert "fixed 1 · broken 1" in summary(app)
 
+    @pytest.mark.slow
     async def test_compare_on_load_and_swap(self, notes: Path) -> None:
+        """A comparison given at start opens on load, and swapping exchanges A and B."""
         app = make_app([str(FIXTURES)], triage=str(notes), compare=(B, A))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
@@ -344,6 +380,7 @@ class TestOpening:
 
     async def test_one_run_cannot_be_compared(self, notes: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+        """With one run, c says there is nothing to compare."""
         app = make_app([str(BASELINE)], triage=str(notes))
         shown = record_notifications(app, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
@@ -354,8 +391,10 @@ class TestOpening:
 
 
 class TestTaskTableNotes:
+    @pytest.mark.slow
     async def test_flaky_task_label_and_note_on_the_main_screen(self, app: FlakeApp,
                                                                 notes: Path) -> None:
+        """A flaky task's label and note show on the task table."""
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             t = app.tasks_screen.query_one(TaskTable)
@@ -375,7 +414,9 @@ class TestTaskTableNotes:
 
 
 class TestFilters:
+    @pytest.mark.slow
     async def test_slash_filters_by_name_and_label(self, app: FlakeApp) -> None:
+        """/ filters the pane by task name and by label."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "l", "6")  # summarizeIncident: real-regression
@@ -388,7 +429,9 @@ class TestFilters:
             await press(pilot, "slash", *"regression", "enter")
             assert [r["task"] for r in rows(app)] == ["summarizeIncident"]
 
+    @pytest.mark.slow
     async def test_u_shows_only_unreviewed(self, app: FlakeApp) -> None:
+        """u shows only the unreviewed tasks."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "space", "u")
@@ -399,7 +442,9 @@ class TestFilters:
             assert len(rows(app)) == 2
 
 
+@pytest.mark.slow
 async def test_one_trial_per_task_says_nothing_is_tested(tmp_path: Path) -> None:
+    """With one trial per task the pane says nothing is tested."""
     from tests.helpers.logs import write_runs
 
     log = write_runs(tmp_path / "one.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (1, 1)}})

@@ -24,8 +24,10 @@ def app(tmp_path: Path) -> FlakeApp:
 
 
 class TestLoadingIndicator:
+    @pytest.mark.slow
     async def test_the_trace_pane_shows_loading_while_the_trials_are_read(
             self, app: FlakeApp, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The trace pane shows loading while the trials are read."""
         import flaketui.loading
 
         release = threading.Event()

@@ -45,6 +45,7 @@ def log(tmp_path: Path) -> Path:
 
 
 async def test_column_fills_in_and_sorts(log: Path, tmp_path: Path) -> None:
+    """The consistency column fills in and sorts."""
     app = make_app([str(log)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -69,6 +70,7 @@ async def test_column_fills_in_and_sorts(log: Path, tmp_path: Path) -> None:
 
 async def test_a_kept_cause_still_gets_its_consistency(log: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task with a kept cause still gets its consistency."""
     notes = tmp_path / "notes.json"
     store = TriageStore.open(notes)
     store.update(TriageKey("r", "steady"), note="seen")  # a suggestion alone never creates the file
@@ -88,6 +90,7 @@ async def test_a_kept_cause_still_gets_its_consistency(log: Path, tmp_path: Path
 
 
 async def test_fixture_shows_the_column(tmp_path: Path) -> None:
+    """The fixture's task table shows the consistency column."""
     app = make_app([str(BASELINE)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

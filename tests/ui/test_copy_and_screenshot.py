@@ -11,7 +11,9 @@ from tests.conftest import BASELINE, SIZE
 from tests.helpers.app import ready, record_notifications
 
 
+@pytest.mark.slow
 async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """y copies the task id."""
     app = make_app([str(BASELINE)], k=5)
     copied: list[str] = []
     monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
@@ -27,6 +29,7 @@ async def test_copy_task_id(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_screenshot_goes_to_the_current_folder(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A screenshot goes to the current folder."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home-without-downloads"))
     app = make_app([str(BASELINE)], k=5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from flaketui.app.app import make_app
@@ -24,6 +25,7 @@ def trial_lines(tasks: list[str], trials: range, passed: bool = True) -> str:
 
 
 async def test_one_task_of_one_trial_does_not_make_the_default_k_1(tmp_path: Path) -> None:
+    """One task with one trial does not make the default k 1."""
     log = tmp_path / "tb.jsonl"
     # Terminal-Bench style: 5 attempts a task, one task with a single (non-errored) trial.
     log.write_text(trial_lines([f"t{i}" for i in range(6)], range(5), passed=False)
@@ -38,6 +40,7 @@ async def test_one_task_of_one_trial_does_not_make_the_default_k_1(tmp_path: Pat
 
 
 async def test_watch_moves_the_default_k_up_with_the_mode(tmp_path: Path) -> None:
+    """With --watch the default k moves up with the mode of trial counts."""
     log = tmp_path / "live.jsonl"
     tasks = [f"t{i}" for i in range(5)]
     log.write_text(trial_lines(tasks, range(2)), encoding="utf-8")  # attempt-major: 2 each
@@ -54,7 +57,9 @@ async def test_watch_moves_the_default_k_up_with_the_mode(tmp_path: Path) -> Non
         assert app.k == 5
 
 
+@pytest.mark.slow
 async def test_the_suite_curve_reaches_the_k_chosen_with_plus(tmp_path: Path) -> None:
+    """The suite curve reaches the k chosen with +."""
     log = tmp_path / "tb.jsonl"
     log.write_text(trial_lines([f"t{i}" for i in range(6)], range(8), passed=False)
                    + trial_lines(["lonely"], range(1)), encoding="utf-8")

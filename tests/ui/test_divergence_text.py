@@ -23,6 +23,7 @@ TRACE = [{"role": "user", "content": "book it"},
 @pytest.mark.parametrize(("a", "b", "outside"), [
     (PASS, PASS, False), (FAIL, FAIL, False), (PASS, FAIL, True), (FAIL, PASS, True)])
 def test_outside_the_trace_only_when_the_outcomes_differ(a: int, b: int, outside: bool) -> None:
+    """The divergence text is outside the trace only when the outcomes differ."""
     view = TraceDiffView(trial(a, TRACE), trial(b, list(TRACE)), "A", "B")
     text = view.divergence_text().plain
     assert view.first_divergence is None and "equal after normalisation" in text

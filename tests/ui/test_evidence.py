@@ -34,7 +34,9 @@ def tree_text(tree: ForkMap) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 async def test_evidence_line_names_the_source_and_the_decisive_fork() -> None:
+    """The evidence line names the suggested source and the decisive fork."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_task(app, pilot, "searchRunbook")
@@ -53,7 +55,9 @@ async def test_evidence_line_names_the_source_and_the_decisive_fork() -> None:
         assert "◆ decisive: p = 0.015 (Holm 0.045)" in mark
 
 
+@pytest.mark.slow
 async def test_the_next_passing_trial_gets_its_own_evidence() -> None:
+    """The next passing trial gets its own evidence."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_task(app, pilot, "searchRunbook")
@@ -68,6 +72,7 @@ async def test_the_next_passing_trial_gets_its_own_evidence() -> None:
         assert "cause? tool-nondeterminism, 20 of 20 pairs" in line and "◆ decisive fork" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("screen_key", ["trace", "compare"])
 async def test_a_failed_trace_read_is_shown(screen_key: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """read_trial raising on the trace screen or the A-vs-B screen: a notification and the status text."""
@@ -95,7 +100,9 @@ async def test_a_failed_trace_read_is_shown(screen_key: str, monkeypatch: pytest
         assert any("OSError: disk gone" in m for m in shown)
 
 
+@pytest.mark.slow
 async def test_a_failed_evidence_search_is_shown_on_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed evidence search is shown on its line."""
     import flaketui.app.screens.traces as traces
 
     def broken(*args: object, **kwargs: object) -> object:
@@ -114,6 +121,7 @@ async def test_a_failed_evidence_search_is_shown_on_its_line(monkeypatch: pytest
 
 
 def test_fork_line_puts_the_test_first_and_keeps_a_label_with_colons() -> None:
+    """The fork line puts the test first and keeps a label with colons whole."""
     from flaketui.app.screens.traces import fork_line
     from flaketui.traces import ACTIONS, Branch, ForkTest
 
@@ -123,7 +131,9 @@ def test_fork_line_puts_the_test_first_and_keeps_a_label_with_colons() -> None:
                                'when step 5 returns `{"status": 503}`')
 
 
+@pytest.mark.slow
 async def test_a_task_with_one_outcome_has_no_evidence_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A task with one outcome has no evidence line."""
     from tests.helpers.app import open_first
     from tests.helpers.logs import write_log
     from tests.helpers.traces import chat

@@ -12,9 +12,11 @@ from flaketui.triage import TriageKey
 from tests.conftest import BASELINE, SIZE, settle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
 async def test_export_has_run_passes_label_and_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     name: str) -> None:
+    """The table export has the run, passes, label and note."""
     monkeypatch.chdir(tmp_path)
     app = make_app([str(BASELINE)], k=5, triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:

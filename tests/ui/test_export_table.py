@@ -13,9 +13,11 @@ from tests.helpers.app import ready, record_notifications, table
 from tests.helpers.logs import write_log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tasks.csv", "tasks.md"])
 async def test_export_the_filtered_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          name: str) -> None:
+    """The filtered table exports to each format."""
     import csv
 
     monkeypatch.chdir(tmp_path)
@@ -48,6 +50,7 @@ async def test_export_the_filtered_table(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 async def test_csv_export_sanitises_text_cells(tmp_path: Path) -> None:
+    """The CSV export sanitises text cells."""
     import csv
 
     from flaketui.app.screens.export import table_csv

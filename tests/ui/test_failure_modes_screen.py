@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from flaketui.app.app import make_app
@@ -19,7 +20,9 @@ def head_of(screen: FailureModesScreen) -> str:
     return str(screen.query_one("#modes-head", Static).content)
 
 
+@pytest.mark.slow
 async def test_m_groups_the_failures_as_the_report_does() -> None:
+    """M groups the failures as the report does."""
     log = load_logs([str(BASELINE)], FieldMap())
     run = log.runs[0]
     found = suggest_causes(partial(read_trial, log), flaky_rows(log.run_outcomes(run)), fork=False)
@@ -48,7 +51,9 @@ async def test_m_groups_the_failures_as_the_report_does() -> None:
         assert app.screen.current_task == expected[-1].example[0]
 
 
+@pytest.mark.slow
 async def test_a_run_without_flaky_tasks_says_so() -> None:
+    """A run without flaky tasks says so."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -60,6 +65,7 @@ async def test_a_run_without_flaky_tasks_says_so() -> None:
         assert isinstance(app.screen, TasksScreen)
 
 
+@pytest.mark.slow
 async def test_a_failed_read_is_shown() -> None:
     """A reader that raises: the error replaces the progress text, never a silent screen."""
 

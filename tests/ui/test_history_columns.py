@@ -31,7 +31,9 @@ def shown_tasks(app: FlakeApp) -> list[str]:
     return [screen.stats.tasks[r] for r in screen.query_one(TaskTable).order.tolist()]
 
 
+@pytest.mark.slow
 async def test_state_column_matches_history_status_and_filters(tmp_path: Path) -> None:
+    """The state column matches history status and filters."""
     url = recorded(tmp_path)
     with open_store(url) as store:
         expected = {t["task"]: t["state"] for t in status_doc(store.data())["tasks"]}
@@ -50,6 +52,7 @@ async def test_state_column_matches_history_status_and_filters(tmp_path: Path) -
 
 
 async def test_no_history_no_state_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a history there is no state column."""
     monkeypatch.delenv("FLAKETUI_HISTORY", raising=False)
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:
@@ -59,6 +62,7 @@ async def test_no_history_no_state_column(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 async def test_owner_column_and_filter(tmp_path: Path) -> None:
+    """The owner column shows and filters by owner."""
     rules = parse_owners("* @everyone\nsearch* @search-team\n")
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, triage=str(tmp_path / "t.json"), owners=rules))
     async with app.run_test(size=SIZE) as pilot:
@@ -72,7 +76,9 @@ async def test_owner_column_and_filter(tmp_path: Path) -> None:
         assert shown_tasks(app) and all(t.startswith("search") for t in shown_tasks(app))
 
 
+@pytest.mark.slow
 async def test_record_then_the_states_include_this_run(tmp_path: Path) -> None:
+    """After --record the states include this run."""
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=url, record=True, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable, Static
 
@@ -25,7 +26,9 @@ def head_of(screen: HistoryScreen) -> str:
     return str(screen.query_one("#history-head", Static).content)
 
 
+@pytest.mark.slow
 async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> None:
+    """H shows the highlighted task's timeline."""
     url = record(tmp_path)
     app = make_app([str(FIXTURES)], k=5, history=url)
     async with app.run_test(size=SIZE) as pilot:
@@ -47,7 +50,9 @@ async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> N
         assert isinstance(app.screen, TasksScreen)
 
 
+@pytest.mark.slow
 async def test_quarantine_is_shown(tmp_path: Path) -> None:
+    """A quarantine is shown, its reason as text."""
     url = record(tmp_path)
     result = CliRunner().invoke(main, ["history", "quarantine", "searchRunbook", "--why", "[b]flaky[/b] search",
                                        "--who", "ana", "--history", url])
@@ -62,6 +67,7 @@ async def test_quarantine_is_shown(tmp_path: Path) -> None:
         assert "by ana at " in head and ": [b]flaky[/b] search" in head  # as text, never markup
 
 
+@pytest.mark.slow
 async def test_no_history_recorded_yet(tmp_path: Path, monkeypatch) -> None:
     """No file at the default (here $FLAKETUI_HISTORY): the screen says so, and creates nothing."""
     path = tmp_path / "none.sqlite"
@@ -78,7 +84,9 @@ async def test_no_history_recorded_yet(tmp_path: Path, monkeypatch) -> None:
     assert not path.exists()
 
 
+@pytest.mark.slow
 async def test_a_bad_history_url_is_shown(tmp_path: Path) -> None:
+    """A bad history URL is shown."""
     app = make_app([str(FIXTURES)], k=5, history="mysql://nowhere/db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -88,6 +96,7 @@ async def test_a_bad_history_url_is_shown(tmp_path: Path) -> None:
 
 
 def test_open_carries_history_into_the_options(monkeypatch, tmp_path: Path) -> None:
+    """open carries --history into the app's options."""
     from flaketui.app.app import FlakeApp
 
     seen: list[object] = []
@@ -99,7 +108,9 @@ def test_open_carries_history_into_the_options(monkeypatch, tmp_path: Path) -> N
     assert [o.history for o in seen] == [url, None]  # None: the screen uses default_url()
 
 
+@pytest.mark.slow
 async def test_hostile_names_are_shown_as_visible_text(tmp_path: Path) -> None:
+    """Hostile names are shown as visible text in the timeline."""
     from flaketui.sanitize import visible
     from tests.helpers.hostile import HOSTILE_NAMES, HOSTILE_RUNS, raw_controls, write_hostile_log
 

@@ -35,6 +35,7 @@ def slow_load(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 @pytest.mark.parametrize("quit_key", ["q", "ctrl+c"])
 async def test_keys_while_loading_do_nothing_but_quit(monkeypatch: pytest.MonkeyPatch,
                                                       quit_key: str) -> None:
+    """Keys pressed while loading do nothing but quit."""
     stopped = slow_load(monkeypatch)
     app = make_app([str(BASELINE)])
     async with app.run_test(size=SIZE) as pilot:

@@ -49,6 +49,7 @@ def log(tmp_path: Path) -> Path:
 
 
 def test_matrix_figures(log: Path) -> None:
+    """The matrix holds each run's figures per task."""
     trials = load_logs([log])
     m = run_matrix([task_stats(trials.run_outcomes(r), 1) for r in trials.runs])
     assert m.runs == ["r1", "r2", "r3"]
@@ -66,7 +67,9 @@ def test_matrix_figures(log: Path) -> None:
     assert sparkline(m.p_hat[i["newflaky"]]) == "██▅" and sparkline(m.p_hat[i["gone"]]) == "▅▅ "
 
 
+@pytest.mark.slow
 async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> None:
+    """The matrix view filters and opens a comparison."""
     app = make_app([str(log)], triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -101,7 +104,9 @@ async def test_matrix_view_filters_and_compares(log: Path, tmp_path: Path) -> No
         assert isinstance(app.screen, RunPicker)
 
 
+@pytest.mark.slow
 async def test_one_run_has_no_matrix(tmp_path: Path) -> None:
+    """One run has no matrix."""
     path = write_runs(tmp_path / "one.jsonl", {"only": {"x": (1, 2)}})
     app = make_app([str(path)], triage=str(tmp_path / "n.json"))
     async with app.run_test(size=SIZE) as pilot:
@@ -128,6 +133,7 @@ def test_variance_matches_report_json(log: Path) -> None:
 METR = Path("/work/shared/realdata/metr-eval-analysis/all_runs.jsonl")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not METR.exists(), reason="METR's all_runs.jsonl is not on this machine")
 async def test_metr_eleven_agents(tmp_path: Path) -> None:
     """METR's 11 agents open as an 11-run matrix; the top row moves most between agents."""
@@ -147,6 +153,7 @@ async def test_metr_eleven_agents(tmp_path: Path) -> None:
         assert m.variance[top] == pytest.approx(float(np.nanvar(m.p_hat[top])))
 
 
+@pytest.mark.slow
 async def test_header_arrow_sits_after_the_sorted_runs_label(tmp_path: Path) -> None:
     """Sorted by the second run, the arrow follows that run's label (not the gap before it), and the
     labels show the part of each name that tells the runs apart."""

@@ -30,7 +30,9 @@ def head_of(screen: HistoryScreen) -> str:
     return str(screen.query_one("#history-head", Static).content)
 
 
+@pytest.mark.slow
 async def test_record_records_the_loaded_runs_once_after_the_start(tmp_path: Path) -> None:
+    """--record records the loaded runs once after the start."""
     url = url_in(tmp_path)
     for said in ("recorded 2 runs (oncall-baseline, oncall-candidate)", "recorded 0 runs; 2 already recorded"):
         app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=url, triage=str(tmp_path / "t.json"), record=True))
@@ -45,6 +47,7 @@ async def test_record_records_the_loaded_runs_once_after_the_start(tmp_path: Pat
 
 
 async def test_record_into_an_unusable_history_is_a_notification(tmp_path: Path) -> None:
+    """--record into an unusable history is a notification."""
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=f"sqlite:///{tmp_path / 'no' / 'h.sqlite'}",
                                  triage=str(tmp_path / "t.json"), record=True))
     async with app.run_test(size=SIZE) as pilot:
@@ -56,6 +59,7 @@ async def test_record_into_an_unusable_history_is_a_notification(tmp_path: Path)
 
 
 async def test_without_record_nothing_is_recorded(tmp_path: Path) -> None:
+    """Without --record nothing is recorded."""
     url = url_in(tmp_path)
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=url, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:
@@ -64,7 +68,9 @@ async def test_without_record_nothing_is_recorded(tmp_path: Path) -> None:
     assert not (tmp_path / "history.sqlite").exists()
 
 
+@pytest.mark.slow
 async def test_h_shows_the_owner_and_the_triage_notes(tmp_path: Path) -> None:
+    """H shows the owner and the triage notes."""
     url = url_in(tmp_path)
     result = CliRunner().invoke(main, ["history", "record", str(BASELINE), str(CANDIDATE), "--history", url])
     assert result.exit_code == 0, result.output
@@ -85,7 +91,9 @@ async def test_h_shows_the_owner_and_the_triage_notes(tmp_path: Path) -> None:
         assert notes == ["environment: the index was rebuilding", ""]
 
 
+@pytest.mark.slow
 async def test_h_shows_no_owner_without_a_file(tmp_path: Path) -> None:
+    """H shows no owner without an owners file."""
     url = url_in(tmp_path)
     result = CliRunner().invoke(main, ["history", "record", str(BASELINE), "--history", url])
     assert result.exit_code == 0, result.output
@@ -98,6 +106,7 @@ async def test_h_shows_no_owner_without_a_file(tmp_path: Path) -> None:
 
 
 def test_open_passes_record_and_the_owner_rules(monkeypatch, tmp_path: Path) -> None:
+    """open passes --record and the owner rules to the app."""
     seen: list[FlakeApp] = []
     monkeypatch.setattr(FlakeApp, "run", lambda app: seen.append(app))
     owners = tmp_path / "OWNERS"
@@ -120,6 +129,7 @@ def test_open_passes_record_and_the_owner_rules(monkeypatch, tmp_path: Path) -> 
     (["--record", "--watch"], "--record with --watch"),
 ])
 def test_bad_options_are_one_line_exit_2(tmp_path: Path, args: list[str], says: str) -> None:
+    """Bad history and owners options are one line, exit 2."""
     import subprocess
 
     (tmp_path / "bad").write_bytes(b"* @\xff\n")  # not UTF-8

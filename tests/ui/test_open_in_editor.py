@@ -27,6 +27,7 @@ def test_editor_command(editor: str, expected: list[str]) -> None:
 
 
 async def test_open_in_editor_suspends_and_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening in the editor suspends the app and runs the editor."""
     import contextlib
     import subprocess
 

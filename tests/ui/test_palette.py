@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from flaketui.app.app import make_app
 from flaketui.app.screens.help import HelpScreen
 from tests.conftest import BASELINE, SIZE, settle
 
 
+@pytest.mark.slow
 async def test_keys_is_listed_once_and_opens_the_help() -> None:
+    """Keys is listed once in the palette and opens the help."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

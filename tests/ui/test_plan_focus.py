@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, Input
 
 from flaketui.app.app import make_app
@@ -10,7 +11,9 @@ from flaketui.app.screens.plan import PlanScreen
 from tests.conftest import BASELINE, SIZE, settle
 
 
+@pytest.mark.slow
 async def test_opens_on_the_table_and_b_focuses_the_budget() -> None:
+    """The plan opens on the table and b focuses the budget."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
@@ -43,7 +44,9 @@ def planned(screen: PlanScreen) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 async def test_p_opens_the_plan_of_the_highlighted_task() -> None:
+    """p opens the plan on the highlighted task."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -66,7 +69,9 @@ async def test_p_opens_the_plan_of_the_highlighted_task() -> None:
         assert sum(planned(screen).values()) == 0  # no budget yet
 
 
+@pytest.mark.slow
 async def test_budget_allocates_exactly_and_explains() -> None:
+    """A budget allocates exactly and explains."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -84,7 +89,9 @@ async def test_budget_allocates_exactly_and_explains() -> None:
         assert screen.query_one(DataTable).has_focus
 
 
+@pytest.mark.slow
 async def test_moving_in_the_table_shows_that_task() -> None:
+    """Moving in the plan's table shows that task."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -97,7 +104,9 @@ async def test_moving_in_the_table_shows_that_task() -> None:
         assert text_of(screen, "#plan-task").startswith(first + ":")
 
 
+@pytest.mark.slow
 async def test_bad_budget_is_refused_in_place() -> None:
+    """A bad budget is refused in place."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
@@ -107,7 +116,9 @@ async def test_bad_budget_is_refused_in_place() -> None:
             assert screen.budget == 0 and isinstance(app.screen, PlanScreen)
 
 
+@pytest.mark.slow
 async def test_escape_goes_back() -> None:
+    """escape goes back to the task table."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await open_plan(app, pilot)
@@ -117,14 +128,18 @@ async def test_escape_goes_back() -> None:
         assert isinstance(app.screen, TasksScreen)
 
 
+@pytest.mark.slow
 async def test_one_run_has_no_paired_figure() -> None:
+    """One run has no paired figure."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_plan(app, pilot)
         assert "load a second run" in text_of(screen, "#plan-suite")
 
 
+@pytest.mark.slow
 async def test_every_task_decided_says_why(tmp_path: Path) -> None:
+    """With every task decided the plan says why."""
     path = tmp_path / "solid.jsonl"
     with path.open("w") as fh:
         for task, passes in (("solid", 69), ("broken", 0)):

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flaketui.app.app import make_app
 from tests.conftest import SIZE
 from tests.helpers.app import ready
 from tests.helpers.logs import write_log
 
 
+@pytest.mark.slow
 async def test_run_picker_lists_eleven_runs_and_jumps_to_one(tmp_path: Path) -> None:
+    """The run picker lists eleven runs and jumps to one."""
     from flaketui.app.screens.run_picker import RunPicker
 
     write_log(tmp_path / "runs.jsonl", [{"run": f"run-{r:02d}", "task": f"t{i}", "trial": t,

@@ -37,6 +37,7 @@ def rows_of(app: FlakeApp, selector: str) -> int:
     return app.screen.query_one(selector).region.height
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("keys", "screen", "pane"), [
     (("enter",), TaskTraceScreen, "#trace-diff #diff-rows"),
     (("c",), CompareScreen, "#flip-table"),
@@ -44,6 +45,7 @@ def rows_of(app: FlakeApp, selector: str) -> int:
 ])
 async def test_the_main_pane_gets_half_the_rows(app: FlakeApp, keys: tuple[str, ...], screen: type,
                                                 pane: str) -> None:
+    """On a small terminal the main pane gets half the rows."""
     async with app.run_test(size=SMALL) as pilot:
         await press(pilot, *keys)
         assert isinstance(app.screen, screen)
@@ -51,6 +53,7 @@ async def test_the_main_pane_gets_half_the_rows(app: FlakeApp, keys: tuple[str, 
         assert rows_of(app, pane) >= HALF
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("keys", "head", "pane"), [
     (("enter",), "#trace-head", "#trace-diff #diff-rows"),
     (("c",), "#compare-summary", "#flip-table"),
@@ -58,6 +61,7 @@ async def test_the_main_pane_gets_half_the_rows(app: FlakeApp, keys: tuple[str, 
 ])
 async def test_h_shows_the_whole_header_and_z_maximises(app: FlakeApp, keys: tuple[str, ...], head: str,
                                                         pane: str) -> None:
+    """h shows the whole header and z maximises the pane."""
     async with app.run_test(size=SMALL) as pilot:
         await press(pilot, *keys)
         compact_head, compact_pane = rows_of(app, head), rows_of(app, pane)
@@ -73,7 +77,9 @@ async def test_h_shows_the_whole_header_and_z_maximises(app: FlakeApp, keys: tup
         assert rows_of(app, pane) == compact_pane
 
 
+@pytest.mark.slow
 async def test_a_big_terminal_shows_the_whole_header(app: FlakeApp) -> None:
+    """A big terminal shows the whole header."""
     async with app.run_test(size=SIZE) as pilot:
         await press(pilot, "c")
         assert not app.screen.has_class("-compact-head")
@@ -94,6 +100,7 @@ def test_h_and_shift_z_are_free_on_every_screen() -> None:
                 assert binding.action == "toggle_maximised", path
 
 
+@pytest.mark.slow
 async def test_the_header_follows_the_terminal_size(app: FlakeApp) -> None:
     """Made small, a screen's header turns compact; made big again, whole (``h`` not pressed)."""
     async with app.run_test(size=SIZE) as pilot:

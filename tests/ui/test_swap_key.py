@@ -39,14 +39,18 @@ class TestSwapKey:
         assert traces["x"] == "toggle_expand"
         assert "x" not in pane and pane["X"] == "swap_runs"
 
+    @pytest.mark.slow
     async def test_lower_x_does_not_swap(self, app: FlakeApp) -> None:
+        """Lower-case x does not swap the runs."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             await press(pilot, "x")
             assert isinstance(app.screen, CompareScreen)
             assert (app.screen.run_a, app.screen.run_b) == (A, B)
 
+    @pytest.mark.slow
     async def test_a_swap_keeps_the_reviews(self, app: FlakeApp) -> None:
+        """Swapping A and B keeps the reviews."""
         async with app.run_test(size=SIZE) as pilot:
             await open_pane(pilot)
             total = len(app.screen.flips)
@@ -74,6 +78,7 @@ class TestSwapKey:
 
 
 def test_flip_key_finds_either_direction() -> None:
+    """flip_key finds a flip's note stored in either direction."""
     ab, ba = TriageKey.flip("a", "b", "t"), TriageKey.flip("b", "a", "t")
     assert review.flip_key({}, "a", "b", "t") == ab
     assert review.flip_key({ba: TriageEntry(reviewed=True)}, "a", "b", "t") == ba

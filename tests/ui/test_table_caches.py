@@ -50,7 +50,9 @@ def sorted_tables(screen: TasksScreen) -> dict[tuple[str, bool], np.ndarray]:
     return shown
 
 
+@pytest.mark.slow
 async def test_a_k_change_shows_what_a_fresh_app_shows_at_that_k(log: Path) -> None:
+    """After a k change the table shows what a fresh app shows at that k."""
     changed, fresh = make_app([str(log)]), make_app([str(log)], k=3)
     async with changed.run_test(size=SIZE) as pilot:
         await pilot.app.workers.wait_for_complete()
@@ -79,7 +81,9 @@ async def test_a_k_change_shows_what_a_fresh_app_shows_at_that_k(log: Path) -> N
             assert order.tolist() == orders[key].tolist(), key
 
 
+@pytest.mark.slow
 async def test_the_filter_typed_letter_by_letter_shows_every_name_holding_it(log: Path) -> None:
+    """A filter typed letter by letter shows every name holding it."""
     app = make_app([str(log)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.app.workers.wait_for_complete()
@@ -98,7 +102,9 @@ async def test_the_filter_typed_letter_by_letter_shows_every_name_holding_it(log
         assert [r[0] for r in rows(app)] == [r[0] for r in everyone if "äp" in r[0].lower() and r[0] in flaky]
 
 
+@pytest.mark.slow
 async def test_a_new_review_sorts_at_once(log: Path, tmp_path: Path) -> None:
+    """A new review sorts at once."""
     app = make_app([str(log)], triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.app.workers.wait_for_complete()
@@ -120,7 +126,9 @@ async def test_a_new_review_sorts_at_once(log: Path, tmp_path: Path) -> None:
         assert [table.row_text(i)[review].strip() for i in range(3)] == ["✓", "✓", ""]
 
 
+@pytest.mark.slow
 async def test_the_footer_shows_the_keys_of_what_has_focus(log: Path) -> None:
+    """The footer shows the keys of what has focus."""
     app = make_app([str(log)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.app.workers.wait_for_complete()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flaketui.app.app import make_app
 from tests.helpers.app import ready, table
 from tests.helpers.logs import write_log
@@ -23,6 +25,7 @@ def long_names_log(tmp_path: Path) -> Path:
 
 
 def test_middle_cut_keeps_both_ends() -> None:
+    """middle_cut keeps both ends of a long name."""
     from flaketui.app.widgets.task_table import middle_cut
 
     assert middle_cut(f"{LONG}7", 27) == "hypothesis_…/mystery_func_7"
@@ -31,7 +34,9 @@ def test_middle_cut_keeps_both_ends() -> None:
     assert cut == "abcde…vwxyz" and len(cut) == 11
 
 
+@pytest.mark.slow
 async def test_task_names_sized_cut_in_the_middle_shown_whole_and_pinned(tmp_path: Path) -> None:
+    """Task names are sized, cut in the middle, shown whole on the cursor and pinned."""
     app = make_app([str(long_names_log(tmp_path))], k=4)
     async with app.run_test(size=(200, 50)) as pilot:
         await ready(pilot)

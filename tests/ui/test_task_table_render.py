@@ -14,9 +14,11 @@ def header(app: FlakeApp) -> str:
     return "".join(seg.text for seg in table(app)._header())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["class", "divergence", "metric:cost_usd", "metric:tokens",
                                  "pass_at_k", "pass_hat_k", "task", "n"])
 async def test_every_sorted_column_shows_its_arrow(key: str) -> None:
+    """Every sorted column shows its arrow."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -37,6 +39,7 @@ async def test_every_sorted_column_shows_its_arrow(key: str) -> None:
 
 
 def test_integer_metrics_show_as_integers() -> None:
+    """Whole-valued metrics show as integers."""
     import numpy as np
 
     from flaketui.app.screens.tasks import metric_cell, whole_valued
@@ -50,6 +53,7 @@ def test_integer_metrics_show_as_integers() -> None:
 
 
 async def test_light_theme_redraws_the_table_in_its_colours() -> None:
+    """The light theme redraws the table in its colours."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)

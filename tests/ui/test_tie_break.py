@@ -15,6 +15,7 @@ from tests.conftest import BASELINE, SIZE
 
 
 async def test_the_task_table_orders_ties_as_the_report_does() -> None:
+    """The task table orders ties as the report does."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
@@ -34,6 +35,7 @@ async def test_the_task_table_orders_ties_as_the_report_does() -> None:
 
 
 async def test_ties_of_another_column_follow_the_same_rule() -> None:
+    """Ties of another column follow the same rule."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()

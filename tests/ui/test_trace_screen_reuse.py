@@ -53,6 +53,7 @@ async def screenshot_of(task: str, before: tuple[str, ...] = ()) -> str:
         return app.export_screenshot()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["listAlerts", "pingHealthcheck", "searchRunbook"])
 async def test_a_task_opened_after_others_looks_as_on_a_new_screen(task: str) -> None:
     """Opened after a flaky task, a task without traces and a one-sided one, the screen is drawn
@@ -61,7 +62,9 @@ async def test_a_task_opened_after_others_looks_as_on_a_new_screen(task: str) ->
     assert await screenshot_of(task, before) == await screenshot_of(task)
 
 
+@pytest.mark.slow
 async def test_open_a_back_open_b_shows_only_b() -> None:
+    """Opening task A, going back and opening B shows only B."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -103,7 +106,9 @@ async def test_open_a_back_open_b_shows_only_b() -> None:
     assert gc.get_freeze_count() == 0  # the app unfroze what it froze once loaded
 
 
+@pytest.mark.slow
 async def test_a_message_from_the_last_tasks_reader_is_dropped() -> None:
+    """A message from the previous task's reader is dropped."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -120,7 +125,9 @@ async def test_a_message_from_the_last_tasks_reader_is_dropped() -> None:
         assert view.a is not None and view.a.task == "listAlerts" and view.b is None
 
 
+@pytest.mark.slow
 async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed read on the refilled screen shows its error."""
     import flaketui.loading
 
     app = fixtures_app()
@@ -147,7 +154,9 @@ async def test_a_failed_read_on_the_refilled_screen_shows_its_error(monkeypatch:
         assert any("OSError: the log vanished" in m for m in shown)
 
 
+@pytest.mark.slow
 async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen_of_their_own() -> None:
+    """Traces opened from the palette over the trace screen get a screen of their own."""
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -163,8 +172,10 @@ async def test_traces_opened_from_the_palette_over_the_trace_screen_get_a_screen
         assert not kept.query_one(Input).display
 
 
+@pytest.mark.slow
 async def test_going_back_stops_the_readers_and_their_late_evidence_is_dropped(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Going back stops the readers and their late evidence is dropped."""
     from flaketui.app.screens import traces
 
     release = threading.Event()
@@ -228,7 +239,9 @@ async def shown_reading(pilot: Pilot, app: FlakeApp, task: str) -> TaskTraceScre
     return screen
 
 
+@pytest.mark.slow
 async def test_a_slow_first_read_shows_the_screen_reading_then_its_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow first read shows the screen reading, then its trials."""
     release, reads = slow_first_read(monkeypatch)
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -244,7 +257,9 @@ async def test_a_slow_first_read_shows_the_screen_reading_then_its_trials(monkey
         assert not screen.query_one("#trace-status", Static).display
 
 
+@pytest.mark.slow
 async def test_going_back_before_the_first_read_ends_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Going back before the first read ends drops it."""
     release, reads = slow_first_read(monkeypatch)
     app = fixtures_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -262,6 +277,7 @@ async def test_going_back_before_the_first_read_ends_drops_it(monkeypatch: pytes
         assert b.diff_view is not None and b.diff_view.a is not None and b.diff_view.a.task == "listAlerts"
 
 
+@pytest.mark.slow
 async def test_a_quick_first_read_is_composed_with_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     """Trials read within READ_WAIT: the screen is complete once mounted, before its first
     frame (traces shown and focused, evidence found, the tab underline where Textual puts it)."""

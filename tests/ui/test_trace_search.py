@@ -51,7 +51,9 @@ async def open_traces(app: FlakeApp, pilot: Pilot) -> TaskTraceScreen:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_counter_counts_the_matches_and_follows_n(chat_app: FlakeApp) -> None:
+    """The search counter counts the matches and follows n."""
     async with chat_app.run_test(size=SIZE) as pilot:
         await open_traces(chat_app, pilot)
         assert counter(chat_app) == ""
@@ -65,7 +67,9 @@ async def test_counter_counts_the_matches_and_follows_n(chat_app: FlakeApp) -> N
         assert counter(chat_app).startswith('search "turn 1": 2/6')
 
 
+@pytest.mark.slow
 async def test_footer_says_next_match_only_while_searching(chat_app: FlakeApp) -> None:
+    """The footer says Next match only while searching."""
     async with chat_app.run_test(size=SIZE) as pilot:
         await open_traces(chat_app, pilot)
         assert "Next match" not in footer_keys(chat_app).values()
@@ -77,7 +81,9 @@ async def test_footer_says_next_match_only_while_searching(chat_app: FlakeApp) -
         assert "Next match" not in footer_keys(chat_app).values()
 
 
+@pytest.mark.slow
 async def test_escape_after_a_failed_search_clears_it(chat_app: FlakeApp) -> None:
+    """escape after a failed search clears it."""
     async with chat_app.run_test(size=SIZE) as pilot:
         screen = await open_traces(chat_app, pilot)
         await search(pilot, "no such words")
@@ -92,7 +98,9 @@ async def test_escape_after_a_failed_search_clears_it(chat_app: FlakeApp) -> Non
         assert chat_app.screen is not screen
 
 
+@pytest.mark.slow
 async def test_compare_traces_footer_says_next_match_not_next_flip(tmp_path: Path) -> None:
+    """The comparison traces' footer says Next match, not Next flip, while searching."""
     app = make_app([str(BASELINE), str(CANDIDATE)], k=5, triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

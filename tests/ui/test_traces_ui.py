@@ -45,7 +45,9 @@ def row_in_view(view: TraceDiffView, row: int) -> bool:
     return top <= widget.virtual_region.y < top + rows.scrollable_content_region.height
 
 
+@pytest.mark.slow
 async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) -> None:
+    """d draws on to a divergence past the rows drawn."""
     app = pair_app(tmp_path, chat(1500, user="a"), chat(1500, diverge_at=956, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
@@ -68,7 +70,9 @@ async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) ->
         assert view.lo < lo
 
 
+@pytest.mark.slow
 async def test_a_5000_step_trace_opens_and_scrolls(tmp_path: Path) -> None:
+    """A 5,000-step trace opens and scrolls."""
     log = write_log(tmp_path / "run.jsonl", [
         {"task": "t", "trial": 0, "passed": True, "trace": chat(5000, user="a")},
         {"task": "t", "trial": 1, "passed": False, "trace": chat(5000, diverge_at=4990, user="a")},
@@ -99,7 +103,9 @@ async def test_a_5000_step_trace_opens_and_scrolls(tmp_path: Path) -> None:
         assert any("steps 1–4989" in x for x in labels)
 
 
+@pytest.mark.slow
 async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None:
+    """v switches the divergence mode on every screen."""
     app = pair_app(tmp_path, chat(8, user="a"), chat(8, diverge_at=6, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -118,7 +124,9 @@ async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None
         assert screen.query_one(TraceDiffView).mode == "all"
 
 
+@pytest.mark.slow
 async def test_search_and_next_previous_match(tmp_path: Path) -> None:
+    """/ searches the traces and n and N move between matches."""
     app = pair_app(tmp_path, chat(40, user="a"), chat(40, diverge_at=20, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
@@ -139,7 +147,9 @@ async def test_search_and_next_previous_match(tmp_path: Path) -> None:
         assert view.current == 38  # wraps round
 
 
+@pytest.mark.slow
 async def test_hunk_keys_move_between_differing_runs(tmp_path: Path) -> None:
+    """The hunk keys move between runs of differing steps."""
     base = [{"role": "assistant", "content": f"same {i}"} for i in range(30)]
     other = list(base)
     other[4] = {"role": "assistant", "content": "changed"}
@@ -166,7 +176,9 @@ async def test_hunk_keys_move_between_differing_runs(tmp_path: Path) -> None:
         assert not view.query(".diff-fold") and len(view.query(".diff-row")) == 30
 
 
+@pytest.mark.slow
 async def test_a_shared_system_prompt_is_shown_once(tmp_path: Path) -> None:
+    """A system prompt both traces share is shown once."""
     system = {"role": "system", "content": "You are a careful agent. " * 20}
     a = [system, {"role": "user", "content": "go"}, system, {"role": "assistant", "content": "done"}]
     b = [system, {"role": "user", "content": "go"}, system, {"role": "assistant", "content": "failed"}]
@@ -182,7 +194,9 @@ async def test_a_shared_system_prompt_is_shown_once(tmp_path: Path) -> None:
         assert "the same system prompt as step 1" in again and "careful" not in again
 
 
+@pytest.mark.slow
 async def test_inspector_shows_every_field_and_the_raw_record(tmp_path: Path) -> None:
+    """The inspector shows every field and the raw record."""
     log = write_log(tmp_path / "run.jsonl", [
         {"task": "t", "trial": 0, "passed": True, "reward": 1.0, "trace": chat(4, user="a"),
          "info": {"reward_info": {"db_check": True}}, "metrics": {"tokens": 12}},
@@ -213,7 +227,9 @@ async def test_inspector_shows_every_field_and_the_raw_record(tmp_path: Path) ->
         assert "outcome: pass" in details and '"db_check": true' in details and '"tokens": 12' in details
 
 
+@pytest.mark.slow
 async def test_a_log_without_traces_lists_its_trials_for_the_inspector() -> None:
+    """A log without traces lists its trials for the inspector."""
     app = make_app([str(BASELINE)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_task(app, pilot, "pingHealthcheck")
@@ -227,7 +243,9 @@ async def test_a_log_without_traces_lists_its_trials_for_the_inspector() -> None
         assert "trace: no trace" in plain(app.screen.query_one("#inspector-details", Static).content)
 
 
+@pytest.mark.slow
 async def test_triage_keys_on_the_trace_screen_and_the_note_in_its_header(tmp_path: Path) -> None:
+    """The triage keys work on the trace screen and the note shows in its header."""
     app = make_app([str(BASELINE)], k=5, triage=str(tmp_path / "notes.json"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
@@ -244,8 +262,10 @@ async def test_triage_keys_on_the_trace_screen_and_the_note_in_its_header(tmp_pa
         assert app.triage_store.get(screen.key).note == "restart [/] branch"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["trace", "inspector"])
 async def test_hostile_step_content_is_shown_as_text(tmp_path: Path, where: str) -> None:
+    """Hostile step content is shown as text."""
     ok = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "fine"}]
     bad = [{"role": "user", "content": "q"}, {"role": "assistant", "content": EVIL}]
     log = write_log(tmp_path / "run.jsonl", [
@@ -271,7 +291,9 @@ async def test_hostile_step_content_is_shown_as_text(tmp_path: Path, where: str)
         assert "[/][bold]x[link=https://evil.example]click[/link]" in flat
 
 
+@pytest.mark.slow
 async def test_compare_traces_screen_mode_search_and_inspector(tmp_path: Path) -> None:
+    """The comparison's traces screen has the mode switch, search and inspector."""
     from flaketui.app.screens.compare import CompareScreen
     from flaketui.app.screens.compare_traces import CompareTracesScreen
     from tests.conftest import CANDIDATE
@@ -313,6 +335,7 @@ async def test_compare_traces_screen_mode_search_and_inspector(tmp_path: Path) -
 
 
 def test_compare_tui_and_open_pass_ignore_key_and_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare --tui and open pass --ignore-key and --divergence to the app."""
     from click.testing import CliRunner
 
     from flaketui.cli import main
@@ -332,8 +355,10 @@ def test_compare_tui_and_open_pass_ignore_key_and_divergence(monkeypatch: pytest
 TAU = SHARED / "realdata" / "tau-bench" / "gpt-4o-airline.json"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TAU.exists(), reason="the real τ-bench sample is not beside the checkout")
 async def test_real_tau_bench_shows_the_wrong_reservation_and_the_grader() -> None:
+    """The real τ-bench sample shows the wrong reservation and the grader's verdict."""
     app = make_app([str(TAU)])
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_task(app, pilot, "5")
@@ -354,6 +379,7 @@ async def test_real_tau_bench_shows_the_wrong_reservation_and_the_grader() -> No
 
 
 def test_inspector_details_of_an_errored_trial() -> None:
+    """The inspector details an errored trial."""
     from flaketui.app.screens.inspector import details_text
     from flaketui.model import ERRORED, Trial
 

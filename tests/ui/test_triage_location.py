@@ -31,12 +31,14 @@ def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_own_folder_keeps_notes_beside(tmp_path: Path, data_home: Path) -> None:
+    """In the user's own folder notes are kept beside the log."""
     log = tmp_path / "run.jsonl"
     shutil.copy(BASELINE, log)
     assert default_triage_path([str(log)]) == tmp_path / "run.jsonl.triage.json"
 
 
 def test_a_shared_folder_sends_notes_to_the_user_data_folder(tmp_path: Path, data_home: Path) -> None:
+    """In a shared folder notes go to the user data folder."""
     shared = tmp_path / "shared"
     shared.mkdir()
     log = shared / "run.jsonl"
@@ -50,6 +52,7 @@ def test_a_shared_folder_sends_notes_to_the_user_data_folder(tmp_path: Path, dat
 
 
 def test_notes_already_beside_stay_there(tmp_path: Path, data_home: Path) -> None:
+    """Notes already beside the log stay there."""
     shared = tmp_path / "shared"
     shared.mkdir()
     log = shared / "run.jsonl"
@@ -59,7 +62,9 @@ def test_notes_already_beside_stay_there(tmp_path: Path, data_home: Path) -> Non
     assert default_triage_path([str(log)]) == shared / "run.jsonl.triage.json"
 
 
+@pytest.mark.slow
 async def test_the_first_note_says_where_it_went(tmp_path: Path, data_home: Path) -> None:
+    """The first note says where it went."""
     shared = tmp_path / "shared"
     shared.mkdir()
     log = shared / "run.jsonl"
@@ -81,6 +86,7 @@ async def test_the_first_note_says_where_it_went(tmp_path: Path, data_home: Path
 
 
 async def test_beside_the_logs_it_says_so_without_the_reason(tmp_path: Path, data_home: Path) -> None:
+    """Notes beside the logs say so without the reason."""
     log = tmp_path / "run.jsonl"
     shutil.copy(BASELINE, log)
     app = make_app([str(log)], k=5)

@@ -24,6 +24,7 @@ def suite(rng: np.random.Generator, n: int = 1200, rate: float = 0.15, tasks: in
 
 class TestScan:
     def test_finds_a_planted_outage(self) -> None:
+        """The scan finds a planted outage."""
         rng = np.random.default_rng(3)
         t, y, names = suite(rng, outage=(36000, 36900), extra=30)
         found = scan_bursts(t, y, names)
@@ -35,11 +36,13 @@ class TestScan:
         assert w.to_json()["start"].startswith("1970-01-01T10:")
 
     def test_a_cluster_in_too_few_tasks_is_no_outage(self) -> None:
+        """A cluster of failures in too few tasks is no outage."""
         rng = np.random.default_rng(4)
         t, y, names = suite(rng, outage=(36000, 36900), extra=30)
         names = [("one" if i >= 1200 else x) for i, x in enumerate(names)]
         assert [w for w in scan_bursts(t, y, names) if 35000 < w.start < 37000] == []
 
+    @pytest.mark.slow
     def test_false_alarm_rate_without_an_outage(self) -> None:
         """Monte Carlo over 60 suites whose failures do not cluster (fixed seeds): at alpha = 0.05
         the share with any window flagged stays well under 0.15 (a generous margin: binomial
@@ -51,6 +54,7 @@ class TestScan:
         assert flagged / 60 <= 0.15
 
     def test_deterministic_and_edges(self) -> None:
+        """The scan is deterministic and handles empty and edge inputs."""
         rng = np.random.default_rng(5)
         t, y, names = suite(rng, outage=(1000, 1900), extra=20)
         assert scan_bursts(t, y, names) == scan_bursts(t, y, names)
@@ -62,6 +66,7 @@ class TestScan:
             scan_bursts(t, y[:-1])
 
     def test_contains_uses_slack(self) -> None:
+        """A burst contains times within its slack."""
         w = Burst(100.0, 200.0, 5, 6, 3, 1.0, 4.0, 0.01, slack=1.0)
         assert w.contains(99.5) and w.contains(200.5) and not w.contains(202)
 
@@ -73,9 +78,11 @@ class TestTimes:
         ("1795168920", 1795168920.0), ("yesterday", None), (None, None), (True, None),
     ])
     def test_parse(self, value: object, expected: float | None) -> None:
+        """parse_time reads ISO 8601 times and epoch seconds."""
         assert parse_time(value) == expected
 
     def test_trial_time_keys(self) -> None:
+        """trial_time reads each start-time key, one level down in metadata too."""
         assert trial_time({"started_at": "2026-11-20T10:02:00Z"}) == 1795168920.0
         assert trial_time({"metadata": {"start_time": 5}}) == 5.0
         assert trial_time({"other": 1}) is None and trial_time(None) is None

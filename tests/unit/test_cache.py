@@ -50,6 +50,7 @@ class ParseCounter:
 
 
 def test_warm_open_equals_cold_and_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm open equals the cold one and parses nothing."""
     p = write_log(tmp_path / "run.jsonl")
     cold = load_logs([p], use_cache=False)
     assert entries() == []
@@ -65,11 +66,13 @@ def test_warm_open_equals_cold_and_parses_nothing(tmp_path: Path, monkeypatch: p
 
 
 def test_cache_is_under_the_user_cache_dir(tmp_path: Path) -> None:
+    """The index cache lives under the user's cache folder."""
     # conftest points XDG_CACHE_HOME at a temporary folder
     assert cache.cache_dir() == Path(os.environ["XDG_CACHE_HOME"]) / "flaketui" / "index"
 
 
 def test_changed_file_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that grew is read again."""
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
     with open(p, "ab") as fh:
@@ -81,6 +84,7 @@ def test_changed_file_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_same_size_other_mtime_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of the same size and another time is read again."""
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
     data = p.read_bytes().replace(b'"passed":true', b'"passed":1   ', 1)
@@ -93,6 +97,7 @@ def test_same_size_other_mtime_is_read_again(tmp_path: Path, monkeypatch: pytest
 
 
 def test_same_size_and_mtime_rewrite_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite keeping size and time is still read again."""
     # a rewrite that keeps the size and sets the modification time back (touch -r, rsync -t)
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
@@ -107,6 +112,7 @@ def test_same_size_and_mtime_rewrite_is_read_again(tmp_path: Path, monkeypatch: 
 
 
 def test_symlink_names_its_own_run(tmp_path: Path) -> None:
+    """A link to a log names its own run."""
     # the default run name comes from the name given, not the file linked to
     p = write_log(tmp_path / "base.jsonl")
     alias = tmp_path / "alias.jsonl"
@@ -118,6 +124,7 @@ def test_symlink_names_its_own_run(tmp_path: Path) -> None:
 
 
 def test_other_field_names_have_their_own_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other field names or thresholds get their own cache entry."""
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
     strict = FieldMap(threshold=0.5)
@@ -130,6 +137,7 @@ def test_other_field_names_have_their_own_entry(tmp_path: Path, monkeypatch: pyt
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--no-cache neither reads nor writes the cache."""
     p = write_log(tmp_path / "run.jsonl")
     load_logs([p])
     counter = ParseCounter(monkeypatch)
@@ -139,6 +147,7 @@ def test_no_cache_neither_reads_nor_writes(tmp_path: Path, monkeypatch: pytest.M
 
 @pytest.mark.parametrize("damage", [b"", b"garbage", b"flaketui-index\x00\x01\xff\xff\xff\xff\xff\xff\xff\x7f"])
 def test_damaged_entry_is_passed_over(tmp_path: Path, damage: bytes) -> None:
+    """A damaged cache entry is passed over and the log parsed."""
     p = write_log(tmp_path / "run.jsonl")
     cold = load_logs([p])
     [entry] = entries()
@@ -147,6 +156,7 @@ def test_damaged_entry_is_passed_over(tmp_path: Path, damage: bytes) -> None:
 
 
 def test_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unwritable cache folder is ignored."""
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
@@ -155,6 +165,7 @@ def test_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file parsed in parallel is cached whole."""
     p = write_log(tmp_path / "big.jsonl", n=2000)
     serial = load_logs([p], use_cache=False)
     monkeypatch.setattr(json_lines, "PARALLEL_BYTES", 1)
@@ -167,6 +178,7 @@ def test_parallel_file_cached_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> None:
+    """A file growing during the load is cached as it was read."""
     # the second file grows while the first is read: the entry must hold what was read
     first = write_log(tmp_path / "a.jsonl", n=2000)
     second = write_log(tmp_path / "b.jsonl")
@@ -186,6 +198,7 @@ def test_file_growing_while_others_load_is_cached_as_read(tmp_path: Path) -> Non
 
 def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that vanishes or cannot be read is a one-line error."""
     gone = tmp_path / "gone.jsonl"  # listed, then removed before it was read
     monkeypatch.setattr(loader_mod, "expand_paths", lambda paths, skipped=None: [gone])
     with pytest.raises(InputError, match=f"^no usable trials in {gone} .first problem: {gone}: "
@@ -204,6 +217,7 @@ def test_file_that_vanishes_or_cannot_be_read_is_one_line_error(
 
 
 def test_timestamp_granularity_and_settling() -> None:
+    """The file system's time granularity is inferred and recent files wait to settle."""
     second = 1_000_000_000
     assert cache.granularity_ns(1_700_000_000_123_456_789, 1_700_000_000_123_456_789) == 1
     assert cache.granularity_ns(1_700_000_001 * second, 1_700_000_001 * second) == second  # ext3, HFS+
@@ -225,6 +239,7 @@ def test_timestamp_granularity_and_settling() -> None:
 
 
 def test_evict_keeps_the_newest_entries_under_the_cap(tmp_path: Path) -> None:
+    """Eviction keeps the newest entries under the size cap."""
     folder = tmp_path / "idx"
     folder.mkdir()
     for i in range(5):
@@ -241,6 +256,7 @@ def test_evict_keeps_the_newest_entries_under_the_cap(tmp_path: Path) -> None:
     ["solo"],
 ])
 def test_name_tables_come_back_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tasks: list[str]) -> None:
+    """Task name tables come back from the cache exactly."""
     p = tmp_path / "names.jsonl"
     p.write_bytes(b"".join(orjson.dumps({"task": t, "passed": True}) + b"\n" for t in tasks))
     cold = load_logs([p], use_cache=False)
@@ -254,6 +270,7 @@ def test_name_tables_come_back_exactly(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_name_blob_round_trip_and_bad_counts() -> None:
+    """Name blobs round-trip, and bad counts are refused."""
     for names in (["a", "b\u2028c", "d"], [], [""], ["x\ny"]):
         value, blob = cache._name_blob(names)
         assert cache._names(value, blob) == names

@@ -36,6 +36,7 @@ def check_rows(rows: list, family: str) -> None:
 
 
 def test_compare_cells(bench: ModuleType) -> None:
+    """The calibration bench's comparison cells give well-formed rows."""
     null = bench.comparison_cell("Uniform(0, 1)", 1, 10, tasks=6, gain=0.0, reps=3, seed=1)
     alt = bench.comparison_cell("Beta(8, 1)", 4, 4, tasks=6, gain=0.2, reps=3, seed=1)
     check_rows(null + alt, "compare")
@@ -46,11 +47,13 @@ def test_compare_cells(bench: ModuleType) -> None:
 
 
 def test_baseline_and_per_task_cells(bench: ModuleType) -> None:
+    """The baseline and per-task cells give well-formed rows."""
     check_rows(bench.baseline_cell("Uniform(0, 1)", 2, 2, tasks=5, runs=2, reps=2, seed=1), "baseline")
     check_rows(bench.pertask_cell("Beta(8, 1)", 3, 3, tasks=5, reps=2, seed=1), "per-task")
 
 
 def test_per_task_intervals_exact(bench: ModuleType) -> None:
+    """The per-task interval rows' exact coverage is at least nominal."""
     rows = bench.per_task_interval_rows(grid=19)
     check_rows(rows, "per-task intervals")
     exact = [r for r in rows if "exact" in r.situation]
@@ -59,6 +62,7 @@ def test_per_task_intervals_exact(bench: ModuleType) -> None:
 
 
 def test_suite_cells(bench: ModuleType) -> None:
+    """The suite cells give well-formed rows."""
     rows = bench.suite_cell("unclustered", (6.0, 4.0), 5, reps=20, seed=1)
     rows += bench.suite_cell("clustered", None, 3, reps=20, seed=1)
     check_rows(rows, "suite intervals")
@@ -68,6 +72,7 @@ def test_suite_cells(bench: ModuleType) -> None:
 
 
 def test_exact_families(bench: ModuleType) -> None:
+    """The plan decisions err at most 5%, and the gate's point rule at 5 trials passes only p̂ of 0 or 1."""
     peek = bench.peeking_rows()
     check_rows(peek, "plan decisions")
     assert all(r.measured <= 0.05 for r in peek if r.kind == "type1")
@@ -80,6 +85,7 @@ def test_exact_families(bench: ModuleType) -> None:
 
 
 def test_plan_cell_and_page(bench: ModuleType) -> None:
+    """The plan and gate cells give rows and the page renders."""
     rows = bench.plan_cell("same gain, K = 5", reps=2, seed=1)
     check_rows(rows, "plan power")
     rows += bench.gate_rows(trials=(5,), grid=9)

@@ -90,7 +90,9 @@ def outage_of(log: Path, truth: dict) -> tuple[float, float]:
 
 
 class TestGradesField:
+    @pytest.mark.slow
     def test_grades_moved_elsewhere_are_found_with_the_option(self, suite, tmp_path: Path) -> None:
+        """Grades kept under another field are found with --grades-field and name the grader."""
         log, truth = suite
 
         def move(d: dict) -> dict:
@@ -106,13 +108,17 @@ class TestGradesField:
         assert right >= 0.85 * total
         assert sum(got.get(t) == v["cause"] for t, v in truth.items() if v["cause"]) >= 0.9 * len(got)
 
+    @pytest.mark.slow
     def test_grades_field_wants_causes(self, suite) -> None:
+        """--grades-field without --causes is a usage error."""
         code, _, err = run("report", suite[0], "--grades-field", "grades")
         assert code == 2 and "--grades-field and --rescored go with --causes" in err
 
 
 class TestRescored:
+    @pytest.mark.slow
     def test_a_rescoring_that_disagrees_is_the_grader(self, suite, tmp_path: Path) -> None:
+        """A re-scored log that disagrees with the first points to the grader."""
         log, truth = suite
 
         def bare(d: dict) -> dict:
@@ -142,6 +148,7 @@ class TestRescored:
         assert code == 0 and "re-scored (rejudged): 2399 trials paired by task and trial; 1 trials not paired" in out
 
     def test_no_run_to_pair_is_an_input_error(self, tmp_path: Path) -> None:
+        """A re-scored log with no run to pair with is an input error."""
         rows = [{"run": r, "task": "t", "trial": i, "passed": i % 2 == 0, "trace": []} for r in "ab" for i in range(2)]
         a = tmp_path / "a.jsonl"
         a.write_text("".join(json.dumps(x) + "\n" for x in rows if x["run"] == "a"))
@@ -153,7 +160,9 @@ class TestRescored:
 
 
 class TestExcludeWindow:
+    @pytest.mark.slow
     def test_the_outage_is_found_offered_and_left_out(self, suite) -> None:
+        """The outage is found, offered as a window, and left out of the rates with --exclude-window."""
         log, truth = suite
         doc = plain_causes(log)
         (window,) = doc["runs"][0]["bursts"]
@@ -179,7 +188,9 @@ class TestExcludeWindow:
         assert not any(truth[t]["cause"] == "burst" for t in got)  # outside the outage they pass
         assert r["summary"]["trials"] == doc["runs"][0]["summary"]["trials"] - sum(starts.values())
 
+    @pytest.mark.slow
     def test_said_in_the_table_markdown_and_csv(self, suite) -> None:
+        """The excluded trials are said in the table, Markdown and CSV."""
         log, _ = suite
         window = "2026-11-20T00:00:00Z/2026-11-20T06:00:00Z"
         code, text, _ = run("report", log, "--exclude-window", window, "--top", "3")
@@ -191,6 +202,7 @@ class TestExcludeWindow:
         assert code == 0 and "left out of the rates" in err and "left out" not in csv
 
     def test_a_task_every_trial_of_which_is_left_out_is_named(self, tmp_path: Path) -> None:
+        """A task whose every trial is left out is named."""
         rows = [{"task": "early", "trial": i, "passed": True, "started_at": f"2026-11-20T10:0{i}:00Z"}
                 for i in range(3)]
         rows += [{"task": "late", "trial": i, "passed": i > 0, "started_at": f"2026-11-20T12:0{i}:00Z"}
@@ -206,21 +218,26 @@ class TestExcludeWindow:
         assert "1 tasks had every trial there and are not in the table" in text
         assert "1 trials without a start time kept" in text
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(("window", "why"), [
         ("2026-11-20T10:00:00Z", "is not START/END"),
         ("yesterday/2026-11-20T10:00:00Z", "'yesterday' is not an ISO 8601 time"),
         ("2026-11-20T11:00:00Z/2026-11-20T10:00:00Z", "ends before it starts"),
     ])
     def test_a_bad_window_is_a_usage_error(self, suite, window: str, why: str) -> None:
+        """Each malformed window is a usage error saying why."""
         code, _, err = run("report", suite[0], "--exclude-window", window)
         assert code == 2 and why in err and "Traceback" not in err
 
+    @pytest.mark.slow
     def test_goes_without_record_and_html(self, suite) -> None:
+        """--exclude-window with --record or HTML is refused."""
         window = "2026-11-20T10:00:00Z/2026-11-20T11:00:00Z"
         assert run("report", suite[0], "--exclude-window", window, "--record")[0] == 2
         assert run("report", suite[0], "--exclude-window", window, "--format", "html")[0] == 2
 
     def test_exclusion_line(self) -> None:
+        """The exclusion line counts the trials and tasks left out."""
         e = Exclusion(((0.0, 900.0),), {"r": {"a": 2, "b": 1}}, {"r": ("b",)})
         assert e.line("r") == ("3 trials of 2 tasks started in --exclude-window 1970-01-01T00:00:00Z/"
                                "1970-01-01T00:15:00Z: left out of the rates (1 tasks had every trial there "
@@ -229,9 +246,12 @@ class TestExcludeWindow:
 
 class TestFirstCriticalSource:
     def test_every_cause_has_a_source(self) -> None:
+        """Every cause maps to one of the critical sources."""
         assert set(SOURCE_OF) == set(CAUSES) and set(SOURCE_OF.values()) <= set(SOURCES)
 
+    @pytest.mark.slow
     def test_counts_failures_against_the_truth(self, suite) -> None:
+        """The first critical source counts match the generated suite's truth."""
         log, truth = suite
         r = plain_causes(log)["runs"][0]
         counts = r["first_critical_source"]
@@ -252,6 +272,7 @@ class TestFirstCriticalSource:
         assert causes.startswith("\n\n- flaky tasks' failures by first critical source: agent")
 
     def test_tau2_reviews_counted_beside(self, tmp_path: Path) -> None:
+        """τ²-bench's reviews are counted beside the suggested sources."""
         shape = STYLES["flat"]
         user_first = {"errors": [{"source": "agent", "severity": "critical", "turn_idx": 5},
                                  {"source": "user", "severity": "critical_hindered", "turn_idx": 3}]}
@@ -295,6 +316,7 @@ class TestFirstCriticalSource:
         assert r["harness_first_critical_source"] == {"user": 2}
 
     def test_a_hostile_review_source_is_shown_as_text(self, tmp_path: Path) -> None:
+        """A hostile review source is shown as plain text."""
         shape = STYLES["flat"]
         hostile = {"errors": [{"source": "agent\x1b[2J\x07", "severity": "critical", "turn_idx": 1}]}
         trials = [trial_with(0, PASS, booking(shape, "R1")), trial_with(1, FAIL, booking(shape, "R2"), review=hostile)]
@@ -308,6 +330,7 @@ class TestFirstCriticalSource:
 
 
 def test_the_new_sources_can_be_labelled() -> None:
+    """The user simulator, grader and burst sources are triage labels too."""
     assert {"user-simulator", "grader", "burst"} <= set(LABELS)
     assert set(CAUSES) - {"unknown"} <= set(LABELS)
     assert list(LABELS)[:8] == ["sampling", "tool-nondeterminism", "ordering-concurrency", "environment",

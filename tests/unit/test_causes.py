@@ -75,6 +75,7 @@ class TestErrorShapes:
         {"role": "tool", "content": "KeyError: 'reservation'"},
     ])
     def test_failures_by_their_shape(self, step: object) -> None:
+        """Each shape of a failed step (status, exception, HTTP error, …) is read as an error text."""
         assert error_text(step)
 
     @pytest.mark.parametrize("step", [
@@ -89,11 +90,13 @@ class TestErrorShapes:
         {"role": "tool", "content": {"code": 503, "seats": 2}},
     ])
     def test_not_failures(self, step: object) -> None:
+        """Steps that only mention errors, or succeed, are not read as failures."""
         assert error_text(step) is None
 
 
 class TestPairs:
     def test_sampling_the_agent_acts_otherwise_after_the_same_context(self, shape: Shape) -> None:
+        """After the same context the agent acting otherwise is sampling, in every trace shape."""
         s = suggest([story(shape)] * 2, [story(shape, action="restart")] * 2)
         assert (s.cause, s.agree, s.pairs) == ("sampling", 4, 4)
         ev = s.evidence
@@ -101,10 +104,12 @@ class TestPairs:
         assert "scale" in ev.a and "restart" in ev.b
 
     def test_a_reworded_user_turn_is_still_sampling(self, shape: Shape) -> None:
+        """A reworded user turn before a different action is still sampling."""
         s = suggest([story(shape)], [story(shape, action="restart", user="checkout is sloooow")])
         assert s.cause == "sampling"
 
     def test_tool_nondeterminism_the_same_call_returns_other_content(self, shape: Shape) -> None:
+        """The same tool call returning other content is tool nondeterminism."""
         s = suggest([story(shape)] * 3, [story(shape, chunks="[1] b [2] a", action="restart")])
         assert (s.cause, s.share) == ("tool-nondeterminism", 1.0)
         ev = s.evidence
@@ -112,6 +117,7 @@ class TestPairs:
         assert ev.call.startswith("search(query=") and (ev.a, ev.b) == ("[1] a [2] b", "[1] b [2] a")
 
     def test_ordering_parallel_results_in_the_other_order(self, shape: Shape) -> None:
+        """Parallel results arriving in the other order are ordering-concurrency."""
         s = suggest([story(shape)] * 2, [story(shape, order=("y", "x"), action="restart")] * 2)
         assert s.cause == "ordering-concurrency"
         ev = s.evidence
@@ -119,11 +125,13 @@ class TestPairs:
         assert ev.a == "logs fine | queue 18k" and ev.b == "queue 18k | logs fine"
 
     def test_ordering_the_agent_calls_the_same_tools_in_another_order(self) -> None:
+        """The agent calling the same tools in another order is ordering-concurrency."""
         a = [flat_call("logs"), flat_result("logs", "l"), flat_call("queue"), flat_result("queue", "q")]
         b = [flat_call("queue"), flat_result("queue", "q"), flat_call("logs"), flat_result("logs", "l")]
         assert suggest([a], [b]).cause == "ordering-concurrency"
 
     def test_environment_the_same_call_fails(self, shape: Shape) -> None:
+        """The same call failing in one trial (HTTP 503) is the environment."""
         s = suggest([story(shape)] * 2, [story(shape, second="HTTP 503 Service Unavailable", action="restart")])
         assert s.cause == "environment"
         ev = s.evidence
@@ -131,33 +139,40 @@ class TestPairs:
         assert ev.call.startswith("metrics(service=")
 
     def test_environment_an_errored_trial(self, shape: Shape) -> None:
+        """Errored trials vote for the environment."""
         s = suggest([story(shape)] * 2, [story(shape, action="restart")], errored=[story(shape)] * 3)
         assert s.votes == {"sampling": 2, "environment": 6}
         assert s.cause == "environment" and s.evidence.kind == "errored-trial"
         assert "TimeoutError" in s.evidence.error
 
     def test_harness_the_same_trace_scored_otherwise(self, shape: Shape) -> None:
+        """The same trace scored both ways is a harness bug."""
         s = suggest([story(shape)] * 2, [story(shape)])
         assert (s.cause, s.evidence.kind, s.evidence.step_a) == ("harness-bug", "same-trace", None)
 
     def test_harness_the_same_actions_and_results(self, shape: Shape) -> None:
+        """The same actions and results scored otherwise is a harness bug."""
         s = suggest([story(shape)], [story(shape, user="checkout is slow!!")])
         assert (s.cause, s.evidence.kind) == ("harness-bug", "same-actions")
 
     def test_disagreeing_pairs_are_unknown(self, shape: Shape) -> None:
+        """Pairs that disagree on the cause leave it unknown."""
         s = suggest([story(shape)], [story(shape, action="restart"), story(shape, chunks="other", action="restart")])
         assert s.votes == {"sampling": 1, "tool-nondeterminism": 1}
         assert (s.cause, s.agree, s.pairs) == ("unknown", 1, 2)
 
     def test_other_instructions_are_not_a_tool_result(self, shape: Shape) -> None:
+        """A different system instruction is not mistaken for a tool result."""
         a = [{"role": "system", "content": "It is 10:00."}, *story(shape)]
         b = [{"role": "system", "content": "It is 10:05."}, *story(shape, action="restart")]
         assert suggest([a], [b]).cause == "sampling"
 
     def test_missing_trace_is_unknown(self, shape: Shape) -> None:
+        """A failing trial without a trace leaves the cause unknown."""
         assert suggest([story(shape)], [None]).cause == "unknown"
 
     def test_stable_tasks_get_none(self, shape: Shape) -> None:
+        """Tasks that only pass, only fail or only error get no suggestion."""
         assert suggest([story(shape)] * 3, []) is None
         assert suggest([], [story(shape)] * 3) is None
         assert suggest([story(shape)], [], errored=[story(shape)]) is None
@@ -165,6 +180,7 @@ class TestPairs:
 
 class TestClassifyPair:
     def test_two_trials(self, shape: Shape) -> None:
+        """classify_pair names the cause, the evidence kind and the two trials of one pair."""
         from flaketui.traces import classify_pair
 
         ev = classify_pair(trial(3, PASS, story(shape)), trial(8, FAIL, story(shape, chunks="[1] b")))
@@ -174,6 +190,7 @@ class TestClassifyPair:
 
 class TestSampledPairs:
     def test_at_most_max_pairs_distinct_and_deterministic(self) -> None:
+        """Pair sampling picks at most MAX_PAIRS distinct pairs, the same ones each time."""
         picks = pair_indexes(40, 30)
         assert len(picks) == MAX_PAIRS == len(set(picks))
         assert picks == pair_indexes(40, 30) == sorted(picks)
@@ -181,6 +198,7 @@ class TestSampledPairs:
         assert pair_indexes(3, 4) == [(i, j) for i in range(3) for j in range(4)]
 
     def test_a_huge_task_is_sampled(self) -> None:
+        """A task with many trials is sampled and says so."""
         shape = STYLES["flat"]
         s = suggest([story(shape)] * 30, [story(shape, action="restart")] * 30)
         assert (s.cause, s.pairs, s.sampled) == ("sampling", MAX_PAIRS, True)
@@ -188,6 +206,7 @@ class TestSampledPairs:
 
 class TestJson:
     def test_report_keys(self) -> None:
+        """A suggestion's JSON carries the keys the report documents."""
         log = load_logs([BASELINE])
         o = log.run_outcomes(log.runs[0])
         got = suggest_causes(partial(read_trial, log), {"searchRunbook": o.task_rows(o.index("searchRunbook"))})
@@ -204,6 +223,7 @@ class TestJson:
 
 class TestSuggestCauses:
     def test_only_flaky_tasks_parallel_equals_serial(self) -> None:
+        """Only flaky tasks are read, and reading them in parallel equals reading them one by one."""
         log = load_logs([BASELINE])
         o = log.run_outcomes(log.runs[0])
         rows = {t: o.task_rows(i) for i, t in enumerate(o.tasks)}
@@ -218,6 +238,7 @@ class TestSuggestCauses:
         assert breakdown_line(serial.values()) == "flaky tasks by suspected source: tool-nondeterminism 1"
 
     def test_breakdown_line_most_first_with_short_names(self) -> None:
+        """The breakdown line lists causes most frequent first, by short names."""
         shape = STYLES["flat"]
         made = [suggest([story(shape)], [story(shape, action="restart")]),
                 suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
@@ -227,6 +248,7 @@ class TestSuggestCauses:
         assert breakdown_line([]) == "flaky tasks by suspected source: none"
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("style", ["steps", "openai"])
 @pytest.mark.parametrize("seed", [11, 12])
@@ -248,6 +270,7 @@ def test_generated_suites_get_the_true_cause(tmp_path: Path, seed: int, style: s
     assert all(got[t].evidence is not None for t in got)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("style", ["steps", "openai"])
 @pytest.mark.parametrize("seed", [21, 22])
@@ -280,6 +303,7 @@ def test_generated_v2_suites_get_the_true_cause(tmp_path: Path, seed: int, style
 
 @pytest.mark.skipif(not TAU.is_file(), reason="../shared/realdata/tau-bench is not here")
 def test_tau_bench_every_flaky_task_gets_a_suggestion_with_evidence() -> None:
+    """Every flaky task of the τ-bench sample gets a suggestion with its evidence."""
     log = load_logs([TAU])
     o = log.run_outcomes(log.runs[0])
     flaky = {t: o.task_rows(i) for i, t in enumerate(o.tasks) if 0 < o.passes[i] < o.n[i]}
@@ -297,6 +321,7 @@ class TestUserSimulator:
     """The first difference is a user turn and the agent's different action carries it."""
 
     def test_the_agent_follows_the_user_turn_that_differs(self, shape: Shape) -> None:
+        """An agent following a user turn that differs is the user simulator."""
         s = suggest([booking(shape, "R1")] * 2, [booking(shape, "R2")] * 2)
         assert (s.cause, s.agree, s.pairs) == ("user-simulator", 4, 4)
         ev = s.evidence
@@ -307,10 +332,12 @@ class TestUserSimulator:
         assert s.to_json()["cause_evidence"]["action_b"] == ev.action_b
 
     def test_a_user_turn_the_action_does_not_carry_is_sampling(self, shape: Shape) -> None:
+        """A user turn whose difference the action does not carry is sampling."""
         s = suggest([booking(shape, "R1", user="thanks")], [booking(shape, "R2", user="thank you")])
         assert s.cause == "sampling"
 
     def test_the_agent_acting_the_same_after_the_turn_is_not_the_user(self, shape: Shape) -> None:
+        """An agent acting the same after a differing user turn is not blamed on the user."""
         call, result = shape
         a = [{"role": "user", "content": "cancel R1"}, call("find_user", user="mia"), result("find_user", "ok"),
              call("cancel", reservation_id="R1")]
@@ -319,6 +346,7 @@ class TestUserSimulator:
         assert suggest([a], [b]).cause == "sampling"
 
     def test_tau2_reviews_are_the_harness_attribution(self) -> None:
+        """τ²-bench's reviews are read as the harness's own attribution."""
         shape = STYLES["flat"]
         review = {"summary": "the user gave the wrong id", "errors": [
             {"source": "user", "severity": "critical", "turn_idx": 3}]}
@@ -337,6 +365,7 @@ class TestGrader:
     """Several grades per trial that split on the same trajectory are the grader's doing."""
 
     def test_grades_that_split_on_identical_traces(self, shape: Shape) -> None:
+        """Grades that split on identical traces point to the grader."""
         t = story(shape)
         trials = [trial_with(i, PASS if sum(g) >= 2 else FAIL, t, grades=g)
                   for i, g in enumerate([[1, 1, 0], [1, 0, 1], [0, 0, 1], [0, 1, 0]])]
@@ -348,12 +377,14 @@ class TestGrader:
         assert out["graders"] == 3 and out["split_trials"] == 4 and out["fleiss_kappa"] < 0
 
     def test_grades_that_agree_leave_it_a_harness_bug(self, shape: Shape) -> None:
+        """Grades that agree on identical traces scored otherwise leave it a harness bug."""
         t = story(shape)
         trials = [trial_with(0, PASS, t, grades=[1, 1, 1]), trial_with(1, FAIL, t, grades=[0, 0, 0])]
         s = suggest_task("task", trials)
         assert s.cause == "harness-bug" and s.grader.split_trials == 0
 
     def test_grades_in_other_shapes(self) -> None:
+        """Several grades are read from lists, scorer maps and letter grades."""
         from flaketui.traces.causes import trial_grades
 
         assert trial_grades({"grades": [1, 0, True]}) == [1.0, 0.0, 1.0]
@@ -367,6 +398,7 @@ class TestNullIsAbsent:
     """A key that is null in one step and absent in the other is no difference."""
 
     def test_divergence_all_skips_null_keys(self) -> None:
+        """A key holding null counts as absent when every step is compared."""
         from flaketui.traces import ALL, Normaliser, align_traces, structural_diff
 
         a = [{"role": "assistant", "content": "Hello, how can I help?", "is_audio": None, "speech_effects": None},
@@ -381,6 +413,7 @@ class TestNullIsAbsent:
         assert norm.step(a[0])["is_audio"] is None  # the step itself is kept whole for display
 
     def test_null_tool_call_keys(self) -> None:
+        """Null keys inside tool calls count as absent."""
         from flaketui.traces import Normaliser
 
         a = {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {}, "index": None}]}

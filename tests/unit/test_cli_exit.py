@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from flaketui.cli import main
 from tests.conftest import BASELINE, CANDIDATE, ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def flaketui(*args: str | Path, stdin: str | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -20,6 +23,7 @@ def flaketui(*args: str | Path, stdin: str | None = None) -> subprocess.Complete
 
 
 def test_the_output_is_whole_and_the_same_as_mains() -> None:
+    """The process's output is whole and the same as main's."""
     done = flaketui("report", BASELINE, CANDIDATE, "-k", "5", "--format", "json")
     expected = CliRunner().invoke(main, ["report", str(BASELINE), str(CANDIDATE), "-k", "5", "--format", "json"])
     assert done.returncode == 0 and done.stderr == b""
@@ -27,6 +31,7 @@ def test_the_output_is_whole_and_the_same_as_mains() -> None:
 
 
 def test_each_exit_code_is_kept() -> None:
+    """Each exit code is kept by the quick exit."""
     assert flaketui("gate", CANDIDATE, "-k", "5", "--min-pass-hat-k", "0.9").returncode == 1  # gate failed
     missing = flaketui("report", ROOT / "no-such-log.jsonl")
     assert missing.returncode == 2 and missing.stderr.decode().startswith("flaketui: error:")

@@ -28,6 +28,7 @@ A, B = "oncall-baseline", "oncall-candidate"
 
 class TestCompareJson:
     def test_per_task_fields_and_flips(self) -> None:
+        """compare's JSON gives each task's fields and the flips."""
         code, out, _ = run("compare", BASELINE, CANDIDATE, "--format", "json")
         assert code == 0
         doc = orjson.loads(out)
@@ -58,11 +59,13 @@ class TestCompareJson:
         assert doc["confounds"] == [] and doc["confound_warning"] is None
 
     def test_alpha_below_the_smallest_p_flips_nothing(self) -> None:
+        """An alpha below the smallest p flips no task."""
         doc = orjson.loads(run("compare", BASELINE, CANDIDATE, "--format", "json", "--alpha", "1e-7")[1])
         assert doc["alpha"] == 1e-7 and doc["flipped_broken"] == [] and doc["flipped_fixed"] == []
         assert doc["broken"] == ["summarizeIncident"]
 
     def test_alpha_out_of_range_is_a_usage_error(self) -> None:
+        """An --alpha outside (0, 1) is a usage error."""
         code, _, err = run("compare", BASELINE, CANDIDATE, "--alpha", "2")
         assert code == 2 and "--alpha" in err
 
@@ -87,6 +90,7 @@ class TestCompareJson:
         assert doc["flipped_broken"]  # t5 (10/10 vs 0/10) flips
 
     def test_one_trial_per_task_says_nothing_is_tested(self, tmp_path: Path) -> None:
+        """With one trial per task the JSON says nothing is tested."""
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (1, 1), "y": (0, 1)}, "b": {"x": (0, 1), "y": (0, 1)}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
         assert doc["per_task_tested"] is False and doc["flipped_broken"] == [] and doc["broken"] == ["x"]
@@ -108,6 +112,7 @@ class TestUnequalTrials:
         return write_runs(tmp_path / "x.jsonl", {"a": a, "b": b})
 
     def test_no_winner_and_no_sign_test(self, tmp_path: Path) -> None:
+        """With unequal trials there are no flips by the sign test and no winner from noise."""
         doc = orjson.loads(run("compare", self.log(tmp_path), "--runs", "a", "b", "--format", "json")[1])
         assert (len(doc["fixed"]), len(doc["broken"])) == (6, 54)
         assert binomtest(6, 60).pvalue < 1e-9  # what the sign test alone would have said
@@ -117,6 +122,7 @@ class TestUnequalTrials:
         assert "the sign test is not shown: trial counts differ between the runs" in doc["verdict"]
 
     def test_a_real_gain_is_found(self, tmp_path: Path) -> None:
+        """A real gain is found despite unequal trials."""
         a = {f"t{i}": (1 if i % 2 else 0, 1) for i in range(60)}  # p = 0.5 run once
         b = {f"t{i}": (7, 10) for i in range(60)}  # p = 0.7 run ten times
         log = write_runs(tmp_path / "gain.jsonl", {"a": a, "b": b})
@@ -126,6 +132,7 @@ class TestUnequalTrials:
 
 class TestCompareText:
     def test_table_shows_flipped_then_moved(self) -> None:
+        """The comparison table shows flipped tasks, then moved ones."""
         code, out, _ = run("compare", BASELINE, CANDIDATE)
         assert code == 0
         assert "flipped 1 (fixed 0, broken 1): significant after Holm at 5%" in out
@@ -137,6 +144,7 @@ class TestCompareText:
         assert "moved" in rows[1] and "searchRunbook" in rows[1]
 
     def test_markdown_and_csv(self) -> None:
+        """Markdown and CSV show the flipped and moved tasks."""
         md = run("compare", BASELINE, CANDIDATE, "--format", "markdown")[1]
         assert "| summarizeIncident | broken | flipped |" in md and "| searchRunbook | fixed | moved |" in md
         csv = run("compare", BASELINE, CANDIDATE, "--format", "csv")[1].splitlines()
@@ -147,6 +155,7 @@ class TestCompareText:
 
 class TestConfounds:
     def test_two_fields_differ(self, tmp_path: Path) -> None:
+        """Runs differing in two configuration fields are flagged as confounded."""
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
                          {"a": {"model": "m1", "info": {"temperature": 0.0}, "seed": 1},
                           "b": {"model": "m2", "info": {"temperature": 0.7}, "seed": 1}})
@@ -154,22 +163,28 @@ class TestConfounds:
                 "--config-field", "info.temperature", "--config-field", "seed")
         doc = orjson.loads(run(*args, "--format", "json")[1])
         assert doc["config_a"] == {"model": "m1", "info.temperature": "0.0", "seed": "1"}
-        assert doc["confounds"] == ["model", "info.temperature"]
+        assert doc["confounds"] == [{"field": "model", "a": "m1", "b": "m2"},
+                                    {"field": "info.temperature", "a": "0.0", "b": "0.7"}]
         assert "cannot be read as the effect of one change" in doc["confound_warning"]
-        assert "confounded: the runs differ in 2 configuration fields (model, info.temperature)" in run(*args)[1]
+        assert ("confounded: the runs differ in 2 configuration fields (model m1 vs m2; info.temperature 0.0 vs "
+                "0.7)") in run(*args)[1]
 
     def test_one_field_is_a_controlled_comparison(self, tmp_path: Path) -> None:
+        """Runs differing in one field are a controlled comparison."""
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
                          {"a": {"model": "m1", "seed": 1}, "b": {"model": "m1", "seed": 2}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--config-field", "model",
                                "--config-field", "seed", "--format", "json")[1])
-        assert doc["confounds"] == ["seed"] and doc["confound_warning"] is None
+        assert doc["confounds"] == [{"field": "seed", "a": "1", "b": "2"}] and doc["confound_warning"] is None
+        out = run("compare", log, "--runs", "a", "b", "--config-field", "model", "--config-field", "seed")[1]
+        assert "the runs differ in one configuration field: seed 1 vs 2" in out
 
     def test_usual_fields_read_without_config_field(self, tmp_path: Path) -> None:
+        """The usual configuration fields are read without --config-field."""
         log = write_runs(tmp_path / "x.jsonl", {"a": {"x": (2, 4)}, "b": {"x": (1, 4)}},
                          {"a": {"model": "m1", "temperature": 0}, "b": {"model": "m2", "temperature": 1}})
         doc = orjson.loads(run("compare", log, "--runs", "a", "b", "--format", "json")[1])
-        assert doc["confounds"] == ["model", "temperature"]
+        assert [d["field"] for d in doc["confounds"]] == ["model", "temperature"]
 
 
 class TestBaseline:
@@ -180,6 +195,7 @@ class TestBaseline:
         return write_runs(tmp_path / "x.jsonl", {"base": base, "worse": worse, "same": same})
 
     def test_holm_across_the_comparisons(self, tmp_path: Path) -> None:
+        """--baseline Holm-adjusts the primary p across the comparisons."""
         log = self.three_runs(tmp_path)
         doc = orjson.loads(run("compare", log, "--baseline", "base", "--format", "json")[1])
         assert doc["baseline"] == "base"
@@ -195,6 +211,7 @@ class TestBaseline:
         assert "Holm-adjusted" in comps["worse"]["verdict"]
 
     def test_report_baseline_is_one_json_document(self, tmp_path: Path) -> None:
+        """report --baseline gives one JSON document."""
         log = self.three_runs(tmp_path)
         doc = orjson.loads(run("report", log, "--baseline", "base", "--format", "json")[1])
         assert len(doc["runs"]) == 3 and len(doc["baseline"]["comparisons"]) == 2
@@ -203,25 +220,30 @@ class TestBaseline:
                 "the 2 comparisons") in out
 
     def test_unknown_baseline(self, tmp_path: Path) -> None:
+        """An unknown --baseline is a usage error."""
         code, _, err = run("compare", self.three_runs(tmp_path), "--baseline", "nope")
         assert code == 2 and "no run named 'nope'" in err
 
 
 class TestQuarantine:
     def test_ids(self) -> None:
+        """quarantine prints the flaky task ids, one a line."""
         code, out, _ = run("quarantine", FIXTURES)
         assert code == 0 and out == "searchRunbook\n"  # flaky in the baseline (10/12) only
 
     def test_max_flakiness(self) -> None:
+        """--max-flakiness keeps only tasks above the cap."""
         # searchRunbook: 4·(10/12)·(2/12) = 0.556
         assert run("quarantine", FIXTURES, "--max-flakiness", "0.6")[1] == ""
         assert run("quarantine", FIXTURES, "--max-flakiness", "0.5")[1] == "searchRunbook\n"
 
     def test_json(self) -> None:
+        """quarantine's JSON lists each flaky task with its counts."""
         doc = orjson.loads(run("quarantine", FIXTURES, "--format", "json", "--run", A)[1])
         assert [(d["run"], d["task"], d["n"], d["passes"]) for d in doc] == [(A, "searchRunbook", 12, 10)]
 
     def test_junit_is_read_by_a_junit_consumer(self, tmp_path: Path) -> None:
+        """quarantine's JUnit XML is read by junitparser as skipped tests."""
         junitparser = pytest.importorskip("junitparser")
         code, out, _ = run("quarantine", FIXTURES, "--format", "junit")
         assert code == 0
@@ -240,6 +262,7 @@ class TestQuarantine:
         assert flaky is not None and flaky.get("message").startswith("flaky: 10 of 12 trials passed")
 
     def test_unknown_run(self) -> None:
+        """An unknown --run is a usage error."""
         code, _, err = run("quarantine", FIXTURES, "--run", "nope")
         assert code == 2 and "no run named 'nope'" in err
 
@@ -247,6 +270,7 @@ class TestQuarantine:
 GEN = SHARED / "bench" / "gen_trials.py"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GEN.exists(), reason="the shared generator is not on this machine")
 def test_generated_pair_names_true_changes(tmp_path: Path) -> None:
     """2,000 tasks × 8 trials (seed 0): B truly worse on 106 tasks and better on 64.

@@ -13,6 +13,7 @@ from flaketui.stats.curves import histogram, k_curve, k_values
 
 
 def test_single_task_curve_is_the_exact_ratios() -> None:
+    """A single task's curve is the exact binomial ratios."""
     curve = k_curve(12, 10)
     assert curve.ks.tolist() == list(range(1, 13))
     for k, at, hat in zip(curve.ks, curve.pass_at, curve.pass_hat, strict=True):
@@ -47,12 +48,14 @@ def test_curve_never_jumps_when_tasks_lose_a_trial() -> None:
 
 
 def test_k_values_thin_out_long_ranges() -> None:
+    """k_values thins out long ranges, keeping both ends."""
     ks = k_values(1000, points=40)
     assert ks[0] == 1 and ks[-1] == 1000 and len(ks) <= 40
     assert k_values(0).size == 0
 
 
 def test_histogram_bins_over_zero_one() -> None:
+    """histogram bins rates over [0, 1], ignoring NaN."""
     counts = histogram([0.0, 0.05, 0.1, 0.833, 1.0, float("nan")], bins=10)
     assert counts.tolist() == [2, 1, 0, 0, 0, 0, 0, 0, 1, 1]
 

@@ -21,28 +21,33 @@ def outcomes(n: list[int], errored: list[int], errored_as: str = "apart") -> Run
 
 
 def test_one_task_with_one_usable_trial_does_not_make_k_1() -> None:
+    """One task with one usable trial does not make k 1."""
     # Terminal-Bench: 5 attempts a task; one task's 4 attempts errored.
     run = outcomes([5] * 9 + [1], [0] * 9 + [4])
     assert default_k([run]) == 5
 
 
 def test_errored_trials_count_as_attempts() -> None:
+    """Errored trials count as attempts for the default k."""
     # Most tasks: 4 usable + 1 errored = 5 attempts; two tasks have 4 attempts, no errors.
     run = outcomes([4, 4, 4, 4, 4], [1, 1, 1, 0, 0])
     assert default_k([run]) == 5
 
 
 def test_errored_as_fail_counts_them_once() -> None:
+    """With --errored-as fail errored trials count once."""
     # With --errored-as fail n already holds the errored trials.
     run = outcomes([5, 5, 5], [1, 1, 0], errored_as="fail")
     assert default_k([run]) == 5
 
 
 def test_a_tie_takes_the_smaller() -> None:
+    """A tie between trial counts takes the smaller."""
     assert default_k([outcomes([3, 3, 8, 8], [0, 0, 0, 0])]) == 3
 
 
 def test_pooled_over_runs_and_empty_tasks_ignored() -> None:
+    """The default k is pooled over runs, ignoring empty tasks."""
     a, b = outcomes([2, 2, 0], [0, 0, 0]), outcomes([7, 7, 7], [0, 0, 0])
     assert default_k([a, b]) == 7
     assert default_k([outcomes([0, 0], [0, 0])]) == 1
@@ -50,6 +55,7 @@ def test_pooled_over_runs_and_empty_tasks_ignored() -> None:
 
 
 def test_tasks_below_the_default_are_counted() -> None:
+    """Tasks below the default k are counted."""
     run = outcomes([5] * 9 + [1], [0] * 9 + [4])
     k = default_k([run])
     summary = summarise(task_stats(run, k))
@@ -58,6 +64,7 @@ def test_tasks_below_the_default_are_counted() -> None:
 
 
 def test_the_report_states_the_default_and_counts_the_tasks_below(tmp_path: Path) -> None:
+    """The report states the default k and counts the tasks below it."""
     import json
 
     import orjson

@@ -15,6 +15,8 @@ from flaketui.loading.loader import build_log
 from flaketui.model import FieldMap, InputError, Source
 from tests.helpers.folders import same, write_folder
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed")
 
 
@@ -26,6 +28,7 @@ def cluster():
 
 
 def test_cluster_parse_equals_local(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Parsing on a LocalCluster equals the local parse."""
     files = write_folder(tmp_path)
     local = load_logs([tmp_path], use_cache=False)
     ticks: list[int] = []
@@ -38,6 +41,7 @@ def test_cluster_parse_equals_local(cluster, tmp_path: Path) -> None:  # type: i
 
 
 def test_a_killed_worker_is_replaced_and_the_result_is_the_same(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A killed worker is replaced and the result is the same."""
     files = write_folder(tmp_path, files=60, tasks=200)
     local = load_logs([tmp_path], use_cache=False)
     with distributed.Client(cluster.scheduler_address) as client:
@@ -61,6 +65,7 @@ def test_a_killed_worker_is_replaced_and_the_result_is_the_same(cluster, tmp_pat
 
 
 def test_an_unreadable_file_is_named(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An unreadable file is named."""
     files = write_folder(tmp_path, files=2)
     gone = tmp_path / "gone.jsonl"
     pieces = parse_on_cluster([*files, gone], FieldMap(), cluster.scheduler_address, lambda n: None)
@@ -68,6 +73,7 @@ def test_an_unreadable_file_is_named(cluster, tmp_path: Path) -> None:  # type: 
 
 
 def test_no_scheduler_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unreachable scheduler is one line."""
     with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
         parse_on_cluster([], FieldMap(), "tcp://127.0.0.1:9", lambda n: None, connect_timeout=1)
     monkeypatch.setenv("FLAKETUI_SCHEDULER", "tcp://h:1")

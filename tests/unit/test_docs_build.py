@@ -39,6 +39,7 @@ def load_docs_tables():
 
 
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
+    """The manual builds with mkdocs --strict."""
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs and mkdocs-material are not installed (the test extra has them)")
     site = tmp_path / "site"
@@ -52,6 +53,7 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
 
 
 def test_readme_is_a_short_front_page() -> None:
+    """The README stays a front page of at most 300 lines."""
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 300, "the README is a front page: move the detail into docs/"
     title, rest = text.split("\n\n", 1)
@@ -73,6 +75,7 @@ def test_readme_links_resolve() -> None:
 
 
 def test_generated_sections_are_replaced_between_markers(tmp_path: Path) -> None:
+    """Generated sections are replaced between their markers."""
     tables = load_docs_tables()
     page = tmp_path / "page.md"
     page.write_text("# P\n\nbefore\n\n<!-- generated: demo -->\nold figures\n<!-- end generated: demo -->\n\nafter\n",

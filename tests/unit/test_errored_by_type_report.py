@@ -27,16 +27,20 @@ def runs_of(text: str) -> dict[str, object]:
 
 
 def test_the_summary_names_the_kinds() -> None:
-    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in report()
-    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in report("--format", "markdown")
+    """The summary names the errored kinds."""
+    assert "errored trials (AgentTimeoutError 1, RuntimeError 1) counted by their score" in report()
+    assert "errored trials (AgentTimeoutError 1, RuntimeError 1) counted by their score" in \
+        report("--format", "markdown")
 
 
 def test_json_has_them_streamed_and_not() -> None:
+    """JSON has the kinds, streamed or not."""
     assert runs_of(report("--format", "json")) == {"hello-world-job": KINDS}  # the streamed document
     assert runs_of(report("--format", "json", "--causes")) == {"hello-world-job": KINDS}
 
 
 def test_a_log_without_errors_has_an_empty_mapping(tmp_path: Path) -> None:
+    """A log without errors has an empty mapping."""
     log = tmp_path / "ok.jsonl"
     log.write_text('{"task": "a", "trial": 0, "passed": true}\n{"task": "a", "trial": 1, "passed": false}\n')
     result = CliRunner().invoke(main, ["report", str(log), "--format", "json"])
@@ -46,6 +50,7 @@ def test_a_log_without_errors_has_an_empty_mapping(tmp_path: Path) -> None:
 
 
 def test_past_the_bound_they_are_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the read bound the kinds are not counted."""
     monkeypatch.setattr(error_types, "MAX_READS", 1)
     assert runs_of(report("--format", "json")) == {"hello-world-job": None}
-    assert "errored by type: not counted (over 1 errored trials)" in report()
+    assert "errored trials (not counted (over 1 errored trials))" in report()

@@ -23,6 +23,7 @@ def invoke(*args: object) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("name", ["trials.csv", "TRIALS.CSV"])
 def test_a_csv_name_writes_csv(tmp_path: Path, name: str) -> None:
+    """A .csv name writes CSV."""
     out = tmp_path / name
     code, _, err = invoke("export", BASELINE, "--out", out)
     assert code == 0, err
@@ -33,6 +34,7 @@ def test_a_csv_name_writes_csv(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name", ["trials.parquet", "trials.pq"])
 def test_a_parquet_name_writes_parquet(tmp_path: Path, name: str) -> None:
+    """A .parquet or .pq name writes Parquet."""
     pytest.importorskip("pyarrow")
     out = tmp_path / name
     code, _, err = invoke("export", BASELINE, "--out", out)
@@ -41,11 +43,13 @@ def test_a_parquet_name_writes_parquet(tmp_path: Path, name: str) -> None:
 
 
 def test_dash_is_csv_on_standard_output() -> None:
+    """--out - writes CSV to standard output."""
     code, out, _ = invoke("export", BASELINE, "--out", "-")
     assert code == 0 and out.startswith("run,task,trial")
 
 
 def test_an_unknown_extension_is_a_usage_error_naming_the_choices(tmp_path: Path) -> None:
+    """An unknown extension is a usage error naming the choices."""
     out = tmp_path / "trials.txt"
     code, _, err = invoke("export", BASELINE, "--out", out)
     assert code == 2 and not out.exists()
@@ -53,6 +57,7 @@ def test_an_unknown_extension_is_a_usage_error_naming_the_choices(tmp_path: Path
 
 
 def test_format_given_wins_over_the_extension(tmp_path: Path) -> None:
+    """--format wins over the extension."""
     out = tmp_path / "trials.txt"
     code, _, err = invoke("export", BASELINE, "--format", "csv", "--out", out)
     assert code == 0, err

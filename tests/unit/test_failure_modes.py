@@ -37,12 +37,15 @@ class TestParts:
         ("HTTP 503 Service Unavailable", "HTTP <n> Service Unavailable"),
     ])
     def test_mask(self, text: str, masked: str) -> None:
+        """mask replaces ids, numbers and paths in failure texts."""
         assert mask(text) == masked
 
     def test_the_same_failure_on_other_ids_masks_alike(self) -> None:
+        """The same failure on other ids masks alike."""
         assert mask("sandbox sb-9f3a21c7 lost after 512 s") == mask("sandbox sb-0b7d44e1 lost after 7 s")
 
     def test_exception_and_message(self) -> None:
+        """The exception type and message are read from an error text."""
         assert exception_type("ConnectionResetError: [Errno 104] Connection reset by peer") == "ConnectionResetError"
         assert exception_type({"type": "asyncio.TimeoutError", "message": "x"}) == "TimeoutError"
         assert exception_type('{"message": "RateLimitError: 429"}') == "RateLimitError"
@@ -52,6 +55,7 @@ class TestParts:
         assert message_of(None) is None
 
     def test_termination_and_action(self) -> None:
+        """The termination reason and last action are read."""
         assert termination_reason({"termination_reason": "max_steps"}) == "max_steps"
         assert termination_reason({"metadata": {"stop_reason": "too many turns (40)"}}) == "too many turns (<n>)"
         assert termination_reason({}) is None
@@ -59,6 +63,7 @@ class TestParts:
             "cancel(reason,reservation_id)"
 
     def test_signature_and_kind(self) -> None:
+        """A trial's signature has its kind and text."""
         sig = TrialSignature(3, "TimeoutError", "TimeoutError: after <n>", None, "search(q)")
         assert sig.kind == "exception"
         assert sig.signature == "exception=TimeoutError | error=TimeoutError: after <n> | action=search(q)"
@@ -67,6 +72,7 @@ class TestParts:
 
 class TestModes:
     def test_grouped_most_trials_first_example_in_natural_order(self) -> None:
+        """Failure modes are grouped most trials first, examples in natural order."""
         sigs = [("task-10", TrialSignature(0, error="HTTP <n>")), ("task-2", TrialSignature(4, error="HTTP <n>")),
                 ("task-2", TrialSignature(1, error="HTTP <n>")), ("task-3", TrialSignature(0, action="f(a)"))]
         modes = failure_modes(sigs)
@@ -76,6 +82,7 @@ class TestModes:
                                       "example": {"task": "task-2", "trial": 1}}
 
     def test_from_suggestions(self) -> None:
+        """Failure modes come from the cause suggestions."""
         shape = STYLES["flat"]
         s = suggest_task("t", [trial(0, PASS, story(shape)), trial(1, FAIL, story(shape, action="restart")),
                                trial(2, ERRORED, story(shape), "worker crashed: TimeoutError")])
@@ -91,8 +98,10 @@ class TestModes:
         assert sum(m.trials for m in modes) == 3
 
 
+@pytest.mark.slow
 @needs_shared
 def test_report_json_lists_failure_modes(tmp_path) -> None:
+    """report's JSON lists the failure modes."""
     import subprocess
     import sys
 

@@ -30,6 +30,7 @@ def sides(task: str):  # type: ignore[no-untyped-def]
 
 
 def test_a_fixed_task_sets_a_failing_trial_of_a_against_a_passing_one_of_b() -> None:
+    """A fixed task sets a failing trial of A against a passing one of B."""
     a, b = sides("searchRunbook")
     d = flip_divergence(a, b, broken=False)
     assert d is not None
@@ -41,6 +42,7 @@ def test_a_fixed_task_sets_a_failing_trial_of_a_against_a_passing_one_of_b() -> 
 
 
 def test_a_broken_task_and_a_side_without_the_outcome() -> None:
+    """A broken task pairs the other way, and a side without the outcome gives nothing."""
     a, b = sides("summarizeIncident")
     d = flip_divergence(a, b, broken=True)
     assert d is not None and (d.trial_a, d.trial_b, d.step) == (0, 0, 4)
@@ -48,6 +50,7 @@ def test_a_broken_task_and_a_side_without_the_outcome() -> None:
 
 
 def test_triage_export_shows_each_flips_divergence(tmp_path: Path) -> None:
+    """triage export shows each flip's divergence."""
     notes = tmp_path / "notes.json"
     code, out, _ = run("triage", "export", BASELINE, CANDIDATE, "--triage", notes, "--format", "json")
     assert code == 0
@@ -66,6 +69,7 @@ def test_triage_export_shows_each_flips_divergence(tmp_path: Path) -> None:
 
 
 def test_a_log_without_traces_has_no_divergence(tmp_path: Path) -> None:
+    """A log without traces has no divergence."""
     log = tmp_path / "plain.jsonl"
     log.write_text("".join(orjson.dumps({"run": run_name, "task": "t", "trial": i, "passed": ok}).decode() + "\n"
                            for run_name, ok in (("a", True), ("b", False)) for i in range(8)))

@@ -31,6 +31,7 @@ class TestFisher:
         (0, 2, 10, 0), (1, 0, 0, 3), (2, 2, 2, 2), (3, 1, 5, 9), (0, 5, 7, 1), (4, 0, 0, 4), (1, 2, 30, 1),
     ])
     def test_matches_scipy_and_the_hypergeometric_sum(self, table: tuple[int, int, int, int]) -> None:
+        """fisher_p equals scipy's Fisher test and the hypergeometric sum."""
         a, b, c, d = table
         p = fisher_p(a, a + b, c, c + d)
         assert p == pytest.approx(fisher_exact([[a, b], [c, d]]).pvalue, rel=1e-12)
@@ -40,6 +41,7 @@ class TestFisher:
 class TestHolm:
     @pytest.mark.parametrize("seed", range(5))
     def test_matches_statsmodels(self, seed: int) -> None:
+        """holm equals statsmodels' Holm adjustment, ties included."""
         rng = np.random.default_rng(seed)
         p = rng.uniform(0, 0.4, 1 + seed * 3)
         p[-1] = p[0]  # a tie
@@ -47,6 +49,7 @@ class TestHolm:
         assert holm(np.array(p, dtype=float)).tolist() == pytest.approx(expected, rel=1e-12)
 
     def test_edges(self) -> None:
+        """holm handles no, one and two p-values."""
         assert holm(np.array([], dtype=float)).tolist() == []
         assert holm(np.array([0.3])).tolist() == [0.3]
         assert holm(np.array([0.6, 0.7])).tolist() == [1.0, 1.0]
@@ -54,6 +57,7 @@ class TestHolm:
 
 class TestFixture:
     def test_search_runbook_decisive_fork_is_the_retriever_order(self) -> None:
+        """searchRunbook's decisive fork is the retriever's order."""
         # Baseline searchRunbook, 10 of 12: the two trials whose retriever put "Restart…" first fail.
         trials = task_trials("searchRunbook")
         fork = decisive_fork([(t.trial, t.outcome, t.trace) for t in trials])
@@ -68,6 +72,7 @@ class TestFixture:
         assert "0 of 2 pass; otherwise 10 of 10 (p = 0.015" in fork.text()
 
     def test_one_test_per_partition_across_modes(self) -> None:
+        """One test per partition, across modes."""
         # The actions-mode fork at step 4 (restartService vs queryMetrics) splits the same trials
         # as the step-3 result fork: it is counted once, at step 3.
         trials = task_trials("searchRunbook")
@@ -80,6 +85,7 @@ class TestFixture:
         assert [(t.step, t.branch.passes, t.branch.n) for t in only_actions] == [(4, 0, 2)]
 
     def test_json(self) -> None:
+        """The decisive fork's JSON holds its step and test."""
         trials = task_trials("searchRunbook")
         got = decisive_fork([(t.trial, t.outcome, t.trace) for t in trials]).to_json()
         assert got["step"] == 3 and got["p_value"] == pytest.approx(1 / 66)
@@ -94,6 +100,7 @@ def flat(*steps: tuple[str, str]) -> list[dict]:
 
 class TestSplits:
     def test_two_way_split_is_one_test_and_errored_trials_count_in_neither_column(self) -> None:
+        """A two-way split is one test, errored trials in neither column."""
         good = flat(("call", "search"), ("tool", "A first"), ("call", "answer"))
         bad = flat(("call", "search"), ("tool", "B first"), ("call", "restart"))
         trials = [(i, PASS, good) for i in range(5)] + [(5, FAIL, bad), (6, FAIL, bad), (7, ERRORED, bad)]
@@ -104,6 +111,7 @@ class TestSplits:
         assert t.p_value == pytest.approx(fisher_exact([[5, 0], [0, 2]]).pvalue)
 
     def test_a_reworded_user_turn_is_no_fork(self) -> None:
+        """A reworded user turn is no fork."""
         def trace(user: str, call: str) -> list[dict]:
             return [{"role": "user", "content": user}, {"role": "assistant", "type": "tool_call", "name": call,
                                                         "args": {}}]
@@ -113,6 +121,7 @@ class TestSplits:
         assert [(t.step, t.mode) for t in tests] == [(2, ACTIONS)]
 
     def test_trace_ending_is_a_branch(self) -> None:
+        """A trace ending is a branch of its own."""
         long = flat(("call", "search"), ("tool", "r"), ("call", "fix"))
         short = flat(("call", "search"), ("tool", "r"))
         tests = fork_tests([(0, PASS, long), (1, PASS, long), (2, FAIL, short), (3, FAIL, short)])
@@ -121,6 +130,7 @@ class TestSplits:
         assert tests[0].text().startswith("when the agent does nothing more after step 1: 0 of 2 pass")
 
     def test_nothing_splits(self) -> None:
+        """Traces that never split have no decisive fork."""
         same = flat(("call", "search"), ("tool", "r"))
         assert decisive_fork([(0, PASS, same), (1, PASS, same)]) is None
         assert decisive_fork([]) is None

@@ -32,6 +32,7 @@ class TestFastPathAgrees:
     """Whatever shape a line has, the fast path keeps what the full parse keeps."""
 
     def test_random_records(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The fast JSON Lines path reads random records exactly as the general parser does."""
         rng = random.Random(5)
         lines = [json.dumps(random_record(rng), ensure_ascii=rng.random() < 0.5).encode()
                  if rng.random() > 0.02 else b"{broken" for _ in range(3000)]
@@ -62,6 +63,7 @@ class TestFastPathAgrees:
     ])
     def test_other_field_maps(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               fields: FieldMap) -> None:
+        """The fast path agrees with the general parser under other field maps."""
         rng = random.Random(9)
         recs = []
         for i in range(400):
@@ -79,6 +81,7 @@ class TestFastPathAgrees:
 
 class TestNestedFields:
     def test_dotted_path_walks_objects(self, tmp_path: Path) -> None:
+        """A dotted field name walks into nested objects."""
         p = tmp_path / "n.jsonl"
         p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [
             {"sample": {"id": "s1"}, "scores": {"match": {"value": 1}}},
@@ -89,6 +92,7 @@ class TestNestedFields:
         assert log.tasks == ["s1", "s2"] and log.outcome.tolist() == [1, 0, 1]
 
     def test_key_with_a_dot_wins(self, tmp_path: Path) -> None:
+        """A key that itself contains a dot wins over the nested path."""
         p = tmp_path / "d.jsonl"
         p.write_bytes(b'{"a.b": "flat", "a": {"b": "nested"}, "passed": true}\n')
         assert load_logs([p], FieldMap(task=("a.b",))).tasks == ["flat"]
@@ -96,6 +100,7 @@ class TestNestedFields:
 
 class TestLongLines:
     def test_line_longer_than_the_buffer(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A line longer than the read buffer is read whole."""
         monkeypatch.setattr(jsonl, "BLOCK", 1 << 12)
         steps = [{"role": "tool", "content": "y" * 1000} for _ in range(3000)]  # ~3 MB line
         recs = [{"task": "small", "passed": True}, {"task": "huge", "passed": False, "trace": steps},
@@ -108,6 +113,7 @@ class TestLongLines:
         assert len(read_trial(log, 1).trace or []) == 3000
 
     def test_lines_cut_by_block_edges(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Lines cut by the read blocks' edges are read whole."""
         recs = [{"task": f"t{i}", "passed": i % 2 == 0, "pad": "z" * (i * 37 % 500)} for i in range(300)]
         p = tmp_path / "edges.jsonl"
         p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
@@ -120,6 +126,7 @@ class TestLongLines:
 
 class TestTruncatedTrace:
     def test_huge_trace_opens_cut(self, tmp_path: Path) -> None:
+        """A huge trace opens cut to its first steps and says so."""
         steps = [{"role": "tool", "content": f"step {i} " + "y" * 200} for i in range(20_000)]
         p = tmp_path / "huge.jsonl"
         p.write_bytes(orjson.dumps({"task": "t", "passed": False, "trace": steps, "note": "x"}) + b"\n"
@@ -134,6 +141,7 @@ class TestTruncatedTrace:
         assert short.trace == steps[:3] and short.trace_steps == 3
 
     def test_cut_in_a_json_array_and_gzip(self, tmp_path: Path) -> None:
+        """Traces in JSON arrays and gzip files are cut the same way."""
         import gzip
 
         items = [{"task_id": 1, "reward": 1.0, "traj": [{"i": i} for i in range(100)]}]
@@ -163,6 +171,7 @@ class TestBadInput:
         (b"[1, 2]", "item 1: not a JSON object"),
     ])
     def test_bad_json_array(self, tmp_path: Path, content: bytes, reason: str) -> None:
+        """A bad JSON array is one line naming the file, exit 2."""
         p = tmp_path / "bad.json"
         p.write_bytes(content)
         result = self.run_cli("report", str(p))
@@ -170,7 +179,9 @@ class TestBadInput:
         assert reason in result.stderr and "Traceback" not in result.output
         assert len(result.stderr.strip().splitlines()) == 1
 
+    @pytest.mark.slow
     def test_garbage_eval(self, tmp_path: Path) -> None:
+        """A .eval file that is not a zip is one line, exit 2."""
         pytest.importorskip("inspect_ai")
         p = tmp_path / "junk.eval"
         p.write_bytes(b"this is not a zip archive")
@@ -179,6 +190,7 @@ class TestBadInput:
         assert "not a readable Inspect AI log" in result.stderr and "Traceback" not in result.output
 
     def test_inspect_json_cut_short(self, tmp_path: Path) -> None:
+        """An Inspect JSON log cut short is one line, exit 2."""
         pytest.importorskip("inspect_ai")
         p = tmp_path / "cut.json"
         p.write_bytes(b'{"version": 2, "status": "success", "eval": {"task": "x", ')
@@ -187,6 +199,7 @@ class TestBadInput:
         assert "not a readable Inspect AI log" in result.stderr
 
     def test_watch_missing_file_and_bad_interval(self, tmp_path: Path) -> None:
+        """--watch on a missing file, or a bad interval, is one line, exit 2."""
         result = self.run_cli("report", str(tmp_path / "nope.jsonl"), "--watch")
         assert result.exit_code == 2 and "no such file or directory" in result.stderr
         p = tmp_path / "ok.jsonl"
@@ -195,8 +208,11 @@ class TestBadInput:
         assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+@pytest.mark.slow
+@pytest.mark.ui
 async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app opens a huge trace cut, and m reads more of it."""
     from flaketui.app.app import make_app
     from flaketui.app.screens import traces
 
@@ -223,6 +239,7 @@ async def test_app_opens_huge_traces_cut_and_m_reads_more(tmp_path: Path,
 
 
 def test_gzipped_json_array(tmp_path: Path) -> None:
+    """A gzipped JSON array is read like the plain one."""
     import gzip
 
     items = [{"task_id": i % 3, "trial": i // 3, "reward": float(i % 2), "traj": [{"i": i}]}
@@ -248,6 +265,7 @@ def _depth(value: Any) -> int:
 
 
 def test_deeply_nested_trace_is_no_traceback(tmp_path: Path) -> None:
+    """A deeply nested trace loads without a traceback."""
     # msgspec stops at Python's recursion limit (about 1000 levels) with RecursionError;
     # orjson allows 1024 levels: the fast path declines, orjson decides and names the line
     ok = b'{"task": "a", "passed": true, "trace": [%s]}' % (b"[" * 1000 + b"]" * 1000)
@@ -320,6 +338,7 @@ class TestRegistry:
         return folder
 
     def test_loaded_and_read_back(self, tmp_path: Path) -> None:
+        """A format added to the registry is loaded and its traces read back."""
         log = load_logs([self.logs(tmp_path / "d")])
         assert [s.kind for s in log.sources] == ["tsv", "jsonl"]
         assert log.runs == ["a", "b"]
@@ -330,6 +349,7 @@ class TestRegistry:
         assert trial.location.endswith("a.tsv:1")
 
     def test_cached_and_watched(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A registered format is cached and watched like the built-in ones."""
         from flaketui.loading import cache, loader
         from flaketui.loading.watch import LogWatcher
 

@@ -33,10 +33,12 @@ def rows_from_counts(counts: np.ndarray) -> list[list[int]]:
 
 class TestFleiss:
     def test_wikipedia_worked_example(self) -> None:
+        """Fleiss' kappa gives 0.2099 on Wikipedia's worked example."""
         assert fleiss_kappa_counts(WIKI) == pytest.approx(0.2099, abs=5e-4)
         assert fleiss_kappa(rows_from_counts(WIKI)) == pytest.approx(fleiss_kappa_counts(WIKI), abs=1e-12)
 
     def test_against_statsmodels(self) -> None:
+        """Fleiss' kappa equals statsmodels' fleiss_kappa."""
         sm = pytest.importorskip("statsmodels.stats.inter_rater")
         assert fleiss_kappa_counts(WIKI) == pytest.approx(sm.fleiss_kappa(WIKI, method="fleiss"), abs=1e-12)
         rng = np.random.default_rng(7)
@@ -47,14 +49,17 @@ class TestFleiss:
 
     @pytest.mark.parametrize("grades", [[[1, 1], [1, 1]], [[0, 0, 0]], []])
     def test_one_category_or_nothing_is_nan(self, grades: list) -> None:
+        """Grades of one category, or none, give NaN."""
         assert math.isnan(fleiss_kappa(grades))
 
 
 class TestKrippendorff:
     def test_published_worked_example(self) -> None:
+        """Krippendorff's alpha gives 0.743 on the published worked example."""
         assert krippendorff_alpha_nominal(K2011) == pytest.approx(0.743, abs=5e-4)
 
     def test_against_the_krippendorff_package(self) -> None:
+        """Krippendorff's alpha equals the krippendorff package's."""
         kd = pytest.importorskip("krippendorff")
         data = np.array([[np.nan if v is None else v for v in row] for row in K2011], dtype=float)
         ref = kd.alpha(reliability_data=data.T, level_of_measurement="nominal")
@@ -70,11 +75,13 @@ class TestKrippendorff:
             assert krippendorff_alpha_nominal(rows) == pytest.approx(ref, abs=1e-10)
 
     def test_single_category_is_nan(self) -> None:
+        """A single category gives NaN."""
         assert math.isnan(krippendorff_alpha_nominal([[1, 1], [1, None]]))
 
 
 class TestGraderShare:
     def test_judges_that_split_on_every_trial(self) -> None:
+        """Judges that split on every trial give a share of 1."""
         # gen_trials --cause-set v2 "grader": each trial graded [g, g, 1-g]
         g = grader_agreement([[1, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 0]])
         assert (g.trials, g.graders, g.split_trials) == (4, 3, 4)
@@ -84,11 +91,13 @@ class TestGraderShare:
         assert g.within + g.between == pytest.approx(np.var([1, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 0]) * 12)
 
     def test_judges_that_agree(self) -> None:
+        """Judges that agree give a share of 0 and kappa 1."""
         g = grader_agreement([[1, 1, 1], [0, 0, 0], [1, 1, 1]])
         assert g.share == 0.0 and g.split_trials == 0 and g.kappa == pytest.approx(1.0)
         assert g.to_json()["krippendorff_alpha"] == pytest.approx(1.0)
 
     def test_unequal_grade_counts(self) -> None:
+        """Unequal grade counts per trial are handled."""
         g = grader_agreement([[1, 0], [1, None, 1], [0]])
         assert g.trials == 3 and g.split_trials == 1
         assert g.within == pytest.approx(0.5)

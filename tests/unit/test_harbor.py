@@ -46,6 +46,7 @@ def outcomes_by_trial(log) -> dict[str, tuple[str, int]]:  # type: ignore[no-unt
 
 class TestJobFolder:
     def test_one_run_named_by_the_job_folder_grouped_by_task_name(self) -> None:
+        """A Harbor job folder is one run named by the folder, trials grouped by task name."""
         log = load_logs([JOB])
         assert log.runs == ["hello-world-job"]  # never "result", never a trial folder
         assert sorted(log.tasks) == ["fix-permissions", "hello-world"]
@@ -59,6 +60,7 @@ class TestJobFolder:
         }
 
     def test_harbors_published_mean_reward_and_error_counts(self) -> None:
+        """The job's mean reward and error counts equal Harbor's own result.json."""
         doc = published()
         ev = doc["stats"]["evals"][EVAL]
         log = load_logs([JOB], FieldMap(errored_as="fail"))
@@ -72,6 +74,7 @@ class TestJobFolder:
         assert {n for n, (_, o) in outcomes_by_trial(log).items() if o == PASS} == passed
 
     def test_reasons_tokens_and_the_trace(self) -> None:
+        """Each trial's error reason, token counts and trace are read."""
         log = load_logs([JOB])
         trials = {read_trial(log, r).extra["trial_name"]: read_trial(log, r) for r in range(len(log))}
         assert trials["hello-world__Zr5bW1c"].error == "AgentTimeoutError: Agent execution timed out after 60.0 seconds"
@@ -89,6 +92,7 @@ class TestJobFolder:
         assert log.run_meta["hello-world-job"]["agent"] == "terminus-2"
 
     def test_pass_threshold_and_reward_name(self, tmp_path: Path) -> None:
+        """--pass-threshold and --reward decide the pass from Harbor's rewards."""
         code, out, _ = run("report", JOB, "--pass-threshold", "0.5", "--format", "json")
         rows = {t["task"]: t for t in orjson.loads(out)["runs"][0]["tasks"]}
         assert code == 0 and rows["fix-permissions"]["passes"] == 1  # 0.55 >= 0.5
@@ -105,18 +109,22 @@ class TestJobFolder:
                "(has reward; --reward NAME to choose)" in [str(p) for p in log.problems]
 
     def test_report_and_diff_as_a_user_runs_them(self) -> None:
+        """report and diff on the job run as a user runs them, without a traceback."""
         code, out, err = run("report", JOB)
         assert code == 0 and "hello-world-job" in out and "Traceback" not in err
         code, out, _ = run("diff", JOB, "--task", "hello-world", "--trials", "0", "2", "--format", "json")
-        assert code == 0 and orjson.loads(out)["first_divergence"] == {"step_a": 6, "step_b": 2}
+        # named by the trajectories' own step_id (A's step 4 is flaketui's row 6: two tool results before it)
+        assert code == 0 and orjson.loads(out)["first_divergence"] == {"step_a": 4, "step_b": 2, "row_a": 6, "row_b": 2}
 
     def test_a_parent_of_two_jobs_gives_one_run_per_job(self, tmp_path: Path) -> None:
+        """A folder of two jobs gives one run per job."""
         shutil.copytree(JOB, tmp_path / "job-a")
         shutil.copytree(JOB, tmp_path / "job-b")
         log = load_logs([tmp_path])
         assert sorted(log.runs) == ["job-a", "job-b"] and len(log) == 10
 
     def test_a_lone_trial_folder_and_trials_missing_on_disk(self, tmp_path: Path) -> None:
+        """A lone trial folder is read, and trials missing on disk are said."""
         log = load_logs([JOB / "hello-world__Tm2xQ7a"])
         assert len(log) == 1 and log.runs == ["hello-world-job"]
         job = tmp_path / "job"
@@ -133,6 +141,7 @@ class TestJobFolder:
          "verifier_result.rewards.reward must be a finite number, got a string"),
     ])
     def test_bad_trials_are_named_by_file(self, tmp_path: Path, edit, reason) -> None:  # type: ignore[no-untyped-def]
+        """Bad trials are named by their file."""
         job = tmp_path / "job"
         shutil.copytree(JOB, job)
         trial = job / "hello-world__pQ8vK3n" / "result.json"
@@ -146,6 +155,7 @@ class TestJobFolder:
         assert f"{trial}:1: {reason}" in [str(p) for p in log.problems] and len(log) == 4
 
     def test_truncated_result_is_one_line_exit_2_never_a_traceback(self, tmp_path: Path) -> None:
+        """A truncated result.json is one line, exit 2, never a traceback."""
         trial = tmp_path / "job" / "t__abc"
         trial.mkdir(parents=True)
         (trial / "result.json").write_text('{"id": "x", "task_name": "t", "trial_name": "t__abc", "verif')
@@ -156,6 +166,7 @@ class TestJobFolder:
 
 class TestAtif:
     def test_the_real_trajectories_read_as_steps(self) -> None:
+        """The job's real ATIF trajectories read as steps."""
         for path in sorted(JOB.glob("*/agent/trajectory.json")):
             steps = to_steps(json.loads(path.read_text()))
             assert steps and {s["role"] for s in steps} <= {"user", "agent", "system", "tool"}
@@ -170,15 +181,18 @@ class TestAtif:
          "steps[0].tool_calls[0].function_name must be a string"),
     ])
     def test_non_atif_and_unknown_versions_say_so(self, doc, message: str) -> None:  # type: ignore[no-untyped-def]
+        """A document that is not ATIF, or of an unknown version, says so in one line."""
         with pytest.raises(AtifError) as err:
             to_steps(doc)
         assert message in str(err.value) and "\n" not in str(err.value)
 
     @pytest.mark.parametrize("version", [f"ATIF-v1.{i}" for i in range(8)])
     def test_versions_1_0_to_1_7(self, version: str) -> None:
+        """ATIF versions 1.0 to 1.7 are read."""
         assert to_steps({"schema_version": version, "steps": [{"step_id": 1, "source": "user", "message": "hi"}]})
 
     def test_an_unknown_version_in_a_trial_keeps_the_trial_and_says_why(self, tmp_path: Path) -> None:
+        """An unknown ATIF version keeps the trial without a trace and says why."""
         job = tmp_path / "job"
         shutil.copytree(JOB, job)
         path = job / "hello-world__pQ8vK3n" / "agent" / "trajectory.json"
@@ -189,8 +203,8 @@ class TestAtif:
         notes = [str(p) for p in log.problems if p.notice]
         assert f"{path}: unknown ATIF version 'ATIF-v9.1' (this flaketui reads ATIF-v1.0 … ATIF-v1.7); " \
                "the trial is kept without its trace" in notes
-        assert any(n.startswith(f"{bare}: not an ATIF trajectory (a JSON array") for n in notes)
-        assert len(log) == 5 and int(log.has_trace.sum()) == 1
+        assert not any(n.startswith(f"{bare}:") for n in notes)  # a list of episodes is read as a trace
+        assert len(log) == 5 and int(log.has_trace.sum()) == 2
         assert head_problem(b'{"schema_version": "ATIF-v1.7", "steps": [') is None
         assert format_for(path).kinds == ("harbor",)  # read with its trial, never as trials of its own
 
@@ -232,6 +246,7 @@ RENAMED = {"call_1_1": "toolu_01A09q90qw90lq917835lq9X", "call_2_task_complete":
 
 class TestAtifDiff:
     def test_renamed_tool_call_ids_do_not_diverge(self, tmp_path: Path) -> None:
+        """Renamed tool-call ids do not make two trajectories diverge."""
         original = "printf 'Hello, world!\\n' > hello.txt\n"
         job = _pair(tmp_path, RENAMED, original)
         code, out, _ = run("diff", job, "--task", "hello-world", "--format", "json")
@@ -242,6 +257,7 @@ class TestAtifDiff:
         assert code == 0 and orjson.loads(out)["first_divergence"] == none
 
     def test_the_pair_diverges_at_the_changed_argument(self, tmp_path: Path) -> None:
+        """The pair diverges at the changed argument."""
         job = _pair(tmp_path, RENAMED, "printf 'Hello, world\\n' > hello.txt\n")
         code, out, _ = run("diff", job, "--task", "hello-world", "--format", "json")
         doc = orjson.loads(out)
@@ -249,12 +265,14 @@ class TestAtifDiff:
         assert code == 0 and first["step_a"] == first["step_b"]
         log = load_logs([job])
         trace = read_trial(log, 0).trace
-        assert trace is not None and trace[first["step_a"] - 1]["tool_calls"][0]["name"] == "bash_command"
+        assert trace is not None and trace[first["row_a"] - 1]["tool_calls"][0]["name"] == "bash_command"
+        assert trace[first["row_a"] - 1]["step_id"] == first["step_a"]
         paths = [c["path"] for c in doc["changes"] if c["counts"]]
         assert paths == ["tool_calls.0.arguments.keystrokes"], doc["changes"]
         assert not any("_id" in c["path"] or "<id>" not in str(c) and "toolu_" in str(c) for c in doc["changes"])
 
     def test_quoted_ids_are_masked_only_in_text(self) -> None:
+        """Tool ids quoted in text are masked only there."""
         norm = Normaliser()
         a = {"role": "agent", "content": "Executed Read toolu_01A09q90qw90lq917835lq9X",
              "tool_calls": [{"tool_call_id": "toolu_01A09q90qw90lq917835lq9X", "name": "Read",

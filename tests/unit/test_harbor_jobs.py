@@ -42,6 +42,7 @@ def merged_folder(tmp_path: Path, multiplier: float = 2.0) -> Path:
 
 class TestSeveralJobsInOneRun:
     def test_one_run_and_a_notice_naming_the_jobs_and_what_differs(self, tmp_path: Path) -> None:
+        """Several jobs in one run folder are one run, with a notice naming the jobs and what differs."""
         log = load_logs([merged_folder(tmp_path)])
         assert log.runs == ["merged"] and len(log) == 5
         notices = [p.reason for p in log.problems if "Harbor jobs" in p.reason]
@@ -51,24 +52,28 @@ class TestSeveralJobsInOneRun:
         assert all(p.notice for p in log.problems)
 
     def test_the_confound_is_in_the_runs_metadata(self, tmp_path: Path) -> None:
+        """The jobs and their differences are kept in the run's metadata."""
         meta = load_logs([merged_folder(tmp_path)]).run_meta["merged"]
         assert meta["jobs"] == "retry-job, hello-world-job"
         assert meta["jobs_differ"] == "timeout_multiplier 2.0 vs 1.0"
         assert (meta["agent"], meta["model"]) == ("terminus-2", "openai/gpt-4o")  # from the trials' config
 
     def test_jobs_that_agree_are_said_to(self, tmp_path: Path) -> None:
+        """Jobs that agree are said to agree."""
         log = load_logs([merged_folder(tmp_path, multiplier=1.0)])
         notice = next(p.reason for p in log.problems if "Harbor jobs" in p.reason)
         assert notice.endswith("their configurations agree")
         assert "jobs_differ" not in log.run_meta["merged"]
 
     def test_one_job_says_nothing(self) -> None:
+        """One job gives no notice."""
         log = load_logs([JOB])
         assert not any("Harbor jobs" in p.reason for p in log.problems)
         assert "jobs" not in log.run_meta["hello-world-job"]
 
 
 def test_trials_the_job_counts_but_disk_lacks(tmp_path: Path) -> None:
+    """Trials the job counts but the disk lacks are said."""
     job = tmp_path / "job"
     shutil.copytree(JOB, job)
     shutil.rmtree(job / "hello-world__Tm2xQ7a")
@@ -80,23 +85,27 @@ def test_trials_the_job_counts_but_disk_lacks(tmp_path: Path) -> None:
 
 class TestErrorsByType:
     def test_harbors_exception_stats(self) -> None:
+        """Errored trials by kind equal Harbor's own exception stats."""
         ev = json.loads((JOB / "result.json").read_text())["stats"]["evals"][EVAL]
         counts = errored_by_type(load_logs([JOB]))
         assert counts == {"hello-world-job": {k: len(v) for k, v in ev["exception_stats"].items()}}
         assert errored_by_type_line(counts["hello-world-job"]) == "errored by type: AgentTimeoutError 1, RuntimeError 1"
 
     def test_counted_alike_when_errored_count_as_failures(self) -> None:
+        """Errored kinds are counted alike with --errored-as fail."""
         log = load_logs([JOB], FieldMap(errored_as="fail"))
         assert int((log.outcome == ERRORED).sum()) == 2
         assert errored_by_type(log)["hello-world-job"] == {"AgentTimeoutError": 1, "RuntimeError": 1}
 
     def test_terminal_bench_failure_modes(self) -> None:
+        """Terminal-Bench's failure modes are counted by kind."""
         log = load_logs([ROOT / "tests" / "data" / "terminal_bench" / "20250902_orchestrator_claude-4-sonnet"])
         kinds = errored_by_type(log)["20250902_orchestrator_claude-4-sonnet"]
         assert sum(kinds.values()) == int((log.outcome == ERRORED).sum())
         assert all(k.startswith("is_resolved is null (") for k in kinds)
 
     def test_nothing_errored_gives_nothing(self) -> None:
+        """With nothing errored there is no count and no line."""
         log = load_logs([JOB])
         assert errored_by_type(log, runs=["no such run"]) == {}
         assert errored_by_type_line({}) is None
@@ -104,6 +113,7 @@ class TestErrorsByType:
 
 class TestTimes:
     def test_harbor_trials_carry_their_start(self) -> None:
+        """Harbor trials carry their start time."""
         log = load_logs([JOB])
         for row in range(len(log)):
             trial = read_trial(log, row, max_steps=0)
@@ -111,12 +121,14 @@ class TestTimes:
             assert trial.extra["finished_at"].endswith("Z")  # trial times are UTC
 
     def test_no_steps_asked_reads_no_trajectory(self) -> None:
+        """Asking for no steps reads no trajectory."""
         log = load_logs([JOB])
         traced = next(r for r in range(len(log)) if log.has_trace[r])
         assert read_trial(log, traced, max_steps=0).trace is None
         assert read_trial(log, traced).trace
 
     def test_terminal_bench_trial_times(self, tmp_path: Path) -> None:
+        """Terminal-Bench trials carry their times."""
         src = ROOT / "tests" / "data" / "terminal_bench" / "20250902_orchestrator_claude-4-sonnet"
         run = tmp_path / src.name
         shutil.copytree(src, run)
@@ -134,6 +146,7 @@ class TestTimes:
 
 class TestLoneTrajectory:
     def test_a_trajectory_outside_a_trial_says_what_it_lacks(self, tmp_path: Path) -> None:
+        """A trajectory outside a trial folder says what it lacks."""
         lone = tmp_path / "trajectory.json"
         shutil.copy(JOB / "hello-world__Tm2xQ7a" / "agent" / "trajectory.json", lone)
         with pytest.raises(InputError, match=r"an ATIF-v1\.5 trajectory \(\d+ steps\) holds a trace but no outcome"):
@@ -144,12 +157,14 @@ class TestLoneTrajectory:
         assert "--records-field" not in result.stderr  # never read its steps as trials
 
     def test_an_unknown_version_is_named(self, tmp_path: Path) -> None:
+        """A lone trajectory of an unknown version is named."""
         lone = tmp_path / "run.json"
         lone.write_text(json.dumps({"schema_version": "ATIF-v9.0", "session_id": "s", "steps": []}))
         with pytest.raises(InputError, match=r"unknown ATIF version 'ATIF-v9\.0'"):
             load_logs([lone])
 
     def test_beside_a_job_it_is_skipped_and_the_job_read(self, tmp_path: Path) -> None:
+        """A trajectory beside a job is skipped and the job read."""
         shutil.copytree(JOB, tmp_path / "job")
         shutil.copy(JOB / "hello-world__Tm2xQ7a" / "agent" / "trajectory.json", tmp_path / "exported.json")
         log = load_logs([tmp_path])

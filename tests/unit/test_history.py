@@ -32,6 +32,7 @@ def url(tmp_path: Path) -> str:
 
 
 def test_fixed_rule_is_the_one_sided_clopper_pearson_bound() -> None:
+    """The fixed rule's bound is the one-sided Clopper-Pearson bound, 1 - 0.05^(1/n) at zero failures."""
     # Zero failures in n trials: the one-sided 95% upper bound is 1 - 0.05**(1/n), which is the
     # two-sided 90% Clopper-Pearson upper limit (computed here by the project's own beta quantile).
     n = np.arange(1, 60)
@@ -43,6 +44,7 @@ def test_fixed_rule_is_the_one_sided_clopper_pearson_bound() -> None:
 
 
 def test_six_runs_give_each_state_after_each_run(tmp_path: Path) -> None:
+    """Six recorded runs give each task the expected lifecycle state after each run."""
     with open_store(url(tmp_path)) as store:
         for i in range(6):
             store.record([run_of(i + 1, {task: seq[0][i] for task, seq in SEQUENCES.items()})])
@@ -65,6 +67,7 @@ def test_six_runs_give_each_state_after_each_run(tmp_path: Path) -> None:
 
 
 def test_cap_changes_the_evidence_needed(tmp_path: Path) -> None:
+    """A lower cap needs more clean trials before a task is fixed."""
     with open_store(url(tmp_path)) as store:
         store.record([run_of(1, {"t": (10, 5)}), run_of(2, {"t": (40, 40)})])
         data = store.data()
@@ -74,6 +77,7 @@ def test_cap_changes_the_evidence_needed(tmp_path: Path) -> None:
 
 
 def test_quarantine_overrides_and_says_when_ready_to_lift(tmp_path: Path) -> None:
+    """A quarantine overrides the state and says when the task is ready to lift."""
     with open_store(url(tmp_path)) as store:
         store.record([run_of(1, {"a": (10, 5), "b": (10, 5)}), run_of(2, {"a": (30, 30), "b": (3, 3)})])
         store.quarantine("a", "ana", "fails on Mondays", "https://tracker/1")
@@ -96,6 +100,7 @@ def test_quarantine_overrides_and_says_when_ready_to_lift(tmp_path: Path) -> Non
 
 
 def test_recording_the_same_run_twice_changes_nothing(tmp_path: Path) -> None:
+    """Recording the same run twice changes nothing."""
     run = run_of(1, {"a": (10, 5), "b": (4, 4)})
     with open_store(url(tmp_path)) as store:
         first = store.record([run])
@@ -109,6 +114,7 @@ def test_recording_the_same_run_twice_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_incremental_summary_equals_a_rebuild_and_a_reference(tmp_path: Path) -> None:
+    """The summary kept run by run equals a rebuild and a reference computed by hand."""
     rng = np.random.default_rng(7)
     tasks = [f"t{i}" for i in range(40)]
     reference: dict[str, list[tuple[int, int]]] = {t: [] for t in tasks}
@@ -151,6 +157,7 @@ def reference_state(runs: list[tuple[int, int]], need: int = 29) -> str:
 
 
 def test_owners_last_match_wins() -> None:
+    """In an owners file the last matching rule wins."""
     rules = parse_owners("""
 # comment
 *            @everyone
@@ -164,6 +171,7 @@ billing/tax-legacy
 
 
 def test_status_filters_by_state_and_owner(tmp_path: Path) -> None:
+    """status filters tasks by state and by owner."""
     with open_store(url(tmp_path)) as store:
         store.record([run_of(1, {"a/1": (10, 5), "a/2": (10, 10), "b/1": (10, 5)})])
         data = store.data()
@@ -174,6 +182,7 @@ def test_status_filters_by_state_and_owner(tmp_path: Path) -> None:
 
 
 def test_migration_from_revision_0001_backfills_the_summary(tmp_path: Path) -> None:
+    """Migrating from revision 0001 backfills the summary table."""
     from flaketui.history.store import Store
 
     u = url(tmp_path)
@@ -200,7 +209,9 @@ def test_migration_from_revision_0001_backfills_the_summary(tmp_path: Path) -> N
     assert rows["b"]["state"] == "failing" and rows["b"]["runs_seen"] == 3
 
 
+@pytest.mark.slow
 def test_cli_records_and_reports_end_to_end(tmp_path: Path) -> None:
+    """history record and status work end to end from the command line."""
     u = url(tmp_path)
     logs = [write_log(tmp_path / f"r{i}.jsonl", f"r{i}", {"flaky": (10, 5 if i == 1 else 10), "ok": (10, 10)})
             for i in range(1, 5)]
@@ -236,7 +247,9 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
+    """A history of a newer schema is refused and left untouched."""
     u = url(tmp_path)
     open_store(u).close()
     with sqlite3.connect(tmp_path / "history.sqlite") as db:
@@ -247,7 +260,9 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0099",)]
 
 
+@pytest.mark.slow
 def test_a_locked_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    """A locked history is one line and nothing is written."""
     u = url(tmp_path)
     open_store(u).close()
     log = write_log(tmp_path / "r.jsonl", "r", {"a": (3, 1)})
@@ -263,6 +278,7 @@ def test_a_locked_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> Non
         assert counts(store) == (0, 0, 0, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, says", [
     ("postgresql://nobody@127.0.0.1:1/none", "cannot connect"),
     ("sqlite:////no/such/folder/h.db", "does not exist"),
@@ -270,10 +286,13 @@ def test_a_locked_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> Non
     ("not a url", "not a database URL"),
 ])
 def test_bad_history_urls_are_one_line(tmp_path: Path, bad: str, says: str) -> None:
+    """Each bad history URL is one line saying what is wrong."""
     assert says in one_line_error(cli("history", "status", "--history", bad, "--wait", "2", cwd=tmp_path))
 
 
+@pytest.mark.slow
 def test_concurrent_recorders_lose_nothing(tmp_path: Path) -> None:
+    """Two recorders creating and writing one history at once lose nothing."""
     u = url(tmp_path)  # both start on a history that does not exist yet: its creation races too
     procs = [subprocess.Popen([sys.executable, "-c", RECORDER, u, who, "15"], stderr=subprocess.PIPE, text=True)
              for who in ("ci-a", "ci-b")]
@@ -290,6 +309,7 @@ def test_concurrent_recorders_lose_nothing(tmp_path: Path) -> None:
 
 
 def test_wal_mode_and_default_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default history is in the user data folder, in WAL mode."""
     from flaketui.history import default_url
 
     monkeypatch.delenv("FLAKETUI_HISTORY", raising=False)
@@ -304,6 +324,7 @@ def test_wal_mode_and_default_location(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_head_constant_is_alembics_head() -> None:
+    """The HEAD constant is Alembic's head revision."""
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
@@ -316,7 +337,7 @@ def test_head_constant_is_alembics_head() -> None:
 
 def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     """Until pyproject's import-linter layers list flaketui.history: it imports neither Textual nor
-    Rich, and of flaketui only the layers below it (stats, model, sanitize; loading is allowed)."""
+    Rich, and of flaketui only the layers below it (stats, model, sanitize, safefile; loading is allowed)."""
     code = ("import sys, importlib, pkgutil, flaketui.history as h\n"
             "for info in pkgutil.walk_packages(h.__path__, 'flaketui.history.'):\n"
             "    if '.migrations.' not in info.name:\n"
@@ -330,11 +351,14 @@ def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     graph = grimp.build_graph("flaketui", exclude_type_checking_imports=True)
     ours = {m for m in graph.modules if m.startswith("flaketui.history")}
     used = set().union(*(graph.find_modules_directly_imported_by(m) for m in ours)) & graph.modules
-    allowed = ("flaketui.history", "flaketui.stats", "flaketui.model", "flaketui.sanitize", "flaketui.loading")
+    allowed = ("flaketui.history", "flaketui.stats", "flaketui.model", "flaketui.sanitize", "flaketui.safefile",
+               "flaketui.loading")
     assert {m for m in used if not m.startswith(allowed)} == set()
 
 
+@pytest.mark.slow
 def test_record_causes_stores_the_suggested_source_and_first_divergence(tmp_path: Path) -> None:
+    """record --causes stores each flaky task's suggested source and first divergence."""
     u = url(tmp_path)
     done = cli("history", "record", "--causes", str(ROOT / "fixtures" / "oncall-baseline.jsonl"), "--history", u,
                cwd=tmp_path)

@@ -23,6 +23,7 @@ RULES = "* @all\npay/* @pay @ops\npay/legacy\n"
 
 
 def test_by_owner_counts_every_task_under_each_of_its_owners(tmp_path: Path) -> None:
+    """By owner counts every task under each of its owners."""
     url = f"sqlite:///{tmp_path / 'h.sqlite'}"
     with open_store(url) as store:
         store.record([run_of(1, {"pay/card": (10, 5), "pay/legacy": (10, 0), "search": (10, 10),
@@ -42,7 +43,9 @@ def test_by_owner_counts_every_task_under_each_of_its_owners(tmp_path: Path) -> 
     assert "by_owner" not in status_doc(data)  # no owners file: no groups
 
 
+@pytest.mark.slow
 def test_cli_by_owner_and_hostile_owner_names(tmp_path: Path) -> None:
+    """status by owner works and shows hostile owner names as text."""
     url = f"sqlite:///{tmp_path / 'h.sqlite'}"
     log = write_log(tmp_path / "r1.jsonl", "r1", {"a": (4, 2), "b": (4, 4)})
     assert cli("history", "record", str(log), "--history", url, cwd=tmp_path).returncode == 0
@@ -59,6 +62,7 @@ def test_cli_by_owner_and_hostile_owner_names(tmp_path: Path) -> None:
 
 
 def test_reading_owners_does_not_import_sqlalchemy() -> None:
+    """Reading an owners file does not import SQLAlchemy."""
     code = ("import sys; from flaketui.history.owners import parse_owners; parse_owners('* @a');"
             "import flaketui.history; print('sqlalchemy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

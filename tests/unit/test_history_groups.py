@@ -18,6 +18,7 @@ from tests.helpers.history_checks import check_groups, run  # noqa: E402
 
 
 def test_owner_patterns_match_the_group_too() -> None:
+    """Owner patterns match a task's group too."""
     rules = parse_owners("* @all\nbilling @billing\nt-3 @three\n")
     got = owners_of(["t-1", "t-2", "t-3", "billing"], rules, ["billing", None, "billing", None])
     assert got == [("@billing",), ("@all",), ("@three",), ("@billing",)]  # the last matching line wins
@@ -25,11 +26,13 @@ def test_owner_patterns_match_the_group_too() -> None:
 
 
 def test_groups_on_sqlite(tmp_path: Path) -> None:
+    """Groups are recorded and read on SQLite."""
     with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
         check_groups(store)
 
 
 def test_migration_from_0002_keeps_everything_and_records_groups_after(tmp_path: Path) -> None:
+    """Migrating from 0002 keeps everything and records groups after."""
     url = f"sqlite:///{tmp_path / 'h.sqlite'}"
     old = Store(url)
     old.migrate(to="0002")
@@ -54,7 +57,9 @@ def test_migration_from_0002_keeps_everything_and_records_groups_after(tmp_path:
         assert rows["t-a"]["group"] == "billing" and rows["t-a"]["runs_seen"] == 2
 
 
+@pytest.mark.slow
 def test_cli_records_the_logs_groups(tmp_path: Path) -> None:
+    """history record records the log's groups."""
     log = tmp_path / "r.jsonl"
     log.write_text("".join(json.dumps({"run": "r", "task": t, "trial": i, "passed": i < p, "group": g}) + "\n"
                            for t, g, p in (("a", "pay", 1), ("b", "find", 2)) for i in range(2)))

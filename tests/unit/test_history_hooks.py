@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 
@@ -31,6 +33,7 @@ def url(tmp_path: Path) -> str:
 
 
 def test_report_record_records_both_runs_once(tmp_path: Path) -> None:
+    """report --record records both runs once, the output unchanged."""
     plain = cli("report", str(ROOT / "fixtures"), "--format", "json", tmp=tmp_path)
     first = cli("report", str(ROOT / "fixtures"), "--format", "json", "--record", "--history", url(tmp_path),
                 tmp=tmp_path)
@@ -47,6 +50,7 @@ def test_report_record_records_both_runs_once(tmp_path: Path) -> None:
 
 
 def test_report_record_default_history_from_env(tmp_path: Path) -> None:
+    """report --record uses $FLAKETUI_HISTORY by default."""
     done = cli("report", BASE, "--record", env={"FLAKETUI_HISTORY": url(tmp_path)}, tmp=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == ["recorded: oncall-baseline (25 tasks, run #1)"]
@@ -54,6 +58,7 @@ def test_report_record_default_history_from_env(tmp_path: Path) -> None:
 
 
 def test_compare_record_records_both_runs_once(tmp_path: Path) -> None:
+    """compare --record records both runs once."""
     first = cli("compare", BASE, CAND, "--format", "json", "--record", "--history", url(tmp_path), tmp=tmp_path)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["run_b"] == "oncall-candidate"
@@ -70,6 +75,7 @@ def test_compare_record_records_both_runs_once(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [("report", BASE, "--format", "json"), ("compare", BASE, CAND, "--format", "json")])
 def test_unreachable_history_is_one_line_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """An unreachable history is one line, exit 2, after the output."""
     done = cli(*args, "--record", "--history", UNREACHABLE, tmp=tmp_path)
     assert done.returncode == 2
     assert json.loads(done.stdout)  # the output was written before
@@ -78,6 +84,7 @@ def test_unreachable_history_is_one_line_exit_2(tmp_path: Path, args: tuple[str,
 
 
 def test_no_sqlalchemy_without_record(tmp_path: Path) -> None:
+    """report without --record does not import SQLAlchemy."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "flaketui", "report", BASE],
                           capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
     assert done.returncode == 0
@@ -85,6 +92,7 @@ def test_no_sqlalchemy_without_record(tmp_path: Path) -> None:
 
 
 def test_quarantine_from_history(tmp_path: Path) -> None:
+    """quarantine --from-history lists the history's quarantined tasks."""
     h = ("--history", url(tmp_path))
     none = cli("quarantine", "--from-history", *h, tmp=tmp_path)
     assert none.returncode == 0 and none.stdout == ""
@@ -113,10 +121,12 @@ def test_quarantine_from_history(tmp_path: Path) -> None:
 
 
 def test_quarantine_needs_logs_without_from_history(tmp_path: Path) -> None:
+    """quarantine needs logs without --from-history."""
     done = cli("quarantine", tmp=tmp_path)
     assert done.returncode == 2 and "--from-history" in done.stderr
 
 
 def test_quarantine_from_history_unreachable(tmp_path: Path) -> None:
+    """quarantine --from-history on an unreachable history is one line."""
     done = cli("quarantine", "--from-history", "--history", UNREACHABLE, tmp=tmp_path)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1

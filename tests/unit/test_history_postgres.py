@@ -1,24 +1,15 @@
-"""The history on a real PostgreSQL server the tests start and stop (Debian's ``postgresql``
-package: ``initdb`` and ``pg_ctl``). Run as root, the server runs as the ``postgres`` user
-(PostgreSQL refuses root), through ``runuser``. Without a server binary these tests skip.
-
-pytest-postgresql's ``postgresql_proc`` starts ``pg_ctl`` as the current user, which root may
-not be; this fixture does what it does (initdb, pg_ctl start -w, a database per test, stop).
+"""The history on a real PostgreSQL server the tests start and stop (:mod:`tests.helpers.postgres`:
+Debian's ``postgresql`` package). Without a server binary these tests skip.
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
@@ -30,73 +21,11 @@ from flaketui.history import open_store  # noqa: E402
 from flaketui.history.status import status_doc  # noqa: E402
 from flaketui.history.store import Store, rebuild_summary  # noqa: E402
 from tests.helpers.history import RECORDER, SEQUENCES, by_task, cli, counts, run_of, same, write_log  # noqa: E402
-
-
-def pg_bin() -> Path | None:
-    found = shutil.which("pg_ctl")
-    if found:
-        return Path(found).parent
-    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[3]))
-    return Path(versions[-1]).parent if versions else None
-
-
-def as_server_user() -> list[str]:
-    """The prefix that runs a command as a user PostgreSQL accepts (root: ``postgres``)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("runuser") is None:
-        pytest.skip("running as root without runuser: cannot start PostgreSQL as another user")
-    try:
-        import pwd
-
-        pwd.getpwnam("postgres")
-    except KeyError:
-        pytest.skip("running as root and there is no postgres user to run the server as")
-    return ["runuser", "-u", "postgres", "--"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    """A PostgreSQL server for this module; yields its base URL (``postgresql://postgres@…:PORT``)."""
-    bindir = pg_bin()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binary (pg_ctl): apt-get install postgresql")
-    prefix = as_server_user()
-    data = Path(tempfile.mkdtemp(prefix="flaketui-pg-"))
-    if prefix:
-        shutil.chown(data, "postgres", "postgres")
-    port = free_port()
-    run = lambda *args: subprocess.run([*prefix, *map(str, args)], capture_output=True, text=True,  # noqa: E731
-                                       timeout=120)
-    done = run(bindir / "initdb", "-D", data / "db", "-U", "postgres", "--auth=trust", "-E", "UTF8")
-    assert done.returncode == 0, done.stderr
-    done = run(bindir / "pg_ctl", "-D", data / "db", "-l", data / "server.log", "-w", "-t", "60",
-               "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
-    assert done.returncode == 0, done.stderr + (data / "server.log").read_text(errors="replace")
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
-    finally:
-        run(bindir / "pg_ctl", "-D", data / "db", "-m", "fast", "-w", "stop")
-        shutil.rmtree(data, ignore_errors=True)
-
-
-@pytest.fixture
-def pg_url(pg_server: str, request: pytest.FixtureRequest) -> str:
-    """A new, empty database on the server for each test."""
-    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
-    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"{pg_server}/{name}"
+from tests.helpers.postgres import pg_server, pg_url  # noqa: E402, F401  (fixtures)
 
 
 def test_six_runs_give_each_state_after_each_run(pg_url: str) -> None:
+    """On PostgreSQL six runs give each state after each run."""
     with open_store(pg_url) as store:
         for i in range(6):
             store.record([run_of(i + 1, {task: seq[0][i] for task, seq in SEQUENCES.items()})])
@@ -109,6 +38,7 @@ def test_six_runs_give_each_state_after_each_run(pg_url: str) -> None:
 
 
 def test_recording_twice_changes_nothing_and_quarantine(pg_url: str) -> None:
+    """On PostgreSQL recording twice changes nothing, and quarantine works."""
     run = run_of(1, {"a": (10, 5), "b": (4, 4)})
     with open_store(pg_url) as store:
         assert store.record([run])[0].new
@@ -121,6 +51,7 @@ def test_recording_twice_changes_nothing_and_quarantine(pg_url: str) -> None:
 
 
 def test_concurrent_recorders_lose_nothing(pg_url: str) -> None:
+    """On PostgreSQL concurrent recorders lose nothing."""
     procs = [subprocess.Popen([sys.executable, "-c", RECORDER, pg_url, who, "10"], stderr=subprocess.PIPE, text=True)
              for who in ("ci-a", "ci-b", "ci-c")]
     for p in procs:
@@ -135,6 +66,7 @@ def test_concurrent_recorders_lose_nothing(pg_url: str) -> None:
 
 
 def test_migration_from_0001(pg_url: str) -> None:
+    """On PostgreSQL the migration from 0001 works."""
     old = Store(pg_url)
     old.migrate(to="0001")
     assert old.revision() == "0001"
@@ -144,6 +76,7 @@ def test_migration_from_0001(pg_url: str) -> None:
 
 
 def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    """The history CLI works on PostgreSQL."""
     log = write_log(tmp_path / "r1.jsonl", "r1", {"a": (10, 5), "b": (10, 10)})
     done = cli("history", "record", str(log), "--history", pg_url, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -156,6 +89,7 @@ def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:
 
 
 def test_recent_p_hat_equals_a_plain_read(pg_url: str) -> None:
+    """On PostgreSQL recent p̂ equals a plain read."""
     from tests.helpers.history_checks import check_recent_p_hat as check
 
     with open_store(pg_url) as store:
@@ -163,6 +97,7 @@ def test_recent_p_hat_equals_a_plain_read(pg_url: str) -> None:
 
 
 def test_by_owner_and_app_record_on_postgres(pg_url: str) -> None:
+    """On PostgreSQL by-owner status and the app's recording work."""
     from flaketui.history.owners import parse_owners
     from flaketui.history.recording import record_said
     from flaketui.loading import load_logs
@@ -179,6 +114,7 @@ def test_by_owner_and_app_record_on_postgres(pg_url: str) -> None:
 
 
 def test_groups_on_postgres(pg_url: str) -> None:
+    """Groups are recorded and read on PostgreSQL."""
     from tests.helpers.history_checks import check_groups
 
     with open_store(pg_url) as store:

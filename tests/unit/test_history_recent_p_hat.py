@@ -16,5 +16,6 @@ from tests.helpers.history_checks import check_recent_p_hat  # noqa: E402
 
 
 def test_recent_p_hat_equals_a_plain_read_on_sqlite(tmp_path: Path) -> None:
+    """On SQLite recent p̂ equals a plain read."""
     with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
         check_recent_p_hat(store)

@@ -36,12 +36,14 @@ class TestPage:
         return out
 
     def test_self_contained(self, report: str) -> None:
+        """The HTML page loads nothing from outside."""
         assert report.startswith("<!DOCTYPE html>") and report.rstrip().endswith("</html>")
         assert not re.search(r"\b(src|href)\s*=\s*\"(?!#)", report)  # nothing loaded, no link off the page
         assert "http://" not in report.replace("http://www.w3.org/2000/svg", "")
         assert "https://" not in report
 
     def test_csp_allows_only_the_page_own_style_and_script(self, report: str) -> None:
+        """The page's content security policy allows only its own style and script."""
         csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', report).group(1)
         assert csp.startswith("default-src 'none';")
         style = re.search(r"<style>(.*?)</style>", report, re.S).group(1)
@@ -51,6 +53,7 @@ class TestPage:
         assert "unsafe" not in csp
 
     def test_summary_plots_table_and_metadata(self, report: str) -> None:
+        """The page has the summary, the plots, the table and the metadata."""
         assert report.count("<svg") == 4  # curves and histogram, two runs
         assert "pass@1 = 0.793 [0.55, 1.00]" in report
         assert report.count("<tr><td>") >= 50  # 25 tasks a run
@@ -61,16 +64,19 @@ class TestPage:
 
 class TestEscaping:
     def test_esc(self) -> None:
+        """esc escapes HTML and control characters."""
         assert page.esc("<img src=x onerror='a'>\x1b]0;t\x07") == \
             "&lt;img src=x onerror=&#x27;a&#x27;&gt;\\x1b]0;t\\x07"
 
     def test_json_block_cannot_end_its_script(self) -> None:
+        """A JSON block cannot end its script element."""
         text = page.json_block({"a": "</script><!--\u2028\u2029&", "n": np.array([1.0, np.nan])})
         assert "<" not in text and ">" not in text and "&" not in text
         assert "\u2028" not in text and "\u2029" not in text
         assert json.loads(text) == {"a": "</script><!--\u2028\u2029&", "n": [1.0, None]}
 
     def test_hostile_log(self, tmp_path: Path) -> None:
+        """A hostile log's payloads appear escaped in the page."""
         from tests.helpers.hostile import PAYLOADS, write_html_hostile_log
 
         log = write_html_hostile_log(tmp_path / "h.jsonl")
@@ -86,6 +92,7 @@ class TestEscaping:
 
 class TestOut:
     def test_out_writes_the_file(self, tmp_path: Path) -> None:
+        """--out writes the page to the file."""
         out = tmp_path / "c.html"
         code, stdout, err = run("compare", str(BASELINE), str(CANDIDATE), "--format", "html", "--out", str(out))
         assert code == 0, err
@@ -93,6 +100,7 @@ class TestOut:
         assert "is better at 5%" in out.read_text(encoding="utf-8")
 
     def test_out_dash_is_stdout(self) -> None:
+        """--out - writes the page to stdout."""
         code, stdout, err = run("diff", str(BASELINE), "--task", "searchRunbook", "--format", "html", "--out", "-")
         assert code == 0, err
         assert 'class="dv"' in stdout
@@ -100,22 +108,27 @@ class TestOut:
     @pytest.mark.parametrize("args", [["report", str(BASELINE), "--format", "json", "--out", "x.html"],
                                       ["report", str(BASELINE), "--format", "html", "--watch"]])
     def test_usage_errors(self, args: list[str]) -> None:
+        """Each misuse of --format html or --out is a usage error."""
         assert run(*args)[0] == 2
 
     def test_missing_folder(self, tmp_path: Path) -> None:
+        """--out into a missing folder is one line, exit 2."""
         code, _, err = run("report", str(BASELINE), "--format", "html", "--out", str(tmp_path / "no" / "r.html"))
         assert code == 2 and "does not exist" in err
 
 
 class TestSummaryMarkdown:
     def test_verdict_first_and_blocks(self) -> None:
+        """The Markdown summary puts the verdict first and each section in a details block."""
         code, out, err = run("compare", str(BASELINE), str(CANDIDATE), "--format", "markdown", "--summary")
         assert code == 0, err
         lines = out.splitlines()
         assert lines[0].startswith("### flaketui:") and "is better at 5%" in lines[2]
         assert out.count("<details>") == out.count("</details>") == 3
 
+    @pytest.mark.slow
     def test_a_big_comparison_fits_a_comment(self, tmp_path: Path) -> None:
+        """A big comparison's summary fits a GitHub comment."""
         rng = np.random.default_rng(0)
         paths = []
         for name, p in (("a", 0.5), ("b", 0.6)):
@@ -133,6 +146,7 @@ class TestSummaryMarkdown:
 
 
 def test_top_cuts_the_table_and_says_so() -> None:
+    """--top cuts the page's table and says so."""
     code, out, err = run("report", str(BASELINE), "--format", "html", "--top", "3")
     assert code == 0, err
     table = out[out.index('id="tasks-0"'):out.index("</table>", out.index('id="tasks-0"'))]

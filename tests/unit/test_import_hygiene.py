@@ -14,6 +14,7 @@ CORE = ["flaketui.model", "flaketui.loading", "flaketui.stats", "flaketui.traces
 
 
 def test_core_imports_no_textual_or_rich() -> None:
+    """Importing every core module loads neither Textual nor Rich."""
     code = (
         "import sys, importlib, pkgutil, flaketui\n"
         f"mods = {CORE!r}\n"

@@ -48,16 +48,19 @@ def outcomes(log) -> dict[tuple[str, int], int]:  # type: ignore[no-untyped-def]
 
 
 def test_the_first_scorer_decides_by_default(two_scorers: Path) -> None:
+    """The log's first scorer decides a trial's pass by default."""
     log = load_logs([two_scorers])
     assert outcomes(log) == {("1", 1): FAIL, ("2", 1): PASS, ("1", 2): PASS, ("2", 2): PASS}  # match
 
 
 def test_scorer_chooses_another(two_scorers: Path) -> None:
+    """--scorer chooses another scorer."""
     log = load_logs([two_scorers], FieldMap(reward="judge"))
     assert outcomes(log) == {("1", 1): PASS, ("2", 1): PASS, ("1", 2): PASS, ("2", 2): FAIL}
 
 
 def test_every_scorer_is_a_grade(two_scorers: Path) -> None:
+    """Every scorer's value is one of the trial's grades."""
     log = load_logs([two_scorers])
     grades = {(read_trial(log, r).task, read_trial(log, r).trial): read_trial(log, r).extra["grades"]
               for r in range(len(log))}
@@ -67,12 +70,14 @@ def test_every_scorer_is_a_grade(two_scorers: Path) -> None:
 
 
 def test_one_scorer_gives_no_grades() -> None:
+    """A log with one scorer gives no grades."""
     pytest.importorskip("inspect_ai")
     log = load_logs([STREAMING])
     assert "grades" not in read_trial(log, 0).extra
 
 
 def test_an_unknown_scorer_is_one_line_naming_those_there(two_scorers: Path) -> None:
+    """An unknown scorer is one line naming the scorers there."""
     with pytest.raises(InputError, match=r"no scorer 'nope' in this log \(it has match, judge"):
         load_logs([two_scorers], FieldMap(reward="nope"))
     result = CliRunner().invoke(main, ["report", str(two_scorers), "--scorer", "nope"])
@@ -81,6 +86,7 @@ def test_an_unknown_scorer_is_one_line_naming_those_there(two_scorers: Path) -> 
 
 
 def test_the_task_and_model_are_the_runs_metadata(two_scorers: Path) -> None:
+    """The task and model are the run's metadata."""
     log = load_logs([two_scorers])
     meta = log.run_meta["popularity_two_scorers"]
     assert meta["task"] == "popularity"
@@ -89,6 +95,7 @@ def test_the_task_and_model_are_the_runs_metadata(two_scorers: Path) -> None:
 
 
 def test_a_folder_of_logs_is_one_run_per_log_each_with_its_task_and_model(two_scorers: Path) -> None:
+    """A folder of logs is one run per log, each with its task and model."""
     shutil.copy(STREAMING, two_scorers.parent / "popularity_one_scorer.eval")
     log = load_logs([two_scorers.parent])
     assert sorted(log.runs) == ["popularity_one_scorer", "popularity_two_scorers"]
@@ -117,6 +124,7 @@ def retried(tmp_path: Path, eval_set_id: str | None) -> tuple[Path, Path]:
 
 
 def test_an_eval_sets_older_attempt_is_left_out(tmp_path: Path) -> None:
+    """An eval set's older attempt is left out."""
     pytest.importorskip("inspect_ai")
     older, newer = retried(tmp_path, "set-1")
     log = load_logs([tmp_path])
@@ -127,6 +135,7 @@ def test_an_eval_sets_older_attempt_is_left_out(tmp_path: Path) -> None:
 
 
 def test_logs_outside_an_eval_set_are_each_a_run(tmp_path: Path) -> None:
+    """Logs outside an eval set are each a run."""
     pytest.importorskip("inspect_ai")
     retried(tmp_path, None)
     log = load_logs([tmp_path])

@@ -49,6 +49,7 @@ def test_disjoint_tables_keep_their_order() -> None:
 
 
 def test_one_table_and_none() -> None:
+    """Interning gives one name table, and none for no names."""
     assert check([[], ["x", "y"], []])[0] == ["x", "y"]
     assert check([])[0] == [] and check([[], []])[0] == []
 

@@ -61,6 +61,7 @@ class TestClopperPearson:
                                      (49, 44), (150, 1), (300, 299), (1000, 500)])
     @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
     def test_matches_scipy_binomtest_exact(self, n: int, c: int, confidence: float) -> None:
+        """The Clopper-Pearson interval equals scipy's exact binomtest interval."""
         ref = sps.binomtest(c, n).proportion_ci(confidence_level=confidence, method="exact")
         ci = est.clopper_pearson(n, c, confidence)
         # binomtest finds the bounds by a root search (about 1e-9 relative): betaincinv is tighter.
@@ -73,6 +74,7 @@ class TestClopperPearson:
         assert float(ci.high) == pytest.approx(hi, rel=1e-12)
 
     def test_every_small_pair_pure_python_equals_scipy(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The pure-Python path equals the scipy path for every (n, c) with n up to 60."""
         pairs = [(n, c) for n in range(0, 61) for c in range(n + 1)]
         n = np.array([p[0] for p in pairs])
         c = np.array([p[1] for p in pairs])
@@ -85,6 +87,7 @@ class TestClopperPearson:
         assert np.all(pure.low[(c == 0) & (n > 0)] == 0) and np.all(pure.high[(c == n) & (n > 0)] == 1)
 
     def test_pure_path_is_taken_for_few_pairs(self) -> None:
+        """Few distinct pairs take the pure-Python path."""
         # 100k tasks of 20 trials have 21 distinct pairs: well within the pure-Python budget.
         assert 21 * 21 <= est._PURE_BETA_TERMS
 
@@ -92,12 +95,14 @@ class TestClopperPearson:
 class TestExactPassHatKInterval:
     @pytest.mark.parametrize("n,c,k", [(12, 10, 5), (8, 8, 4), (8, 0, 4), (20, 17, 3), (5, 2, 1)])
     def test_is_clopper_pearson_to_the_power_k(self, n: int, c: int, k: int) -> None:
+        """The exact pass^k interval is the Clopper-Pearson bounds raised to the power k."""
         ref = sps.binomtest(c, n).proportion_ci(confidence_level=0.95, method="exact")
         ci = est.pass_hat_k_interval(n, c, k)
         assert float(ci.low) == pytest.approx(ref.low**k, rel=1e-8, abs=1e-15)
         assert float(ci.high) == pytest.approx(ref.high**k, rel=1e-8)
 
     def test_default_is_exact_and_nan_where_k_exceeds_n(self) -> None:
+        """The default pass^k interval is the exact one, and NaN where k exceeds n."""
         n, c = np.array([12, 3, 0]), np.array([12, 3, 0])
         ci = est.pass_hat_k_interval(n, c, 5)
         assert float(ci.low[0]) == pytest.approx(0.025 ** (5 / 12))  # c = n: L = (α/2)^(1/n)
@@ -107,6 +112,7 @@ class TestExactPassHatKInterval:
             est.pass_hat_k_interval(12, 10, 5, method="wald")
 
     def test_task_stats_and_k_figures_take_the_method(self) -> None:
+        """task_stats and k_figures pass the interval method through."""
         from flaketui.stats.suite import k_figures
 
         o = outcomes({"a": (8, 8), "b": (8, 6), "c": (8, 8)})
@@ -132,11 +138,13 @@ GRID = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99]
 
 @pytest.mark.parametrize("p", GRID)
 def test_exact_interval_covers_at_least_95_percent(p: float) -> None:
+    """The exact pass^k interval covers at least 95% at n = 8, k = 4 for each p tried."""
     # Guaranteed: p ↦ p^k is monotone, so it covers whenever Clopper-Pearson covers p.
     assert coverage("exact", 8, 4, p) >= 0.95
 
 
 def test_exact_interval_coverage_on_a_fine_grid() -> None:
+    """The exact interval's worst coverage over a fine grid of p is at least 95%."""
     worst = min(coverage("exact", 8, 4, p) for p in np.linspace(0.002, 0.998, 250))
     assert worst >= 0.95  # measured: 0.969
 
@@ -154,6 +162,7 @@ def test_bootstrap_interval_undercovers_near_one() -> None:
 
 @pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99, 0.999])
 def test_t_value_matches_scipy(confidence: float) -> None:
+    """t_value equals scipy's t quantile for many degrees of freedom and confidences."""
     for df in [*range(1, 40), 49, 99, 299, 300, 301, 999, 1000, 4999, 10**5, 10**6, 2.5]:
         ref = sps.t.ppf(0.5 + confidence / 2, df)
         assert est.t_value(df, confidence) == pytest.approx(ref, rel=1e-12), df
@@ -161,6 +170,7 @@ def test_t_value_matches_scipy(confidence: float) -> None:
 
 
 def test_t_value_rejects_bad_input() -> None:
+    """t_value refuses df below 1 and a confidence of 1."""
     with pytest.raises(ValueError, match="df"):
         est.t_value(0)
     with pytest.raises(ValueError, match="confidence"):
@@ -181,6 +191,7 @@ def statsmodels_fit(x: np.ndarray, groups: list[str] | None):  # type: ignore[no
 class TestMeanEstimate:
     @pytest.mark.parametrize("seed", range(6))
     def test_clustered_matches_statsmodels_cr1(self, seed: int) -> None:
+        """The clustered standard error equals statsmodels' CR1 cluster-robust one on random data."""
         rng = np.random.default_rng(seed)
         t = int(rng.integers(6, 60))
         g = int(rng.integers(2, t))
@@ -197,6 +208,7 @@ class TestMeanEstimate:
         assert e.df == len(set(labels)) - 1 == e.clusters - 1
 
     def test_singletons_are_clusters_of_their_own(self) -> None:
+        """Tasks without a group count as clusters of their own, as statsmodels with one label each."""
         x = np.array([1.0, 1.0, 0.0, 0.0, 0.5, 1.0, 0.25])
         groups = ["a", "a", "b", "b", None, None, None]
         fit = statsmodels_fit(x, ["a", "a", "b", "b", "s0", "s1", "s2"])
@@ -206,6 +218,7 @@ class TestMeanEstimate:
 
     @pytest.mark.parametrize("t", [2, 5, 10, 31])
     def test_unclustered_matches_statsmodels_and_scipy_t(self, t: int) -> None:
+        """Without groups the estimate matches statsmodels' OLS and scipy's t interval."""
         x = np.random.default_rng(t).binomial(8, 0.7, t) / 8
         fit = statsmodels_fit(x, None)
         e = mean_estimate(x, bounds=(-np.inf, np.inf))
@@ -216,6 +229,7 @@ class TestMeanEstimate:
         assert e.df == t - 1 and not e.clustered
 
     def test_bounds_clip_the_interval_only(self) -> None:
+        """Bounds clip the interval but never the estimate."""
         diff = np.array([-1.0, -1.0, -0.5, 0.0, -1.0])
         rate = mean_estimate(diff)  # clipped to [0, 1] by default
         paired = mean_estimate(diff, None, 0.95, bounds=(-1.0, 1.0))
@@ -225,12 +239,14 @@ class TestMeanEstimate:
         assert paired.value == rate.value and paired.se == rate.se
 
     def test_one_task_or_one_cluster_has_no_interval(self) -> None:
+        """One task, or one cluster, gives no standard error or interval."""
         one = mean_estimate(np.array([0.5]))
         assert np.isnan(one.se) and all(np.isnan(one.ci)) and one.df == math.inf
         single = mean_estimate(np.array([0.5, 1.0, 0.0]), ["a", "a", "a"])
         assert single.clustered and np.isnan(single.se) and all(np.isnan(single.ci))
 
     def test_confidence_level(self) -> None:
+        """The confidence level sets the t quantile of the interval."""
         x = np.array([1.0, 0.5, 0.0, 0.75, 1.0, 0.25])
         e = mean_estimate(x, confidence=0.9, bounds=(-np.inf, np.inf))
         assert e.ci[1] - e.value == pytest.approx(sps.t.ppf(0.95, 5) * e.se)
@@ -277,6 +293,7 @@ def test_monte_carlo_t_covers_with_ten_tasks() -> None:
 
 class TestFewUnitsWarning:
     def test_counts_clusters_when_clustered(self) -> None:
+        """With groups, the few-units warning counts clusters."""
         counts = {f"t{i}": (4, i % 5) for i in range(40)}
         groups = {f"t{i}": f"g{i % 6}" for i in range(40)}
         sm = summarise(task_stats(outcomes(counts, groups), 2))
@@ -285,11 +302,13 @@ class TestFewUnitsWarning:
         assert "CR1" in w and "normal approximation" not in w
 
     def test_counts_tasks_otherwise(self) -> None:
+        """Without groups, the few-units warning counts tasks."""
         sm = summarise(task_stats(outcomes({f"t{i}": (4, i % 5) for i in range(8)}), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
         assert w.startswith("only 8 tasks:") and "t(7)" in w
 
     def test_no_warning_from_enough_clusters(self) -> None:
+        """Enough clusters give no few-units warning."""
         counts = {f"t{i}": (4, i % 5) for i in range(90)}
         groups = {f"t{i}": f"g{i % MIN_TASKS_FOR_CI}" for i in range(90)}
         sm = summarise(task_stats(outcomes(counts, groups), 2))
@@ -300,18 +319,21 @@ class TestFewUnitsWarning:
 
 
 def test_one_trial_is_unrepeated_everywhere() -> None:
-    st = task_stats(outcomes({"once_pass": (1, 1), "once_fail": (1, 0), "twice": (2, 2), "none": (0, 0)}), 1)
-    assert st.classes == [est.UNREPEATED, est.UNREPEATED, est.STABLE_PASS, est.NO_TRIALS]
+    """One trial is unrepeated whichever way it went; two clean trials are undetermined, 36 stable."""
+    st = task_stats(outcomes({"once_pass": (1, 1), "once_fail": (1, 0), "twice": (2, 2), "none": (0, 0),
+                              "many": (36, 36)}), 1)
+    assert st.classes == [est.UNREPEATED, est.UNREPEATED, "undetermined", est.NO_TRIALS, est.STABLE_PASS]
     assert summarise(st).flaky_tasks == 0 and not st.flaky().any()
 
 
 def test_report_shows_unrepeated(tmp_path: Path) -> None:
+    """The JSON report shows one-trial tasks as unrepeated."""
     log = tmp_path / "once.jsonl"
     log.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": true}\n{"task": "b", "passed": true}\n')
     code, out, _ = run_cli("report", log, "--format", "json")
     assert code == 0
     classes = {t["task"]: t["class"] for t in json.loads(out)["runs"][0]["tasks"]}
-    assert classes == {"a": "unrepeated", "b": "stable-pass"}
+    assert classes == {"a": "unrepeated", "b": "undetermined"}
 
 
 # --- the gate with evidence ---------------------------------------------------------------------
@@ -319,11 +341,13 @@ def test_report_shows_unrepeated(tmp_path: Path) -> None:
 
 class TestEvidence:
     def test_band(self) -> None:
+        """The flakiness cap's band is the two rates whose flakiness equals the cap, summing to 1."""
         p1, p2 = flakiness_cap_band(0.2)
         assert 4 * p1 * (1 - p1) == pytest.approx(0.2) and 4 * p2 * (1 - p2) == pytest.approx(0.2)
         assert p1 + p2 == pytest.approx(1.0)
 
     def test_rules_out_by_clopper_pearson(self) -> None:
+        """A task rules out the cap when its Clopper-Pearson interval leaves the band (69 clean trials for 0.2)."""
         # All-pass: L = 0.025^(1/n) ≥ p2 from n = ceil(log 0.025 / log p2) = 69 on, at cap 0.2.
         p1, p2 = flakiness_cap_band(0.2)
         first = math.ceil(math.log(0.025) / math.log(p2))
@@ -337,6 +361,7 @@ class TestEvidence:
         assert clean_trials_needed(12, 12, 0.0) is None and clean_trials_needed(1, 1, 1.0) == 0
 
     def test_needed_trials_are_the_fewest(self) -> None:
+        """The clean trials said to be needed are the fewest that rule the cap out."""
         for n, c in [(20, 19), (40, 38), (10, 1)]:
             m = clean_trials_needed(n, c, 0.3)
             assert m is not None and m > 0
@@ -346,6 +371,7 @@ class TestEvidence:
             assert not rules_out_flakiness(np.array([fewer[0]]), np.array([fewer[1]]), 0.3)[0]
 
     def test_five_of_five_clears_the_point_rule_only(self) -> None:
+        """Five passes of five clear the point rule but not the evidence rule."""
         # A task with p = 0.9 passes 5 of 5 trials 59% of the time: its point flakiness is 0.
         st = task_stats(outcomes({"lucky": (5, 5), "solid": (80, 80)}), 5)
         sm = summarise(st)
@@ -366,6 +392,7 @@ def write_log(path: Path, counts: dict[str, tuple[int, int]]) -> Path:
 
 class TestGateCli:
     def test_lucky_task_passes_by_default_and_fails_with_evidence(self, tmp_path: Path) -> None:
+        """gate passes a 5-of-5 task by default and fails it with --require-evidence."""
         log = write_log(tmp_path / "lucky.jsonl", {"lucky": (5, 5), "solid": (80, 80)})
         code, out, _ = run_cli("gate", log, "--max-flakiness", "0.2")
         assert code == 0 and out.splitlines()[0] == "PASS lucky: pass^5 = 1.000; flakiness cap 0.2: ok"
@@ -378,6 +405,7 @@ class TestGateCli:
                            "at 95%: lucky (64 more clean trials needed)"]
 
     def test_line_names_the_failing_rule(self, tmp_path: Path) -> None:
+        """gate's line names each failing rule."""
         log = write_log(tmp_path / "mixed.jsonl", {"flaky": (12, 6), "ok": (12, 12), "short": (5, 5)})
         code, out, _ = run_cli("gate", log, "-k", "5", "--min-pass-hat-k", "0.5", "--max-flakiness", "0.2",
                                "--require-evidence")
@@ -392,6 +420,7 @@ class TestGateCli:
         assert code == 1 and out.splitlines()[0].endswith("(floor 0.9: FAILED)")
 
     def test_json_lists_too_few_trials(self, tmp_path: Path) -> None:
+        """gate's JSON lists the tasks with too few trials for evidence."""
         log = write_log(tmp_path / "lucky.jsonl", {"lucky": (5, 5), "solid": (80, 80)})
         code, out, _ = run_cli("gate", log, "--max-flakiness", "0.2", "--require-evidence", "--format", "json")
         (r,) = json.loads(out)["runs"]
@@ -399,12 +428,14 @@ class TestGateCli:
         assert r["too_few_trials"] == [{"task": "lucky", "more_clean_trials": 64}]
 
     def test_require_evidence_needs_a_cap(self) -> None:
+        """--require-evidence without --max-flakiness is a usage error, exit 2."""
         code, _, err = run_cli("gate", BASELINE, "--min-pass-hat-k", "0.5", "--require-evidence")
         assert code == 2 and "--require-evidence goes with --max-flakiness" in err
 
 
 class TestReportPasskCi:
     def test_exact_by_default_bootstrap_on_request(self) -> None:
+        """report's pass^k interval is exact by default and bootstrap with --passk-ci bootstrap."""
         code, out, _ = run_cli("report", BASELINE, "-k", "5", "--format", "json")
         assert code == 0
         tasks = {t["task"]: t for t in json.loads(out)["runs"][0]["tasks"]}
@@ -416,5 +447,6 @@ class TestReportPasskCi:
         assert code == 0 and boot["getAlertStatus"]["pass_hat_k_ci"] == [1.0, 1.0]
 
     def test_bad_method_is_a_usage_error(self) -> None:
+        """An unknown --passk-ci method is a usage error, exit 2."""
         code, _, err = run_cli("report", BASELINE, "--passk-ci", "wald")
         assert code == 2 and "--passk-ci" in err

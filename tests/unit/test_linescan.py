@@ -340,3 +340,25 @@ def test_metric_names_of_one_deferred_trial_keep_its_order(tmp_path: Path) -> No
     ]
     got = same(write(tmp_path / "order.jsonl", lines))
     assert list(got.metrics) == ["b", "a", "c", "e"]
+
+
+def test_lines_marking_an_attempt_go_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines marking an attempt or retry (valid, null, refused, mutated): the scanner keeps what the rule keeps."""
+    rng = random.Random(11)
+    marks = [{"attempt": 2}, {"attempt": 1}, {"attempt": None}, {"attempt": 0}, {"attempt": "2"},
+             {"attempt": 2.0}, {"attempt": 2.5}, {"retry": True}, {"retry": False}, {"retry": 3},
+             {"retry": None}, {"retry": -1}, {"retry": [1]}, {"attempt": 3, "retry": False},
+             {"retry": 1, "metrics": {"attempt": 1, "m": 2}}, {}]
+    lines = []
+    for i in range(900):
+        rec = {"task": f"t{i % 13}", "passed": rng.random() < 0.6, "trial": i, **rng.choice(marks)}
+        line = orjson.dumps(rec)
+        lines.append(mutate(rng, line) if rng.random() < 0.2 else line)
+    small_blocks(monkeypatch, 2048, 7)
+    got = same(write(tmp_path / "attempts.jsonl", lines))
+    attempt = got.metrics["attempt"]
+    assert {1.0, 2.0, 3.0, 4.0} <= set(attempt[~np.isnan(attempt)].tolist())
+    assert any("attempt must be a positive integer" in p.reason for p in got.problems)
+    same(write(tmp_path / "attempts.jsonl", lines), threads=3)
+    numbered = same(write(tmp_path / "attempts.jsonl", lines), FieldMap(trial=("attempt",)))
+    assert set(numbered.trial.tolist()) >= {1, 2, 3}  # the field a role reads numbers the trials

@@ -32,6 +32,7 @@ def reasons(log) -> list[str]:  # type: ignore[no-untyped-def]
 
 class TestFixtures:
     def test_counts(self) -> None:
+        """The fixtures load as two runs of 601 trials without problems."""
         log = load_logs([FIXTURES])
         assert log.runs == ["oncall-baseline", "oncall-candidate"]
         assert len(log) == 601 and log.problems == []
@@ -43,6 +44,7 @@ class TestFixtures:
         assert o.groups[i] == "observability"
 
     def test_trace_read_on_demand(self) -> None:
+        """A trial's trace is read from its log only when asked for."""
         log = load_logs([BASELINE])
         o = log.run_outcomes("oncall-baseline")
         rows = o.task_rows(o.index("searchRunbook"))
@@ -55,6 +57,7 @@ class TestFixtures:
         assert log.has_trace[rows].all()
 
     def test_errored_trial_kept_apart(self) -> None:
+        """The fixture's one errored trial is kept, apart from passes and failures."""
         log = load_logs([BASELINE])
         errored = np.flatnonzero(log.outcome == ERRORED)
         assert len(errored) == 1
@@ -62,6 +65,7 @@ class TestFixtures:
         assert t.error.startswith("harness:") and t.task == "listAlerts"
 
     def test_runs_with_same_name_merge(self, tmp_path: Path) -> None:
+        """Two files naming the same run merge into one run."""
         write(tmp_path / "a.jsonl", [{"run": "r", "task": "t", "passed": True}])
         write(tmp_path / "b.jsonl", [{"run": "r", "task": "t", "passed": False}])
         log = load_logs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
@@ -70,6 +74,7 @@ class TestFixtures:
 
 class TestFormat:
     def test_defaults_and_aliases(self, tmp_path: Path) -> None:
+        """Field aliases (task_id, reward) and the default pass threshold are read; the run is named by its file."""
         p = write(tmp_path / "my-run.v2.jsonl", [
             {"task_id": 7, "reward": 1.0},
             {"task_id": 7, "reward": 0.9999999},
@@ -86,17 +91,20 @@ class TestFormat:
         assert np.isnan(log.score[3]) and log.score[4] == pytest.approx(0.2)
 
     def test_threshold(self, tmp_path: Path) -> None:
+        """--threshold decides which scores pass."""
         p = write(tmp_path / "s.jsonl", [{"task": "a", "score": 0.6}, {"task": "a", "score": 0.4}])
         log = load_logs([p], FieldMap(threshold=0.5))
         assert log.outcome.tolist() == [PASS, FAIL]
 
     def test_custom_fields(self, tmp_path: Path) -> None:
+        """Custom run, task, pass and trace fields are read."""
         p = write(tmp_path / "m.jsonl", [{"agent": "x", "task_name": "t", "ok": True, "steps": ["a"]}])
         log = load_logs([p], FieldMap(run=("agent",), task=("task_name",), passed=("ok",), trace=("steps",)))
         assert log.runs == ["x"] and log.tasks == ["t"]
         assert read_trial(log, 0).trace == ["a"]
 
     def test_json_array_and_gzip(self, tmp_path: Path) -> None:
+        """JSON arrays and gzipped JSON Lines are read like plain JSON Lines."""
         items = [{"task_id": i % 2, "trial": i // 2, "reward": float(i % 3 == 0), "traj": [{"i": i}]}
                  for i in range(6)]
         (tmp_path / "arr.json").write_bytes(orjson.dumps(items))
@@ -108,6 +116,7 @@ class TestFormat:
             assert read_trial(log, 4).trace == [{"i": 4}]
 
     def test_directories_and_globs(self, tmp_path: Path) -> None:
+        """Folders and globs are expanded to the logs inside, other files left alone."""
         (tmp_path / "d").mkdir()
         write(tmp_path / "d" / "a.jsonl", [{"task": "t", "passed": True}])
         write(tmp_path / "d" / "notes.txt", "not a log")
@@ -116,6 +125,7 @@ class TestFormat:
         assert len(expand_paths([FIXTURES, BASELINE, CANDIDATE])) == 2
 
     def test_parallel_split_equals_serial(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Parsing a big log in parallel pieces gives the same table as one piece."""
         lines = [{"run": "r", "task": f"t{i % 37}", "passed": i % 3 != 0,
                   "metrics": {"tokens": i} if i % 5 else {}} for i in range(3000)]
         lines[1234] = "{broken"  # type: ignore[call-overload]
@@ -162,6 +172,7 @@ class TestBadInput:
         ],
     )
     def test_named_reasons(self, tmp_path: Path, line: bytes, reason: str) -> None:
+        """Each kind of bad line is skipped and named with its reason."""
         log = self.load_one(tmp_path, line + b"\n")
         assert len(log) == 1
         assert len(log.problems) == 1
@@ -169,6 +180,7 @@ class TestBadInput:
         assert reason in log.problems[0].reason
 
     def test_blank_lines_crlf_and_bom(self, tmp_path: Path) -> None:
+        """Blank lines, CRLF line ends and a byte order mark are accepted."""
         content = b'\xef\xbb\xbf{"task": "a", "passed": true}\r\n\r\n   \n{"task": "a", "passed": false}\r\n'
         log = load_logs([write(tmp_path / "crlf.jsonl", content)])
         assert len(log) == 2 and log.problems == []
@@ -177,10 +189,12 @@ class TestBadInput:
         assert read_trial(log, 1).task == "a"
 
     def test_last_line_without_newline(self, tmp_path: Path) -> None:
+        """A last line without a newline is read."""
         log = load_logs([write(tmp_path / "n.jsonl", b'{"task": "a", "passed": true}\n{"task": "b", "passed": true}')])
         assert log.tasks == ["a", "b"]
 
     def test_duplicates_keep_first(self, tmp_path: Path) -> None:
+        """Duplicate trial numbers keep the first trial and report the rest."""
         p = write(tmp_path / "d.jsonl", [
             {"task": "a", "trial": 0, "passed": True},
             {"task": "a", "trial": 0, "passed": False},
@@ -193,6 +207,7 @@ class TestBadInput:
         ]
 
     def test_unnumbered_trials_take_free_numbers(self, tmp_path: Path) -> None:
+        """Trials without a number take the free numbers."""
         p = write(tmp_path / "m.jsonl", [
             {"task": "a", "passed": True},
             {"task": "a", "passed": True},
@@ -206,6 +221,7 @@ class TestBadInput:
             (0, 0, 3), (0, 1, 1), (0, 2, 4), (0, 3, 2), (1, 0, 5)]
 
     def test_errored_without_outcome(self, tmp_path: Path) -> None:
+        """A trial with an error and no outcome is errored; a falsy error is no error."""
         p = write(tmp_path / "e.jsonl", [{"task": "a", "error": "timeout"},
                                          {"task": "a", "error": None, "passed": True},
                                          {"task": "a", "error": 0, "passed": True},
@@ -215,24 +231,28 @@ class TestBadInput:
         assert log.outcome.tolist() == [ERRORED, PASS, PASS, FAIL, ERRORED]
 
     def test_empty_file_named(self, tmp_path: Path) -> None:
+        """An empty file is named as a problem while the other logs load."""
         write(tmp_path / "empty.jsonl", b"")
         write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
         log = load_logs([tmp_path / "empty.jsonl", tmp_path / "ok.jsonl"])
         assert reasons(log) == [f"{tmp_path / 'empty.jsonl'}: empty file, no trials"]
 
     def test_nothing_usable(self, tmp_path: Path) -> None:
+        """Logs without a usable trial are one input error."""
         with pytest.raises(InputError, match="no usable trials"):
             load_logs([write(tmp_path / "empty.jsonl", b"")])
         with pytest.raises(InputError, match="no usable trials"):
             load_logs([write(tmp_path / "junk.jsonl", b"junk\n[]\n")])
 
     def test_missing_path(self, tmp_path: Path) -> None:
+        """A missing file or a glob matching nothing is an input error naming it."""
         with pytest.raises(InputError, match="no such file or directory"):
             load_logs([tmp_path / "nope.jsonl"])
         with pytest.raises(InputError, match="no file matches"):
             load_logs([str(tmp_path / "*.jsonl")])
 
     def test_truncated_gzip_keeps_earlier_lines(self, tmp_path: Path) -> None:
+        """A truncated gzip keeps the lines before the cut and says so."""
         body = b"".join(orjson.dumps({"task": f"t{i}", "passed": True, "pad": "x" * 200}) + b"\n" for i in range(400))
         data = gzip.compress(body)
         p = write(tmp_path / "cut.jsonl.gz", data[: len(data) // 2])
@@ -241,12 +261,14 @@ class TestBadInput:
         assert len(log.problems) == 1 and "gzip stream is truncated" in log.problems[0].reason
 
     def test_not_gzip(self, tmp_path: Path) -> None:
+        """A .gz file that is not gzip is named and skipped."""
         write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
         write(tmp_path / "fake.jsonl.gz", b"plain text")
         log = load_logs([tmp_path / "ok.jsonl", tmp_path / "fake.jsonl.gz"])
         assert "not a readable gzip file" in log.problems[0].reason
 
     def test_bad_json_array(self, tmp_path: Path) -> None:
+        """Bad items in a JSON array are named by their index."""
         write(tmp_path / "ok.jsonl", [{"task": "a", "passed": True}])
         write(tmp_path / "bad.json", b'[{"task": "a", "passed": true}, {"task": 1}, 3]')
         log = load_logs([tmp_path / "ok.jsonl", tmp_path / "bad.json"])
@@ -256,6 +278,7 @@ class TestBadInput:
         ]
 
     def test_json_lines_named_json(self, tmp_path: Path) -> None:
+        """A .json file holding JSON Lines is read as JSON Lines."""
         # JSON Lines in a .json (or .json.gz) file: read as lines, not refused whole
         data = (b'\xef\xbb\xbf{"task": "a", "passed": true, "trace": [1]}\r\n\r\n'
                 b'{"task": "b", "passed": false}\n{oops\n{"task": "c", "passed": true}')
@@ -276,6 +299,7 @@ class TestBadInput:
 
 
 def test_metric_medians_match_numpy(tmp_path: Path) -> None:
+    """Each task's metric medians equal numpy's median."""
     rng = np.random.default_rng(1)
     lines = []
     for t in range(40):

@@ -16,6 +16,7 @@ EASY, HARD = "blind-maze-explorer-algorithm.easy", "blind-maze-explorer-algorith
 
 
 def test_two_names_that_differ_at_the_end_stay_apart() -> None:
+    """Two names that differ at the end stay apart when cut."""
     cuts = cut_names([EASY, HARD, "short"], 28)
     assert cuts[0] != cuts[1] and cuts[2] == "short"
     assert all(len(c) <= 28 and "…" in c for c in cuts[:2])
@@ -24,6 +25,7 @@ def test_two_names_that_differ_at_the_end_stay_apart() -> None:
 
 
 def test_names_alike_at_both_ends_are_cut_again_until_they_differ() -> None:
+    """Names alike at both ends are cut again until they differ."""
     # They differ 25 characters from the end: beyond the half of the room the end keeps.
     a = "prefix-" + "x" * 40 + "-A-" + "y" * 15 + "-suffix"
     b = "prefix-" + "x" * 40 + "-B-" + "y" * 15 + "-suffix"
@@ -34,6 +36,7 @@ def test_names_alike_at_both_ends_are_cut_again_until_they_differ() -> None:
 
 @pytest.mark.parametrize("width", [3, 5, 12])
 def test_wide_characters_fit(width: int) -> None:
+    """Wide characters fit the width."""
     for cut in cut_names(["漢字漢字漢字漢字漢字漢字.easy", "漢字漢字漢字漢字漢字漢字.hard"], width):
         assert cell_width(cut) <= width
 
@@ -58,6 +61,7 @@ def task_cells(out: str) -> list[str]:
 
 
 def test_the_piped_report_cuts_in_the_middle(tmp_path: Path) -> None:
+    """The piped report cuts names in the middle."""
     cells = task_cells(report(log(tmp_path), {"COLUMNS": ""}))
     assert len(cells) == 2 and cells[0] != cells[1]
     assert all(len(c) <= 40 and "…" in c for c in cells)
@@ -65,6 +69,7 @@ def test_the_piped_report_cuts_in_the_middle(tmp_path: Path) -> None:
 
 
 def test_the_piped_report_honours_columns(tmp_path: Path) -> None:
+    """The piped report honours COLUMNS."""
     path = log(tmp_path)
     cells = task_cells(report(path, {"COLUMNS": "300"}))
     assert sorted(cells) == sorted(json.loads(line)["task"] for line in path.read_text().splitlines()[::4])

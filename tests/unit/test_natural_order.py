@@ -16,6 +16,7 @@ from flaketui.output.columns import name_ranks
 
 
 def test_natural_ranks_match_natural_key() -> None:
+    """natural_ranks order names as natural_key does."""
     names = ["task-10", "task-9", "2", "10", "b", "a", "task-9b", "1e3"]
     ranks = natural_ranks(names)
     assert [names[i] for i in ranks.argsort()] == sorted(names, key=natural_key)
@@ -25,6 +26,7 @@ def test_natural_ranks_match_natural_key() -> None:
 
 
 def test_report_lists_tied_tasks_in_natural_order(tmp_path: Path) -> None:
+    """The report lists tied tasks in natural order."""
     log = tmp_path / "ids.jsonl"
     log.write_text("".join(json.dumps({"task": t, "passed": True}) + "\n" for t in ["10", "9", "1", "2"]))
     result = CliRunner().invoke(main, ["report", str(log), "--format", "markdown"])
@@ -33,6 +35,7 @@ def test_report_lists_tied_tasks_in_natural_order(tmp_path: Path) -> None:
 
 
 def test_plan_orders_tasks_naturally(tmp_path: Path) -> None:
+    """The plan orders tasks naturally."""
     log = tmp_path / "ids.jsonl"
     log.write_text("".join(json.dumps({"task": f"t{t}", "passed": True}) + "\n" for t in [10, 9, 1, 2]))
     result = CliRunner().invoke(main, ["plan", str(log), "--budget", "0"], terminal_width=200)
@@ -66,6 +69,7 @@ def test_vectorised_ranks_match_sorting_by_key_on_random_names(seed: int) -> Non
     [],
 ])
 def test_vectorised_ranks_on_hard_cases(names: list[str]) -> None:
+    """The vectorised ranks equal the key's on hard cases."""
     assert natural_ranks(names).tolist() == natural_ranks_by_key(names).tolist()
 
 

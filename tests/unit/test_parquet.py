@@ -72,6 +72,7 @@ def test_duckdb_query_gives_flaketuis_counts(table: Path) -> None:
 
 
 def test_csv_export_neutralises_formulas_unless_raw(tmp_path: Path) -> None:
+    """CSV export neutralises formulas unless --raw."""
     log = tmp_path / "f.jsonl"
     log.write_text('{"task": "=cmd()", "passed": true}\n{"task": "-1", "passed": false}\n')
     _, out, _ = invoke("export", log, "--format", "csv", "--out", "-")
@@ -83,6 +84,7 @@ def test_csv_export_neutralises_formulas_unless_raw(tmp_path: Path) -> None:
 
 
 def test_not_a_trial_table_is_named(tmp_path: Path) -> None:
+    """A Parquet file that is not a trial table is named."""
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
 def test_closed_pipe_exits_0(tmp_path: Path, fmt: str) -> None:

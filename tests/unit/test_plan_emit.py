@@ -18,11 +18,13 @@ LINES = [("r1", "a", 3), ("r1", "b", 2), ("r1", "c", 3), ("r1", "d", 0), ("r2", 
 
 
 def test_grouped_by_run_and_count() -> None:
+    """Planned trials are grouped by run and count."""
     got = [(b.run, b.trials, b.tasks) for b in batches(LINES)]
     assert got == [("r1", 3, ("a", "c")), ("r1", 2, ("b",)), ("r2", 3, ("a",))]
 
 
 def test_inspect_pinned() -> None:
+    """The Inspect commands are pinned."""
     assert commands("inspect", batches(LINES)) == (
         "# Set TASK (the Inspect task: file.py@name or a registry name) and MODEL first.\n"
         "# run r1: 2 task(s), 3 more trial(s) each\n"
@@ -34,6 +36,7 @@ def test_inspect_pinned() -> None:
 
 
 def test_harbor_pinned() -> None:
+    """The Harbor commands are pinned."""
     out = commands("harbor", batches(LINES[:2])).splitlines()
     assert out[2] == ('harbor run --dataset "$DATASET" --agent "$AGENT" --model "$MODEL" '
                       "--include-task-name a --n-attempts 3")
@@ -42,6 +45,7 @@ def test_harbor_pinned() -> None:
 
 
 def test_tau2_pinned() -> None:
+    """The τ²-bench commands are pinned."""
     out = commands("tau2", batches(LINES)).splitlines()
     assert out[2] == 'tau2 run --domain "$DOMAIN" --agent-llm "$AGENT_LLM" --task-ids a c --num-trials 3'
 
@@ -52,6 +56,7 @@ LEFT_OUT = {"inspect": [], "harbor": [], "tau2": ["--opt"]}
 
 @pytest.mark.parametrize("harness", ["inspect", "harbor", "tau2"])
 def test_hostile_ids_stay_one_argument(harness: str) -> None:
+    """Hostile ids stay one shell argument."""
     text = commands(harness, batches([("r\n; evil", t, 2) for t in [*HOSTILE, "line\nbreak"]]))
     lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
     (cmd,) = lines  # the run's name and the id with a line break only in comments
@@ -65,11 +70,14 @@ def test_hostile_ids_stay_one_argument(harness: str) -> None:
         import glob
 
         assert names == [glob.escape(t) for t in HOSTILE]
-    else:
-        assert argv[argv.index("--sample-id") + 1].split(",") == HOSTILE
+    else:  # Inspect matches each id as an fnmatch pattern: escaped as Harbor's are
+        import glob
+
+        assert argv[argv.index("--sample-id") + 1].split(",") == [glob.escape(t) for t in HOSTILE]
 
 
 def test_inspect_leaves_out_an_id_with_a_comma() -> None:
+    """Inspect leaves out an id with a comma and says so."""
     text = commands("inspect", batches([("r", "a,b", 1), ("r", "c", 1)]))
     assert "--sample-id c --epochs 1" in text and "left out" in text
 
@@ -80,6 +88,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_cli_emit_matches_the_jsonl_plan() -> None:
+    """plan --emit matches the JSON Lines plan."""
     code, out, err = run("plan", str(FIXTURES), "--budget", "60", "--emit", "tau2")
     assert code == 0, err
     code, jl, err = run("plan", str(FIXTURES), "--budget", "60", "--format", "jsonl")
@@ -95,6 +104,7 @@ def test_cli_emit_matches_the_jsonl_plan() -> None:
 
 
 def test_out_dash_is_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--out - writes to stdout."""
     monkeypatch.chdir(tmp_path)
     code, out, err = run("plan", str(FIXTURES), "--budget", "10", "--format", "jsonl", "--out", "-")
     assert code == 0, err

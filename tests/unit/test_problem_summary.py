@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from textual.app import App
 from textual.widgets import Static
@@ -25,6 +26,7 @@ def _duplicated(tmp_path: Path, n: int = 80) -> Path:
 
 
 def test_a_kind_is_the_reason_without_its_particulars() -> None:
+    """A problem's kind is its reason without the particulars."""
     assert problem_kind("duplicate trial 3 of task 'a' in run 'r'; kept the first (x.jsonl:4)") == \
         "duplicate trial N of task … in run …; kept the first"
     assert problem_kind("item 7: no task_id") == "no task_id"
@@ -32,6 +34,7 @@ def test_a_kind_is_the_reason_without_its_particulars() -> None:
 
 
 def test_a_files_counted_lines_join_their_kinds() -> None:
+    """A file's counted lines join their kinds."""
     kinds = problem_kinds([Problem("f", 1, "not valid JSON (x)"),
                            Problem("f", None, "7 more lines skipped after the first 1 named "
                                               "(5 × not valid JSON; 2 × no outcome)")])
@@ -39,6 +42,7 @@ def test_a_files_counted_lines_join_their_kinds() -> None:
 
 
 def test_eighty_duplicates_are_one_line_and_problems_lists_them(tmp_path: Path) -> None:
+    """Eighty duplicates are one line, and --problems lists them."""
     path = _duplicated(tmp_path)
     result = CliRunner().invoke(main, ["report", str(path), "--format", "json", "--no-cache"])
     assert result.exit_code == 0
@@ -53,13 +57,16 @@ def test_eighty_duplicates_are_one_line_and_problems_lists_them(tmp_path: Path) 
 
 
 def test_a_lone_problem_is_named_as_before(tmp_path: Path) -> None:
+    """A lone problem is named as before."""
     path = tmp_path / "one.jsonl"
     path.write_text('{"task": "a", "passed": true}\n{"task": "b"}\n')
     result = CliRunner().invoke(main, ["report", str(path), "--format", "json", "--no-cache"])
     assert result.stderr.splitlines() == [f"flaketui: skipped {path}:2: no outcome (passed, score, reward)"]
 
 
+@pytest.mark.ui
 async def test_the_problems_screen_groups_by_kind() -> None:
+    """The problems screen groups problems by kind."""
     problems = [Problem("a.jsonl", i, f"duplicate trial 0 of task 't{i}' in run 'r'; kept the first (a.jsonl:{i})")
                 for i in range(1, 4)] + [Problem("b.jsonl", 9, "not valid JSON (oops)")]
 

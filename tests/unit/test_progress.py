@@ -22,6 +22,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bar_appears_after_the_delay(terminal: None, monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The progress bar appears only after the delay."""
     bar = cli.LoadProgress()
     assert bar.enabled
     bar.update(10, 100)
@@ -40,6 +41,7 @@ def test_bar_appears_after_the_delay(terminal: None, monkeypatch: pytest.MonkeyP
 ])
 def test_not_for_piped_machine_output(monkeypatch: pytest.MonkeyPatch, fmt: str, stdout_tty: bool,
                                       enabled: bool) -> None:
+    """No progress bar for piped machine-readable output."""
     import sys
 
     monkeypatch.setattr(cli, "_stream_is_tty", lambda s: s is sys.stderr or stdout_tty)
@@ -49,6 +51,7 @@ def test_not_for_piped_machine_output(monkeypatch: pytest.MonkeyPatch, fmt: str,
 
 
 def test_not_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No progress bar when stderr is not a terminal."""
     monkeypatch.setattr(cli, "_stream_is_tty", lambda stream: False)
     bar = cli.LoadProgress()
     monkeypatch.setattr(cli.LoadProgress, "DELAY", 0.0)
@@ -56,7 +59,9 @@ def test_not_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
     assert not bar.enabled and bar._bar is None
 
 
+@pytest.mark.slow
 def test_gzip_log_reports_progress_as_it_goes(tmp_path: Path) -> None:
+    """A gzip log reports progress as it goes."""
     # compressed bytes consumed, reported while reading, ending exactly at the file's size
     rng = random.Random(7)
     lines = [orjson.dumps({"task": f"t{i % 9}", "passed": i % 2 == 0,

@@ -55,6 +55,7 @@ def check_suite(suite: ET.Element) -> None:
 
 class TestJunit:
     def test_one_run_is_a_surefire_testsuite(self) -> None:
+        """One run is a Surefire-style testsuite of skipped tests."""
         data = junit_xml([quarantine_list(stats())])
         root = ET.fromstring(data)
         check_suite(root)
@@ -67,6 +68,7 @@ class TestJunit:
         assert cases["errored"].find("skipped") is not None
 
     def test_hostile_names_are_escaped_data(self) -> None:
+        """Hostile names are escaped data in the XML."""
         data = junit_xml([quarantine_list(stats(run="run\x07<x>"))])
         assert b"\x1b" not in data and b"\x00" not in data and b"\x07" not in data
         root = ET.fromstring(data)  # well-formed despite markup and control characters
@@ -76,6 +78,7 @@ class TestJunit:
         assert b"&lt;task&gt; &amp; &quot;quotes&quot;" in data
 
     def test_max_flakiness_caps_the_quarantine(self) -> None:
+        """--max-flakiness caps the quarantine."""
         ql = quarantine_list(stats(), max_flakiness=0.9)
         # flakiness 4·p̂·(1 − p̂): 10/12 → 0.556, 4/8 → 1.0
         assert [e.task for e in ql.quarantined] == [HOSTILE]
@@ -84,6 +87,7 @@ class TestJunit:
         assert cases["flaky"].find("flakyFailure") is None
 
     def test_several_runs_are_testsuites(self) -> None:
+        """Several runs are testsuites of one testsuites element."""
         root = ET.fromstring(junit_xml([quarantine_list(stats("a")), quarantine_list(stats("b"))]))
         assert root.tag == "testsuites" and [s.get("name") for s in root] == ["a", "b"]
         for suite in root:
@@ -92,16 +96,19 @@ class TestJunit:
 
 class TestListsAndIds:
     def test_json(self) -> None:
+        """The quarantine JSON lists each task with its figures."""
         rows = quarantine_json([quarantine_list(stats())])
         assert [r["task"] for r in rows] == ["flaky", HOSTILE]
         assert rows[0]["flakiness"] == pytest.approx(4 * (10 / 12) * (2 / 12)) and rows[1]["errored"] == 1
 
     def test_ids_one_per_line(self) -> None:
+        """The ids are one per line, hostile ones made visible."""
         text = quarantine_ids([quarantine_list(stats("a")), quarantine_list(stats("b"))])
         assert text.splitlines() == ["flaky", 'bad <task> & "quotes"\\x1b[31m\\x00\\x0aline2']
 
 
 def test_no_textual_or_rich() -> None:
+    """The quarantine output imports neither Textual, Rich nor scipy."""
     code = ("import sys, flaketui.output.quarantine\n"
             "assert not [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'scipy')]")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

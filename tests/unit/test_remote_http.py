@@ -20,6 +20,8 @@ from flaketui.cli import main
 from flaketui.loading import cache, load_logs, loader, read_trial
 from tests.conftest import BASELINE, CANDIDATE
 
+pytestmark = pytest.mark.slow
+
 web = pytest.importorskip("aiohttp.web")
 pytest.importorskip("fsspec.implementations.http")
 
@@ -82,6 +84,7 @@ def cli(*args: str) -> Any:
 
 
 def test_the_report_of_a_url_is_the_local_report(server: Server) -> None:
+    """report on http:// URLs equals the local report."""
     remote = cli("report", f"{server.url}/{BASELINE.name}", f"{server.url}/{CANDIDATE.name}",
                  "-k", "5", "--format", "json")
     local = cli("report", str(BASELINE), str(CANDIDATE), "-k", "5", "--format", "json")
@@ -89,6 +92,7 @@ def test_the_report_of_a_url_is_the_local_report(server: Server) -> None:
 
 
 def test_a_trace_is_read_by_one_range_request_of_its_own_bytes(server: Server) -> None:
+    """A trace is read by one range request of its own bytes."""
     url = f"{server.url}/{BASELINE.name}"
     log = load_logs([url], use_cache=False)
     row = 137
@@ -103,6 +107,7 @@ def test_a_trace_is_read_by_one_range_request_of_its_own_bytes(server: Server) -
 
 def test_the_cache_is_used_while_the_file_is_the_same_and_missed_when_it_changes(
         server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index cache serves an unchanged file and is missed once it changes."""
     monkeypatch.setattr(cache, "MIN_BYTES", 0)
     parsed: list[str] = []
     read_file = loader.read_file
@@ -131,6 +136,7 @@ def test_the_cache_is_used_while_the_file_is_the_same_and_missed_when_it_changes
 
 
 def test_a_missing_object_is_one_line(server: Server) -> None:
+    """A missing object is one line, exit 2."""
     for url in (f"{server.url}/nothing/here.jsonl", f"{server.url}/"):
         result = cli("report", url)
         assert result.exit_code == 2

@@ -45,12 +45,14 @@ def test_azure_reads_carry_the_connect_and_read_timeouts(protocol: str, seconds:
 
 
 def test_http_and_s3_keep_their_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP and S3 options carry the timeout."""
     monkeypatch.setattr(location, "TIMEOUT", 4.0)
     _same_limit(location._storage_options("https")["client_kwargs"]["timeout"], 4.0)
     assert location._storage_options("s3")["config_kwargs"] == {"connect_timeout": 4.0, "read_timeout": 4.0}
 
 
 def test_gcsfs_takes_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gcsfs's constructor takes the options built for it."""
     gcsfs = pytest.importorskip("gcsfs")
     monkeypatch.setattr(location, "TIMEOUT", 5.0)
     fs = gcsfs.GCSFileSystem(token="anon", skip_instance_cache=True, **location._storage_options("gs"))
@@ -59,6 +61,7 @@ def test_gcsfs_takes_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_adlfs_takes_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """adlfs's constructor takes the options built for it."""
     adlfs = pytest.importorskip("adlfs")
     monkeypatch.setattr(location, "TIMEOUT", 5.0)
     fs = adlfs.AzureBlobFileSystem(account_name="flaketuitest", anon=True, skip_instance_cache=True,
@@ -90,6 +93,7 @@ def test_past_the_deadline_no_store_is_asked_again(memory_log: str) -> None:
 
 
 def test_a_load_past_its_deadline_is_one_line(memory_log: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load past its deadline is one line."""
     monkeypatch.setattr(location, "DEADLINE_FACTOR", 0)
     result = CliRunner().invoke(main, ["report", memory_log, "--no-cache"])
     assert result.exit_code == 2 and "Traceback" not in result.output

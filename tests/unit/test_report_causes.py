@@ -27,6 +27,7 @@ def task_of(doc: dict, name: str) -> dict:
 
 
 def test_json_keys_on_fixture() -> None:
+    """report --causes's JSON has the documented keys on the fixture."""
     code, out, _ = run("report", BASELINE, "--causes", "--format", "json")
     assert code == 0
     doc = orjson.loads(out)
@@ -50,6 +51,7 @@ def test_json_keys_on_fixture() -> None:
 
 
 def test_workers_give_the_same_json() -> None:
+    """--workers 2 gives the same JSON as one worker."""
     _, one, _ = run("report", BASELINE, "--causes", "--format", "json")
     _, two, _ = run("report", BASELINE, "--causes", "--workers", "2", "--format", "json")
     assert one == two
@@ -78,6 +80,7 @@ def test_without_causes_no_trace_is_read(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_markdown_column_and_breakdown() -> None:
+    """Markdown has the cause column and the breakdown."""
     code, out, _ = run("report", BASELINE, "--causes", "--format", "markdown")
     assert code == 0
     assert "flaky tasks by suspected source: tool-nondeterminism 1" in out
@@ -93,6 +96,7 @@ def test_markdown_column_and_breakdown() -> None:
 
 
 def test_table_column_and_breakdown() -> None:
+    """The table has the cause column and the breakdown."""
     code, out, _ = run("report", BASELINE, "--causes")
     assert code == 0
     assert "flaky tasks by suspected source: tool-nondeterminism 1" in out
@@ -103,6 +107,7 @@ def test_table_column_and_breakdown() -> None:
 
 
 def test_csv_refuses_causes() -> None:
+    """CSV refuses --causes."""
     code, _, err = run("report", BASELINE, "--causes", "--format", "csv")
     assert code == 2 and "--causes" in err
 
@@ -123,6 +128,7 @@ def hostile_log(path: Path) -> Path:
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
 def test_evidence_is_made_visible(tmp_path: Path, fmt: str) -> None:
+    """Hostile evidence is made visible in the table and Markdown."""
     code, out, _ = run("report", hostile_log(tmp_path / "h.jsonl"), "--causes", "--format", fmt)
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
@@ -132,6 +138,7 @@ def test_evidence_is_made_visible(tmp_path: Path, fmt: str) -> None:
 
 
 def test_json_keeps_evidence_as_is(tmp_path: Path) -> None:
+    """JSON keeps evidence as it is."""
     _, out, _ = run("report", hostile_log(tmp_path / "h.jsonl"), "--causes", "--format", "json")
     task = task_of(orjson.loads(out), "t")
     assert task["suspected_cause"] in CAUSES
@@ -140,6 +147,7 @@ def test_json_keeps_evidence_as_is(tmp_path: Path) -> None:
 
 def test_progress_bar_counts_tasks_on_stderr(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The cause progress bar counts tasks on stderr."""
     from rich.progress import MofNCompleteColumn
 
     from flaketui.cli import common

@@ -82,6 +82,7 @@ def line(task: str, trial: int, passed: bool, *tools: str) -> str:
 
 
 def test_hand_worked_log(tmp_path: Path) -> None:
+    """The consistency figures match a hand-worked log."""
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join([
         # wander: three passes with the same calls, one in another order; two failures
@@ -108,6 +109,7 @@ def test_hand_worked_log(tmp_path: Path) -> None:
 
 
 def test_fixture_keys() -> None:
+    """The fixture's consistency keys are in the JSON."""
     code, out = run("report", BASELINE, "--causes", "--format", "json")
     assert code == 0
     task = tasks_of(orjson.loads(out))["searchRunbook"]
@@ -115,9 +117,11 @@ def test_fixture_keys() -> None:
         assert task[key] is None or 0.0 <= task[key] <= 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GEN.exists(), reason="the shared generator is not on this machine")
 @pytest.mark.parametrize("style", ["steps", "openai"])
 def test_generated_suite(tmp_path: Path, style: str) -> None:
+    """A generated suite's consistency figures are reported for every flaky task."""
     log, truth = tmp_path / "causes.jsonl", tmp_path / "truth.json"
     subprocess.run([sys.executable, str(GEN), "--tasks", "120", "--trials", "8", "--causes", "--cause-set", "v2",
                     "--style", style, "--seed", "3", "--truth", str(truth), "--out", str(log)],
@@ -141,6 +145,7 @@ def test_generated_suite(tmp_path: Path, style: str) -> None:
 
 
 def test_markdown_column(tmp_path: Path) -> None:
+    """Markdown has the consistency column."""
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join([line("wander", 0, True, "search", "book"), line("wander", 1, True, "book", "search"),
                               line("wander", 2, True, "search", "book"), line("wander", 3, False, "cancel")]) + "\n")

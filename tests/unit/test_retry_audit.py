@@ -1,11 +1,14 @@
 """The retry audit: retried trials' pass rate against first attempts', per task, by Fisher's exact
-test (scipy) with Holm over tasks (statsmodels); from JSON Lines ``metrics.attempt`` and from a real
-Inspect log whose samples were retried; in the report's text and JSON ``retry_audit``."""
+test (scipy) with Holm over tasks (statsmodels); from JSON Lines ``metrics.attempt`` and the
+top-level ``attempt`` / ``retry`` fields, from a real Inspect log whose samples were retried and
+from a Harbor job whose trials its queue retried; in the report's text and JSON ``retry_audit``."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,9 +16,9 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.multitest import multipletests
 
 from flaketui.loading import load_logs
-from flaketui.model import ERRORED, FAIL, PASS
+from flaketui.model import ERRORED, FAIL, PASS, FieldMap
 from flaketui.stats.retries import retry_audit
-from tests.conftest import SHARED
+from tests.conftest import ROOT, SHARED
 from tests.helpers.cli import run
 
 STREAMING = SHARED / "realdata" / "inspect-ai" / "log_streaming.eval"
@@ -128,3 +131,83 @@ def test_the_summary_line_counts_agree_with_their_nouns() -> None:
     assert audit is not None
     line = audit.line()
     assert "in 1 task tested" in line and "(1 retried trial errored again)" in line and "tasks" not in line
+
+
+def _retried_log(path: Path, mark: Callable[[bool], dict[str, Any]]) -> Path:
+    """Three tasks of 16 trials, every fourth retried (``mark`` spells it): task t0's retried
+    trials all fail where its first attempts pass; t1 and t2 fail one first attempt each."""
+    lines = []
+    for t in range(3):
+        for i in range(16):
+            retried = i % 4 == 0
+            passed = not retried if t == 0 else i != 5
+            lines.append(json.dumps({"run": "r", "task": f"t{t}", "trial": i, "passed": passed, **mark(retried)}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("mark", [
+    lambda retried: {"attempt": 2 if retried else 1},
+    lambda retried: {"retry": retried},
+    lambda retried: {"retry": 1} if retried else {},
+    lambda retried: {"attempt": 3.0} if retried else {"attempt": None},
+], ids=["attempt", "retry-bool", "retry-count", "attempt-float-or-null"])
+def test_top_level_attempt_or_retry_is_audited_as_metrics_attempt(tmp_path: Path, mark: Callable[[bool], Any]) -> None:
+    """A top-level attempt or retry gives metrics.attempt's audit: scipy's Fisher per task, statsmodels' Holm."""
+    audit = json.loads(run("report", str(_retried_log(tmp_path / "marks.jsonl", mark)), "--format", "json")[1])
+    audit = audit["runs"][0]["retry_audit"]
+    tables = [[[12, 0], [0, 4]], [[11, 1], [4, 0]], [[11, 1], [4, 0]]]
+    want = [fisher_exact(t).pvalue for t in tables]
+    assert audit["changed"] == ["t0"]
+    assert [t["p_value"] for t in audit["tasks"]] == pytest.approx(want, rel=1e-9)
+    assert [t["p_adjusted"] for t in audit["tasks"]] == pytest.approx(multipletests(want, method="holm")[1], rel=1e-9)
+    reference = _retried_log(tmp_path / "metrics.jsonl", lambda r: {"metrics": {"attempt": 2 if r else 1}})
+    assert audit == json.loads(run("report", str(reference), "--format", "json")[1])["runs"][0]["retry_audit"]
+
+
+def test_a_bad_attempt_or_retry_is_named_by_file_and_line(tmp_path: Path) -> None:
+    """A bad attempt or retry leaves its trial out with one problem line naming file:line; the others stay."""
+    log = tmp_path / "bad.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"task": "t", "passed": True, "attempt": 0}, {"task": "t", "passed": True, "retry": "yes"},
+        {"task": "t", "passed": True, "attempt": 2}, {"task": "t", "passed": True}]) + "\n")
+    loaded = load_logs([log])
+    assert len(loaded) == 2 and np.array_equal(loaded.metrics["attempt"], [2.0, np.nan], equal_nan=True)
+    reasons = [str(p) for p in loaded.problems]
+    assert f"{log}:1: attempt must be a positive integer (1: a first attempt), got 0" in reasons
+    assert any(r.startswith(f"{log}:2: retry must be a bool or a non-negative integer") for r in reasons)
+
+
+def test_a_harbor_job_whose_queue_retried_trials_is_audited() -> None:
+    """A Harbor trial's attempt is 1 + the retries job.log names (as n_retries); report audits them (Fisher, Holm)."""
+    job = ROOT / "tests" / "data" / "harbor" / "retried-job"
+    loaded = load_logs([job])
+    attempt = loaded.metrics["attempt"]
+    by_task = {(loaded.tasks[int(t)], a) for t, a in zip(loaded.task, attempt, strict=True) if a == a}
+    assert by_task == {("hello-world", 2.0), ("fix-permissions", 3.0)} and np.isnan(attempt).sum() == 6
+    n_retries = json.loads((job / "result.json").read_text())["stats"]["n_retries"]
+    assert n_retries == int(np.nansum(attempt - 1)) == 3
+    code, out, _ = run("report", str(job), "--format", "json")
+    audit = json.loads(out)["runs"][0]["retry_audit"]
+    rows = {t["task"]: t for t in audit["tasks"]}
+    want = {"hello-world": fisher_exact([[3, 0], [0, 1]]).pvalue,
+            "fix-permissions": fisher_exact([[1, 2], [1, 0]]).pvalue}
+    assert code == 0 and audit["changed"] == []
+    assert (rows["hello-world"]["first"], rows["hello-world"]["retried"]) == (
+        {"passes": 3, "n": 3, "errored": 0}, {"passes": 0, "n": 1, "errored": 0})
+    assert {k: rows[k]["p_value"] for k in want} == pytest.approx(want, rel=1e-12)
+    names = list(want)
+    holm = multipletests([want[k] for k in names], method="holm")[1]
+    assert [rows[k]["p_adjusted"] for k in names] == pytest.approx(holm.tolist(), rel=1e-12)
+    assert "attempt" not in load_logs([job.parent / "hello-world-job"]).metrics  # no job.log: no retry marked
+
+
+def test_a_log_that_numbers_its_trials_in_attempt_reads_them_with_trial_field(tmp_path: Path) -> None:
+    """With --trial-field attempt, attempt numbers the trials (0 included) and marks no retry: no audit."""
+    log = tmp_path / "numbered.jsonl"
+    log.write_text("\n".join(json.dumps({"task": f"t{t}", "attempt": i, "passed": i % 2 == 0})
+                             for t in range(2) for i in range(4)) + "\n")
+    code, out, _ = run("report", str(log), "--trial-field", "attempt", "--format", "json")
+    assert code == 0 and json.loads(out)["runs"][0]["retry_audit"] is None
+    loaded = load_logs([log], FieldMap(trial=("attempt",)))
+    assert len(loaded) == 8 and sorted(set(loaded.trial.tolist())) == [0, 1, 2, 3] and "attempt" not in loaded.metrics

@@ -12,6 +12,7 @@ from flaketui import _runtime
 
 
 def test_blas_threads_limited_unless_the_user_chose() -> None:
+    """OpenBLAS gets one thread unless the user chose."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     code = "import flaketui.cli, os; print(os.environ['OPENBLAS_NUM_THREADS'])"
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout == "1\n"
@@ -20,6 +21,7 @@ def test_blas_threads_limited_unless_the_user_chose() -> None:
 
 
 def test_gc_paused_restores_the_collector() -> None:
+    """gc_paused restores the collector."""
     assert gc.isenabled()
     with _runtime.gc_paused():
         assert not gc.isenabled()
@@ -34,6 +36,7 @@ def test_gc_paused_restores_the_collector() -> None:
 
 
 def test_frozen_unfreezes_even_on_error() -> None:
+    """frozen unfreezes even on error."""
     try:
         with _runtime.frozen():
             assert gc.get_freeze_count() > 0
@@ -53,6 +56,7 @@ def _exit_of(body: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_exits_at_once_with_the_code_and_the_output_flushed() -> None:
+    """The quick exit keeps the code and flushes the output."""
     done = _exit_of("""
         class Torn:
             def __del__(self):
@@ -66,6 +70,7 @@ def test_exits_at_once_with_the_code_and_the_output_flushed() -> None:
 
 
 def test_an_atexit_function_still_runs() -> None:
+    """An atexit function still runs."""
     done = _exit_of("""
         atexit.register(lambda: print("atexit ran"))
         sys.exit(2)
@@ -74,6 +79,7 @@ def test_an_atexit_function_still_runs() -> None:
 
 
 def test_a_running_thread_is_waited_for() -> None:
+    """A running thread is waited for."""
     done = _exit_of("""
         threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
         sys.exit(0)

@@ -27,6 +27,7 @@ def test_no_control_or_format_character_survives(text: str) -> None:
 
 
 def test_spelling_is_readable_and_exact() -> None:
+    """visible spells out control and invisible characters readably and exactly."""
     assert visible("a\x1b[2Jb") == "a\\x1b[2Jb"
     assert visible("x\u202ey") == "x\\u202ey"
     assert visible("tag\U000e0041") == "tag\\U000e0041"
@@ -34,10 +35,12 @@ def test_spelling_is_readable_and_exact() -> None:
 
 
 def test_multiline_keeps_newlines_and_tabs_only() -> None:
+    """multiline keeps newlines and tabs only."""
     assert visible("one\ntwo\tthree\x1b", multiline=True) == "one\ntwo\tthree\\x1b"
 
 
 def test_ordinary_text_is_unchanged() -> None:
+    """Ordinary text is unchanged."""
     for text in ["searchRunbook", "naïve 日本語 ✓", "[mobile_data_issue]data_saver_mode_on|x", "a\\x1b"]:
         assert visible(text) == text
     assert visible(12) == "12"
@@ -51,6 +54,7 @@ def test_csv_formulas_are_neutralised(text: str) -> None:
 
 
 def test_csv_plain_cells_are_kept() -> None:
+    """Plain CSV cells are kept."""
     assert csv_cell("searchRunbook") == "searchRunbook"
     assert csv_cell("a=b") == "a=b"
 

@@ -15,6 +15,7 @@ from flaketui.stats import estimators
 
 @pytest.mark.parametrize("q", [0.025, 0.975, 0.5])
 def test_small_pairs_match_scipy_ppf(q: float) -> None:
+    """The binomial quantiles equal scipy's binom.ppf for every pair up to n = 150."""
     # Expected values: scipy.stats.binom.ppf(q, n, c/n) for every 1 <= n <= 150, 0 <= c <= n.
     pairs = [(n, c) for n in range(1, 151) for c in range(n + 1)]
     n = np.array([p[0] for p in pairs], dtype=np.float64)
@@ -27,6 +28,7 @@ def test_small_pairs_match_scipy_ppf(q: float) -> None:
 
 
 def test_many_tasks_share_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many tasks share pairs and get the same quantiles."""
     rng = np.random.default_rng(3)
     n = rng.integers(1, 30, 100_000).astype(np.float64)
     c = np.floor(rng.uniform(0, 1, n.shape) * (n + 1)).clip(0, n)
@@ -38,6 +40,7 @@ def test_many_tasks_share_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_report_statistics_do_not_import_scipy() -> None:
+    """The report's statistics do not import scipy."""
     code = (
         "import sys, numpy as np\n"
         "from flaketui.model import RunOutcomes\n"
@@ -54,6 +57,7 @@ def test_report_statistics_do_not_import_scipy() -> None:
 
 
 def test_grouping_orders_as_lexsort(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Grouping orders trials as lexsort does."""
     # run_outcomes and the duplicate check sort by one int64 key; the order must be
     # the (task, trial) lexsort order, stable, whether or not the log is already sorted
     import orjson

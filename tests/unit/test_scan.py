@@ -50,6 +50,7 @@ class TestShapes:
         (3000, 1, 3, 1), (1500, 2, 2, 2), (500, 5, 5, 1), (60, 20, 20, 1),
     ])
     def test_same_as_per_line(self, tmp_path: Path, tasks: int, trials: int, steps: int, runs: int) -> None:
+        """The scanner reads each shape as the per-line parser does."""
         lines = shaped(random.Random(tasks), tasks, trials, steps, runs)
         got, count = both(write(tmp_path / "shape.jsonl", lines))
         assert count == len(lines) == len(got) and not got.problems
@@ -107,6 +108,7 @@ class TestEveryKindOfLine:
         assert 2000 < len(got) < 3000 and got.problems
 
     def test_odd_lines(self, tmp_path: Path) -> None:
+        """Odd lines are read as the per-line parser reads them."""
         lines = [
             b"\xef\xbb\xbf" + orjson.dumps({"task": "bom", "passed": True}),  # byte-order mark
             b"", b"   ", b"\t",  # blank lines are counted, never named
@@ -151,6 +153,7 @@ class TestEveryKindOfLine:
         assert len(got) == 49 and [p.line for p in got.problems] == [21]
 
     def test_last_line_without_newline_and_blank_tail(self, tmp_path: Path) -> None:
+        """A last line without a newline and a blank tail are read alike."""
         lines = [orjson.dumps({"task": f"t{i}", "passed": True}) for i in range(5)]
         both(write(tmp_path / "a.jsonl", lines, newline_at_end=False))
         both(write(tmp_path / "b.jsonl", [*lines, b"  "], newline_at_end=False))
@@ -162,6 +165,7 @@ class TestEveryKindOfLine:
         FieldMap(score=("score",), threshold=0.5, group=("suite",)),
     ])
     def test_other_field_maps(self, tmp_path: Path, fields: FieldMap) -> None:
+        """Other field maps are read alike."""
         rng = random.Random(9)
         recs = [{"name": f"n{i % 7}", "ok": rng.choice([True, False, 1, 0, 2]), "task": f"t{i % 5}",
                  "score": rng.choice([0, 1, 0.5, True]), "suite": rng.choice(["s1", "s2", None]),
@@ -190,6 +194,7 @@ class TestRanges:
         assert both(path, start=10, end=10)[1] == 0
 
     def test_process_pool_is_the_per_line_parser(self, tmp_path: Path) -> None:
+        """The process pool's ranges give what the per-line parser gives."""
         lines = shaped(random.Random(4), 200, 2, 1)
         lines[7], lines[300] = b'{"task": "", "passed": true}', b"not json"
         path = write(tmp_path / "j.jsonl", lines)

@@ -14,6 +14,8 @@ from flaketui.cli import main
 from flaketui.loading import cache, distributed, load_logs, loader
 from tests.helpers.folders import same, write_folder
 
+pytestmark = pytest.mark.slow
+
 dask_distributed = pytest.importorskip("distributed")
 
 
@@ -40,6 +42,7 @@ def report(*args: str) -> Any:
 
 def test_scheduler_report_equals_the_local_report(cluster: Any, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """report --scheduler equals the local report."""
     write_folder(tmp_path / "logs", files=12)
     local = report(str(tmp_path / "logs"), "--no-cache")
     monkeypatch.setattr(cache, "ENABLED", True)
@@ -55,6 +58,7 @@ def test_scheduler_report_equals_the_local_report(cluster: Any, tmp_path: Path,
 
 def test_the_cache_is_kept_and_files_in_it_are_not_sent(cluster: Any, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is kept and cached files are not sent to the cluster."""
     files = write_folder(tmp_path / "logs", files=6)
     monkeypatch.setattr(cache, "MIN_BYTES", 0)
     load_logs([files[0], files[1]])  # two files already in the cache
@@ -79,6 +83,7 @@ def test_the_cache_is_kept_and_files_in_it_are_not_sent(cluster: Any, tmp_path: 
 
 
 def test_files_go_to_the_cluster_in_batches_of_consecutive_files() -> None:
+    """Files go to the cluster in batches of consecutive files."""
     from flaketui.loading.distributed import _batches
 
     sizes = [10] * 20 + [1000] + [10] * 20

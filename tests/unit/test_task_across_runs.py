@@ -54,6 +54,7 @@ def test_errored_trials_are_counted_apart_and_never_shown() -> None:
 
 
 def test_no_passing_trial_anywhere_falls_back_to_the_first_traced_one() -> None:
+    """With no passing trial anywhere the reference is the first traced one."""
     m = across([BASELINE, CANDIDATE], "failoverDatabase")
     ref = m.reference_trial
     assert ref is not None and (ref.run, ref.trial, ref.passed) == ("oncall-baseline", 0, False)
@@ -113,5 +114,6 @@ def test_a_reference_that_cannot_be_one_falls_back(three: Path) -> None:
 
 
 def test_an_unknown_task_has_empty_rows(three: Path) -> None:
+    """An unknown task has empty rows."""
     m = across([three], "missing")
     assert m.reference is None and all(r.trials == [] for r in m.runs) and len(m.runs) == 3

@@ -29,21 +29,25 @@ def trial(number: int, outcome: int, trace: list | None) -> Trial:
 
 class TestPickPair:
     def test_the_longest_shared_prefix_wins(self) -> None:
+        """pick_pair chooses the pair with the longest shared prefix."""
         passing = [["a", "b"], ["a", "b", "c", "d"]]
         failing = [["x"], ["a", "b", "c", "z"]]
         assert pick_pair(passing, failing) == (1, 1)
 
     def test_ties_go_to_the_earliest_of_the_first_side_then_the_second(self) -> None:
+        """Ties go to the earliest trial of the first side, then the second."""
         assert pick_pair([["a", "b"], ["a", "c"]], [["a", "z"], ["a", "y"]]) == (0, 0)
         a = [trial(0, FAIL, ["a", "z"]), trial(1, FAIL, ["a", "y"])]
         b = [trial(0, PASS, ["a", "b"]), trial(1, PASS, ["a", "c"])]
         assert pair_across(a, b, False, mode="all") == (0, 0)
 
     def test_an_empty_side_has_no_pair(self) -> None:
+        """An empty side has no pair."""
         assert pick_pair([], [["a"]]) is None and pick_pair([["a"]], []) is None
         assert pair_across([], [trial(0, PASS, ["a"])], True) is None
 
     def test_in_actions_mode_only_the_agents_actions_are_compared(self) -> None:
+        """In actions mode only the agent's actions are compared."""
         passing = [chat(12, user="a")]
         failing = [chat(12, diverge_at=10, user="b"), chat(12, diverge_at=4, user="a")]
         assert pick_pair(passing, failing, Normaliser(), "actions") == (0, 0)
@@ -52,6 +56,7 @@ class TestPickPair:
 
 class TestTaskTraces:
     def test_the_fixture_task_as_the_trace_screen_showed_it(self) -> None:
+        """searchRunbook's traces are what the trace screen shows."""
         trials = task_trials("searchRunbook")
         found = task_traces(trials, Normaliser())
         assert found.mode == "actions" and (len(found.passing), len(found.failing)) == (10, 2)
@@ -59,6 +64,7 @@ class TestTaskTraces:
         assert found.fork_map.total == len(trials) and found.untraced == 0
 
     def test_errored_and_untraced_trials_are_on_neither_side(self) -> None:
+        """Errored and untraced trials are on neither side."""
         trials = [trial(0, PASS, ["a", "b"]), trial(1, ERRORED, ["a", "b"]), trial(2, FAIL, None),
                   trial(3, FAIL, ["a", "c"]), trial(4, PASS, ["a", "b", "c"])]
         passing, failing = traced_sides(trials)
@@ -67,14 +73,17 @@ class TestTaskTraces:
         assert found.mode == "all" and found.pair == (0, 0) and found.untraced == 1
 
     def test_a_task_of_one_outcome_has_no_pair(self) -> None:
+        """A task of one outcome has no pair."""
         found = task_traces([trial(0, PASS, ["a"]), trial(1, PASS, ["b"])])
         assert found.pair is None and found.pair_trials is None and len(found.passing) == 2
 
     def test_the_mode_asked_for_is_kept(self) -> None:
+        """The mode asked for is kept."""
         assert task_traces(task_trials("searchRunbook"), mode="all").mode == "all"
 
 
 def test_divergences_of_the_fixture_are_the_div_columns() -> None:
+    """The fixture's divergences are its div column."""
     log = load_logs([BASELINE])
     outcomes = log.run_outcomes(log.runs[0])
     todo = divergence_rows(log, outcomes)
@@ -83,6 +92,7 @@ def test_divergences_of_the_fixture_are_the_div_columns() -> None:
 
 
 def test_divergence_rows_read_only_flaky_tasks_traced_rows(tmp_path: Path) -> None:
+    """Divergences read only flaky tasks' traced rows."""
     path = write_log(tmp_path / "run.jsonl", [
         {"task": "flaky", "trial": 0, "passed": True, "trace": ["a", "b", "c"]},
         {"task": "flaky", "trial": 1, "passed": False, "trace": ["a", "b", "x"]},
@@ -102,6 +112,7 @@ def test_divergence_rows_read_only_flaky_tasks_traced_rows(tmp_path: Path) -> No
 
 
 def test_divergences_yield_one_task_at_a_time() -> None:
+    """divergences yields one task at a time, reading only its rows."""
     reads: list[int] = []
 
     def read(row: int) -> Trial:

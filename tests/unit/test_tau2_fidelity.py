@@ -30,6 +30,7 @@ def run(*args: object) -> tuple[int, str, str]:
 
 
 def test_a_trials_line_is_where_its_object_starts() -> None:
+    """A trial's line is where its object starts."""
     log = load_logs([CONTEXT], use_cache=False)
     lines = CONTEXT.read_text().splitlines()
     sims = json.loads(CONTEXT.read_text())["simulations"]
@@ -44,6 +45,7 @@ def test_a_trials_line_is_where_its_object_starts() -> None:
 
 
 def test_export_line_column_lands_on_the_object(tmp_path: Path) -> None:
+    """The export's line column lands on the object."""
     import csv
 
     out = tmp_path / "t.csv"
@@ -55,6 +57,7 @@ def test_export_line_column_lands_on_the_object(tmp_path: Path) -> None:
 
 
 def test_reward_info_termination_and_review_are_extra_fields(tmp_path: Path) -> None:
+    """Reward info, termination and review are extra fields."""
     log = load_logs([CONTEXT])
     trial = read_trial(log, 0)
     assert trial.extra["termination_reason"] == "user_stop"
@@ -88,6 +91,7 @@ def _pair(tmp_path: Path, agent_llm: str, user_llm: str) -> tuple[Path, Path]:
 
 
 def test_info_is_run_configuration() -> None:
+    """The info block is the run's configuration."""
     log = load_logs([CONTEXT])
     config = run_config(log, log.runs[0], DEFAULT_CONFIG_FIELDS, read_trial)
     info = json.loads(CONTEXT.read_text())["info"]
@@ -99,6 +103,7 @@ def test_info_is_run_configuration() -> None:
 
 
 def test_agent_and_user_model_both_changed_warns_in_compare(tmp_path: Path) -> None:
+    """With agent and user model both changed compare warns of a confound."""
     a, b = _pair(tmp_path, "openai/gpt-4.1", "openai/gpt-4o")
     log = load_logs([a, b])
     ca, cb = (run_config(log, r, DEFAULT_CONFIG_FIELDS, read_trial) for r in ("a", "b"))
@@ -112,6 +117,7 @@ def test_agent_and_user_model_both_changed_warns_in_compare(tmp_path: Path) -> N
 
 
 def test_only_the_agent_model_changed_does_not_warn(tmp_path: Path) -> None:
+    """With only the agent model changed compare does not warn."""
     a, b = _pair(tmp_path, "openai/gpt-4.1", json.loads(CONTEXT.read_text())["info"]["user_info"]["llm"])
     log = load_logs([a, b])
     ca, cb = (run_config(log, r, DEFAULT_CONFIG_FIELDS, read_trial) for r in ("a", "b"))

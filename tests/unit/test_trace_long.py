@@ -57,6 +57,7 @@ def trials() -> list[tuple[int, int, list[dict]]]:
 
 @pytest.mark.parametrize("mode", [ALL, ACTIONS])
 def test_fork_map(trials: list[tuple[int, int, list[dict]]], mode: str) -> None:
+    """A long trace builds its fork map on a shallow stack."""
     with shallow_stack():
         root = build_fork_map(trials, mode=mode)
         nodes = list(root.walk())
@@ -69,8 +70,10 @@ def test_fork_map(trials: list[tuple[int, int, list[dict]]], mode: str) -> None:
     assert len(chain(root.children[0])) == split.depth  # one unbroken chain down to the fork
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [ALL, ACTIONS])
 def test_alignment_and_diff(trials: list[tuple[int, int, list[dict]]], mode: str) -> None:
+    """Long traces align and diff on a shallow stack."""
     (_, _, a), (_, _, b) = trials[0], trials[1]
     with shallow_stack():
         al = align_traces(a, b, mode=mode)

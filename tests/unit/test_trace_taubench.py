@@ -60,11 +60,13 @@ def flaky(tasks: dict[int, dict[int, dict[str, Any]]]) -> dict[int, list[tuple[b
 
 
 def test_default_mode_is_actions(tasks: dict[int, dict[int, dict[str, Any]]]) -> None:
+    """τ-bench traces default to actions mode."""
     assert default_mode(tasks[5][0]["traj"]) == ACTIONS
 
 
 def test_all_mode_diverges_at_the_users_paraphrase_actions_mode_at_the_agent(
         tasks: dict[int, dict[int, dict[str, Any]]]) -> None:
+    """In all mode τ-bench traces diverge at the user's paraphrase, in actions mode at the agent."""
     by_task = flaky(tasks)
     assert len(by_task) == 26  # README: 26 flaky tasks
     norm = Normaliser()
@@ -93,6 +95,7 @@ def test_all_mode_diverges_at_the_users_paraphrase_actions_mode_at_the_agent(
 
 
 def test_the_wrong_reservation_is_named(tasks: dict[int, dict[int, dict[str, Any]]]) -> None:
+    """The wrong reservation is named."""
     # Task 5: trial 1 passes, trial 0 fails. Both agents call get_reservation_details as
     # their step 13, on different reservations (read straight from the file here).
     a, b = tasks[5][1], tasks[5][0]
@@ -120,6 +123,7 @@ def test_the_wrong_reservation_is_named(tasks: dict[int, dict[int, dict[str, Any
 
 
 def test_loaded_trials_and_the_fork_map(tasks: dict[int, dict[int, dict[str, Any]]]) -> None:
+    """The loaded trials give the fork map."""
     log = load_logs([TAU])
     rows = [i for i in range(len(log)) if log.tasks[int(log.task[i])] == "5"]
     trials = [read_trial(log, i) for i in rows]

@@ -30,6 +30,7 @@ from tests.helpers.traces import openai_call, task_trials
 
 class TestNormaliser:
     def test_drops_volatile_keys_of_the_step_only(self) -> None:
+        """The normaliser drops volatile keys (ids, times, durations) of the step itself, not inside its arguments."""
         # Ids inside arguments name the record the agent acted on: they are kept.
         step = {
             "id": "x", "timestamp": "t", "time": 3, "call_id": "c", "created_at": "d",
@@ -41,21 +42,25 @@ class TestNormaliser:
         }
 
     def test_extra_keys(self) -> None:
+        """Extra keys to ignore are dropped only by a normaliser given them."""
         norm = Normaliser.with_keys(["seed"])
         assert norm.step({"seed": 1, "a": 2}) == {"a": 2}
         assert Normaliser().step({"seed": 1, "a": 2}) == {"seed": 1, "a": 2}
 
     def test_signature_ignores_key_order_and_volatile_keys(self) -> None:
+        """A step's signature ignores key order and volatile keys, and differs when a kept value does."""
         norm = Normaliser()
         assert norm.signature({"a": 1, "b": 2, "id": 1}) == norm.signature({"b": 2, "a": 1, "id": 9})
         assert norm.signature({"a": 1}) != norm.signature({"a": 2})
 
     def test_strings_compare_as_strings(self) -> None:
+        """String steps compare as strings, never equal to a number."""
         norm = Normaliser()
         assert norm.signature("hello") == norm.signature("hello")
         assert norm.signature("1") != norm.signature(1)
 
     def test_describe(self) -> None:
+        """describe gives a one-line summary of a step, cut with an ellipsis."""
         step = {"role": "tool", "type": "tool_result", "name": "x", "content": "a\nb"}
         assert describe(step) == "tool tool_result x: a b"
         assert describe("z" * 100, width=10) == "z" * 9 + "…"
@@ -63,24 +68,28 @@ class TestNormaliser:
 
 class TestAlign:
     def test_identical(self) -> None:
+        """Identical traces have no divergence and share their whole prefix."""
         al = align(["a", "b"], ["a", "b"])
         assert al.first_divergence is None
         assert [r.tag for r in al.rows] == [EQUAL, EQUAL]
         assert al.shared_prefix == 2
 
     def test_replace_is_first_divergence(self) -> None:
+        """A replaced step is the first divergence."""
         al = align(["a", "b", "c", "d"], ["a", "b", "X", "d"])
         assert al.first_divergence == 3
         assert al.rows[al.divergence_row].tag == REPLACE
         assert al.shared_prefix == 2
 
     def test_inserted_step_does_not_shift_the_rest(self) -> None:
+        """An inserted step is one insert row and the rest still align."""
         al = align(["a", "b", "c", "d"], ["a", "X", "b", "c", "d"])
         assert al.first_divergence == 2
         assert [r.tag for r in al.rows] == [EQUAL, INSERT, EQUAL, EQUAL, EQUAL]
         assert [(r.a, r.b) for r in al.rows][-1] == (3, 4)
 
     def test_prefix_trace(self) -> None:
+        """A trace that is a prefix of the other diverges where it ends."""
         al = align(["a", "b"], ["a", "b", "c"])
         assert al.first_divergence == 3
         assert al.rows[-1].tag == INSERT
@@ -89,11 +98,13 @@ class TestAlign:
         assert [r.tag for r in al.rows] == [EQUAL, DELETE, DELETE]
 
     def test_unequal_replace_pairs_then_deletes(self) -> None:
+        """A replace of unequal lengths pairs steps, then deletes the rest."""
         al = align(["a", "x", "y", "z"], ["a", "q"])
         assert [(r.a, r.b, r.tag) for r in al.rows] == [
             (0, 0, EQUAL), (1, 1, REPLACE), (2, None, DELETE), (3, None, DELETE)]
 
     def test_volatile_keys_do_not_diverge(self) -> None:
+        """Steps differing only in volatile keys do not diverge."""
         a = [{"id": 1, "timestamp": "x", "content": "hi"}]
         b = [{"id": 2, "timestamp": "y", "content": "hi"}]
         assert align_traces(a, b).first_divergence is None
@@ -104,6 +115,7 @@ class TestAlign:
 
 class TestStepChanges:
     def test_fields(self) -> None:
+        """step_changes names each changed field by its path, ignoring volatile ones."""
         a = {"id": 1, "name": "q", "args": {"service": "a", "top_k": 3}, "content": "x"}
         b = {"id": 2, "name": "q", "args": {"service": "b", "top_k": 3}, "extra": True}
         changes = step_changes(a, b)
@@ -111,10 +123,12 @@ class TestStepChanges:
             ("args.service", "a", "b"), ("content", "x", MISSING), ("extra", MISSING, True)]
 
     def test_string_steps(self) -> None:
+        """String steps are one change when they differ and none when equal."""
         assert [(c.path, c.a, c.b) for c in step_changes("a", "b")] == [("", "a", "b")]
         assert step_changes("a", "a") == []
 
     def test_word_diff_marks_changed_words(self) -> None:
+        """word_diff marks the changed words on both sides."""
         wd = word_diff("restart the checkout service", "query the checkout metrics")
         assert [t for t, c in wd.a if c and t.strip()] == ["restart", "service"]
         assert [t for t, c in wd.b if c and t.strip()] == ["query", "metrics"]
@@ -124,26 +138,31 @@ class TestStepChanges:
 
 class TestBestPair:
     def test_longest_shared_prefix_wins(self) -> None:
+        """The best pair is the passing and failing trace with the longest shared prefix."""
         passing = [["a", "b"], ["a", "b", "c", "d"]]
         failing = [["a", "x"], ["a", "b", "c", "y"]]
         assert best_pair(passing, failing) == (1, 1, 3)
 
     def test_ties_go_to_earliest(self) -> None:
+        """Ties go to the earliest pair."""
         assert best_pair([["a", "b"], ["a", "c"]], [["a", "z"], ["a", "y"]]) == (0, 0, 1)
 
     def test_one_side_empty(self) -> None:
+        """With no passing or no failing trace there is no pair."""
         assert best_pair([], [["a"]]) is None
         assert best_pair([["a"]], []) is None
 
 
 class TestFixtures:
     def test_search_runbook_diverges_at_step_3(self) -> None:
+        """searchRunbook's traces part at step 3 of the fixtures."""
         trials = task_trials("searchRunbook")
         assert len(trials) == 12
         assert sum(t.passed for t in trials) == 10
         assert task_divergence([(t.passed, t.trace) for t in trials]) == 3
 
     def test_search_runbook_divergent_step_is_the_chunk_order(self) -> None:
+        """searchRunbook's divergent step is the retriever's chunk order."""
         trials = task_trials("searchRunbook")
         norm = Normaliser()
         passing = [t for t in trials if t.passed]
@@ -157,6 +176,7 @@ class TestFixtures:
         assert b["content"].startswith("[1] Restart")
 
     def test_fork_map_restart_first_branch_always_fails(self) -> None:
+        """In searchRunbook's fork map the restart-first branch always fails."""
         trials = task_trials("searchRunbook")
         root = build_fork_map([(t.trial, t.outcome, t.trace) for t in trials])
         assert (root.passes, root.fails) == (10, 2)
@@ -171,6 +191,7 @@ class TestFixtures:
         assert sorted(restart.trials) == sorted(t.trial for t in trials if not t.passed)
 
     def test_stable_task_has_one_side(self) -> None:
+        """A stable task has one side only and no divergence."""
         trials = task_trials("listAlerts")
         ok = [(t.passed, t.trace) for t in trials if t.outcome in (PASS, FAIL)]
         assert all(p for p, _ in ok)
@@ -180,6 +201,7 @@ class TestFixtures:
         assert root.errored == 0  # the errored trial has no trace
 
     def test_ping_healthcheck_has_no_traces(self) -> None:
+        """pingHealthcheck's trials have no traces and no divergence."""
         trials = task_trials("pingHealthcheck")
         assert trials and all(t.trace is None for t in trials)
         assert task_divergence([(t.passed, t.trace) for t in trials]) is None
@@ -189,15 +211,18 @@ class TestFixtures:
 @pytest.mark.parametrize("key", ["id", "timestamp", "time", "msg_id", "sent_at",
                                  "duration", "duration_s", "latency_ms"])
 def test_default_ignored_keys(key: str) -> None:
+    """Each volatile key is ignored by default."""
     assert Normaliser().ignores(key)
 
 
 @pytest.mark.parametrize("key", ["identity", "content", "times", "at", "role"])
 def test_kept_keys(key: str) -> None:
+    """Each meaningful key is kept by default."""
     assert not Normaliser().ignores(key)
 
 
 def test_deeply_nested_steps_do_not_crash() -> None:
+    """Very deeply nested steps align without a recursion error."""
     # The loader keeps lines nested up to orjson's 1024 levels; orjson writes only 255.
     from flaketui.traces.align import align_traces
 
@@ -219,6 +244,7 @@ class TestMetadataOnly:
     """Volatile keys are ignored where they are metadata, never inside arguments."""
 
     def test_tool_call_ids_ignored_argument_ids_kept(self) -> None:
+        """A tool call's own id is ignored but ids in its arguments are kept."""
         a = openai_call("get_reservation_details", '{"reservation_id": "NM1VX1"}', "call_a")
         b = openai_call("get_reservation_details", '{"reservation_id": "KC18K6"}', "call_b")
         norm = Normaliser()
@@ -229,26 +255,31 @@ class TestMetadataOnly:
         assert norm.signature(a) == norm.signature(b2)
 
     def test_tool_result_tie_id_ignored(self) -> None:
+        """A tool result's tool_call_id is ignored."""
         a = {"role": "tool", "tool_call_id": "call_a", "name": "x", "content": "ok"}
         b = {"role": "tool", "tool_call_id": "call_b", "name": "x", "content": "ok"}
         assert Normaliser().signature(a) == Normaliser().signature(b)
 
     def test_json_string_argument_order_never_counts(self) -> None:
+        """The key order inside JSON-string arguments never counts."""
         a = openai_call("book", '{"user_id": "u1", "cabin": "economy"}')
         b = openai_call("book", '{"cabin":"economy","user_id":"u1"}')
         assert Normaliser().signature(a) == Normaliser().signature(b)
 
     def test_ids_inside_content_and_outputs_kept(self) -> None:
+        """Ids inside a step's content and outputs are kept."""
         a = {"role": "tool", "content": {"order_id": "A", "created_at": "t1"}}
         b = {"role": "tool", "content": {"order_id": "B", "created_at": "t1"}}
         assert Normaliser().signature(a) != Normaliser().signature(b)
 
     def test_ignore_key_is_metadata_only_too(self) -> None:
+        """--ignore-key drops the step's own key, not the same key inside its arguments."""
         norm = Normaliser.with_keys(["content"])
         step = {"role": "assistant", "content": "hi", "args": {"content": "kept"}}
         assert norm.step(step) == {"role": "assistant", "args": {"content": "kept"}}
 
     def test_tau2_noise_keys_ignored_by_default(self) -> None:
+        """τ²-bench's noise keys (turn index, cost, usage) are ignored by default."""
         # Shaped as τ²-bench's AssistantMessage / ToolCall (tau2/data_model/message.py): the
         # arguments are a dict, the metadata cost/usage/raw_data/turn_idx sit on the message.
         def msg(turn: int, cost: float) -> dict:
@@ -265,10 +296,12 @@ class TestMetadataOnly:
         assert "cost" in Normaliser(noise_keys=frozenset()).step(msg(3, 0.01))
 
     def test_inspect_tool_call_shape(self) -> None:
+        """An Inspect tool call normalises to its name and arguments."""
         call = {"id": "x", "function": "bash", "arguments": {"cmd": "ls"}, "type": "function"}
         assert Normaliser().tool_call(call) == {"name": "bash", "arguments": {"cmd": "ls"}}
 
     def test_the_normaliser_lists_what_it_ignores(self) -> None:
+        """The normaliser lists every key pattern it ignores, extra keys included."""
         listed = Normaliser.with_keys(["seed"]).ignored_key_patterns()
         for key in ("id", "timestamp", "*_id", "*_at", "duration*", "cost", "usage", "raw_data", "seed"):
             assert key in listed

@@ -60,6 +60,7 @@ def scipy_action_consistency(seqs: Sequence[Sequence[str]], base: float = 2.0) -
 
 
 def test_actions_are_tool_names_and_the_final_answer() -> None:
+    """A trace's actions are its tool names and the final answer."""
     trace = [say("book me a flight", "user"), say("let me look"), call("search", to="LIS"), result("search"),
              say("LIS it is", "user"), call("book", seat="2A"), result("book"), say("booked")]
     assert action_names(trace) == ["call:search", "call:book", ANSWER]
@@ -68,12 +69,14 @@ def test_actions_are_tool_names_and_the_final_answer() -> None:
 
 
 def test_arguments_do_not_count_and_user_turns_are_not_actions() -> None:
+    """Arguments do not count and user turns are not actions."""
     a = [say("hi", "user"), call("search", q="a"), result("search", "1"), say("done")]
     b = [say("hello there", "user"), call("search", q="b"), result("search", "2"), say("all done")]
     assert action_names(a) == action_names(b) == ["call:search", ANSWER]
 
 
 def test_openai_messages_and_several_calls_in_one_step() -> None:
+    """OpenAI messages with several calls in one step give each call."""
     trace = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": None, "tool_calls": [
@@ -87,6 +90,7 @@ def test_openai_messages_and_several_calls_in_one_step() -> None:
 
 
 def test_a_tool_named_answer_is_not_the_answer() -> None:
+    """A tool named answer is a call, not the final answer."""
     assert action_names([call("answer"), say("ok")]) == ["call:answer", ANSWER]
     assert action_names(None) == [] and action_names([say("only the user", "user")]) == []
 
@@ -95,6 +99,7 @@ def test_a_tool_named_answer_is_not_the_answer() -> None:
 
 
 def test_levenshtein_hand_worked() -> None:
+    """Levenshtein distances match hand-worked cases."""
     assert levenshtein(list("kitten"), list("sitting")) == 3
     assert levenshtein(["a", "b", "c"], ["a", "c"]) == 1
     assert levenshtein(["a", "b"], ["b", "a"]) == 2
@@ -103,6 +108,7 @@ def test_levenshtein_hand_worked() -> None:
 
 
 def test_levenshtein_matches_plain_dynamic_programming() -> None:
+    """Levenshtein equals plain dynamic programming on random sequences."""
     rng = random.Random(7)
     for _ in range(400):
         a = [rng.choice("abcd") for _ in range(rng.randint(0, 15))]
@@ -111,6 +117,7 @@ def test_levenshtein_matches_plain_dynamic_programming() -> None:
 
 
 def test_sequence_consistency_hand_worked() -> None:
+    """Sequence consistency matches a hand-worked mean of normalised distances."""
     abc, ac, abcd = ["A", "B", "C"], ["A", "C"], ["A", "B", "C", "D"]
     # d(abc, ac) = 1/3, d(abc, abcd) = 1/4, d(ac, abcd) = 2/4: mean 13/36.
     assert sequence_consistency([abc, ac, abcd]) == pytest.approx(23 / 36)
@@ -121,6 +128,7 @@ def test_sequence_consistency_hand_worked() -> None:
 
 
 def test_sequence_consistency_matches_an_independent_computation() -> None:
+    """Sequence consistency equals an independent computation."""
     rng = random.Random(3)
     seqs = [[rng.choice("abcd") for _ in range(rng.randint(1, 20))] for _ in range(9)]
     expected = 1 - np.mean([plain_levenshtein(a, b) / max(len(a), len(b))
@@ -132,6 +140,7 @@ def test_sequence_consistency_matches_an_independent_computation() -> None:
 
 
 def test_action_consistency_hand_worked() -> None:
+    """Action consistency matches hand-worked cases; order does not count."""
     assert action_consistency([["A", "B"], ["B", "A"]]) == pytest.approx(1.0)  # order does not count
     assert action_consistency([["A"], ["B"]]) == pytest.approx(0.0)  # nothing in common, base 2
     # p = (1, 0), q = (1/2, 1/2), m = (3/4, 1/4): KL(p‖m) = log2(4/3), KL(q‖m) = (log2(2/3) + 1) / 2.
@@ -142,6 +151,7 @@ def test_action_consistency_hand_worked() -> None:
 
 
 def test_hal_natural_log_is_one_factor_away() -> None:
+    """With the natural log, action consistency is HAL's figure."""
     # HAL calls jensenshannon with scipy's default base (e): disjoint actions give 1 − √ln 2, not 0.
     assert action_consistency([["A"], ["B"]], base=math.e) == pytest.approx(1 - math.sqrt(math.log(2)))
     seqs = [["A", "B", "B"], ["A", "C"], ["C", "C", "A", "B"]]
@@ -150,6 +160,7 @@ def test_hal_natural_log_is_one_factor_away() -> None:
 
 
 def test_action_consistency_matches_scipy() -> None:
+    """Action consistency equals a computation with scipy's entropy."""
     rng = random.Random(11)
     for _ in range(20):
         seqs = [[rng.choice("abcdef") for _ in range(rng.randint(1, 12))] for _ in range(rng.randint(2, 8))]
@@ -160,6 +171,7 @@ def test_action_consistency_matches_scipy() -> None:
 
 
 def test_only_passing_trials_with_actions_count() -> None:
+    """Only passing trials with actions count."""
     trials = [
         trial(0, PASS, trace_of("search", "book")),
         trial(1, PASS, trace_of("search", "search", "book")),
@@ -178,12 +190,14 @@ def test_only_passing_trials_with_actions_count() -> None:
 
 
 def test_fewer_than_two_passing_trials_give_none() -> None:
+    """Fewer than two passing trials give no consistency."""
     got = task_consistency([trial(0, PASS, trace_of("a")), trial(1, FAIL, trace_of("b"))])
     assert got == Consistency(None, None, 1) and got.trajectory is None
     assert got.to_json() == {"action_consistency": None, "sequence_consistency": None}
 
 
 def test_the_suggestion_carries_the_passing_trials_consistency() -> None:
+    """A cause suggestion carries the passing trials' consistency."""
     trials = [trial(0, PASS, trace_of("search", "book")), trial(1, PASS, trace_of("book", "search")),
               trial(2, FAIL, trace_of("search", "cancel")), trial(3, FAIL, trace_of("cancel"))]
     suggestion = suggest_task("task", trials)
@@ -197,6 +211,7 @@ def test_the_suggestion_carries_the_passing_trials_consistency() -> None:
 
 
 def test_repeated_routes_count_once_per_pair() -> None:
+    """Repeated routes count once per pair."""
     # Equal sequences are computed once and weighted by how often they occur: the same mean as every pair.
     rng = random.Random(5)
     routes = [[rng.choice("abc") for _ in range(rng.randint(1, 6))] for _ in range(3)]

@@ -44,6 +44,7 @@ def temp_files(folder: Path) -> list[str]:
 
 class TestRoundTrip:
     def test_changes_are_on_disk_at_once_and_reload(self, tmp_path: Path) -> None:
+        """Each change is on disk at once and a new store reads it back."""
         path = tmp_path / "run.jsonl.triage.json"
         store = TriageStore.open(path)
         assert store.messages == [] and len(store) == 0 and not path.exists()
@@ -64,6 +65,7 @@ class TestRoundTrip:
         assert temp_files(tmp_path) == []
 
     def test_a_symlinked_file_is_refused_not_followed(self, tmp_path: Path) -> None:
+        """A triage file that is a symbolic link is refused, the target left as it was."""
         # A link to another project's notes: neither read nor rewritten (see tests/security).
         (tmp_path / "shared").mkdir()
         target = tmp_path / "shared" / "notes.json"
@@ -83,6 +85,7 @@ class TestRoundTrip:
         assert temp_files(tmp_path) == [] and temp_files(tmp_path / "shared") == []
 
     def test_file_shape(self, tmp_path: Path) -> None:
+        """The triage file has the documented format, version and entry fields."""
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
         store.update(FLIP, label="real-regression", reviewed=True)
@@ -95,6 +98,7 @@ class TestRoundTrip:
         assert "against" not in task and task["note"] == "ü" and task["label"] is None
 
     def test_clearing_everything_drops_the_entry(self, tmp_path: Path) -> None:
+        """Clearing an entry's label, note and mark drops it from the file."""
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
         store.update(TASK, label="unknown", note="x", reviewed=True)
@@ -103,6 +107,7 @@ class TestRoundTrip:
         assert json.loads(path.read_text())["entries"] == []
 
     def test_unknown_label_is_refused(self, tmp_path: Path) -> None:
+        """A label not in the list is refused, naming the allowed ones."""
         store = TriageStore.open(tmp_path / "t.triage.json")
         with pytest.raises(ValueError, match="must be one of sampling, tool-nondeterminism"):
             store.update(TASK, label="cosmic-rays")
@@ -115,6 +120,7 @@ class TestRoundTrip:
                                 "unknown", "user-simulator", "grader", "burst"]
 
     def test_flip_and_task_notes_are_separate(self, tmp_path: Path) -> None:
+        """A flip's note and a task's note are kept apart."""
         store = TriageStore.open(tmp_path / "t.triage.json")
         flip = TriageKey.flip("a", "b", "x")
         store.update(flip, label="real-fix")
@@ -124,6 +130,7 @@ class TestRoundTrip:
         assert flip.describe() == "x: a → b" and TriageKey("b", "x").describe() == "x in b"
 
     def test_no_change_does_not_rewrite(self, tmp_path: Path) -> None:
+        """An update that changes nothing does not rewrite the file."""
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
         store.update(TASK, label="sampling")
@@ -133,6 +140,7 @@ class TestRoundTrip:
         assert path.stat().st_mtime_ns == before
 
     def test_in_memory_store(self) -> None:
+        """An in-memory store keeps notes without a file."""
         store = TriageStore.in_memory()
         assert store.update(TASK, label="sampling") is False
         assert store.get(TASK).label == "sampling" and not store.persistent
@@ -140,6 +148,7 @@ class TestRoundTrip:
 
 class TestAtomicWrite:
     def test_replaces_and_keeps_mode(self, tmp_path: Path) -> None:
+        """atomic_write replaces the file and keeps its mode."""
         path = tmp_path / "f.json"
         path.write_bytes(b"old")
         path.chmod(0o640)
@@ -149,6 +158,7 @@ class TestAtomicWrite:
         assert temp_files(tmp_path) == []
 
     def test_a_link_is_replaced_never_written_through(self, tmp_path: Path) -> None:
+        """atomic_write replaces a link and never writes through it."""
         target = tmp_path / "elsewhere.txt"
         target.write_bytes(b"keep")
         link = tmp_path / "f.json"
@@ -159,6 +169,7 @@ class TestAtomicWrite:
 
     def test_failure_leaves_old_file_and_no_temp(self, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        """A failed write leaves the old file and no temporary file."""
         path = tmp_path / "f.json"
         path.write_bytes(b"old")
 
@@ -186,6 +197,7 @@ class TestBadFiles:
     )
     def test_corrupt_file_is_set_aside_never_overwritten(self, tmp_path: Path, content: bytes,
                                                          reason: str) -> None:
+        """A corrupt triage file is set aside under another name, never overwritten."""
         path = tmp_path / "run.jsonl.triage.json"
         path.write_bytes(content)
         store = TriageStore.open(path)
@@ -200,6 +212,7 @@ class TestBadFiles:
         assert TriageStore.open(path).get(TASK).label == "sampling"
 
     def test_one_bad_entry_keeps_the_good_ones(self, tmp_path: Path) -> None:
+        """One bad entry is reported and the good ones kept."""
         path = tmp_path / "t.triage.json"
         good = {"run": "r", "task": "a", "label": "sampling", "note": "n", "reviewed": True,
                 "updated": "2026-01-01T00:00:00Z"}
@@ -215,6 +228,7 @@ class TestBadFiles:
         assert load_entries(path)[TriageKey("r", "a")].label == "sampling"
 
     def test_two_corrupt_files_in_one_second_get_two_names(self, tmp_path: Path) -> None:
+        """Two corrupt files set aside in one second get two names."""
         path = tmp_path / "t.triage.json"
         for content in (b"one", b"two"):
             path.write_bytes(content)
@@ -224,6 +238,7 @@ class TestBadFiles:
 
     def test_corrupt_and_cannot_be_moved_stays_untouched(self, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """A corrupt file that cannot be moved stays untouched and notes are not saved over it."""
         path = tmp_path / "t.triage.json"
         path.write_bytes(b"{broken")
 
@@ -239,6 +254,7 @@ class TestBadFiles:
         assert path.read_bytes() == b"{broken"
 
     def test_newer_version_is_read_but_not_written(self, tmp_path: Path) -> None:
+        """A file of a newer version is read but never written."""
         path = tmp_path / "t.triage.json"
         raw = json.dumps({"format": "flaketui-triage", "version": 2, "entries": [
             {"run": "r", "task": "a", "label": "sampling", "note": "", "reviewed": False}]})
@@ -250,11 +266,13 @@ class TestBadFiles:
         assert path.read_text() == raw
 
     def test_path_is_a_folder(self, tmp_path: Path) -> None:
+        """A triage path that is a folder is reported and nothing is saved."""
         store = TriageStore.open(tmp_path)
         assert "is a folder" in store.messages[0]
         assert store.update(TASK, label="sampling") is False
 
     def test_load_entries_reports_without_touching(self, tmp_path: Path) -> None:
+        """load_entries reports a bad file without touching it."""
         path = tmp_path / "t.triage.json"
         assert load_entries(path) == {}
         path.write_bytes(b"nope")
@@ -263,6 +281,7 @@ class TestBadFiles:
         assert path.read_bytes() == b"nope"
 
     def test_parse_dump_round_trip(self) -> None:
+        """parse_triage reads back what dump_triage writes."""
         entries = {FLIP: TriageEntry("real-regression", "n", True, "2026-01-01T00:00:00Z"),
                    TASK: TriageEntry(None, "", True, "")}
         assert parse_triage(dump_triage(entries)) == (entries, 1)
@@ -271,13 +290,14 @@ class TestBadFiles:
 class TestReadOnlyFolder:
     def test_failed_saves_keep_notes_in_memory(self, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+        """Saves refused by a read-only folder keep the notes in memory and say so."""
         path = tmp_path / "t.triage.json"
         real_mkstemp = tempfile.mkstemp
 
         def denied(*args: object, **kwargs: object) -> tuple[int, str]:
             raise PermissionError(13, "Permission denied")
 
-        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", denied)
+        monkeypatch.setattr(tempfile, "mkstemp", denied)  # the writer (flaketui.safefile) makes its temp file
         store = TriageStore.open(path)
         assert store.messages == [] and store.persistent
         assert store.update(TASK, label="sampling") is False
@@ -287,7 +307,7 @@ class TestReadOnlyFolder:
         assert "give --triage PATH" in store.save_error
         assert store.get(TASK).label == "sampling" and not path.exists()
         # Once the folder can be written again, the next change saves everything.
-        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", real_mkstemp)
+        monkeypatch.setattr(tempfile, "mkstemp", real_mkstemp)
         assert store.update(FLIP, reviewed=True) is True
         assert store.save_error is None
         assert set(load_entries(path)) == {TASK, FLIP}
@@ -332,6 +352,7 @@ class TestReadOnlyFolder:
 
 class TestTwoWriters:
     def test_both_programs_notes_survive(self, tmp_path: Path) -> None:
+        """Two programs writing one file keep both programs' notes."""
         path = tmp_path / "t.triage.json"
         one = TriageStore.open(path)
         two = TriageStore.open(path)
@@ -343,6 +364,7 @@ class TestTwoWriters:
             "a": ("sampling", ""), "b": ("environment", ""), "c": (None, "third")}
 
     def test_own_change_wins_for_the_same_key(self, tmp_path: Path) -> None:
+        """For the same key, a program's own latest change wins."""
         path = tmp_path / "t.triage.json"
         one = TriageStore.open(path)
         two = TriageStore.open(path)
@@ -351,6 +373,7 @@ class TestTwoWriters:
         assert load_entries(path)[TASK].label == "environment"
 
     def test_a_later_change_by_the_other_program_is_not_undone(self, tmp_path: Path) -> None:
+        """A later change by the other program is not undone by an older one."""
         # One changes TASK and saves; two changes TASK later; one then changes another key.
         # one's save must keep two's newer TASK (only keys changed since its last save win).
         path = tmp_path / "t.triage.json"
@@ -364,8 +387,10 @@ class TestTwoWriters:
         assert on_disk[FLIP].note == "other key"
         assert one.get(TASK).label == "environment"
 
+    @pytest.mark.slow
     @pytest.mark.skipif(triage_mod.fcntl is None, reason="no fcntl: saves are not serialised")
     def test_concurrent_writers_lose_nothing(self, tmp_path: Path) -> None:
+        """Processes writing the file at once lose no note."""
         # Four processes save 40 notes each, at the same time, into one file.
         path = tmp_path / "t.triage.json"
         code = textwrap.dedent("""
@@ -385,6 +410,7 @@ class TestTwoWriters:
         assert temp_files(tmp_path) == []
 
     def test_file_corrupted_by_someone_else_is_set_aside(self, tmp_path: Path) -> None:
+        """A file corrupted by another program is set aside and the notes saved anew."""
         path = tmp_path / "t.triage.json"
         store = TriageStore.open(path)
         store.update(TASK, label="sampling")
@@ -399,19 +425,23 @@ class TestTwoWriters:
 
 class TestSidecarPath:
     def test_next_to_the_first_log(self) -> None:
+        """The default triage file sits next to the first log."""
         assert default_triage_path([BASELINE, CANDIDATE]) == BASELINE.with_name(
             "oncall-baseline.jsonl.triage.json")
 
     def test_inside_a_directory(self, tmp_path: Path) -> None:
+        """For a folder the default triage file is flaketui.triage.json inside it."""
         assert default_triage_path([tmp_path]) == tmp_path / "flaketui.triage.json"
 
     def test_glob(self, tmp_path: Path) -> None:
+        """For a glob the default triage file sits next to its first match."""
         (tmp_path / "b.jsonl").write_text("{}\n")
         (tmp_path / "a.jsonl").write_text("{}\n")
         assert default_triage_path([str(tmp_path / "*.jsonl")]) == tmp_path / "a.jsonl.triage.json"
         assert default_triage_path([str(tmp_path / "none*.x")]) == tmp_path / "flaketui.triage.json"
 
     def test_loader_never_reads_a_sidecar_as_a_log(self, tmp_path: Path) -> None:
+        """The loader never reads a triage file as a log."""
         shutil.copy(BASELINE, tmp_path / BASELINE.name)
         store = TriageStore.open(default_triage_path([tmp_path]))
         store.update(TASK, label="sampling")
@@ -421,6 +451,7 @@ class TestSidecarPath:
         assert [p.name for p in expand_paths([str(tmp_path / "*.json*")])] == [BASELINE.name]
 
     def test_stale_temp_files_are_cleaned_fresh_ones_kept(self, tmp_path: Path) -> None:
+        """Stale temporary files are cleaned up and fresh ones kept."""
         path = tmp_path / "t.triage.json"
         stale = tmp_path / ".t.triage.json.abc.tmp"
         fresh = tmp_path / ".t.triage.json.def.tmp"
@@ -477,6 +508,7 @@ def check_file(path: Path) -> int:
     return saves
 
 
+@pytest.mark.slow
 def test_kill_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     """SIGKILL a writer 100 times at random moments: the file always holds the old or new state.
 

@@ -50,6 +50,7 @@ def write_log(path: Path, runs: dict[str, dict[str, tuple[int, int]]]) -> Path:
 
 class TestPairedRows:
     def test_fixture_flips_broken_first(self) -> None:
+        """The fixture's flips list broken tasks first."""
         rows = review.paired_rows(fixture_comparison())
         assert [(r.task, r.change) for r in rows] == [("summarizeIncident", "broken"),
                                                       ("searchRunbook", "fixed")]
@@ -59,11 +60,13 @@ class TestPairedRows:
         assert review.change_text(fixed) == "0.833 → 1.000"
 
     def test_all_common_tasks(self) -> None:
+        """With flips_only off every common task is listed, changes first."""
         rows = review.paired_rows(fixture_comparison(), flips_only=False)
         assert len(rows) == 25 and [r.change for r in rows[:3]] == ["broken", "fixed", "unchanged"]
         assert [r.task for r in rows[2:]] == sorted(r.task for r in rows[2:])
 
     def test_flakiness_delta_on_fixtures(self) -> None:
+        """The fixtures' flakiness change is -(5/9)/25, from searchRunbook alone."""
         d = review.flakiness_delta(fixture_comparison())
         # Only searchRunbook is flaky in A: 4·(10/12)·(2/12) = 5/9; none in B.
         assert (d.more_flaky, d.less_flaky, d.flaky_a, d.flaky_b) == (0, 1, 1, 0)
@@ -72,6 +75,7 @@ class TestPairedRows:
             "flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)")
 
     def test_seven_fixed_four_broken(self, tmp_path: Path) -> None:
+        """Seven fixed and four broken tasks are counted and ordered."""
         tasks_a = {f"f{i}": (0, 4) for i in range(7)} | {f"b{i}": (4, 4) for i in range(4)}
         tasks_a |= {"same": (2, 4)}
         tasks_b = {f"f{i}": (2 + i % 3, 4) for i in range(7)} | {f"b{i}": (i % 3, 4) for i in range(4)}
@@ -98,6 +102,7 @@ class TestPairedRows:
         assert review.progress_line(9, 11) == "9 of 11 flips reviewed"
 
     def test_comparison_pairs(self) -> None:
+        """comparison_pairs gives the first two runs and every pair with notes."""
         keys = [TriageKey.flip("c", "a", "t"), TriageKey("a", "t"), TriageKey.flip("x", "a", "t")]
         assert review.comparison_pairs(["a", "b", "c"], keys) == [("a", "b"), ("c", "a")]
         assert review.comparison_pairs(["a", "b", "c"], [], ("b", "c")) == [("b", "c")]
@@ -106,6 +111,7 @@ class TestPairedRows:
 
 class TestExport:
     def test_without_notes(self, tmp_path: Path) -> None:
+        """triage export without notes writes the report with empty labels."""
         notes = tmp_path / "notes.json"
         code, out, err = run("triage", "export", BASELINE, CANDIDATE, "--triage", notes)
         assert code == 0, err
@@ -118,6 +124,7 @@ class TestExport:
         assert not notes.exists()
 
     def test_labels_and_notes_in_both_formats(self, tmp_path: Path) -> None:
+        """Labels and notes appear in the Markdown and JSON exports."""
         notes = tmp_path / "notes.json"
         store = TriageStore.open(notes)
         store.update(TriageKey.flip(A, B, "summarizeIncident"), label="real-regression",
@@ -158,6 +165,7 @@ class TestExport:
         assert notes.read_bytes() == before, "export must not change the triage file"
 
     def test_reversed_runs(self, tmp_path: Path) -> None:
+        """--runs B A reverses the comparison."""
         notes = tmp_path / "n.json"
         code, out, _ = run("triage", "export", BASELINE, CANDIDATE, "--triage", notes,
                            "--runs", B, A, "--format", "json")
@@ -166,6 +174,7 @@ class TestExport:
         assert [f["task"] for f in c["flips"]] == ["searchRunbook", "summarizeIncident"]
 
     def test_default_sidecar_in_a_directory(self, tmp_path: Path) -> None:
+        """For a folder the default triage file inside it is read."""
         for p in (BASELINE, CANDIDATE):
             shutil.copy(p, tmp_path / p.name)
         TriageStore.open(default_triage_path([tmp_path])).update(
@@ -175,6 +184,7 @@ class TestExport:
         assert "flaketui.triage.json" in out and "| real-fix |" in out
 
     def test_corrupt_triage_file_is_an_input_error(self, tmp_path: Path) -> None:
+        """A corrupt triage file is an input error, exit 2."""
         notes = tmp_path / "n.json"
         notes.write_bytes(b"{not json")
         code, out, err = run("triage", "export", BASELINE, "--triage", notes)
@@ -184,17 +194,20 @@ class TestExport:
         assert notes.read_bytes() == b"{not json"
 
     def test_unknown_run(self, tmp_path: Path) -> None:
+        """An unknown run is a usage error."""
         code, _, err = run("triage", "export", BASELINE, CANDIDATE, "--triage", tmp_path / "n",
                            "--runs", A, "nope")
         assert code == 2 and "no run named 'nope'" in err
 
     def test_one_run_has_no_comparison(self, tmp_path: Path) -> None:
+        """With one run the export has no comparison."""
         code, out, _ = run("triage", "export", BASELINE, "--triage", tmp_path / "n",
                            "--format", "json")
         doc = orjson.loads(out)
         assert code == 0 and doc["comparisons"] == [] and len(doc["flaky_tasks"]) == 1
 
     def test_missing_log(self, tmp_path: Path) -> None:
+        """A missing log is one line, exit 2."""
         code, _, err = run("triage", "export", tmp_path / "none.jsonl")
         assert code == 2 and "no such file or directory" in err
 
@@ -203,19 +216,23 @@ class TestTriageOptions:
     """``--triage`` on open / compare --tui / demo and ``compare --tui`` fail early, in one line."""
 
     def test_triage_in_a_missing_folder(self, tmp_path: Path) -> None:
+        """--triage in a missing folder is one line, exit 2."""
         code, _, err = run("open", BASELINE, "--triage", tmp_path / "nope" / "n.json")
         assert code == 2 and err.strip() == (
             f"flaketui: error: --triage {tmp_path / 'nope' / 'n.json'}: folder "
             f"{tmp_path / 'nope'} does not exist")
 
     def test_triage_is_a_folder(self, tmp_path: Path) -> None:
+        """--triage naming a folder is one line asking for a file name."""
         code, _, err = run("demo", "--triage", tmp_path)
         assert code == 2 and "is a folder; give a file name" in err
 
     def test_compare_tui_needs_two_logs_or_runs(self) -> None:
+        """compare --tui on one log asks for two logs."""
         code, _, err = run("compare", BASELINE, "--tui")
         assert code == 2 and "give two logs A and B" in err
 
     def test_compare_tui_missing_log(self, tmp_path: Path) -> None:
+        """compare --tui on a missing log is one line, exit 2."""
         code, _, err = run("compare", BASELINE, tmp_path / "none.jsonl", "--tui")
         assert code == 2 and "no such file or directory" in err

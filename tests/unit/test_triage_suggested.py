@@ -15,6 +15,7 @@ KEY = TriageKey("oncall-baseline", "searchRunbook")
 
 
 def test_round_trip_keeps_suggestion_apart_from_label(tmp_path: Path) -> None:
+    """A suggestion round-trips apart from the label."""
     path = tmp_path / "notes.json"
     store = TriageStore.open(path)
     store.suggest("oncall-baseline", {"searchRunbook": "tool-nondeterminism", "listAlerts": "sampling"})
@@ -37,6 +38,7 @@ def test_round_trip_keeps_suggestion_apart_from_label(tmp_path: Path) -> None:
 
 
 def test_an_old_file_without_suggested_still_loads(tmp_path: Path) -> None:
+    """An old file without suggestions still loads."""
     path = tmp_path / "old.json"
     path.write_text('{"format": "flaketui-triage", "version": 1, "entries": [\n'
                     '{"run":"oncall-baseline","task":"searchRunbook","label":"sampling","note":"x",'
@@ -50,6 +52,7 @@ def test_an_old_file_without_suggested_still_loads(tmp_path: Path) -> None:
 
 
 def test_a_suggestion_alone_is_no_review(tmp_path: Path) -> None:
+    """A suggestion alone is no review."""
     store = TriageStore.open(tmp_path / "notes.json")
     store.suggest("r", {"t": "environment"})
     entry = store.get(TriageKey("r", "t"))
@@ -57,6 +60,7 @@ def test_a_suggestion_alone_is_no_review(tmp_path: Path) -> None:
 
 
 def test_export_gives_label_and_suggested_cause_apart(tmp_path: Path) -> None:
+    """The export gives the label and the suggested cause apart."""
     path = tmp_path / "notes.json"
     store = TriageStore.open(path)
     store.update(KEY, label="ordering-concurrency", reviewed=True)

@@ -47,6 +47,7 @@ def brute_force_pvalue(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> fl
 
 class TestPrimaryTest:
     def test_one_trial_each_is_exact_mcnemar(self) -> None:
+        """With one trial each, the primary test is the exact McNemar test."""
         a, b = [(1, 0)] * 11, [(1, 1)] * 7 + [(1, 0)] * 4
         cmp = compare(a, b)
         assert cmp.primary.pvalue == pytest.approx(binomtest(7, 7).pvalue)
@@ -58,9 +59,11 @@ class TestPrimaryTest:
         ([(4, 4), (4, 0), (4, 2)], [(16, 10), (16, 5), (16, 16)]),
     ])
     def test_pinned_to_brute_enumeration(self, a, b) -> None:
+        """The primary test's p equals brute-force enumeration of the permutations."""
         assert compare(a, b).primary.pvalue == pytest.approx(brute_force_pvalue(a, b), abs=1e-12)
 
     def test_monte_carlo_and_normal_agree_with_exact(self) -> None:
+        """The Monte Carlo and normal forms agree with the exact p."""
         rng = np.random.default_rng(3)
         na, nb = rng.integers(1, 4, 24), rng.integers(4, 8, 24)
         p = rng.uniform(0, 1, 24)
@@ -97,6 +100,7 @@ class TestPrimaryTest:
 
 class TestVerdict:
     def test_winner_only_when_primary_rejects(self) -> None:
+        """A winner is named only when the primary test rejects."""
         cmp = compare([(1, 0)] * 11, [(1, 1)] * 7 + [(1, 0)] * 4)
         ev = evidence(cmp)
         assert ev.winner == 1 and ev.winner_run == "B"
@@ -106,12 +110,14 @@ class TestVerdict:
         assert "secondary: sign test p = 0.016 (7 fixed vs 0 broken)" in text
 
     def test_not_shown_to_differ(self) -> None:
+        """Without rejection the verdict says the runs are not shown to differ."""
         cmp = compare([(1, 1)] * 4 + [(1, 0)] * 7, [(1, 0)] * 4 + [(1, 1)] * 7)
         ev = evidence(cmp)
         assert ev.winner == 0 and ev.winner_run is None
         assert verdict(cmp).startswith("not shown to differ at 5%: within-task permutation test p = 0.55 (primary")
 
     def test_a_secondary_rejection_never_makes_a_winner(self) -> None:
+        """A secondary test's rejection never makes a winner."""
         # The sign test rejects (p = 0.02) while the primary test does not (p = 0.08).
         ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
         text = verdict_text(ev)
@@ -120,6 +126,7 @@ class TestVerdict:
         assert text.endswith("(secondary evidence only: the verdict rests on the primary test)")
 
     def test_unequal_trials_leave_out_the_sign_test_and_say_why(self) -> None:
+        """Unequal trials leave out the sign test and say why."""
         a = [(1, 1)] * 30 + [(1, 0)] * 30
         b = [(10, 9)] * 30 + [(10, 1)] * 30
         cmp = compare(a, b)
@@ -129,6 +136,7 @@ class TestVerdict:
         assert "sign test p =" not in text
 
     def test_winner_with_an_interval_holding_zero_is_said_to_hold_on_these_tasks(self) -> None:
+        """A winner whose interval holds zero is said to hold on these tasks only."""
         # One task broke completely (12/12 -> 0/12), one improved a little, 23 unchanged.
         a = [(12, 12), (12, 10)] + [(12, 12)] * 23
         b = [(12, 0), (12, 12)] + [(12, 12)] * 23
@@ -139,12 +147,14 @@ class TestVerdict:
         assert note in verdict(cmp)
 
     def test_holm_adjusted_p_decides(self) -> None:
+        """The Holm-adjusted p decides the verdict."""
         ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.1, (0.02, 0.18), 0.02, primary_p=0.03, equal_trials=True,
                       adjusted_p=0.09)
         assert ev.winner == 0
         assert "within-task permutation test p = 0.03, Holm-adjusted 0.09 (primary)" in verdict_text(ev)
 
     def test_no_change_and_no_common_task(self) -> None:
+        """No change, and no common task, each get their own verdict."""
         assert verdict(compare([(4, 2)], [(4, 2)])) == "no task changed its pass rate"
         nan = float("nan")
         ev = Evidence("A", "B", 0, 0.05, 0, 0, 1.0, nan, (nan, nan), 1.0, primary_p=1.0, equal_trials=True)
@@ -153,6 +163,7 @@ class TestVerdict:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_the_verdict_follows_the_primary_test(seed: int) -> None:
+    """On random suites the verdict follows the primary test."""
     rng = np.random.default_rng(seed)
     tasks = int(rng.integers(5, 60))
     a = [(8, int(x)) for x in rng.integers(0, 9, tasks)]
@@ -172,12 +183,14 @@ class TestShortVerdict:
     """The pane's verdict line: the figures are on the lines above it."""
 
     def test_winner_on_these_tasks(self) -> None:
+        """The short verdict names a winner on these tasks."""
         ev = Evidence("A", "B", 25, 0.05, 1, 1, 1.0, -0.033, (-0.155, 0.088), 1.0, primary_p=0.00085,
                       equal_trials=True)
         assert short_verdict_text(ev) == ("A is better at 5% (within-task permutation test p = 0.00085), on these "
                                           "tasks: the interval over tasks holds 0")
 
     def test_secondary_rejection_is_named_not_followed(self) -> None:
+        """The short verdict names a secondary rejection but does not follow it."""
         ev = Evidence("A", "B", 50, 0.05, 12, 2, 0.013, 0.04, (-0.01, 0.09), 0.2, primary_p=0.08, equal_trials=True)
         assert short_verdict_text(ev) == ("not shown to differ at 5% (within-task permutation test p = 0.08); "
                                           "a secondary test below α does not change it")

@@ -22,6 +22,7 @@ def line(task: str, passed: bool, **extra: object) -> bytes:
 
 class TestTail:
     def test_new_file_then_growth(self, tmp_path: Path) -> None:
+        """Tail reads a new file, then only what it grows by."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True))
         tail = Tail(p)
@@ -35,6 +36,7 @@ class TestTail:
         assert grown.kind == "grew" and grown.start == first.end and grown.end == p.stat().st_size
 
     def test_half_written_line_waits(self, tmp_path: Path) -> None:
+        """A half-written line waits until it is complete."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True) + b'{"task": "b", "pas')
         tail = Tail(p)
@@ -50,6 +52,7 @@ class TestTail:
         assert tail.check() == Change("grew", c.end, p.stat().st_size)
 
     def test_truncated_file_resets(self, tmp_path: Path) -> None:
+        """A truncated file resets the tail."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True) * 3)
         tail = Tail(p)
@@ -59,6 +62,7 @@ class TestTail:
         assert tail.pos == 0 and tail.lines == 0
 
     def test_rewritten_in_place_and_longer_resets(self, tmp_path: Path) -> None:
+        """A file rewritten in place and longer resets the tail."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True))
         tail = Tail(p)
@@ -68,6 +72,7 @@ class TestTail:
         assert tail.check().kind == "reset"
 
     def test_replaced_file_resets(self, tmp_path: Path) -> None:
+        """A file replaced by another resets the tail."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True))
         tail = Tail(p)
@@ -78,9 +83,11 @@ class TestTail:
         assert tail.check().kind == "reset"
 
     def test_missing_file(self, tmp_path: Path) -> None:
+        """A missing file is reported gone."""
         assert Tail(tmp_path / "nope.jsonl").check() == Change("gone")
 
     def test_long_last_line_is_found(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A last line longer than the scan window is still found."""
         from flaketui.loading import watch
 
         monkeypatch.setattr(watch, "SCAN", 7)
@@ -91,6 +98,7 @@ class TestTail:
 
 class TestLogWatcher:
     def test_follows_growth_like_a_fresh_load(self, tmp_path: Path) -> None:
+        """Following a growing log gives what a fresh load gives."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True) + line("a", False) + b"{bad}\n" + line("b", True))
         w = LogWatcher([p])
@@ -109,6 +117,7 @@ class TestLogWatcher:
         assert_same(w.log(), load_logs([p], use_cache=False))
 
     def test_truncation_reloads(self, tmp_path: Path) -> None:
+        """A truncated log is loaded again."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(line("a", True) * 2 + line("b", True))
         w = LogWatcher([p])
@@ -118,6 +127,7 @@ class TestLogWatcher:
         assert_same(w.log(), load_logs([p], use_cache=False))
 
     def test_new_file_in_watched_folder(self, tmp_path: Path) -> None:
+        """A new file in a watched folder is picked up."""
         (tmp_path / "a.jsonl").write_bytes(line("a", True))
         w = LogWatcher([tmp_path])
         assert w.load().runs == ["a"]
@@ -126,6 +136,7 @@ class TestLogWatcher:
         assert w.log().runs == ["a", "b"]
 
     def test_json_array_reloaded_whole(self, tmp_path: Path) -> None:
+        """A changed JSON array is loaded again whole."""
         p = tmp_path / "res.json"
         p.write_bytes(orjson.dumps([{"task_id": 1, "reward": 1.0}]))
         w = LogWatcher([p])
@@ -135,6 +146,7 @@ class TestLogWatcher:
         assert w.poll() is True and len(w.log()) == 2
 
     def test_empty_file_waits_for_trials(self, tmp_path: Path) -> None:
+        """An empty file waits for trials instead of failing."""
         p = tmp_path / "run.jsonl"
         p.write_bytes(b"")
         w = LogWatcher([p])
@@ -144,7 +156,9 @@ class TestLogWatcher:
         assert w.poll() is True and len(w.log()) == 1
 
 
+@pytest.mark.slow
 def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
+    """report --watch reprints as the log grows and exits 0 on Ctrl-C."""
     import signal
     import subprocess
     import sys
@@ -185,7 +199,9 @@ def test_report_watch_reprints_and_ctrl_c_exits_0(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.ui
 async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
+    """The app with --watch shows new trials as they land."""
     from flaketui.app.app import make_app
     from flaketui.app.widgets.task_table import TaskTable
 
@@ -210,6 +226,7 @@ async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
 
 def test_file_removed_while_read_waits_for_the_next_poll(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file removed while being read waits for the next poll."""
     from flaketui.loading import scan
 
     p = tmp_path / "run.jsonl"
@@ -236,6 +253,7 @@ def test_file_removed_while_read_waits_for_the_next_poll(
 
 
 def test_whole_file_rewrite_keeping_size_and_mtime_is_seen(tmp_path: Path) -> None:
+    """A whole-file rewrite keeping size and time is seen."""
     # JSON arrays are reloaded whole when their stamp changes; size and mtime alone miss
     # a rewrite that keeps both (touch -r); the status-change time does not
     p = tmp_path / "results.json"

@@ -27,6 +27,7 @@ def test_packaged_demo_logs_are_the_fixtures() -> None:
         assert gzip.decompress((PACKAGED / f"{name}.gz").read_bytes()) == (FIXTURES / name).read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="venv layout of POSIX")
 def test_wheel_installed_in_a_fresh_venv_reports_the_demo_logs(tmp_path: Path) -> None:
     """Build the wheel, install it (no checkout on the path) in a new venv, and report the

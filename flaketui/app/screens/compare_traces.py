@@ -239,6 +239,18 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
         self.loaded = True
         self.show_pair(event.diff)
 
+    def no_trace(self) -> str:
+        """Why this comparison's trials have no trace, in their harness's words."""
+        import numpy as np
+
+        from flaketui.loading.formats import no_trace_reason
+
+        log = self.flake_app.trial_log
+        if log is None:
+            return "the log holds none"
+        return no_trace_reason(log, np.flatnonzero(log.task == log.tasks.index(self.row.task))[:1].tolist()
+                               if self.row.task in log.tasks else [])
+
     def show_pair(self, diff: PairDiff | None = None) -> None:
         """Put the current pair of trials in the trace view (``diff``: its model, from the worker)."""
         status = self.query_one("#compare-trace-status", Static)
@@ -246,8 +258,7 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
         if not self.side_a and not self.side_b:
             status.update(Text(
                 f"no trial of {self.row.task} with the outcome to compare has a trace in either run"
-                f" ({self.untraced} trial(s) without a trace); the log needs a trace field "
-                "(trace, traj or messages; --trace-field names another)", style="yellow"))
+                f" ({self.untraced} trial(s) without a trace): {self.no_trace()}", style="yellow"))
             status.display = True
             view.display = False
             view.loading = False

@@ -17,9 +17,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from flaketui.output.columns import TASK_COLUMNS
-from flaketui.sanitize import csv_cell, visible
+from flaketui.sanitize import csv_cell, markdown_text
 from flaketui.stats import TaskStats
-from flaketui.triage import TriageKey, TriageStore, atomic_write
+from flaketui.safefile import atomic_write
+from flaketui.triage import TriageKey, TriageStore
 
 EXPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k", "flakiness",
                "class", "group")
@@ -71,10 +72,7 @@ def table_csv(st: TaskStats, rows: Sequence[int], notes: TriageStore | None = No
 
 def md_cell(text: str) -> str:
     """A Markdown table cell: visible characters, pipes and markup characters escaped."""
-    out = visible(text)
-    for ch in "\\|*_`[]<>":
-        out = out.replace(ch, "\\" + ch)
-    return out
+    return markdown_text(text)
 
 
 def table_markdown(st: TaskStats, rows: Sequence[int], notes: TriageStore | None = None) -> str:
@@ -95,7 +93,7 @@ def table_markdown(st: TaskStats, rows: Sequence[int], notes: TriageStore | None
 def write_export(path: Path, st: TaskStats, rows: Sequence[int],
                  notes: TriageStore | None = None) -> Path:
     """Write the table to ``path`` (Markdown for ``.md``, else CSV) with the atomic writer: never
-    through a symlink, never a half-written file (:func:`flaketui.triage.atomic_write`). The
+    through a symlink, never a half-written file (:func:`flaketui.safefile.atomic_write`). The
     triage labels and notes come from ``notes`` (None: none).
 
     Returns the absolute path written. Raises OSError when it cannot be written.

@@ -26,6 +26,7 @@ from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.model import ERRORED, PASS, Trial
 from flaketui.sanitize import visible
+from flaketui.traces.steps import harness_step_count
 
 GRADER_KEYS = ("reward", "info", "reward_info", "parser_results", "failure_mode", "scores", "score_details")
 """Extra fields that hold a grader's verdict, shown first (in this order)."""
@@ -79,7 +80,7 @@ def details_text(trial: Trial) -> Text:
         field("error", trial.error)
     if trial.metrics:
         field("metrics", trial.metrics)
-    steps = "no trace" if trial.trace is None else f"{trial.trace_steps or len(trial.trace):,} steps"
+    steps = "no trace" if trial.trace is None else harness_step_count(trial.trace, trial.trace_steps)
     field("trace", steps)
     grader = [k for k in GRADER_KEYS if k in trial.extra]
     if grader:

@@ -41,7 +41,7 @@ from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.app.widgets.themed import theme_colours, themed
-from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog
+from flaketui.model import ERRORED, InputError, RunOutcomes, TrialLog, who_ran
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import (
     TASK_COLUMNS,
@@ -53,6 +53,7 @@ from flaketui.output.columns import (
 )
 from flaketui.sanitize import visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate
+from flaketui.stats.classes import CLASSES, UNDETERMINED
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, UNREPEATED
 from flaketui.triage import TriageKey
 
@@ -70,8 +71,9 @@ SCORE_METRICS = frozenset({"reward"})
 """Metrics that repeat the trial's score (Harbor's reward): shown as the ``mean score`` column of a
 graded run, never as a median of their own."""
 
-CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky", UNREPEATED: "once"}
-"""Short class names in the table (the reports spell them stable-pass, stable-fail, flaky, unrepeated)."""
+CLASS_LABELS = {STABLE_PASS: "pass", STABLE_FAIL: "fail", FLAKY: "flaky", UNREPEATED: "once", UNDETERMINED: "undet."}
+"""Short class names in the table (the reports spell them stable-pass, stable-fail, flaky, unrepeated,
+undetermined)."""
 
 CAUSES_FAILED = "failed (see the notification)"
 """The summary's progress of the cause? column when its worker raised."""
@@ -236,6 +238,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     ]
 
     sort_key: reactive[str] = reactive("flakiness", init=False)
+    _default_sort_set = False
+    """Whether the first run shown has set the default sort (P(flaky) when trials are few)."""
     """Column the table is sorted by (a key of :meth:`columns`, e.g. ``flakiness`` or ``metric:NAME``)."""
     sort_reverse: reactive[bool] = reactive(True, init=False)
     """Descending when True."""
@@ -497,7 +501,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         run = log.runs[index]
         keep = self.current_row  # the cursor's data row, kept in the new run's table
         # another run (or more trials): other rows, another natural order, statistics afresh
-        self.view = RunView(log, run, self.run_outcomes(run))
+        self.view = RunView(log, run, self.run_outcomes(run), self.flake_app.options.flaky_cap)
         new_run = self.run not in self.causes
         if new_run:
             from flaketui.traces.causes import CAUSES
@@ -531,7 +535,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         k = self.flake_app.k or 1
         if keep is None:
             keep = self.current_row
-        self.view.at_k(k)
+        st = self.view.at_k(k)
+        if not self._default_sort_set:
+            # Few trials a task: the empirical-Bayes P(flaky) ranks the table, as report's order does.
+            self._default_sort_set = True
+            if self.sort_key == "flakiness" and st.few_trials():
+                self.set_reactive(TasksScreen.sort_key, "p_flaky")
         self.set_table_columns(keep_unchanged=True)
         self.refresh_order(keep)
         self.update_summary()
@@ -591,11 +600,15 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            stat("class", 5, "left",
-                 tooltip="pass (stable-pass: every trial passed), fail (stable-fail), flaky, or once "
-                         "(unrepeated: one trial, nothing shown to repeat)",
+            stat("class", 6, "left",
+                 tooltip=f"against the flakiness cap {st.flaky_cap:g}: flaky (its exact interval rules out "
+                         "flakiness at or below the cap), pass / fail (stable: rules out flakiness above it), "
+                         "undet. (undetermined: more trials decide), or once (one trial); /class:NAME filters",
                  render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
                                          style=class_style(st.classes[row]))),
+            stat("mixed", 5, "left", style=lambda row: "dim",
+                 tooltip="the task both passed and failed (a fact, not its class); /mixed filters"),
+            stat("p_flaky", 8),
         ]
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
@@ -660,9 +673,17 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         return self._owners[self.run]
 
     def field_mask(self, text: str) -> np.ndarray | None:
-        """The rows a ``state:NAME`` or ``owner:NAME`` filter keeps (None: ``text`` is a name filter)."""
+        """The rows a ``state:NAME``, ``owner:NAME``, ``class:NAME`` or ``mixed`` filter keeps (None: ``text``
+        is a name filter)."""
         st = self.stats
+        if st is not None and text.strip().lower() == "mixed":
+            return st.mixed
         field_name, _, value = text.partition(":")
+        if st is not None and field_name == "class" and value:
+            wanted = value.strip().lower()
+            names = {CLASS_LABELS.get(c, c): c for c in CLASSES}
+            cls = names.get(wanted, wanted)
+            return np.fromiter(map(cls.__eq__, st.classes), dtype=bool, count=len(st))
         if st is None or not value or field_name not in ("state", "owner"):
             return None
         value = value.strip().lower()
@@ -719,7 +740,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         assert st is not None and self.run is not None and self.view is not None
         if st.tasks[row] not in self.consistency.get(self.run, {}):
             progress = self._causes_progress.get(self.run, CAUSES_FAILED)
-            pending = progress != CAUSES_FAILED and st.classes[row] == FLAKY and bool(self.view.has_traces[row])
+            pending = progress != CAUSES_FAILED and bool(st.mixed[row]) and bool(self.view.has_traces[row])
             return Text("…" if pending else "", style="dim")
         return Text(spec.text(st, row))
 
@@ -810,10 +831,16 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if runs > 1:
             head[0].append(f" ({self.run_index + 1}/{runs})" if narrow else
                            f" (run {self.run_index + 1} of {runs}, r: pick)", style="dim")
+        who = who_ran(dict(log.run_meta.get(sm.run, {})))
+        ran = " ".join(who[p] for p in ("agent", "model", "harness") if p in who)
+        if ran:  # who ran it (the harness's configuration), when the log says
+            head.append(Text(visible(ran), style="dim"))
         counted = sm.pass_at_1.tasks
         tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
-                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else "")]
+                 Text(f"{sm.flaky_tasks} flaky", style="bold yellow" if sm.flaky_tasks else ""),
+                 Text(f"{sm.undetermined_tasks} undetermined, {sm.stable_tasks} stable (cap {sm.flaky_cap:g})"),
+                 Text(f"{sm.mixed_tasks} mixed", style="dim")]
         k_text = Text(f"k = {k}")
         if app.k_is_default:
             k_text.append(" (most tasks' trials)", style="dim")

@@ -715,6 +715,13 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
         else:
             self.notify("every trace is shown whole", timeout=3)
 
+    def no_trace(self) -> str:
+        """Why this task's trials have no trace, in their harness's words."""
+        from flaketui.loading.formats import no_trace_reason
+
+        log = self.flake_app.trial_log
+        return no_trace_reason(log, self.log_rows) if log is not None else "the log holds none"
+
     @on(TaskTrials)
     async def trials_read(self, event: TaskTrials) -> None:
         if event.opened != self.opened:
@@ -730,10 +737,10 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
         self.query_one(ForkMap).show_map(event.fork_map, sum(1 for t in self.trials if t.trace is None))
         status = self.query_one("#trace-status", Static)
         if not self.passing and not self.failing:
+            why = self.no_trace()
             status.update(Text(
                 f"no trial of {visible(self.task_name)} has a trace ({len(self.trials)} trial(s) read): "
-                "there is nothing to compare. The log would need a trace field per trial "
-                "(trace, traj or messages; --trace-field to name another). The trials are listed "
+                f"there is nothing to compare. {why[:1].upper()}{why[1:]}. The trials are listed "
                 "below: enter (or i) opens the inspector.", style="yellow"))
             await self.query("#trial-list").remove()
             options = OptionList(*(Option(trial_option_text(t), id=str(n)) for n, t in enumerate(self.trials)),

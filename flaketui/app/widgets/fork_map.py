@@ -71,14 +71,15 @@ def node_label(nodes: list[ForkNode], split: bool, width: int = 56, *, branch: b
     """Label of a chain of nodes: step range, counts (``branch``: also its passes / trials, for a
     branch of a split point), the split marker (and the decisive fork's test), the first step."""
     first, last = nodes[0], nodes[-1]
-    steps = f"step {first.number}" if first is last else f"steps {first.number}–{last.number}"
+    a, b = visible(str(first.name)), visible(str(last.name))  # a harness's id is log text
+    steps = f"step {a}" if first is last else f"steps {a}–{b}"
     text = Text(f"{steps:<11} ", style="cyan")
     text.append_text(counts(first))
     if branch:
         text.append(f" {first.passes}/{first.passes + first.fails} pass", style="dim")
     text.append("  ")
     if split:
-        text.append(f"◆ outcomes split after step {last.number}", style="bold reverse yellow")
+        text.append(f"◆ outcomes split after step {visible(str(last.name))}", style="bold reverse yellow")
         text.append("  ")
     if decisive is not None:
         text.append(decisive_mark(decisive, last), style="bold reverse magenta")
@@ -127,7 +128,7 @@ class ForkMap(Tree[ForkNode]):
         if no_trace:
             label.append(f"   ({no_trace} trial(s) without a trace left out)", style="dim")
         if id(root) in splits:
-            label.append(f"  ◆ outcomes split at step {root.split_step}", style="bold reverse yellow")
+            label.append(f"  ◆ outcomes split at step {visible(str(root.split_name))}", style="bold reverse yellow")
         if test is not None and decisive is root:
             label.append("  ")
             label.append(decisive_mark(test, root), style="bold reverse magenta")

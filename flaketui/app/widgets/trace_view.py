@@ -90,7 +90,7 @@ def clip(text: str, expanded: bool) -> tuple[str, int]:
 
 
 def render_step(
-    number: int,
+    number: int | str,
     step: Any,
     expanded: bool = False,
     highlight: dict[str, list[tuple[str, bool]]] | None = None,
@@ -98,7 +98,7 @@ def render_step(
     """One normalised step: a head (number, role, type, name), then its other fields.
 
     Args:
-        number: 1-based step number.
+        number: The step's name: its harness id, else its 1-based row.
         step: The normalised step (an object, a string, anything JSON).
         expanded: Show long fields in full.
         highlight: Field path -> word tokens marked changed (the divergent step).
@@ -383,7 +383,9 @@ class TraceDiffView(Vertical):
             return text
         assert self.alignment is not None
         step_b = self.alignment.divergence_b
-        where = f"step {step}" if step_b in (None, step) else f"step {step} (B: step {step_b})"
+        name_a = self.diff.step_name(0, step - 1)
+        name_b = None if step_b is None else self.diff.step_name(1, step_b - 1)
+        where = f"step {name_a}" if name_b in (None, name_a) else f"step {name_a} (B: step {name_b})"
         text.append(f"first divergence: {where}", style="bold reverse yellow")
         text.append(f"  [{self.mode}]", style="dim")
         row = self.alignment.rows[self.alignment.divergence_row] if self.alignment.divergence_row is not None \
@@ -394,7 +396,7 @@ class TraceDiffView(Vertical):
             if wa or wb:
                 text.append(f" ({wa} words marked on A, {wb} on B)", style="dim")
         elif row is not None and row.a is None:
-            text.append(f"   B has an extra step {row.b + 1 if row.b is not None else ''}")
+            text.append(f"   B has an extra step {self.diff.step_name(1, row.b) if row.b is not None else ''}")
         else:
             text.append("   A goes on where B ends" if row and row.b is None else "   A has an extra step")
         text.append("   d: jump here", style="dim")
@@ -568,9 +570,13 @@ class TraceDiffView(Vertical):
         if is_system(step):
             earlier = self.diff.same_system(0 if ta_side else 1, index)
             if earlier is not None:
-                return Text.assemble((f"{index + 1} ", "bold cyan"), ("system", "bold"),
-                                     (f"  (the same system prompt as step {earlier + 1})", "dim italic"))
-        text = render_step(index + 1, step, self.expanded, highlight or None)
+                side = 0 if ta_side else 1
+                return Text.assemble((f"{visible(str(self.diff.step_name(side, index)))} ", "bold cyan"),
+                                     ("system", "bold"), (f"  (the same system prompt as step "
+                                                          f"{visible(str(self.diff.step_name(side, earlier)))})",
+                                                          "dim italic"))
+        text = render_step(visible(str(self.diff.step_name(0 if ta_side else 1, index))), step, self.expanded,
+                           highlight or None)
         if self.query_text:
             text.highlight_words([visible(self.query_text, multiline=True)], style=MATCH, case_sensitive=False)
         return text

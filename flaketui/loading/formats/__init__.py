@@ -40,6 +40,7 @@ How to add a format
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from flaketui.loading.formats.base import LogFormat, Record, Tick
@@ -54,7 +55,7 @@ from flaketui.loading.formats.tau2 import Tau2Results
 from flaketui.loading.formats.terminal_bench import TerminalBench
 from flaketui.loading.location import RemotePath, open_binary
 from flaketui.loading.parsed import Parsed
-from flaketui.model import FieldMap, InputError
+from flaketui.model import FieldMap, InputError, TrialLog
 
 FORMATS: list[LogFormat] = [
     InspectLog(),
@@ -128,6 +129,16 @@ def format_of_kind(kind: str) -> LogFormat:
         if kind in fmt.kinds:
             return fmt
     raise ValueError(f"no log format gives source kind {kind!r}")
+
+
+def no_trace_reason(log: TrialLog, rows: Sequence[int]) -> str:
+    """Why the trials at ``rows`` of ``log`` have no trace, in their format's words
+    (:attr:`LogFormat.no_trace`; the first row's format)."""
+    kind = log.sources[int(log.source[rows[0]])].kind if len(rows) else "jsonl"
+    try:
+        return format_of_kind(kind).no_trace
+    except ValueError:
+        return LogFormat.no_trace
 
 
 def run_name_for(path: Path) -> str:

@@ -43,6 +43,17 @@ class LogFormat(ABC):
     kinds: ClassVar[tuple[str, ...]]
     """The :attr:`Source.kind <flaketui.model.Source.kind>` values this format gives its
     files (stored in the index cache, used to read a trial back); unique across formats."""
+    harness: ClassVar[str] = ""
+    """The harness that writes this format, as its users name it (``Harbor``); empty for a
+    generic format."""
+    no_trace: ClassVar[str] = ("the log would need a trace field per trial (trace, traj or messages; "
+                               "--trace-field to name another)")
+    """What a trial of this format without a trace lacks, in its harness's words."""
+    errored_as: ClassVar[str] = "apart"
+    """How this format's harness counts an errored trial in its own figures, the default of
+    ``--errored-as`` for its runs (:meth:`flaketui.model.TrialLog.errored_as`): ``apart``
+    (flaketui's own rule: left out of n), ``fail`` (Terminal-Bench: an undecided trial fails)
+    or ``score`` (Harbor: a trial without a reward scores 0 and fails, one with a reward keeps it)."""
 
     @abstractmethod
     def matches(self, path: Path, head: bytes) -> bool:
@@ -115,6 +126,12 @@ class LogFormat(ABC):
     def run_meta(self, path: Path, fields: FieldMap) -> dict[str, Any]:
         """What the harness wrote about the run of ``path`` (models, commit, seed, ...), as
         plain values; empty when it wrote nothing."""
+        return {}
+
+    def published(self, path: Path) -> dict[str, Any]:
+        """The figures the harness published about the run of ``path`` (a job's trial count,
+        error count, mean reward, accuracy, pass@k), by name, to be shown beside flaketui's
+        (:mod:`flaketui.stats.published`); empty when it published none."""
         return {}
 
     def read_once(self, paths: list[Path], pieces: list[Parsed]) -> list[Parsed]:

@@ -38,8 +38,10 @@ model, timeout multiplier, the jobs and what differs between them.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -122,7 +124,12 @@ class JobMix:
         return "; ".join(f"{key} {' vs '.join(values)}" for key, values in self.differ.items())
 
 
-def _flat_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+CONFIG_DEPTH = 16
+"""How deep a trial's ``config`` is flattened; a deeper value is one entry that says it was cut
+(a config is log data: 1,000 levels must not exhaust the recursion)."""
+
+
+def _flat_config(config: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str, str]:
     import orjson
 
     out: dict[str, str] = {}
@@ -131,12 +138,15 @@ def _flat_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
             continue
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value:
-            out.update(_flat_config(value, name + "."))
+            if depth + 1 >= CONFIG_DEPTH:
+                out[name] = f"(cut: nested over {CONFIG_DEPTH} levels)"
+            else:
+                out.update(_flat_config(value, name + ".", depth + 1))
             continue
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
-            text = str(value)
+        except TypeError:  # orjson stops at 255 levels of lists: say what was cut, not str() it
+            text = f"(cut: nested over {CONFIG_DEPTH} levels)" if isinstance(value, list) else str(value)[:200]
         out[name] = text if len(text) <= CONFIG_VALUE_CHARS else text[: CONFIG_VALUE_CHARS - 1] + "…"
     return out
 
@@ -261,10 +271,154 @@ def folder_mix(folder: Path, results: list[Path] | None = None) -> JobMix | None
     return _MIXES[key]
 
 
+def episode_steps(doc: list[Any]) -> list[dict[str, Any]]:
+    """A ``trajectory.json`` that is not ATIF but a list of ``{episode, prompt, response}`` (what
+    some Harbor agents, SkillsBench's among them, write) as flaketui steps: each episode's prompt
+    a ``user`` step and its response an ``agent`` step, both numbered by the episode.
+
+    Raises
+    ------
+    ValueError
+        If an item is not such an object (named by its index).
+    """
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(doc):
+        if not isinstance(item, dict) or not ({"prompt", "response"} & item.keys()):
+            raise ValueError(f"not an ATIF trajectory, nor a list of {{episode, prompt, response}} "
+                             f"(item {i} is not such an object)")
+        episode = item.get("episode", i)
+        for key, role in (("prompt", "user"), ("response", "agent")):
+            if key in item:
+                value = item[key]
+                out.append({"role": role, "episode": episode,
+                            "content": value if isinstance(value, (str, list)) else str(value)})
+    return out
+
+
+def _dataset(datasets: Any, tasks: Any) -> dict[str, str]:
+    """What a job's ``config.json`` ran on, as ``harbor run`` takes it: ``dataset`` (a registry
+    dataset's ``name@version``, or ``name``) or ``path`` (a local dataset's ``path``; else the one
+    folder its ``tasks`` paths all sit in). Empty when it names several or none."""
+    if isinstance(datasets, list) and len(datasets) == 1 and isinstance(datasets[0], dict):
+        d = datasets[0]
+        if isinstance(d.get("name"), str) and d["name"]:
+            version = d.get("version")
+            return {"dataset": f"{d['name']}@{version}" if isinstance(version, str) and version else d["name"]}
+        if isinstance(d.get("path"), str) and d["path"]:
+            return {"path": d["path"]}
+    if isinstance(tasks, list) and tasks and all(isinstance(t, dict) and isinstance(t.get("path"), str) for t in tasks):
+        parents = {t["path"].replace("\\", "/").rstrip("/").rpartition("/")[0] for t in tasks}
+        if len(parents) == 1 and (parent := parents.pop()):
+            return {"path": parent}
+    return {}
+
+
+def _lone_trial(trial: Path) -> bool:
+    """Whether ``trial`` is a Harbor trial folder outside any job: its parent has no job-level
+    ``result.json`` and holds no other trial folder."""
+    parent = trial.parent
+    if isinstance(trial, RemotePath) or _is_job_head(_head(parent / "result.json")):
+        return False
+    try:
+        mtime = parent.stat().st_mtime_ns
+    except OSError:
+        return False
+    return _trials_in(str(parent.absolute()), mtime) == 1
+
+
+@lru_cache(maxsize=256)
+def _trials_in(folder: str, mtime_ns: int) -> int:
+    """How many trial folders ``folder`` holds, counted once while its listing is unchanged."""
+    return len(_trial_results(Path(folder)))
+
+
+@lru_cache(maxsize=64)
+def _job_figures(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """:meth:`HarborJob.published` of the job ``result.json`` at ``path``, read once while unchanged."""
+    from flaketui.loading.jsonl import loads
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if not _is_job_head(data[:HEAD]):
+            return {}
+        doc = loads(data)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    out: dict[str, Any] = {}
+    if _is_number(doc.get("n_total_trials")):
+        out["n_total_trials"] = doc["n_total_trials"]
+    stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+    errors = stats.get("n_errors", stats.get("n_errored_trials"))
+    if _is_number(errors):
+        out["n_errors"] = errors
+    evals = stats.get("evals")
+    if isinstance(evals, dict) and len(evals) == 1:
+        metrics = next(iter(evals.values()), {}).get("metrics") if isinstance(next(iter(evals.values())), dict) \
+            else None
+        if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict) and \
+                _is_number(metrics[0].get("mean")):
+            out["mean"] = metrics[0]["mean"]
+    return out
+
+
 def _one_line(value: Any, limit: int = 200) -> str:
     text = value if isinstance(value, str) else str(value)
     lines = text.strip().splitlines()
     return (lines[0] if lines else "")[:limit]
+
+
+JOB_LOG = "job.log"
+"""The job's log, beside its ``config.json``: Harbor's ``Job._init_logger`` writes every record
+of its logger there at DEBUG, appending when the job is resumed."""
+_RETRYING = rb"(?m)^Trial (.+?) failed with exception .*\. Retrying in [0-9.]+ seconds\.\.\.\r?$"
+"""The line Harbor's trial queue logs each time it retries a trial whose every exception its
+``RetryConfig`` allows (``TrialQueue._execute_trial_with_retries``): the retry reruns the trial
+under its name, in its folder, and the attempt that errored leaves no other trace."""
+_RETRIES: dict[tuple[str, int, int], dict[str, int]] = {}
+""":func:`mark_attempt`'s count of retries by trial name, by (job log, mtime, size)."""
+
+
+def mark_attempt(path: Path, obj: dict[str, Any], rec: dict[str, Any]) -> None:
+    """Give the trial whose ``result.json`` is ``path`` (``obj``, converted to ``rec``) its
+    attempt, the metric :data:`~flaketui.loading.records.ATTEMPT` Inspect's retried samples
+    give: 1 + the times its job's log says Harbor's queue retried it; nothing where the log
+    names no retry of it (a first attempt) or there is no log.
+
+    A resumed job's reruns are not marked: ``harbor jobs resume`` deletes the folders of trials
+    that errored with a filtered type (``CancelledError`` unless told) and the job reruns them
+    under new names, like trials never started; only the queue's retries leave their trace.
+    """
+    name = obj.get("trial_name")
+    if isinstance(path, RemotePath) or not isinstance(name, str):
+        return
+    log = path.parent.parent / JOB_LOG
+    try:
+        st = log.stat()
+        key = (str(log), st.st_mtime_ns, st.st_size)
+        counts = _RETRIES.get(key)
+        if counts is None:
+            import mmap
+            import re
+            from collections import Counter
+
+            found: list[bytes] = []
+            if st.st_size:
+                with open(log, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                    found = re.findall(_RETRYING, view)  # type: ignore[call-overload]
+            counts = dict(Counter(n.decode("utf-8", "replace") for n in found))
+            if len(_RETRIES) >= 64:
+                _RETRIES.clear()
+            _RETRIES[key] = counts
+    except (OSError, ValueError):
+        return
+    retries = counts.get(name, 0)
+    if retries:
+        from flaketui.loading.records import ATTEMPT
+
+        rec["metrics"][ATTEMPT] = 1.0 + retries
 
 
 class HarborJob(LogFormat):
@@ -273,6 +427,24 @@ class HarborJob(LogFormat):
 
     suffixes: ClassVar[tuple[str, ...]] = (".json",)
     kinds: ClassVar[tuple[str, ...]] = ("harbor",)
+    harness: ClassVar[str] = "Harbor"
+    errored_as: ClassVar[str] = "score"
+    no_trace: ClassVar[str] = ("a Harbor trial's trace is its agent/trajectory.json (ATIF), and these trial "
+                               "folders have no agent/trajectory.json (or one that is not ATIF: see the notices)")
+
+    def published(self, path: Path) -> dict[str, Any]:
+        """The job ``result.json``'s own figures for the job of ``path`` (a trial's
+        ``result.json``): ``n_total_trials``, ``n_errors`` (``stats.n_errors``, Harbor 0.26's
+        ``n_errored_trials``) and, when the job has one eval, its ``metrics[0].mean`` (Harbor's
+        ``Mean``: a trial without a reward counts 0). Empty outside a job folder."""
+        if isinstance(path, RemotePath) or path.name != "result.json":
+            return {}
+        job = path.parent.parent / "result.json"
+        try:
+            st = job.stat()
+        except OSError:
+            return {}
+        return dict(_job_figures(str(job), st.st_mtime_ns, st.st_size))
 
     def matches(self, path: Path, head: bytes) -> bool:
         name = path.name.lower()
@@ -285,12 +457,15 @@ class HarborJob(LogFormat):
         return trial_folder(path) is not None or (name.endswith(".json") and _is_atif_head(head))
 
     def run_folder(self, path: Path) -> Path:
+        """The job folder; a lone trial folder (no job's ``result.json`` above it and no other
+        trial beside it: a trial copied out of its job, or renamed) is its own run folder."""
         if path.name == "result.json" and _is_trial_head(_head(path)):
-            return path.parent.parent
-        trial = trial_folder(path)
-        if trial is not None:
-            return trial.parent
-        return path.parent  # the job's own files
+            trial: Path | None = path.parent
+        else:
+            trial = trial_folder(path)
+        if trial is None:
+            return path.parent  # the job's own files
+        return trial if _lone_trial(trial) else trial.parent
 
     def run_name(self, path: Path) -> str:
         return self.run_folder(path).absolute().name or "harbor"
@@ -300,7 +475,7 @@ class HarborJob(LogFormat):
         answer per run folder while its configuration and listing are unchanged (every trial
         of a job gives the same)."""
         trial = path.name == "result.json" and _is_trial_head(_head(path))
-        job = path.parent.parent if trial else self.run_folder(path)
+        job = self.run_folder(path)
         try:
             config_mtime = (job / "config.json").stat().st_mtime_ns
         except OSError:
@@ -339,6 +514,8 @@ class HarborJob(LogFormat):
                     value = agents[0].get(key)
                     if isinstance(value, str):
                         out[name] = value
+        out.update(_dataset(loads(bytes(memoryview(top["datasets"]))) if "datasets" in top else None,
+                            loads(bytes(memoryview(top["tasks"]))) if "tasks" in top else None))
         return out
 
     def _trials_meta(self, mix: JobMix, known: dict[str, Any]) -> dict[str, Any]:
@@ -416,12 +593,15 @@ class HarborJob(LogFormat):
         rec = self.convert(obj, fields)
         if isinstance(rec, str):
             return Parsed.empty([Problem(spath, 1, rec)])
+        mark_attempt(path, obj, rec)  # the retry audit's attempt, where Harbor's queue retried the trial
         trajectory = path.parent / TRAJECTORY
         if trajectory.is_file():
             from flaketui.loading.formats.atif import head_problem
 
-            why = head_problem(_head(trajectory))
-            if why is None:
+            head = _head(trajectory)
+            why = head_problem(head)
+            if why is None or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+                why = None  # ATIF, or a list of episodes (read as a trace: :func:`episode_steps`)
                 rec["trace"] = [None]  # marks the trial as traced; read_record reads the steps
             else:
                 problems.append(Problem(str(trajectory), None, f"{why}; the trial is kept without its trace",
@@ -444,7 +624,8 @@ class HarborJob(LogFormat):
             if not isinstance(doc, dict):
                 raise AtifError("not an ATIF trajectory (not a JSON object)")
             version = check_version(doc.get("schema_version"))
-            steps = len(to_steps(doc))
+            to_steps(doc)  # checked whole; counted as the file numbers its steps
+            steps = len(doc["steps"])
         except (AtifError, ValueError) as exc:
             return Problem(str(path), None, f"not a readable ATIF trajectory ({exc})")
         return Problem(str(path), None, f"an ATIF-v{version} trajectory ({steps} steps) holds a trace but no "
@@ -480,10 +661,11 @@ class HarborJob(LogFormat):
             out.append(Problem(str(path), None, f"the job lists {len(missing)} trials not on disk: {shown}",
                                notice=True))
         total = doc.get("n_total_trials") if isinstance(doc, dict) else None
-        if _is_number(total) and not isinstance(path, RemotePath):
+        if _is_number(total) and math.isfinite(total) and not isinstance(path, RemotePath):
             on_disk = len(_trial_results(path.parent))
             if on_disk < total:
-                out.append(Problem(str(path), None, f"the job counts {int(total)} trials (n_total_trials); "
+                said = int(total) if total < 1e15 else f"{total:.3g}"
+                out.append(Problem(str(path), None, f"the job counts {said} trials (n_total_trials); "
                                    f"{on_disk} are on disk", notice=True))
         return out
 
@@ -559,7 +741,8 @@ class HarborJob(LogFormat):
 
             name = trace_names[0] if trace_names else "trace"
             try:
-                merged[name] = to_steps(loads(trajectory.read_bytes()))
+                doc = loads(trajectory.read_bytes())
+                merged[name] = episode_steps(doc) if isinstance(doc, list) else to_steps(doc)
             except (AtifError, ValueError) as exc:
                 merged["trace_problem"] = f"{trajectory}: {exc}"
         return Record(merged, None)

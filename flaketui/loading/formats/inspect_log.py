@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from flaketui.loading.formats.base import LogFormat, Record, Tick
 from flaketui.loading.location import RemotePath, as_path, open_binary
 from flaketui.loading.parsed import Parsed
-from flaketui.loading.records import RecordSink
+from flaketui.loading.records import ATTEMPT, RecordSink
 from flaketui.model import FieldMap, InputError, Problem, Source
 
 INSPECT = "inspect"
@@ -358,7 +358,7 @@ def read_inspect(path: Path, fields: FieldMap, default_run: str) -> Parsed:
             metrics["tokens"] = float(sum(tokens))
         retries = getattr(s, "retries", None)
         if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:  # the retry audit's
-            metrics["attempt"] = float(1 + retries)  # attempt (a sample not marked: a first attempt)
+            metrics[ATTEMPT] = float(1 + retries)  # attempt (a sample not marked: a first attempt)
         if metrics:
             record["metrics"] = metrics
         record["trace"] = [None]  # every sample has messages; they are read back on demand

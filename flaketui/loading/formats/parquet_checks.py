@@ -35,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 from flaketui.loading.location import is_url
 from flaketui.loading.userkey import mac, user_key
+from flaketui.model import InputError
 from flaketui.sanitize import visible
 
 MAX_RECORD_BYTES = 64 << 20
@@ -62,8 +63,10 @@ NUMBER_COLUMNS = ("trial", "score", "offset", "length")
 """Columns that must hold numbers (``metric_*`` too)."""
 
 
-class SourceRefused(ValueError):
-    """A table's row names a source flaketui will not read (message: one line)."""
+class SourceRefused(InputError, ValueError):
+    """A table's row names a source flaketui will not read (message: one line). An
+    :class:`~flaketui.model.InputError`: wherever it is met (loading, reading a trial back for
+    its traces), the command says it in one line and exits 2."""
 
 
 def sources_tag(pairs: Any) -> bytes | None:

@@ -115,6 +115,20 @@ class TerminalBench(FileLines):
 
     kinds: ClassVar[tuple[str, ...]] = ("terminal-bench",)
     records: ClassVar[str] = "results"
+    harness: ClassVar[str] = "Terminal-Bench"
+    errored_as: ClassVar[str] = "fail"
+
+    def published(self, path: Path) -> dict[str, Any]:
+        """The run-level ``results.json``'s ``accuracy`` and ``pass_at_k`` (``pass_at_K``) of the
+        run of ``path``: what Terminal-Bench computed over the trials that file holds."""
+        folder = self.run_folder(path)
+        summary = path if not _is_trial_file(path) and path.name.lower() != METADATA else folder / "results.json"
+        try:
+            st = summary.stat()
+        except OSError:
+            return {}
+        got = _summary_of(str(summary), st.st_mtime_ns, st.st_size)
+        return {k: v for k, v in got.items() if k == "accuracy" or k.startswith("pass_at_")}
 
     def matches(self, path: Path, head: bytes) -> bool:
         name = path.name.lower()

@@ -1,0 +1,373 @@
+"""Empirical Bayes over a suite's tasks: how likely each task is to be flaky, and how many are.
+
+With three to ten trials a task's own interval rarely decides it (a task must
+pass 35 of 35 trials before its exact interval calls it stable at the default
+cap), but the suite as a whole says a lot: if most tasks pass or fail nearly
+always, a task that passed 4 of 5 is more likely a stable task that failed once
+than a flaky one. The pass rates of the tasks are taken as draws from a
+Beta(a, b) prior fitted to the suite by marginal likelihood (the beta-binomial
+model), and each task's posterior gives P(flakiness > cap) and its posterior mean
+flakiness; their sum over tasks is the suite's expected number of truly flaky
+tasks, with a Poisson-binomial interval.
+
+Pure numpy: the marginal likelihood of whole-number counts is a sum of logs (no
+gamma function), the incomplete beta function is a continued fraction, and
+the Poisson-binomial law comes from its characteristic function. Tests pin
+each to ``scipy.stats.betabinom`` with ``scipy.optimize``, ``scipy.special.betainc``
+and a brute-force convolution; scipy is not imported here because importing it
+takes longer than a small report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from flaketui.stats.classes import DEFAULT_FLAKY_CAP, cap_rates
+from flaketui.stats.estimators import CONFIDENCE
+
+MIN_TASKS_TO_FIT = 10
+"""Fewer tasks with two or more trials than this do not tell a prior's spread: Jeffreys' Beta(½, ½)
+is used instead (and said)."""
+
+JEFFREYS = (0.5, 0.5)
+
+_S_RANGE = (0.02, 1e4)
+"""Bounds of the prior's a + b: a suite whose tasks all pass or all fail every trial pushes the
+fit to a boundary (its likelihood rises without end as a + b → 0 or the mean → 0 or 1)."""
+_MEAN_RANGE = (1e-4, 1 - 1e-4)
+
+
+@dataclass(frozen=True)
+class BetaPrior:
+    """The Beta(a, b) prior of the tasks' pass rates (:func:`fit_prior`)."""
+
+    a: float
+    b: float
+    fitted: bool
+    """False: too few tasks with repeated trials, Jeffreys' prior instead."""
+    log_likelihood: float = float("nan")
+    """The beta-binomial log marginal likelihood at (a, b), binomial coefficients included."""
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+
+@dataclass(frozen=True)
+class FlakyPosterior:
+    """Each task's posterior under the fitted prior, and the suite's expected flaky count."""
+
+    prior: BetaPrior
+    cap: float
+    p_flaky: NDArray[np.float64]
+    """P(flakiness > cap | the task's trials); NaN for a task without trials."""
+    flakiness: NDArray[np.float64]
+    """Posterior mean of 4p(1 − p); NaN for a task without trials."""
+    expected: float
+    """Σ P(flaky) over the tasks with trials: the expected number of truly flaky tasks."""
+    interval: tuple[int, int]
+    """Its 95% interval: the 2.5% and 97.5% quantiles of the Poisson-binomial count."""
+
+
+def _histograms(n: NDArray[np.int64], c: NDArray[np.int64], w: NDArray[np.float64]
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """S_a[j] = Σ w·[c > j], S_b[j] = Σ w·[n − c > j], S_n[j] = Σ w·[n > j], j = 0..max n − 1."""
+    top = int(n.max()) if n.size else 0
+
+    def above(x: NDArray[np.int64]) -> NDArray[np.float64]:
+        counts = np.bincount(x, weights=w, minlength=top + 1)
+        return counts[::-1].cumsum()[::-1][1:]  # Σ w·[x ≥ j + 1]
+
+    return above(c), above(n - c), above(n)
+
+
+def log_marginal(a: ArrayLike, b: ArrayLike, n: ArrayLike, c: ArrayLike) -> NDArray[np.float64]:
+    """Σ over tasks of log BetaBinom(c; n, a, b), without the binomial coefficients (they do not
+    depend on a, b), for every (a, b) given (arrays broadcast).
+
+    For whole-number counts B(c + a, n − c + b)/B(a, b) = Π_{j<c}(a + j) Π_{j<n−c}(b + j) / Π_{j<n}(a + b + j),
+    so the log-likelihood is Σ_j S_a[j] log(a + j) + S_b[j] log(b + j) − S_n[j] log(a + b + j) with the
+    counts S of :func:`_histograms` (Minka 2000, eq. 54; Skellam 1948).
+    """
+    n_arr = np.asarray(n, dtype=np.int64).ravel()
+    c_arr = np.asarray(c, dtype=np.int64).ravel()
+    s_a, s_b, s_n = _histograms(n_arr, c_arr, np.ones(n_arr.shape))
+    return _loglik(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), s_a, s_b, s_n)
+
+
+def _loglik(a: NDArray[np.float64], b: NDArray[np.float64], s_a: NDArray[np.float64], s_b: NDArray[np.float64],
+            s_n: NDArray[np.float64]) -> NDArray[np.float64]:
+    j = np.arange(s_n.size, dtype=np.float64)
+    a_, b_ = np.asarray(a)[..., None], np.asarray(b)[..., None]
+    return np.asarray((s_a * np.log(a_ + j) + s_b * np.log(b_ + j) - s_n * np.log(a_ + b_ + j)).sum(axis=-1))
+
+
+def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> BetaPrior:
+    """The Beta(a, b) prior of the pass rates that maximises the suite's beta-binomial likelihood.
+
+    Parameters
+    ----------
+    n, c : array_like
+        Trials and passes per task (tasks without trials are left out).
+    weights : array_like, optional
+        How many tasks have each (n, c), when ``n`` and ``c`` are distinct pairs.
+
+    Notes
+    -----
+    Maximised over the mean μ = a/(a + b) (logit scale) and the size a + b (log
+    scale) by a grid search refined four times around the best point, each
+    grid 41 × 41: the likelihood of a beta-binomial suite can be flat along a
+    ridge and peaks on a boundary when every task passed or failed all its trials,
+    where a gradient method wanders. A task with one trial tells only the
+    mean; fewer than :data:`MIN_TASKS_TO_FIT` tasks with two or more trials
+    cannot tell the spread, and Jeffreys' Beta(½, ½) is used instead.
+
+    References
+    ----------
+    .. [1] J. G. Skellam, "A probability distribution derived from the binomial
+       distribution by regarding the probability of success as variable between
+       the sets of trials", J. R. Statist. Soc. B 10(2):257-261, 1948.
+    .. [2] T. P. Minka, "Estimating a Dirichlet distribution", technical report,
+       2000 (the count-histogram form of the likelihood).
+    .. [3] B. Efron, *Large-Scale Inference*, Cambridge, 2010, ch. 1 and 11
+       (empirical Bayes).
+
+    Examples
+    --------
+    >>> prior = fit_prior([5] * 40, [5] * 18 + [0] * 18 + [2, 3, 3, 2])
+    >>> prior.fitted, prior.a < 1 and prior.b < 1
+    (True, True)
+    """
+    n_arr = np.asarray(n, dtype=np.int64).ravel()
+    c_arr = np.asarray(c, dtype=np.int64).ravel()
+    w_arr = np.ones(n_arr.shape, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64).ravel()
+    keep = n_arr > 0
+    n_arr, c_arr, w_arr = n_arr[keep], c_arr[keep], w_arr[keep]
+    if int(np.sum(w_arr[n_arr >= 2])) < MIN_TASKS_TO_FIT:
+        return BetaPrior(*JEFFREYS, fitted=False)
+    if weights is None:
+        pairs, counts = np.unique(np.stack([n_arr, c_arr], axis=1), axis=0, return_counts=True)
+    else:
+        pairs, counts = np.stack([n_arr, c_arr], axis=1), w_arr
+    s_a, s_b, s_n = _histograms(pairs[:, 0], pairs[:, 1], counts.astype(np.float64))
+    lo_m, hi_m = (math.log(x / (1 - x)) for x in _MEAN_RANGE)
+    lo_s, hi_s = (math.log(x) for x in _S_RANGE)
+    best = (0.0, 0.0)
+    size = 41
+    for _ in range(5):
+        ms = np.linspace(lo_m, hi_m, size)
+        ss = np.linspace(lo_s, hi_s, size)
+        mu = 1 / (1 + np.exp(-ms))[:, None]
+        s = np.exp(ss)[None, :]
+        ll = _loglik(mu * s, (1 - mu) * s, s_a, s_b, s_n)
+        i, k = np.unravel_index(int(np.argmax(ll)), ll.shape)
+        best = (float(ms[i]), float(ss[k]))
+        step_m, step_s = (hi_m - lo_m) / (size - 1), (hi_s - lo_s) / (size - 1)
+        lo_m, hi_m = max(lo_m, best[0] - 2 * step_m), min(hi_m, best[0] + 2 * step_m)
+        lo_s, hi_s = max(lo_s, best[1] - 2 * step_s), min(hi_s, best[1] + 2 * step_s)
+    mu_b = 1 / (1 + math.exp(-best[0]))
+    s_b_ = math.exp(best[1])
+    a, b = mu_b * s_b_, (1 - mu_b) * s_b_
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+    log_choose = float(np.sum(counts * np.asarray(lg(pairs[:, 0] + 1) - lg(pairs[:, 1] + 1)
+                                                  - lg(pairs[:, 0] - pairs[:, 1] + 1), dtype=np.float64)))
+    return BetaPrior(a, b, fitted=True,
+                     log_likelihood=float(_loglik(np.asarray(a), np.asarray(b), s_a, s_b, s_n)) + log_choose)
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: float) -> NDArray[np.float64]:
+    """The regularised incomplete beta function I_x(a, b), per element of ``a`` and ``b``.
+
+    Lentz's continued fraction (DLMF 8.17.22), evaluated at x when x < (a + 1)/(a + b + 2) and through
+    I_x(a, b) = 1 − I_{1−x}(b, a) otherwise, where it converges fast.
+
+    References
+    ----------
+    .. [1] NIST Digital Library of Mathematical Functions, §8.17(v), eq. 8.17.22.
+    .. [2] W. H. Press et al., *Numerical Recipes*, 3rd ed., Cambridge, 2007, §6.4 (``betacf``).
+
+    Examples
+    --------
+    >>> round(float(betainc(2.0, 3.0, 0.4)[0]), 6)
+    0.5248
+    """
+    a_arr = np.atleast_1d(np.asarray(a, dtype=np.float64))
+    b_arr = np.atleast_1d(np.asarray(b, dtype=np.float64))
+    if x <= 0:
+        return np.zeros(np.broadcast(a_arr, b_arr).shape)
+    if x >= 1:
+        return np.ones(np.broadcast(a_arr, b_arr).shape)
+    a_arr, b_arr = np.broadcast_arrays(a_arr, b_arr)
+    flip = x >= (a_arr + 1) / (a_arr + b_arr + 2)
+    aa, bb = np.where(flip, b_arr, a_arr), np.where(flip, a_arr, b_arr)
+    xx = np.where(flip, 1 - x, x)
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+    log_front = (np.asarray(lg(aa + bb) - lg(aa) - lg(bb), dtype=np.float64)
+                 + aa * np.log(xx) + bb * np.log1p(-xx))
+    tiny = 1e-300
+    qab, qap, qam = aa + bb, aa + 1, aa - 1
+    cc = np.ones_like(aa)
+    d = 1 - qab * xx / qap
+    d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, 400):
+        m2 = 2 * m
+        num = m * (bb - m) * xx / ((qam + m2) * (aa + m2))
+        d = 1 + num * d
+        d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+        cc = 1 + num / cc
+        cc = np.where(np.abs(cc) < tiny, tiny, cc)
+        h = h * d * cc
+        num = -(aa + m) * (qab + m) * xx / ((aa + m2) * (qap + m2))
+        d = 1 + num * d
+        d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+        cc = 1 + num / cc
+        cc = np.where(np.abs(cc) < tiny, tiny, cc)
+        delta = d * cc
+        h = h * delta
+        if np.all(np.abs(delta - 1) < 1e-15):
+            break
+    value = np.exp(log_front) * h / aa
+    return np.clip(np.where(flip, 1 - value, value), 0.0, 1.0)
+
+
+def poisson_binomial(p: ArrayLike) -> NDArray[np.float64]:
+    """The law of the number of successes among independent trials with chances ``p``: P(K = 0..T).
+
+    From its characteristic function by the discrete Fourier transform (Hong's DFT-CF):
+    P(K = k) = (1/(T + 1)) Σ_l exp(−iωlk) Π_j (1 − p_j + p_j exp(iωl)), ω = 2π/(T + 1). The
+    product is taken over the distinct chances, each raised to its count, so a suite of many
+    tasks with few distinct (n, c) pairs costs little.
+
+    References
+    ----------
+    .. [1] Y. Hong, "On computing the distribution function for the Poisson
+       binomial distribution", Computational Statistics & Data Analysis
+       59:41-51, 2013. doi:10.1016/j.csda.2012.10.006
+
+    Examples
+    --------
+    >>> poisson_binomial([0.5, 0.5]).round(6).tolist()
+    [0.25, 0.5, 0.25]
+    """
+    p_arr = np.asarray(p, dtype=np.float64).ravel()
+    t = p_arr.size
+    if t == 0:
+        return np.ones(1)
+    values, counts = np.unique(p_arr, return_counts=True)
+    z = np.exp(2j * np.pi * np.arange(t + 1) / (t + 1))
+    log_phi = np.zeros(t + 1, dtype=np.complex128)
+    with np.errstate(divide="ignore"):
+        for v, m in zip(values.tolist(), counts.tolist(), strict=True):
+            log_phi += m * np.log(1 - v + v * z)
+    phi = np.exp(log_phi)
+    pmf = np.real(np.fft.fft(phi)) / (t + 1)
+    pmf = np.clip(pmf, 0.0, None)
+    return pmf / pmf.sum()
+
+
+EXACT_COUNT_MAX = 5_000
+"""Up to this many tasks the flaky count's law is computed exactly (:func:`poisson_binomial`); beyond,
+the refined normal approximation, whose error is far below one task there."""
+
+
+def count_interval(chances: NDArray[np.float64], confidence: float = CONFIDENCE,
+                   weights: NDArray[np.int64] | None = None) -> tuple[int, int]:
+    """The central ``confidence`` range of the number of successes among trials with ``chances``.
+
+    The 1 − α/2 and α/2 quantiles of the Poisson-binomial law: exact up to
+    :data:`EXACT_COUNT_MAX` trials, beyond by the refined normal approximation
+    G(x) = Φ(x) + γ(1 − x²)φ(x)/6 at x = (k + ½ − μ)/σ with the law's skewness γ
+    (Volkova 1996), which Hong (2013) finds accurate to ~1e-4 and better with more trials.
+
+    References
+    ----------
+    .. [1] Y. Hong, Computational Statistics & Data Analysis 59:41-51, 2013, §2.
+    .. [2] A. Y. Volkova, "A refinement of the central limit theorem for sums of
+       independent random indicators", Theory Probab. Appl. 40(4):791-794, 1996.
+
+    Examples
+    --------
+    >>> count_interval(np.full(100, 0.5))
+    (40, 60)
+    """
+    chances = np.asarray(chances, dtype=np.float64)
+    w = np.ones(chances.shape) if weights is None else np.asarray(weights, dtype=np.float64)
+    tail = (1 - confidence) / 2
+    size = int(w.sum())
+    if size <= EXACT_COUNT_MAX:
+        cdf = np.cumsum(poisson_binomial(np.repeat(chances, w.astype(np.int64))))
+    else:
+        mu = float(np.sum(w * chances))
+        var = float(np.sum(w * chances * (1 - chances)))
+        if var <= 0:
+            return round(mu), round(mu)
+        sd = math.sqrt(var)
+        gamma = float(np.sum(w * chances * (1 - chances) * (1 - 2 * chances))) / sd**3
+        lo_k, hi_k = max(0, int(mu - 10 * sd) - 1), min(size, int(mu + 10 * sd) + 2)
+        k = np.arange(lo_k, hi_k + 1, dtype=np.float64)
+        x = (k + 0.5 - mu) / sd
+        phi = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        big_phi = 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+        cdf_part = np.clip(big_phi + gamma * (1 - x * x) * phi / 6, 0.0, 1.0)
+        low = lo_k + int(np.searchsorted(np.maximum.accumulate(cdf_part), tail - 1e-12, side="left"))
+        high = lo_k + int(np.searchsorted(np.maximum.accumulate(cdf_part), 1 - tail - 1e-12, side="left"))
+        return low, min(high, size)
+    low = int(np.searchsorted(cdf, tail - 1e-12, side="left"))
+    high = int(np.searchsorted(cdf, 1 - tail - 1e-12, side="left"))
+    return low, min(high, size)
+
+
+def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
+                    prior: BetaPrior | None = None, confidence: float = CONFIDENCE,
+                    weights: ArrayLike | None = None) -> FlakyPosterior:
+    """Each task's posterior P(flakiness > cap) and mean flakiness under the suite's fitted prior.
+
+    With the prior Beta(a, b) (:func:`fit_prior`) a task with c passes in n
+    trials has the posterior Beta(a + c, b + n − c); flakiness exceeds the cap
+    exactly when p_lo < p < p_hi (:func:`~flaketui.stats.classes.cap_rates`), so
+    P(flaky) = I_{p_hi}(a + c, b + n − c) − I_{p_lo}(a + c, b + n − c), and the
+    posterior mean of 4p(1 − p) is 4αβ / ((α + β)(α + β + 1)) with α = a + c,
+    β = b + n − c. The expected number of truly flaky tasks is Σ P(flaky); its
+    interval is the central ``confidence`` range of the Poisson-binomial count
+    with those chances (tasks independent given the prior; the prior's own
+    uncertainty is not in it). With ``weights``, ``n`` and ``c`` are distinct (n, c) pairs and
+    ``weights`` how many tasks have each (the arrays returned are then per pair).
+
+    References
+    ----------
+    .. [1] B. Efron, C. Morris, "Data analysis using Stein's estimator and its
+       generalizations", JASA 70(350):311-319, 1975.
+    .. [2] A. Gelman et al., *Bayesian Data Analysis*, 3rd ed., CRC, 2013, §5.3
+       (the beta-binomial hierarchy).
+    .. [3] Y. Hong, Computational Statistics & Data Analysis 59:41-51, 2013.
+    """
+    p_lo, p_hi = cap_rates(cap)
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
+    c_arr = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    w_arr = None if weights is None else np.atleast_1d(np.asarray(weights, dtype=np.int64))
+    prior = prior or fit_prior(n_arr, c_arr, w_arr)
+    p_flaky = np.full(n_arr.shape, np.nan)
+    mean_f = np.full(n_arr.shape, np.nan)
+    has = n_arr > 0
+    if has.any():
+        if w_arr is None:
+            pairs, inverse = np.unique(np.stack([n_arr[has], c_arr[has]], axis=1), axis=0, return_inverse=True)
+        else:
+            pairs, inverse = np.stack([n_arr[has], c_arr[has]], axis=1), np.arange(int(has.sum()))
+        alpha = prior.a + pairs[:, 1]
+        beta = prior.b + pairs[:, 0] - pairs[:, 1]
+        prob = np.clip(betainc(alpha, beta, p_hi) - betainc(alpha, beta, p_lo), 0.0, 1.0)
+        total = alpha + beta
+        p_flaky[has] = prob[np.ravel(inverse)]
+        mean_f[has] = (4 * alpha * beta / (total * (total + 1)))[np.ravel(inverse)]
+    chances = p_flaky[has]
+    counts = None if w_arr is None else w_arr[has]
+    expected = float(chances.sum() if counts is None else np.sum(chances * counts))
+    return FlakyPosterior(prior=prior, cap=cap, p_flaky=p_flaky, flakiness=mean_f, expected=expected,
+                          interval=count_interval(chances, confidence, counts))
+
