@@ -30,6 +30,9 @@ TRIES = 3
 BACKOFF = 0.5
 """Seconds before the second try, doubling each time after."""
 FORMATS = ("json", "slack")
+TEXT_MAX = 3000
+"""The longest a Slack message's fallback ``text`` is made (a section's limit; Slack truncates
+the top-level text past 40,000 characters, a name can be longer)."""
 
 TITLES = {"flaky": "turned flaky", "regressed": "regressed", "fixed": "was fixed",
           "quarantine_ended": "left quarantine"}
@@ -88,7 +91,7 @@ def slack_message(tr: dict[str, Any], owners: Sequence[str] = ()) -> dict[str, A
     if tr["from_state"]:
         lines.append(f"State: {tr['from_state']} → {tr['to_state'] or 'back in the gate'}")
     return {
-        "text": slack_escape(f"flaketui: {title}"),
+        "text": _escaped_within(f"flaketui: {title}", TEXT_MAX),
         "blocks": [
             {"type": "header", "text": {"type": "plain_text", "text": _escaped_within(title, 150), "emoji": False}},
             {"type": "section", "text": {"type": "plain_text", "text": _escaped_within("\n".join(lines), 3000),

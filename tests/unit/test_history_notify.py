@@ -248,3 +248,10 @@ def test_a_server_dripping_its_answer_is_cut_off_at_the_two_timeouts() -> None:
         took = time.monotonic() - start
     assert not got.ok and "timed out" in got.why
     assert took < 2.5
+
+
+def test_slack_fallback_text_is_cut_too() -> None:
+    """A task name of 100,000 characters: the message's fallback text is cut like its blocks (3,000), not sent whole."""
+    doc = slack_message({"task": "x" * 100_000, "kind": "flaky", "from_state": "stable", "to_state": "flaky",
+                         "evidence": "e", "run": "r", "at": "x", "id": 1})
+    assert len(doc["text"]) <= 3000 and doc["text"].startswith("flaketui: xxx") and doc["text"].endswith("…")
