@@ -69,13 +69,21 @@ def test_a_bad_run_restarts_the_clean_count(tmp_path: Path) -> None:
         assert "t" not in store.data(recent=0).quarantines
 
 
-def test_until_date_ends_at_the_date_without_a_new_run(tmp_path: Path) -> None:
-    """A quarantine --until a date in the past is no longer active; the next write records its end."""
+def quarantined_until_past(tmp_path: Path) -> str:
+    """A history whose task ``t`` was quarantined on 2026-01-01 until 2026-01-02 (a date that has
+    come), nothing written since; its URL."""
     u = url(tmp_path)
     with open_store(u) as store:
         store.record([run_of(0, {"t": (10, 5)})])
         store.quarantine("t", "me", "why", until=dt.datetime(2026, 1, 2, tzinfo=UTC),
                          now=dt.datetime(2026, 1, 1, tzinfo=UTC))
+    return u
+
+
+def test_until_date_ends_at_the_date_without_a_new_run(tmp_path: Path) -> None:
+    """A quarantine --until a date in the past is no longer active; the next write records its end."""
+    u = quarantined_until_past(tmp_path)
+    with open_store(u) as store:
         assert "t" not in store.data(recent=0).quarantines
         assert store.end_due() == ["t"]
         assert store.end_due() == []
@@ -99,11 +107,7 @@ def test_until_is_parsed_and_a_bad_date_is_a_usage_error(tmp_path: Path) -> None
 
 def test_a_quarantine_whose_date_came_does_not_block_a_new_one(tmp_path: Path) -> None:
     """Its date came, no write since: quarantining the task again records the end and succeeds (it said already quarantined)."""
-    u = url(tmp_path)
-    with open_store(u) as store:
-        store.record([run_of(0, {"t": (10, 5)})])
-        store.quarantine("t", "me", "why", until=dt.datetime(2026, 1, 2, tzinfo=UTC),
-                         now=dt.datetime(2026, 1, 1, tzinfo=UTC))
+    u = quarantined_until_past(tmp_path)
     code, out, err = run("history", "quarantine", "t", "--why", "again", "--history", u)
     assert code == 0, err
     with open_store(u) as store:
