@@ -35,6 +35,8 @@ SKIPPED = {
     "pip install": "installs an extra from the package index",
     "s3://": "needs an S3 bucket and the s3 extra (tests/unit/test_remote.py runs it on a moto server)",
     "--scorer model_graded_qa": "needs the inspect extra and Inspect logs graded by model_graded_qa",
+    "flaketui history notify": "posts to the webhook in $FLAKETUI_WEBHOOK (tests/unit/test_history_notify.py "
+                               "runs it against a local server)",
 }
 """Commands not run, by a piece of their text, and why."""
 
