@@ -57,13 +57,10 @@ def who_ran(meta: dict[str, Any]) -> dict[str, str]:
 def who_ran_line(meta: dict[str, Any]) -> str | None:
     """``ran by: agent terminus-2, model openai/gpt-4o, harness Harbor, job hello-world-job``, or
     None when the metadata names none of it (the caller makes log text visible)."""
-    from flaketui.sanitize import mask_text
-
     who = who_ran(meta)
     if not who:
         return None
-    # Metadata is log text: a model "name" can be a URL with a password (masked as everywhere else).
-    return "ran by: " + ", ".join(f"{part.replace('_', ' ')} {mask_text(value)}" for part, value in who.items())
+    return "ran by: " + ", ".join(f"{part.replace('_', ' ')} {value}" for part, value in who.items())
 
 
 def counts_errored(mode: str) -> bool:
