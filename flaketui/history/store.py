@@ -585,7 +585,7 @@ def _engine(url: str, timeout: float) -> Engine:
         try:
             import psycopg  # noqa: F401
         except ImportError:
-            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver: "
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver (psycopg): "
                                "pip install 'flaketui[postgres]'") from None
         u = u.set(drivername="postgresql+psycopg")
         ms = int(guard.STATEMENT_SECONDS * 1000)
@@ -594,7 +594,7 @@ def _engine(url: str, timeout: float) -> Engine:
                                                      "options": f"-c statement_timeout={ms}"},
                                     pool_pre_ping=False)
         except ImportError as exc:  # the driver is an extra: say how to get it, in one line
-            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver: "
+            raise HistoryError(f"history {shown(url)}: PostgreSQL needs its driver (psycopg): "
                                "pip install 'flaketui[postgres]'") from exc
         except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
             raise HistoryError(f"history {shown(url)}: {str(exc).splitlines()[0]}") from None

@@ -27,7 +27,7 @@ def test_a_missing_postgres_driver_is_one_line_exit_2(monkeypatch: pytest.Monkey
     code, out, err = run("history", "status", "--history", "postgresql://ci@127.0.0.1:1/flaketui", "--wait", "1")
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [
-        "flaketui: error: history postgresql://ci@127.0.0.1:1/flaketui: PostgreSQL needs its driver: "
+        "flaketui: error: history postgresql://***@127.0.0.1:1/flaketui: PostgreSQL needs its driver (psycopg): "
         "pip install 'flaketui[postgres]'"]
 
 

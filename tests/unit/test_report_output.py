@@ -100,7 +100,7 @@ def reference_markdown(k: int, runs: list[tuple[TaskStats, SuiteSummary]], cause
     parts = []
     for st, sm in runs:
         why = out.cause_lines(st, causes)
-        head = [*out.summary_lines(sm, markdown_text), *map(markdown_text, why[:1])]
+        head = [*map(markdown_text, out.summary_lines(sm)), *map(markdown_text, why[:1])]
         parts.append(f"## {markdown_text(st.run)}\n\n" + "  \n".join(head) + "\n")
         for w in sm.warnings:
             parts.append(f"> warning: {markdown_text(w)}\n")
