@@ -26,7 +26,7 @@ from flaketui.output.columns import (
     csv_number,
 )
 from flaketui.model import ERRORED_AS_MEANING, who_ran_line
-from flaketui.sanitize import csv_cell, markdown_text, visible
+from flaketui.sanitize import csv_cell, markdown_text, mask_secrets, mask_text, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
@@ -96,7 +96,7 @@ class ReportNotes:
     def head(self, run: str) -> list[str]:
         """The lines above a run's summary: who ran it (log content made visible)."""
         line = who_ran_line(dict(self.meta.get(run, {})))
-        return [] if line is None else [visible(line)]
+        return [] if line is None else [visible(mask_text(line))]  # a model "name" may be a URL with a password
 
     def lines(self, run: str) -> list[str]:
         """The summary's lines about ``run`` after the figures (log content made visible)."""
@@ -219,7 +219,7 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
     out = []
     for st, sm in runs:
         checked = notes.published.get(st.run)
-        entry: dict[str, Any] = {"run": st.run, "meta": dict(notes.meta.get(st.run, {})),
+        entry: dict[str, Any] = {"run": st.run, "meta": mask_secrets(dict(notes.meta.get(st.run, {}))),
                                  "summary": summary_json(sm), "errored_by_type": notes.errored_json(st.run),
                                  "published": None if checked is None else checked.to_json(),
                                  "retry_audit": notes.retry_json(st.run), "tasks": (tasks or tasks_json)(st)}
