@@ -348,20 +348,26 @@ def _job_figures(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     if not isinstance(doc, dict):
         return {}
     out: dict[str, Any] = {}
-    if _is_number(doc.get("n_total_trials")):
+    if _figure(doc.get("n_total_trials")):
         out["n_total_trials"] = doc["n_total_trials"]
     stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
     errors = stats.get("n_errors", stats.get("n_errored_trials"))
-    if _is_number(errors):
+    if _figure(errors):
         out["n_errors"] = errors
     evals = stats.get("evals")
     if isinstance(evals, dict) and len(evals) == 1:
         metrics = next(iter(evals.values()), {}).get("metrics") if isinstance(next(iter(evals.values())), dict) \
             else None
         if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict) and \
-                _is_number(metrics[0].get("mean")):
+                _figure(metrics[0].get("mean")):
             out["mean"] = metrics[0]["mean"]
     return out
+
+
+def _figure(value: Any) -> bool:
+    """A published figure worth comparing: a finite number (a job file may say ``1e400``, which
+    JSON reads as infinity, or a count past any float's integer range)."""
+    return _is_number(value) and math.isfinite(value) and abs(value) < 2 ** 53
 
 
 def _one_line(value: Any, limit: int = 200) -> str:
