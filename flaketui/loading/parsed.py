@@ -52,6 +52,13 @@ class Parsed:
     def __len__(self) -> int:
         return int(self.run.shape[0])
 
+    def take(self, which: np.ndarray) -> Parsed:
+        """The trials ``which`` selects (a boolean mask or row indices), every column of
+        :data:`COLUMNS` and every metric taken alike; name tables and problems kept (as
+        :meth:`~flaketui.model.TrialLog.take` does for the loaded table)."""
+        return replace(self, metrics={k: v[which] for k, v in self.metrics.items()},
+                       **{name: getattr(self, name)[which] for name in COLUMNS})
+
     @classmethod
     def from_sink(cls, sink: RecordSink, problems: list[Problem]) -> Parsed:
         """The columns a :class:`RecordSink` collected, copied out of its arrays."""
