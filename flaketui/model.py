@@ -293,6 +293,43 @@ class Source:
     ``inspect`` (offset is the sample's position in the log)."""
 
 
+@dataclass(frozen=True)
+class TrialColumn:
+    """What the code that reads, keeps and selects trials needs to know of one per-trial
+    column of :class:`TrialLog`."""
+
+    dtype: type
+    """Its numpy type in :class:`TrialLog`."""
+    code: str | None
+    """Its :mod:`array` typecode as parsed (:class:`~flaketui.loading.parsed.Parsed`,
+    :class:`~flaketui.loading.records.RecordSink`) and kept in the index cache; None: not
+    read from a file but given by the loader (``source``)."""
+    names: str | None = None
+    """The name table it indexes (``runs``, ``tasks``, ``groups``); None: a value of its own."""
+
+
+TRIAL_COLUMNS: dict[str, TrialColumn] = {
+    "run": TrialColumn(np.int32, "i", "runs"),
+    "task": TrialColumn(np.int32, "i", "tasks"),
+    "group": TrialColumn(np.int32, "i", "groups"),
+    "trial": TrialColumn(np.int64, "q"),
+    "outcome": TrialColumn(np.int8, "b"),
+    "score": TrialColumn(np.float64, "d"),
+    "offset": TrialColumn(np.int64, "q"),
+    "length": TrialColumn(np.int64, "q"),
+    "line": TrialColumn(np.int64, "q"),
+    "has_trace": TrialColumn(np.bool_, "b"),
+    "source": TrialColumn(np.int32, None),
+}
+"""The one list of a trial's columns (besides its metrics): name → :class:`TrialColumn`.
+:class:`TrialLog` and :class:`~flaketui.loading.parsed.Parsed` declare a field for each, and
+every place that reads, keeps, merges or selects trials iterates this table (the parsed
+columns in this order are the index cache's layout: reordering them changes its format)."""
+
+PARSED_COLUMNS: dict[str, TrialColumn] = {k: c for k, c in TRIAL_COLUMNS.items() if c.code is not None}
+"""The columns of :data:`TRIAL_COLUMNS` read from a file, in the index cache's order."""
+
+
 @dataclass
 class TrialLog:
     """Every usable trial of the loaded files, one array entry per trial.
@@ -352,6 +389,13 @@ class TrialLog:
 
     def __len__(self) -> int:
         return int(self.run.shape[0])
+
+    def take(self, which: np.ndarray) -> TrialLog:
+        """The trials ``which`` selects (a boolean mask over the trials or their row indices),
+        every column of :data:`TRIAL_COLUMNS` and every metric taken alike; names, sources and
+        problems shared. The one way to select trials: a column added to the table is kept."""
+        return replace(self, metrics={k: v[which] for k, v in self.metrics.items()},
+                       **{name: getattr(self, name)[which] for name in TRIAL_COLUMNS})
 
     def without_locations(self) -> TrialLog:
         """This log for a command that reads no trace: the same trials, with ``offset``,

@@ -251,12 +251,7 @@ def exclude_windows(log: TrialLog, windows: Sequence[tuple[float, float]]) -> tu
         counts = by_task.setdefault(log.runs[int(log.run[r])], {})
         name = log.tasks[int(log.task[r])]
         counts[name] = counts.get(name, 0) + 1
-    keep = ~out
-    kept = dataclasses.replace(
-        log, run=log.run[keep], task=log.task[keep], trial=log.trial[keep], outcome=log.outcome[keep],
-        score=log.score[keep], group=log.group[keep], source=log.source[keep], offset=log.offset[keep],
-        length=log.length[keep], line=log.line[keep], has_trace=log.has_trace[keep],
-        metrics={name: v[keep] for name, v in log.metrics.items()})
+    kept = log.take(~out)
     emptied: dict[str, tuple[str, ...]] = {}
     for name, counts in by_task.items():
         left = set(kept.run_outcomes(name).tasks)

@@ -52,7 +52,7 @@ from flaketui.loading import formats
 from flaketui.loading.location import RemotePath, RemoteStat
 from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.loading.userkey import MAC_BYTES, mac, user_key
-from flaketui.model import FieldMap, Problem
+from flaketui.model import PARSED_COLUMNS, FieldMap, Problem
 
 ENABLED = True
 """Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
@@ -270,8 +270,8 @@ def _names(value: Any, blob: np.ndarray | None) -> list[str]:
     return names
 
 
-_DTYPES = {"run": "i", "task": "i", "group": "i", "trial": "q", "outcome": "b", "score": "d",
-           "offset": "q", "length": "q", "line": "q", "has_trace": "b"}
+_DTYPES = {name: col.code for name, col in PARSED_COLUMNS.items()}
+"""Each kept column's typecode (what :func:`_well_formed` checks an entry's arrays against)."""
 
 
 def _well_formed(p: Parsed) -> bool:

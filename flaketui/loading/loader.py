@@ -25,7 +25,7 @@ from flaketui.loading.formats import read_file
 from flaketui.loading.location import unreadable
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
-from flaketui.model import FieldMap, InputError, Problem, Source, Trial, TrialLog, rows_sorted
+from flaketui.model import PARSED_COLUMNS, FieldMap, InputError, Problem, Source, Trial, TrialLog, rows_sorted
 
 ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
@@ -153,19 +153,10 @@ def build_log(sources: Sequence[Source], pieces: Sequence[Parsed]) -> TrialLog:
         runs=st.runs,
         tasks=st.tasks,
         groups=st.groups,
-        run=st.run.astype(np.int32, copy=False),
-        task=st.task.astype(np.int32, copy=False),
-        trial=st.trial.astype(np.int64, copy=False),
-        outcome=st.outcome.astype(np.int8, copy=False),
-        score=st.score.astype(np.float64, copy=False),
-        group=st.group.astype(np.int32, copy=False),
         source=source,
-        offset=st.offset.astype(np.int64, copy=False),
-        length=st.length.astype(np.int64, copy=False),
-        line=st.line.astype(np.int64, copy=False),
-        has_trace=st.has_trace.astype(bool, copy=False),
         metrics=st.metrics,
         problems=st.problems,
+        **{name: getattr(st, name).astype(col.dtype, copy=False) for name, col in PARSED_COLUMNS.items()},
     )
     _number_trials(log)
     return _drop_duplicates(log)
@@ -231,11 +222,7 @@ def _drop_duplicates(log: TrialLog) -> TrialLog:
         )
     keep = np.ones(len(log), dtype=bool)
     keep[dup_rows] = False
-    for name in ("run", "task", "trial", "outcome", "score", "group", "source", "offset",
-                 "length", "line", "has_trace"):
-        setattr(log, name, getattr(log, name)[keep])
-    log.metrics = {k: v[keep] for k, v in log.metrics.items()}
-    return log
+    return log.take(keep)
 
 
 def load_logs(

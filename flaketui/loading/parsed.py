@@ -12,11 +12,13 @@ from operator import eq
 import numpy as np
 
 from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, Problem
+from flaketui.model import PARSED_COLUMNS, FieldMap, Problem
 
-COLUMNS = ("run", "task", "group", "trial", "outcome", "score", "offset", "length", "line",
-           "has_trace")
-"""The per-trial columns of :class:`Parsed`, in the order the index cache stores them."""
+COLUMNS = tuple(PARSED_COLUMNS)
+"""The per-trial columns of :class:`Parsed` (:data:`~flaketui.model.PARSED_COLUMNS`), in the
+order the index cache stores them."""
+NAMED = tuple(name for name, col in PARSED_COLUMNS.items() if col.names)
+"""The columns that index a name table (``run``, ``task``, ``group``)."""
 
 
 @dataclass
@@ -49,6 +51,13 @@ class Parsed:
 
     def __len__(self) -> int:
         return int(self.run.shape[0])
+
+    def take(self, which: np.ndarray) -> Parsed:
+        """The trials ``which`` selects (a boolean mask or row indices), every column of
+        :data:`COLUMNS` and every metric taken alike; name tables and problems kept (as
+        :meth:`~flaketui.model.TrialLog.take` does for the loaded table)."""
+        return replace(self, metrics={k: v[which] for k, v in self.metrics.items()},
+                       **{name: getattr(self, name)[which] for name in COLUMNS})
 
     @classmethod
     def from_sink(cls, sink: RecordSink, problems: list[Problem]) -> Parsed:
@@ -155,7 +164,7 @@ class Merger:
         pieces = self.pieces
         tables: dict[str, list[str]] = {}
         ids: dict[str, list[np.ndarray]] = {}
-        for key in ("run", "task", "group"):
+        for key in NAMED:
             tables[key], ids[key] = self._ids(key)
         if len(pieces) == 1:
             columns = {name: ids[name][0] if name in ids else getattr(pieces[0], name) for name in COLUMNS}

@@ -19,7 +19,7 @@ import sys
 from array import array
 from typing import Any
 
-from flaketui.model import ERRORED, FAIL, PASS, FieldMap
+from flaketui.model import ERRORED, FAIL, PASS, PARSED_COLUMNS, FieldMap
 
 
 def lookup(obj: dict[str, Any], name: str) -> Any:
@@ -155,16 +155,8 @@ class RecordSink:
         self.runs: dict[str, int] = {}
         self.tasks: dict[str, int] = {}
         self.groups: dict[str, int] = {}
-        self.run = array("i")
-        self.task = array("i")
-        self.trial = array("q")
-        self.outcome = array("b")
-        self.score = array("d")
-        self.group = array("i")
-        self.offset = array("q")
-        self.length = array("q")
-        self.line = array("q")
-        self.has_trace = array("b")
+        for name, col in PARSED_COLUMNS.items():  # self.run, self.task, …: one array a column
+            setattr(self, name, array(col.code))
         self.metrics: dict[str, array] = {}
         dotted = any("." in n for names in (fields.run, fields.task, fields.trial, fields.passed,
                                             fields.score, fields.trace, fields.group) for n in names)

@@ -43,10 +43,10 @@ import numpy as np
 from flaketui._runtime import gc_paused
 from flaketui.loading.jsonl import BLOCK, MAX_NAMED, NOT_JSON, NOT_UTF8, LineParser, Progress, next_newline, read_range
 from flaketui.loading.pages import populated, populated_buffer
-from flaketui.loading.parsed import Parsed
+from flaketui.loading.parsed import NAMED, Parsed
 from flaketui.loading.records import RecordSink, marks
 from flaketui.loading.scanned import Part, Scanner, Status, available, renumber
-from flaketui.model import FieldMap
+from flaketui.model import PARSED_COLUMNS, FieldMap
 
 MIN_TRIAL_BYTES = len(b'{"task":0,"score":0}\n')
 """The fewest bytes a line holding a trial takes."""
@@ -172,7 +172,7 @@ class _RowSink(RecordSink):
                         if math.isfinite(v):
                             kept[k] = float(v)
         self.rows.append((line, run, task, group, trial, outcome, score, offset, length,
-                          has_trace, kept))
+                          has_trace, kept))  # as _ROW_FIELDS names them
 
 
 class _Scan:
@@ -342,18 +342,15 @@ class _Scan:
         """``out`` with the trials ``feed`` kept for this block put in line order."""
         rows = self.sink.rows
         self.sink.rows = []
-        (line, run, task, group, trial, outcome, score, offset, length, has_trace,
-         metrics) = (list(c) for c in zip(*rows, strict=True))
+        given = dict(zip(_ROW_FIELDS, (list(c) for c in zip(*rows, strict=True)), strict=True))
+        line, metrics = given["line"], given["metrics"]
         order = np.argsort(np.concatenate([out["line"], np.array(line, dtype=np.int64)]), kind="stable")
         merged: dict[str, Any] = {}
-        for name, extra, dtype in (("trial", trial, np.int64), ("outcome", outcome, np.int8),
-                                   ("score", score, np.float64), ("offset", offset, np.int64),
-                                   ("length", length, np.int64), ("line", line, np.int64),
-                                   ("has_trace", has_trace, np.int8)):
-            merged[name] = np.concatenate([out[name], np.array(extra, dtype=dtype)])[order]
+        for name, dtype in _DTYPES.items():
+            merged[name] = np.concatenate([out[name], np.array(given[name], dtype=dtype)])[order]
         scanner = self.scanner
-        for name, extra in (("run", run), ("task", task), ("group", group)):  # names as ids in the tables
-            ids = [-1 if x is None else scanner.add(name, x) for x in extra]
+        for name in NAMED:  # names as ids in the tables
+            ids = [-1 if x is None else scanner.add(name, x) for x in given[name]]
             merged[name] = np.concatenate([out[name], np.array(ids, dtype=np.int32)])[order]
             scanner.irregular[name] = True  # a deferred line's names may come before the block's
         ours, theirs = out["metrics"], _metric_columns(metrics)
@@ -401,9 +398,9 @@ class _Scan:
         cols = self.cols
         if not cols:  # the first trials: room for the range's
             expect = int(self.expected(n, int(out["offset"][-1] + out["length"][-1]) + 1 - self.start) * 1.02) + 16
-            for name, dt in (*_DTYPES.items(), ("run", np.int32), ("task", np.int32), ("group", np.int32)):
+            for name, dt in (*_DTYPES.items(), *((name, np.int32) for name in NAMED)):
                 cols[name] = _Column(dt, expect)
-        for name in (*_DTYPES, "run", "task", "group"):
+        for name in (*_DTYPES, *NAMED):
             cols[name].add(out[name])
         columns = out["metrics"]
         firsts = [int(np.argmin(np.isnan(col))) for col in columns.values()]
@@ -422,7 +419,7 @@ class _Scan:
         metrics = {name: column.array() for name, column in self.metrics.items()}
         scanner = self.scanner
         named = {}
-        for role in ("run", "task", "group"):
+        for role in NAMED:
             ids = cols[role].array() if cols else np.empty(0, dtype=np.int32)
             names = scanner.tables[role].names
             if scanner.irregular[role]:
@@ -551,9 +548,11 @@ class _Ahead:
             self.pool.shutdown(wait=True)
 
 
-_DTYPES: dict[str, Any] = {"trial": np.int64, "outcome": np.int8, "score": np.float64, "offset": np.int64,
-                           "length": np.int64, "line": np.int64, "has_trace": np.int8}
+_DTYPES: dict[str, Any] = {name: np.dtype(col.code) for name, col in PARSED_COLUMNS.items() if not col.names}
 """The numeric columns and the types :class:`RecordSink` stores them in."""
+_ROW_FIELDS = ("line", *NAMED, *(name for name in _DTYPES if name != "line"), "metrics")
+"""What each row :class:`_RowSink` keeps holds, in order: its line first (rows are put in line
+order), then the columns of :data:`~flaketui.model.PARSED_COLUMNS`, then its metrics."""
 _NO_METRICS: dict[str, float] = {}
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from flaketui.model import TrialLog
+from flaketui.model import PARSED_COLUMNS, TrialLog
 
-COLUMNS = ("run", "task", "trial", "outcome", "score", "group", "offset", "length", "line",
-           "has_trace")
+COLUMNS = tuple(PARSED_COLUMNS)
 """The trial table's columns that two loads of the same log must agree on."""
 
 

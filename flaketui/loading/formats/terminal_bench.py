@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ import numpy as np
 
 from flaketui.loading.formats.base import Record, Tick
 from flaketui.loading.formats.wrapped import HarnessJson, Unreadable, flat_head, top_fields
-from flaketui.loading.parsed import COLUMNS, Parsed
+from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import _is_number, _type_name
 from flaketui.model import FieldMap, Source
 
@@ -73,12 +72,6 @@ class FileLines(HarnessJson):
             return super().read(path, size, fields, default_run, workers, tick)
         finally:
             self._lines.by_offset = None
-
-
-def _rows(piece: Parsed, keep: np.ndarray) -> Parsed:
-    """The trials of ``piece`` where ``keep`` is true (a new piece; name tables and problems kept)."""
-    return replace(piece, **{name: getattr(piece, name)[keep] for name in COLUMNS},
-                   metrics={k: v[keep] for k, v in piece.metrics.items()})
 
 
 @lru_cache(maxsize=64)
@@ -171,7 +164,7 @@ class TerminalBench(FileLines):
                                                                            piece.trial.tolist(), strict=True)),
                                dtype=bool, count=len(piece))
             if not keep.all():
-                out[i] = _rows(piece, keep)
+                out[i] = piece.take(keep)
         return out
 
     def run_folder(self, path: Path) -> Path:
