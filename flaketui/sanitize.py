@@ -207,7 +207,7 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
 
 
 _MARKDOWN = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]",
-                           "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+                           "&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;"})
 
 
 def markdown_text(text: object, multiline: bool = False) -> str:
@@ -215,7 +215,8 @@ def markdown_text(text: object, multiline: bool = False) -> str:
     every character GitHub-flavoured Markdown reads as markup escaped: ``\\`` ``|`` `````
     ``*`` ``[`` ``]`` by a backslash (CommonMark, "Backslash escapes": any ASCII punctuation may
     be escaped), ``&`` ``<`` ``>`` as entities (so no raw HTML, ``</details>`` or ``<img>``, and no
-    autolink ``<https://…>``). A log's ``[Approve PR](https://…)`` is text, not a link. The one
+    autolink ``<https://…>``), ``@`` as ``&#64;`` (a task named ``@org/team`` mentions no one in a
+    pull-request comment). A log's ``[Approve PR](https://…)`` is text, not a link. The one
     rule of every Markdown writer (report, compare with and without ``--summary``, diff, the
     review, the app's export). ``multiline``: line breaks become ``<br>`` (a cell stays a cell).
 

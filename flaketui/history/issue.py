@@ -9,18 +9,13 @@ import shlex
 from typing import Any
 
 from flaketui.history.status import TaskTimeline
-from flaketui.sanitize import mask_url, visible
-
-_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?[\\]^_`{|}~")
+from flaketui.sanitize import markdown_text, mask_url, visible
 
 
 def md_text(text: object) -> str:
-    """``text`` as literal Markdown text: control and invisible characters spelled out
-    (:func:`~flaketui.sanitize.visible`), every ASCII punctuation character backslash-escaped
-    (CommonMark 0.31, section 2.4: any ASCII punctuation may be), ``@`` as ``&#64;`` (no
-    mention), line breaks as spaces: no emphasis, link, HTML, heading, table or mention."""
-    s = visible(str(text).replace("\r\n", " ").replace("\n", " "))
-    return "".join("&#64;" if ch == "@" else ("\\" + ch if ch in _PUNCT else ch) for ch in s)
+    """``text`` as literal Markdown text on one line: :func:`~flaketui.sanitize.markdown_text` (the
+    one rule of every Markdown writer), line breaks as spaces."""
+    return markdown_text(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
 
 
 def _log_of(meta: dict[str, Any]) -> list[str] | None:

@@ -112,10 +112,10 @@ def test_issue_body_is_markdown_escaped(tmp_path: Path) -> None:
         store.record([run_of(0, {name: (10, 4)})])
     code, out, _ = run("history", "issue-body", name, "--history", url(tmp_path))
     assert code == 0
-    assert out.startswith("# Flaky task: \\*x\\* \\[a\\]\\(http\\:\\/\\/e\\) \\<b\\> &#64;team \\| \\`c\\`")
+    assert out.startswith("# Flaky task: \\*x\\* \\[a\\](http://e) &lt;b&gt; &#64;team \\| \\`c\\`")
     assert "- **State:** flaky" in out and "4 of 10 trials passed" in out
     assert "flaketui diff LOG --task '*x* [a](http://e) <b> @team | `c`'" in out
-    assert md_text("a_b\nc") == "a\\_b c"
+    assert md_text("a_b\nc") == "a_b c"
     code, _, err = run("history", "issue-body", "nope", "--history", url(tmp_path))
     assert code == 2 and "no recorded run has task" in err
 
@@ -139,10 +139,10 @@ def test_issue_body_reads_the_divergence_from_the_log(tmp_path: Path) -> None:
     code, out, _ = run("history", "issue-body", "searchRunbook", "--history", url(tmp_path), "--log", str(BASELINE))
     assert code == 0
     assert "- **First divergence:** step 3" in out
-    assert "- **Suggested source:** tool\\-nondeterminism" in out
+    assert "- **Suggested source:** tool-nondeterminism" in out
     assert f"flaketui diff {BASELINE} --task searchRunbook" in out
     code, out, _ = run("history", "issue-body", "searchRunbook", "--history", url(tmp_path), "--log", str(CANDIDATE))
-    assert "- **From the log:** the log has no run \\'oncall\\-baseline\\'" in out
+    assert "- **From the log:** the log has no run 'oncall-baseline'" in out
 
 
 def test_quarantined_count_follows_when_the_quarantine_was_active(tmp_path: Path) -> None:
