@@ -52,3 +52,36 @@ async def test_keys_while_loading_do_nothing_but_quit(monkeypatch: pytest.Monkey
         await pilot.pause()
         assert app.return_code is not None  # exiting at once, not after the load
     assert stopped.wait(5)
+
+
+async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """x and d pressed right after enter, while the trials are still read, are answered at once and run after."""
+    import time
+
+    from flaketui.app.screens import traces
+    from flaketui.app.screens.traces import TaskTraceScreen
+    from flaketui.app.widgets.trace_view import TraceDiffView
+    from tests.conftest import settle
+    from tests.helpers.app import record_notifications
+
+    read = traces.read_task
+
+    def slow_read(*args: Any) -> Any:
+        time.sleep(0.6)
+        return read(*args)
+
+    monkeypatch.setattr(traces, "read_task", slow_read)
+    app = make_app([str(BASELINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        told = record_notifications(app, monkeypatch)
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TaskTraceScreen) and not screen.loaded
+        await pilot.press("x")
+        await pilot.pause()
+        assert any("still reading the traces" in m for m in told)
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert screen.loaded and screen.query_one(TraceDiffView).expanded
