@@ -336,7 +336,7 @@ async def test_skipped_lines_are_shown(tmp_path: Path, monkeypatch: pytest.Monke
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert app.trial_log is not None and len(app.trial_log.problems) == 2
-        assert any("2 line(s) of the logs were skipped" in m for m in messages)
+        assert any("2 lines skipped while loading" in m for m in messages)
         await pilot.press("e")
         assert isinstance(app.screen, ProblemsScreen)
         assert [str(p).split(":")[1] for p in app.screen.problems] == ["25", "26"]

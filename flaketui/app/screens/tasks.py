@@ -222,8 +222,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="What goes wrong across the run: its flaky tasks' failures grouped by signature"),
         Binding("A", "across_runs", "Across runs", id="task-across-runs", show=False,
                 tooltip="The highlighted task in every loaded run, each run's first divergence from a reference"),
-        Binding("e", "show_problems", "Problems", id="problems", show=False,
-                tooltip="Lines of the logs that were skipped, and why"),
+        Binding("e", "show_problems", "Warnings", id="problems", show=False,
+                tooltip="The run's warnings, and the lines of the logs skipped or noted while loading"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
                 tooltip="Clear the name filter"),
         Binding("ctrl+c", "quit_loading", "Quit", id="quit-loading", show=False, priority=True,
@@ -416,9 +416,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.remove_class("-loading")
         self.query_one("#filter", Input).disabled = False
         self.refresh_bindings()  # the footer shows the keys that work now
-        problems = len(log.problems)
-        if problems:
-            self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
+        if any(not p.notice for p in log.problems):
+            from flaketui.app.screens.problems import problems_line
+
+            self.notify(f"{problems_line(log.problems)}; press e to see which and why",
                         title="Skipped input", severity="warning", timeout=10)
         self.show_run(0)
         self.query_one(TaskTable).focus()
@@ -831,11 +832,21 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         text.append_text(flow(figures, width, "   "))
         if self.run is not None and self.has_traces.any():
             text.append("\n" + self.causes_line(), style="dim")
-        for warning in sm.warnings:
-            text.append("\n⚠ " + visible(warning), style="yellow")
+        from flaketui.app.screens.problems import problems_line
+
+        alerts = [visible(w) for w in sm.warnings]
         if log.problems:
-            text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
-                        style="yellow")
+            alerts.append(problems_line(log.problems))
+        if len(alerts) == 1:
+            text.append(f"\n⚠ {alerts[0]}" + (" (e: show)" if log.problems else ""), style="yellow")
+        elif alerts:
+            # Folded to one line, so that the table keeps its rows on a small terminal: e shows them all.
+            more = f" (+{len(alerts) - 1} more; e: show all)"
+            line = Text(f"⚠ {alerts[0]}", style="yellow", no_wrap=True, overflow="ellipsis")
+            line.truncate(max(10, width - len(more)), overflow="ellipsis")
+            line.append(more, style="yellow bold")
+            text.append("\n")
+            text.append_text(line)
         box.update(themed(text, theme_colours(app.theme_variables)))
 
     def on_resize(self) -> None:
@@ -1219,7 +1230,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         from flaketui.app.screens.problems import ProblemsScreen
 
         log = self.flake_app.trial_log
-        self.app.push_screen(ProblemsScreen(log.problems if log else []))
+        self.app.push_screen(ProblemsScreen(log.problems if log else [],
+                                            self.summary.warnings if self.summary is not None else ()))
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         """(title, help, action) for the command palette."""
@@ -1234,7 +1246,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
         yield "Export the table", "Write the tasks shown to CSV or Markdown", "export"
         yield "Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"
-        yield "Show skipped lines", "Problems found while loading", "show_problems"
+        yield "Show warnings and skipped lines", "The run's warnings and what loading met", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:
                 yield f"Sort by {col.label}", col.tooltip, f"sort_by('{col.key}')"
