@@ -18,14 +18,27 @@ def is_missing(x: Any) -> bool:
 
 def rate(x: Any, digits: int = 3) -> str:
     """A rate in [0, 1] as a decimal, e.g. ``0.318``."""
-    return DASH if is_missing(x) else f"{float(x):.{digits}f}"
+    return DASH if is_missing(x) else f"{float(x):z.{digits}f}"
 
 
 def interval(low: Any, high: Any, digits: int = 2) -> str:
     """An interval as ``[0.03, 1.00]``."""
     if is_missing(low) or is_missing(high):
         return DASH
-    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
+    return f"[{float(low):z.{digits}f}, {float(high):z.{digits}f}]"
+
+
+def suite_interval(est: Any) -> str:
+    """A suite figure's interval over tasks (a :class:`~flaketui.stats.suite.MeanEstimate`:
+    ``ci``, ``tasks``). One of no width says why instead of ``[0.00, 0.00]``: every task has the
+    same value, so the tasks show no spread to draw an interval from (with few tasks that says
+    little about the next ones)."""
+    low, high = est.ci
+    if is_missing(low) or is_missing(high):
+        return DASH
+    if float(high) - float(low) < 1e-12:
+        return f"(no interval: all {est.tasks} tasks {rate(low)})"
+    return interval(low, high)
 
 
 def pvalue(p: float) -> str:

@@ -390,7 +390,7 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
     intervals, the curves and the p̂ histogram, the task table (its ``top`` flakiest tasks; None:
     every task), and each flaky task's section (its suggested cause with ``causes``, its traces
     from ``pairs``)."""
-    from flaketui.output.report import display_order, left_out_line, summary_lines
+    from flaketui.output.report import display_order, first_shown, left_out_line, summary_lines
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -409,7 +409,8 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         links = {i: f"f-{r}-{j}" for j, i in enumerate(flaky)}
         data["tables"][f"tasks-{r}"] = task_table(write, f"tasks-{r}", shown, links)
         if len(shown) < len(st):
-            write(f"<p class=\"note\">{esc(left_out_line(len(st) - len(shown), len(shown)))}</p>\n")
+            write(f"<p class=\"note\">{esc(left_out_line(len(st) - len(shown), len(shown), first=first_shown(st)))}"
+                  "</p>\n")
         if flaky:
             found = (causes or {}).get(st.run, {})
             run_pairs = pairs.get(st.run, {})
@@ -449,7 +450,7 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
     secondary tests, the confound warning, the changed tasks (sortable) and the flipped tasks'
     traces (``pairs``: a trial of A beside one of B)."""
     from flaketui.output.report import CHANGED, compare_json, left_out_line
-    from flaketui.output.review import signed
+    from flaketui.output.review import signed, uncompared_text
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -473,7 +474,8 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
             ("sign-flip permutation p (secondary)", "not valid: trial counts differ" if doc["permutation_p"] is None
              else fmt.pvalue(doc["permutation_p"])),
             ("tasks in common", f"{doc['tasks']:,}"), ("fixed / broken / unchanged",
-                                                     f"{len(c.fixed):,} / {len(c.broken):,} / {c.unchanged:,}"),
+                                                     f"{len(c.fixed):,} / {len(c.broken):,} / {c.unchanged:,}"
+                                                     f"{uncompared_text(c)}"),
             ("only in A / only in B", f"{len(c.only_a):,} / {len(c.only_b):,}"), ("alpha", f"{v.alpha:g}")]
     write("<table class=\"figures\">" + "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td></tr>" for a, b in rows)
           + "</table>\n")

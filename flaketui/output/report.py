@@ -445,7 +445,7 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         f"{s.flaky_tasks} flaky, k = {k}"
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
-        "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.interval(*est.ci)}" for label, est in
+        "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.suite_interval(est)}" for label, est in
                    ([("pass@1", s.pass_at_1)] if k == 1 else
                     [("pass@1", s.pass_at_1), (f"pass@{k}", s.pass_at_k), (f"pass^{k}", s.pass_hat_k)])),
     ]
@@ -543,7 +543,7 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         yield "\n| " + " | ".join(c.header(k) for c in columns) + " |\n|" + "---|" * len(columns) + "\n"
         yield from stream.markdown_rows(st, columns, order[:top])
         if top is not None and len(order) > top:
-            yield f"\n{left_out_line(len(order) - top, top)}\n"
+            yield f"\n{left_out_line(len(order) - top, top, first=first_shown(st))}\n"
         if len(why) > len(head):
             yield "\n### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[len(head):]) + "\n"
 
@@ -551,6 +551,14 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
 def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None) -> str:
     """The whole Markdown report as one string (:func:`markdown_chunks` joined)."""
     return "".join(markdown_chunks(k, runs, causes))
+
+
+def first_shown(st: TaskStats) -> str:
+    """What a cut task table's first rows are, as :func:`left_out_line` names them: ``flakiest``,
+    or ``least passing`` when no task is flaky at this k (with k = 1 every flakiness is 0, and the
+    order, :func:`~flaketui.output.stream.flakiest_order`, falls to p̂ ascending)."""
+    flak = np.asarray(st.flakiness, dtype=np.float64)
+    return "flakiest" if bool(np.any(flak[~np.isnan(flak)] > 0)) else "least passing"
 
 
 def left_out_line(left: int, shown: int, what: str = "task", first: str = "flakiest") -> str:
@@ -627,7 +635,7 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
         cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     left = len(order) - len(shown)
-    cut = [left_out_text(left, len(shown))] if left else []
+    cut = [left_out_text(left, len(shown), first=first_shown(st))] if left else []
     return Group(*table_head(sm, why, notes), table, *cut, *table_tail(why))
 
 
@@ -682,7 +690,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
         write(text)
     con.file.flush()
     if len(order) > len(shown):
-        con.print(left_out_text(len(order) - len(shown), len(shown)))
+        con.print(left_out_text(len(order) - len(shown), len(shown), first=first_shown(st)))
     for part in table_tail(why):
         con.print(part)
 

@@ -97,11 +97,11 @@ def evidence(cmp: PairedComparison, alpha: float = 0.05, adjusted_p: float | Non
 def primary_text(ev: Evidence) -> str:
     """``within-task permutation test p = 0.0031 (primary); mean difference (B − A) +0.160 [0.041, 0.279]``."""
     low, high = ev.ci
-    interval = f"[{low:+.3f}, {high:+.3f}]" if low == low and high == high else "(no interval)"
+    interval = f"[{low:+z.3f}, {high:+z.3f}]" if low == low and high == high else "(no interval)"
     mcnemar = ", the exact McNemar test with one trial per task" if ev.single_trial else ""
     adjusted = "" if ev.adjusted_p is None else f", Holm-adjusted {ev.adjusted_p:.2g}"
     return (f"{PRIMARY} p = {ev.primary_p:.2g}{adjusted} (primary{mcnemar}); "
-            f"mean difference (B - A) {ev.mean_diff:+.3f} {interval}")
+            f"mean difference (B - A) {ev.mean_diff:+z.3f} {interval}")
 
 
 def secondary_text(ev: Evidence) -> str:

@@ -417,9 +417,14 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         store = self.flake_app.triage_store
         return sum(1 for i in self.flips if store.get(self.key_of(i)).reviewed)
 
+    def review_what(self) -> str:
+        """What the review counts, as the summary names it: ``flips`` (tasks that flipped), or
+        ``changed tasks`` when nothing could be tested per task (the list then holds every change)."""
+        return "flips" if self.tests is None or self.tests.tested else "changed tasks"
+
     def progress(self) -> str:
-        """``9 of 11 flips reviewed``."""
-        return review.progress_line(self.reviewed_count(), len(self.flips))
+        """``9 of 11 flips reviewed`` (``0 of 17 changed tasks reviewed``: see :meth:`review_what`)."""
+        return review.progress_line(self.reviewed_count(), len(self.flips), self.review_what())
 
     def update_summary(self) -> None:
         cmp, tests = self.comparison, self.tests
@@ -439,7 +444,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(f"fixed {len(cmp.fixed)}", style="green")
         text.append(" · ")
         text.append(f"broken {len(cmp.broken)}", style="red")
-        text.append(f" · unchanged {cmp.unchanged}\n")
+        text.append(f" · unchanged {cmp.unchanged}{review.uncompared_text(cmp)}\n")
         text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
         text.append(lines[2] + " · " + lines[3] + "\n")
         text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
@@ -449,7 +454,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         for extra in lines[6 + (1 if self.confound else 0):]:
             text.append(extra + "\n", style="dim")
         done, total = self.reviewed_count(), len(self.flips)
-        text.append(review.progress_line(done, total),
+        text.append(review.progress_line(done, total, self.review_what()),
                     style="bold green" if total and done == total else "bold yellow")
         store = self.flake_app.triage_store
         if store.path is None or not store.persistent:
@@ -469,7 +474,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(f"fixed {len(cmp.fixed)}", style="green")
         text.append(" · ")
         text.append(f"broken {len(cmp.broken)}", style="red")
-        text.append(f" · unchanged {cmp.unchanged} · {lines[0]} · ")
+        text.append(f" · unchanged {cmp.unchanged}{review.uncompared_text(cmp)} · {lines[0]} · ")
         text.append(visible(cmp.run_b), style="bold")
         text.append(" (B) vs ", style="dim")
         text.append(visible(cmp.run_a), style="bold")
@@ -479,7 +484,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         if self.confound:
             text.append(visible(self.confound) + "\n", style="bold yellow")
         done, total = self.reviewed_count(), len(self.flips)
-        text.append(review.progress_line(done, total),
+        text.append(review.progress_line(done, total, self.review_what()),
                     style="bold green" if total and done == total else "bold yellow")
         text.append("   h: the whole summary", style="dim")
         return text

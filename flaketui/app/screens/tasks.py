@@ -815,7 +815,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         for label, est in summary_figures(sm):
             figure = Text(f"{label} ", style="dim")
             figure.append(fmt.rate(est.value), style="bold")
-            figure.append(f" {fmt.interval(*est.ci)}", style="dim")
+            figure.append(f" {fmt.suite_interval(est)}", style="dim")
             figures.append(figure)
         if sm.tasks_below_k:
             figures.append(Text(f"{sm.tasks_below_k} task(s) with n < k left out", style="yellow"))
