@@ -299,7 +299,7 @@ class TestRunNames:
             (tmp_path / agent / "results.jsonl").write_text(json.dumps({"task": "t", "passed": passed}) + "\n")
         log = load_logs([tmp_path])
         assert log.runs == ["a/results", "b/results"]
-        assert "named 'a/results', 'b/results' instead" in reasons(log)[0]
+        assert "run is named by its folder: 'a/results', 'b/results'" in reasons(log)[0]
         log = load_logs([tmp_path], FieldMap(run_name_from="folder"))
         assert log.runs == ["a", "b"]
 
