@@ -217,10 +217,10 @@ def _intervals(iv: Any) -> Coded:
 
 
 def _rule_of_three_pairs(st: TaskStats) -> tuple[np.ndarray, np.ndarray, Callable[[float, float], str]]:
-    """Each task's bound (NaN where none is shown: a flaky task, or no trial), whether it
+    """Each task's bound (NaN where none is shown: a flaky task, or fewer than two trials), whether it
     always passed, and the text of the two."""
     n = np.asarray(st.n)
-    bounds = np.where(n != 0, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
+    bounds = np.where(n >= 2, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
     passed = (np.asarray(st.passes) == n).astype(np.float64)
     return bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}"
 

@@ -660,12 +660,18 @@ def table_head(sm: SuiteSummary, why: Sequence[str], notes: ReportNotes = NO_NOT
     return [head, *(Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings)]
 
 
+TABLE_LEGEND = ("95% CI: Wilson interval of p̂; pass^k CI: Clopper-Pearson bounds of p, to the power k; "
+                "rule of 3: one-sided 95% bound on a rate never seen (n ≥ 2)")
+"""The one line under a task table saying what its intervals are (each column's tooltip says more)."""
+
+
 def table_tail(why: Sequence[str]) -> list[Any]:
-    """What it prints below: each suggestion's evidence (--causes), then a blank line."""
+    """What it prints below: the legend of the intervals, each suggestion's evidence (--causes),
+    then a blank line."""
     from rich.text import Text
 
     evidence = [Text(line, style="dim") for line in why[1 + _head_lines(why):]]  # log content: Text, never markup
-    return [*([Text("")] + evidence if evidence else []), Text("")]
+    return [Text(TABLE_LEGEND, style="dim"), *([Text("")] + evidence if evidence else []), Text("")]
 
 
 def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: Causes | None = None,
