@@ -282,9 +282,12 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
         flaky = [st.tasks[i] for i in display_order(st).tolist() if is_flaky[i]][:TRACE_TASKS]
         pairs[st.run] = flaky_pairs(log, st.run, flaky)
     info = page_info(log)
+    from flaketui.output.report import ReportNotes
+
+    notes = ReportNotes(errored=errored_kinds(log, run))
     with html_out(out) as write:
         write_report_html(write, kk, results, found, pairs, info,
-                          top=None if rows.all else rows.top or TABLE_ROWS)
+                          top=None if rows.all else rows.top or TABLE_ROWS, notes=notes)
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,

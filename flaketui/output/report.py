@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from rich.console import Console, Group
     from rich.text import Text
 
+    from flaketui.model import Problem
     from flaketui.output.review import FlipRow
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.stats.paired import PairedComparison
@@ -559,6 +560,25 @@ def first_shown(st: TaskStats) -> str:
     order, :func:`~flaketui.output.stream.flakiest_order`, falls to p̂ ascending)."""
     flak = np.asarray(st.flakiness, dtype=np.float64)
     return "flakiest" if bool(np.any(flak[~np.isnan(flak)] > 0)) else "least passing"
+
+
+def problems_line(problems: Sequence[Problem]) -> str:
+    """What loading met, counted as it is: ``2 lines skipped while loading, 1 note`` (a note, such
+    as a Harbor job's trial count, skips nothing and is never called a skipped line); empty: none."""
+    from flaketui.loading.loader import problem_kinds
+
+    skipped = notes = 0
+    for group in problem_kinds(problems):
+        if group.notice:
+            notes += group.count
+        else:
+            skipped += group.count
+    parts = []
+    if skipped:
+        parts.append(f"{skipped} line{'s' if skipped != 1 else ''} skipped while loading")
+    if notes:
+        parts.append(f"{notes} note{'s' if notes != 1 else ''} from loading")
+    return ", ".join(parts)
 
 
 def left_out_line(left: int, shown: int, what: str = "task", first: str = "flakiest") -> str:

@@ -14,29 +14,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from flaketui.model import Problem
+from flaketui.output.report import problems_line
 from flaketui.sanitize import visible
 
 MAX_SHOWN = 2000
 """Problems listed one by one; the rest are counted."""
-
-
-def problems_line(problems: Sequence[Problem]) -> str:
-    """What loading met, counted as it is: ``2 lines skipped while loading, 1 note`` (a note, such
-    as a Harbor job's trial count, skips nothing and is never called a skipped line); empty: none."""
-    from flaketui.loading.loader import problem_kinds
-
-    skipped = notes = 0
-    for group in problem_kinds(problems):
-        if group.notice:
-            notes += group.count
-        else:
-            skipped += group.count
-    parts = []
-    if skipped:
-        parts.append(f"{skipped} line{'s' if skipped != 1 else ''} skipped while loading")
-    if notes:
-        parts.append(f"{notes} note{'s' if notes != 1 else ''} from loading")
-    return ", ".join(parts)
 
 
 def example_of(group_kind: str, problems: Sequence[Problem]) -> str:
