@@ -175,6 +175,13 @@ class LoadCancelled(Exception):
     """Raised in the loading thread when the user quit while the logs were loading."""
 
 
+SHORT_SCREEN = 30
+"""Screen height under which the task table's curves are not shown (the table keeps the rows)."""
+NARROW_TABLE = 120
+"""Screen width under which the task table shows the class right after the task's name (the
+columns after the first few are past the edge of an 80-column terminal until scrolled to)."""
+
+
 class TasksScreen(SortActions, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
@@ -573,9 +580,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                           sort=lambda: spec.sort(st), descending=spec.descending)
 
         label_k = max(6, len(TASK_COLUMNS["pass_at_k"].header(st.k)))
+        cut = self.cut_names(name_w)
+        class_w = max(5, *(len(CLASS_LABELS.get(c, c)) for c in set(st.classes))) if len(st) else 5
         cols = [
             replace(stat("task", name_w, "left", tooltip="task name (bold amber when flaky)",
-                         render=lambda row: Text(visible(st.tasks[row]), style=flaky_style
+                         render=lambda row: Text(cut.get(row) or visible(st.tasks[row]), style=flaky_style
                                                  if st.classes[row] == FLAKY else "")),
                     sort=lambda: view.name_rank.astype(np.float64), cut="middle"),
             stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
@@ -585,12 +594,14 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            stat("class", 5, "left",
+            stat("class", class_w, "left",
                  tooltip="pass (stable-pass: every trial passed), fail (stable-fail), flaky, or once "
                          "(unrepeated: one trial, nothing shown to repeat)",
                  render=lambda row: Text(CLASS_LABELS.get(st.classes[row], st.classes[row]),
                                          style=class_style(st.classes[row]))),
         ]
+        if self.app.size.width < NARROW_TABLE:
+            cols.insert(1, cols.pop())  # the class beside the name, never past the screen's edge
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
         if view.group_width is not None:
@@ -617,6 +628,17 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                partial(metric_cell, medians, view.whole[name]),
                                partial(np.asarray, medians, dtype=np.float64)))
         return cols
+
+    def cut_names(self, width: int) -> dict[int, str]:
+        """The shown run's names longer than ``width``, cut so that they stay apart
+        (:func:`~flaketui.output.cells.cut_names`: τ² telecom ids that share their start and end
+        are cut round the part that differs), by data row."""
+        from flaketui.output.cells import cut_names
+
+        st = self.stats
+        assert st is not None
+        long = [i for i, t in enumerate(st.tasks) if len(t) > width]
+        return dict(zip(long, cut_names([visible(st.tasks[i]) for i in long], width), strict=True))
 
     @staticmethod
     def state_column(tasks: list[str], states: dict[str, str]) -> Column:
@@ -850,13 +872,16 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         box.update(themed(text, theme_colours(app.theme_variables)))
 
     def on_resize(self) -> None:
+        # On a short terminal the curves give their rows to the table (ten rows and more at 80×24).
+        self.set_class(self.app.size.height < SHORT_SCREEN, "-short")
         self.update_summary()
         table = self.query_one(TaskTable)
         name = table.column("task")
         if self.stats is None or name is None:
             return
         columns = self.columns()
-        if columns[0].width != name.width:  # the task column's cap follows the width
+        # the task column's cap and the class column's place follow the width
+        if columns[0].width != name.width or [c.key for c in columns] != [c.key for c in table.columns]:
             table.set_columns(columns)
 
     def update_curves(self) -> None:
