@@ -457,6 +457,8 @@ async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
         await ready(pilot)
         rows = app.screen.query_one("#diff-rows")
         assert app.focused is rows
+        await pilot.press("home")  # the screen opened at the divergence, near the end
+        await ready(pilot)
         await pilot.press("pagedown")
         await pilot.pause()
         assert rows.scroll_y > 0

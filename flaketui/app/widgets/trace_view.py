@@ -69,9 +69,12 @@ MAX_ROWS = 400
 """Rows drawn in all when a pair opens; scrolling to an edge draws more, a far jump draws a window
 round its target."""
 FIRST_ROWS = 12
-"""Rows drawn in the first frame of a pair: a screenful. Each row of two long steps costs a few
-milliseconds to lay out, so the rest (up to :data:`MAX_ROWS`) are drawn in the next frames, and
-the first screenful is read at once."""
+"""Fewest rows drawn in the first frame of a pair (a screenful): rows are drawn in it until their
+steps hold :data:`FIRST_CHARS` characters. Each row of two long steps costs a few milliseconds to
+lay out, so the rest of a long pair (up to :data:`MAX_ROWS`) is drawn in the next frames and the
+first screenful is read at once; a pair of short steps is drawn whole in the first frame."""
+FIRST_CHARS = 20_000
+"""Characters of steps (as compact JSON) drawn in the first frame beyond :data:`FIRST_ROWS` rows."""
 DRAW_CHUNK = 24
 """Fewest rows drawn in a frame after the first; each later frame draws twice as many as are
 drawn (every frame lays out every drawn row again: equal chunks would lay out the first rows a
@@ -482,9 +485,10 @@ class TraceDiffView(Vertical):
             and at_divergence else None
         index = self.item_of(row) if row is not None else None
         top = 0 if index is None else max(0, index - OPEN_ABOVE)
-        lo = 0 if top < FIRST_ROWS // 2 else top
+        # from the divergence, or from a screenful before the end when it is near the end
+        lo = 0 if top < FIRST_ROWS // 2 else max(0, min(top, len(self.items) - FIRST_ROWS))
         self._fills += 1
-        await self._draw_window(lo, lo + FIRST_ROWS, self._head_widgets() if lo == 0 else ())
+        await self._draw_window(lo, self._first_end(lo), self._head_widgets() if lo == 0 else ())
         scroll = self.query_one("#diff-rows", VerticalScroll)
         first = self.items[top] if top < len(self.items) else None
         found = scroll.query(f"#diff-{'fold' if first.fold else 'row'}-{first.first}") if first and top else None
@@ -494,6 +498,20 @@ class TraceDiffView(Vertical):
         self._open_at = found.first() if found else None
         self._opened_y = scroll.scroll_y
         self.call_after_refresh(self._fill, self._fills)
+
+    def _first_end(self, lo: int) -> int:
+        """Where the first frame's rows from item ``lo`` end: at least :data:`FIRST_ROWS` rows,
+        more while their steps hold fewer than :data:`FIRST_CHARS` characters, at most
+        :data:`MAX_ROWS`."""
+        size, end = 0, lo
+        last = min(len(self.items), lo + MAX_ROWS)
+        while end < last and (end - lo < FIRST_ROWS or size < FIRST_CHARS):
+            item = self.items[end]
+            if not item.fold:
+                ia, ib, _, _ = self.rows[item.first]
+                size += sum(len(compact(t[i])) for t, i in ((self.trace_a, ia), (self.trace_b, ib)) if i is not None)
+            end += 1
+        return end
 
     async def _fill(self, fill: int) -> None:
         """Draw :data:`DRAW_CHUNK` more rows below the drawn ones, and again after the next
