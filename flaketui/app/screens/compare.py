@@ -57,6 +57,9 @@ WIDE = 140
 """Columns from which the flip list also shows each flip's first divergence and suggested source (the
 note keeps at least 12 cells; below, ``A`` shows the divergence of every run)."""
 
+NARROW = 120
+"""Columns under which the flip list shows the label right after the task (else past the edge)."""
+
 CHANGE_STYLES = {BROKEN: "bold red", FIXED: "bold green"}
 """Colour of a flip's change (unchanged: dim)."""
 
@@ -331,6 +334,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         ]
         if self.size.width >= WIDE:
             cols[-1:-1] = self.divergence_columns()
+        elif self.size.width < NARROW:
+            cols.insert(4, cols.pop())  # the label beside the task, on an 80-column screen too
         used = sum(c.width + 1 for c in cols) + 1 + 1 + 2  # gaps, the note's gap, scrollbar
         note_w = max(12, self.size.width - used)
         return [*cols, Column("note", "note", note_w, "left", "free-text note",

@@ -859,11 +859,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         alerts = [visible(w) for w in sm.warnings]
         if log.problems:
             alerts.append(problems_line(log.problems))
-        if len(alerts) == 1:
+        if len(alerts) == 1 and len(alerts[0]) + 2 + len(" (e: show)") <= width:
             text.append(f"\n⚠ {alerts[0]}" + (" (e: show)" if log.problems else ""), style="yellow")
         elif alerts:
             # Folded to one line, so that the table keeps its rows on a small terminal: e shows them all.
-            more = f" (+{len(alerts) - 1} more; e: show all)"
+            more = f" (+{len(alerts) - 1} more; e: show all)" if len(alerts) > 1 else " (e: show)"
             line = Text(f"⚠ {alerts[0]}", style="yellow", no_wrap=True, overflow="ellipsis")
             line.truncate(max(10, width - len(more)), overflow="ellipsis")
             line.append(more, style="yellow bold")
@@ -1251,7 +1251,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         triage_dialogs.triage_task(self, what)
 
     def action_show_problems(self) -> None:
-        """List the skipped lines of the logs."""
+        """List the run's warnings, the skipped lines of the logs and the notes from loading."""
         from flaketui.app.screens.problems import ProblemsScreen
 
         log = self.flake_app.trial_log
