@@ -414,7 +414,14 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
     (the errored trials by kind), the curves and the p̂ histogram, the task table (its ``top``
     flakiest tasks; None: every task), and each flaky task's section (its suggested cause with
     ``causes``, its traces from ``pairs``)."""
-    from flaketui.output.report import NO_NOTES, display_order, first_shown, left_out_line, summary_lines
+    from flaketui.output.report import (
+        NO_NOTES,
+        TABLE_LEGEND,
+        display_order,
+        first_shown,
+        left_out_line,
+        summary_lines,
+    )
 
     notes = notes or NO_NOTES
 
@@ -438,6 +445,7 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         flaky = np.flatnonzero(shown.flaky()).tolist()[:DETAILS_TASKS]
         links = {i: f"f-{r}-{j}" for j, i in enumerate(flaky)}
         data["tables"][f"tasks-{r}"] = task_table(write, f"tasks-{r}", shown, links)
+        write(f"<p class=\"note\">{esc(TABLE_LEGEND)}</p>\n")
         if len(shown) < len(st):
             write(f"<p class=\"note\">{esc(left_out_line(len(st) - len(shown), len(shown), first=first_shown(st)))}"
                   "</p>\n")

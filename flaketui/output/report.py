@@ -545,6 +545,7 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         yield from stream.markdown_rows(st, columns, order[:top])
         if top is not None and len(order) > top:
             yield f"\n{left_out_line(len(order) - top, top, first=first_shown(st))}\n"
+        yield f"\n{TABLE_LEGEND}\n"
         if len(why) > len(head):
             yield "\n### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[len(head):]) + "\n"
 
