@@ -56,8 +56,6 @@ async def test_keys_while_loading_do_nothing_but_quit(monkeypatch: pytest.Monkey
 
 async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """x and d pressed right after enter, while the trials are still read, are answered at once and run after."""
-    import time
-
     from flaketui.app.screens import traces
     from flaketui.app.screens.traces import TaskTraceScreen
     from flaketui.app.widgets.trace_view import TraceDiffView
@@ -65,9 +63,10 @@ async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkey
     from tests.helpers.app import record_notifications
 
     read = traces.read_task
+    release = threading.Event()
 
     def slow_read(*args: Any) -> Any:
-        time.sleep(0.6)
+        release.wait(20)  # until the keys were pressed
         return read(*args)
 
     monkeypatch.setattr(traces, "read_task", slow_read)
@@ -82,6 +81,7 @@ async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkey
         await pilot.press("x")
         await pilot.pause()
         assert any("still reading the traces" in m for m in told)
+        release.set()
         await settle(pilot)
         await pilot.pause(0.2)
         assert screen.loaded and screen.query_one(TraceDiffView).expanded

@@ -56,7 +56,7 @@ from flaketui.traces import (
     suggest_task,
 )
 from flaketui.traces.normalise import one_line
-from flaketui.traces.task_view import task_traces, traced_sides
+from flaketui.traces.task_view import RememberingNormaliser, task_traces, traced_sides
 from flaketui.traces.trace_diff import PairDiff, pair_diff
 from flaketui.triage import TriageKey
 
@@ -146,7 +146,7 @@ def read_task(app: FlakeApp, task: str, rows: list[int], max_steps: int, opened:
         longest = max(t.trace_steps or 0 for t in cut)
         note = (f"{len(cut)} trace(s) cut to their first {max_steps:,} steps "
                 f"(the longest has {longest:,}); press m to read more")
-    norm = app.normaliser
+    norm = RememberingNormaliser.like(app.normaliser)  # the pair, the fork map and the alignment share it
     found = task_traces(trials, norm, chosen_mode(app))
     pair = found.pair_trials
     evidence = None
