@@ -754,7 +754,7 @@ class TraceDiffView(Vertical):
         self.query_text = query
         self.matches = self.diff.find(query) if query else []
         start = self.current
-        await self.rebuild()
+        await self.rebuild(at_divergence=False)  # the jump below places the view
         self.current = start
         if self.matches:
             if not await self._jump_along(self.matches, 1):
