@@ -329,6 +329,8 @@ class TraceDiffView(Vertical):
         self._open_at: Static | None = None
         """The row the view opens at, scrolled to once it is laid out."""
         self._opened_y = 0.0
+        self._filling = False
+        """Rows are being drawn frame by frame after the first (:meth:`_fill`): the marker below says so."""
         """Where that scroll left the view (scrolled elsewhere since: it is not scrolled again)."""
         """How many times :meth:`rebuild` has drawn the rows (a fill of an earlier one stops)."""
         self._take(diff if diff is not None else self._diff_of(a, b))
@@ -488,6 +490,7 @@ class TraceDiffView(Vertical):
         # from the divergence, or from a screenful before the end when it is near the end
         lo = 0 if top < FIRST_ROWS // 2 else max(0, min(top, len(self.items) - FIRST_ROWS))
         self._fills += 1
+        self._filling = True
         await self._draw_window(lo, self._first_end(lo), self._head_widgets() if lo == 0 else ())
         scroll = self.query_one("#diff-rows", VerticalScroll)
         first = self.items[top] if top < len(self.items) else None
@@ -535,7 +538,9 @@ class TraceDiffView(Vertical):
             drawn = self.drawn - self.lo
             await self.draw_more(min(max(DRAW_CHUNK, 2 * drawn), MAX_ROWS - drawn))
             self.call_after_refresh(self._fill, fill)
-        elif target is not None and self._open_at is not None:
+            return
+        self._filling = False
+        if target is not None and self._open_at is not None:
             self._open_at = None
             self.call_after_refresh(scroll.scroll_to_widget, target, top=True, animate=False)
 
@@ -567,6 +572,8 @@ class TraceDiffView(Vertical):
         left = len(self.items) - self.drawn
         if left <= 0:
             return []
+        if self._filling and self.drawn - self.lo < MAX_ROWS:
+            return [Static(f"… {left} more rows (drawing them…)", id="diff-more")]
         return [Static(f"… {left} more rows (scroll down to draw them)", id="diff-more")]
 
     async def draw_until(self, index: int) -> None:
