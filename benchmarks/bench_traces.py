@@ -17,8 +17,9 @@ For each pair: ``model`` is the headless work in the screen's reading thread (re
 :func:`~flaketui.traces.task_view.task_traces`, :func:`~flaketui.traces.trace_diff.pair_diff`) plus
 every row's changed words (:meth:`~flaketui.traces.trace_diff.PairDiff.row_highlights`, computed
 when a row is drawn); ``first`` is the app's time from ``enter`` on the task table to the first frame
-that shows a trace row, and ``whole`` to the last frame drawn while the screen draws the pair (the
-app driven by Textual's Pilot at 200×50, frames as ``bench_app.py`` counts them). Each pair runs in
+that shows a trace row (the first frame after the view mounted its rows), and ``whole`` to the last
+frame drawn while the screen draws the pair, its evidence line included (the app driven by
+Textual's Pilot at 200×50, frames as ``bench_app.py`` counts them). Each pair runs in
 a process of its own; the figure is the median of ``--repeat`` runs. The machine's load is printed
 beside them: on a machine other processes share, the times scale with it.
 """
@@ -120,8 +121,18 @@ async def app_seconds(path: Path, timeout: float) -> tuple[float, float]:
     from flaketui.app.app import make_app
     from flaketui.app.screens.traces import TaskTraceScreen
 
+    from flaketui.app.widgets.trace_view import TraceDiffView
+
     app = make_app([str(path)])
     first: list[float] = []
+    draw = TraceDiffView._draw_window
+
+    async def drawn(self: Any, *args: Any) -> None:  # when the rows are first mounted
+        await draw(self, *args)
+        if not first and self.query(".diff-row"):
+            first.append(app.frame_clock())
+
+    TraceDiffView._draw_window = drawn  # type: ignore[method-assign]
     async with app.run_test(size=(200, 50)) as pilot:
         await _until(pilot, lambda: _loaded(app), timeout)
         for worker in list(app.workers):  # the table's background readers of traces
@@ -132,8 +143,6 @@ async def app_seconds(path: Path, timeout: float) -> tuple[float, float]:
 
         def shown() -> bool:
             screen = app.screen
-            if isinstance(screen, TaskTraceScreen) and screen.query(".diff-row") and not first:
-                first.append(app.frame_clock())
             return isinstance(screen, TaskTraceScreen) and screen.loaded
 
         await pilot.press("enter")
