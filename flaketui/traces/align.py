@@ -259,8 +259,8 @@ class WordDiff:
 WORD_DIFF_CELLS = 40_000
 """Most (words of A × words of B) a block is word-diffed in at once; a larger block is first
 split on the lines the two texts share. difflib's longest-match search costs about that product
-for each block it splits, and much more when runs of white space count as words: two 5,000-word
-tool outputs took seconds each on the thread that draws the trace view."""
+for each block it splits, and much more when runs of white space count as words: a pair of long
+tool outputs would keep the thread that draws the trace view busy for seconds."""
 
 
 def _words_and_lines(toks: list[str]) -> tuple[list[int], list[int]]:

@@ -215,7 +215,7 @@ def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any
     column); else each value is cut to one line (:data:`CUT_VALUE`) and, after the fields of the
     agent's action, at most :data:`CUT_META` metadata fields are named and the rest counted: a
     Harbor step's metadata repeats whole files in a dozen fields, and laying out tens of
-    thousands of characters for each row took seconds.
+    thousands of characters under each row kept the view from opening.
     """
     shown = list(changes)
     hidden = 0
