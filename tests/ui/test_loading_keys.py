@@ -85,3 +85,21 @@ async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkey
         await settle(pilot)
         await pilot.pause(0.2)
         assert screen.loaded and screen.query_one(TraceDiffView).expanded
+
+
+async def test_a_key_pressed_while_the_logs_load_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """enter pressed while the logs load opens nothing and is answered: still loading the logs."""
+    from tests.helpers.app import record_notifications
+
+    stopped = slow_load(monkeypatch)
+    app = make_app([str(BASELINE)])
+    told = record_notifications(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TasksScreen)
+        assert any("still loading the logs" in m for m in told)
+        await pilot.press("q")
+        await pilot.pause()
+    assert stopped.wait(5)

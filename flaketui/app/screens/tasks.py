@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -258,6 +258,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._outcomes_of: TrialLog | None = None
         """The log :attr:`_outcomes` (each run's trials by task) were grouped from."""
         self._last_progress = 0.0
+        self._told_loading = 0.0
+        """When a key pressed while loading was last answered (:meth:`on_key`)."""
         self._watcher: LogWatcher | None = None
         """Follows the logs with ``--watch`` (set by the loading worker)."""
         self._divergence_progress = ""
@@ -349,6 +351,16 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if action == "quit_loading":
             return self.loading_logs
         return not self.loading_logs
+
+    def on_key(self, event: events.Key) -> None:
+        """A key pressed while the logs load is answered (at most once a second), not dropped
+        without a word; only q and ctrl+c act then."""
+        if not self.loading_logs or event.key in ("q", "ctrl+c"):
+            return
+        now = time.monotonic()
+        if now - self._told_loading > 1.0:
+            self._told_loading = now
+            self.notify("still loading the logs…; the table takes keys once it is shown", timeout=2)
 
     def action_quit_loading(self) -> None:
         """Stop loading (the reading thread stops at its next progress report) and leave."""
