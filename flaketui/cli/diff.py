@@ -248,7 +248,18 @@ def page_info(*logs: TrialLog) -> PageInfo:
     for log in logs:
         meta.update(log.run_meta)
     sources = list(dict.fromkeys(s.path for log in logs for s in log.sources))
-    return PageInfo(command=["flaketui", *sys.argv[1:]], sources=sources, meta=meta)
+    return PageInfo(command=["flaketui", *sys.argv[1:]], sources=sources, meta=meta, loading=loading_lines(*logs))
+
+
+def loading_lines(*logs: TrialLog) -> list[str]:
+    """What loading met, for a page: the lines skipped, counted (``2 lines skipped while
+    loading``), then each note in its own words (``note: …``)."""
+    from flaketui.output.report import problems_line
+    from flaketui.sanitize import visible
+
+    problems = [p for log in logs for p in log.problems]
+    skipped = problems_line([p for p in problems if not p.notice])
+    return ([skipped] if skipped else []) + [f"note: {visible(str(p))}" for p in problems if p.notice]
 
 
 def trace_pair(task: str, pair: Pair, norm: Normaliser, mode: str | None) -> TracePair:

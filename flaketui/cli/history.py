@@ -269,9 +269,9 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
     for t in doc["tasks"]:
         st = t["state"]
         if t["quarantine"] is not None and t["quarantine"]["ready_to_lift"]:
-            st += " (ready to lift)"
+            st += ": ready to lift"
         elif t["trials_to_fixed"]:
-            st += f" ({t['trials_to_fixed']} to fixed)"
+            st += f": {t['trials_to_fixed']} clean trials to fixed"
         spark = "".join("·" if p is None else SPARK[min(int(p * len(SPARK)), len(SPARK) - 1)] for p in t["p_hat"])
         rows.append((visible(t["task"]), st, visible(" ".join(t["owner"])) or "-",
                      visible(t["first_seen_flaky"] or "-"), visible(t["last_seen_flaky"] or "-"),

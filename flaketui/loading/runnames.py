@@ -78,9 +78,9 @@ def rename_runs(files: Sequence[Path], pieces: list[Parsed], fields: FieldMap,
             final[a] = _suffix(a, parts)
         notices.append(Problem(
             str(files[wanted.index(name)]), None,
-            f"files in {len(group)} folders would all be run {name!r}: named "
-            + ", ".join(repr(final[a]) for a in group)
-            + " instead (--run-name-from file|folder|field to choose)", notice=True))
+            f"{len(group)} files in different folders share the name {name!r}; each file's run is "
+            "named by its folder: " + ", ".join(repr(final[a]) for a in group)
+            + " (--run-name-from file|folder|field to choose)", notice=True))
     for i, (piece, old, anchor) in enumerate(zip(pieces, read_as, anchors, strict=True)):
         new = final[anchor]
         if new != old and old in piece.runs:

@@ -12,6 +12,8 @@ back to those.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -197,7 +199,31 @@ def cut_names(names: Sequence[str], width: int) -> list[str]:
             if len(set(tried)) == len(members):
                 better.update(zip(members, tried, strict=True))
                 break
+        else:
+            tried = _cut_round_difference(members, width)
+            if len(set(tried)) == len(members):
+                better.update(zip(members, tried, strict=True))
     return [better.get(name, cut) for name, cut in zip(names, cuts, strict=True)]
+
+
+def _cut_round_difference(names: Sequence[str], width: int) -> list[str]:
+    """Each of ``names`` (alike at both ends once cut) cut to show where it parts from the others:
+    a few cells of its start, ``…``, its text from the word in which it first differs from every
+    other name, ``…``, a few cells of its end (``[mo…data_usage_exceeded|user_…ne]``). τ² telecom
+    ids share a long start and end and differ in the middle, where no single cut reaches."""
+    keep = max(1, (width - 2) // 8)
+    out = []
+    for n in names:
+        lead = max(len(os.path.commonprefix([n, m])) for m in names if m is not n)
+        back = max((n.rfind(c, 0, lead) for c in "|]_-/.:"), default=-1)
+        start = back + 1 if lead - 12 <= back else lead
+        head = n[:min(keep, start)]
+        if len(head) + 1 + len(n) - start <= width:
+            out.append(head + ELLIPSIS + n[start:] if start > len(head) else n[:width])
+            continue
+        middle = width - len(head) - 2 - keep
+        out.append(head + (ELLIPSIS if start > len(head) else "") + n[start:start + middle] + ELLIPSIS + n[-keep:])
+    return out
 
 
 def _label(v: str | None) -> str:
@@ -217,10 +243,10 @@ def _intervals(iv: Any) -> Coded:
 
 
 def _rule_of_three_pairs(st: TaskStats) -> tuple[np.ndarray, np.ndarray, Callable[[float, float], str]]:
-    """Each task's bound (NaN where none is shown: a flaky task, or no trial), whether it
+    """Each task's bound (NaN where none is shown: a flaky task, or fewer than two trials), whether it
     always passed, and the text of the two."""
     n = np.asarray(st.n)
-    bounds = np.where(n != 0, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
+    bounds = np.where(n >= 2, np.asarray(st.rule_of_three, dtype=np.float64), np.nan)
     passed = (np.asarray(st.passes) == n).astype(np.float64)
     return bounds, passed, lambda b, p: f"{'fail' if p else 'pass'} < {b:.3g}"
 

@@ -172,9 +172,10 @@ def to_decide_text(value: float) -> str:
 
 def rule_of_three_text(st: TaskStats, i: int) -> str:
     """``fail < 0.221`` for a task that always passed (its failure rate's 95% bound), ``pass < …``
-    for one that always failed, empty for a flaky task."""
+    for one that always failed, empty for a flaky task and for a single trial (``fail < 0.95``
+    says nothing the p̂ interval does not)."""
     bound = st.rule_of_three[i]
-    if fmt.is_missing(bound) or st.n[i] == 0:
+    if fmt.is_missing(bound) or st.n[i] < 2:
         return ""
     return f"{'fail' if st.passes[i] == st.n[i] else 'pass'} < {float(bound):.3g}"
 
@@ -256,7 +257,8 @@ TASK_COLUMNS: dict[str, TaskColumn] = {c.key: c for c in (
                sort=lambda st: np.asarray(st.to_decide, dtype=np.float64), csv_names=("to_decide",),
                arrays=lambda st: (st.to_decide,)),
     TaskColumn("rule_of_three", "rule of 3",
-               "95% bound on the rate never seen (rule of three) of a task that always passed or failed",
+               "rule of three: one-sided 95% bound 1 − 0.05^(1/n) on the rate never seen (failures of a task "
+               "that always passed, passes of one that always failed; n ≥ 2)",
                json=lambda st: floats(st.rule_of_three), text=rule_of_three_text,
                sort=lambda st: np.asarray(st.rule_of_three, dtype=np.float64),
                arrays=lambda st: (st.rule_of_three,)),

@@ -35,6 +35,19 @@ def interval(low: Any, high: Any, digits: int = 2) -> str:
     return f"[{fixed(low, digits)}, {fixed(high, digits)}]"
 
 
+def suite_interval(est: Any) -> str:
+    """A suite figure's interval over tasks (a :class:`~flaketui.stats.suite.MeanEstimate`:
+    ``ci``, ``tasks``). One of no width says why instead of ``[0.00, 0.00]``: every task has the
+    same value, so the tasks show no spread to draw an interval from (with few tasks that says
+    little about the next ones)."""
+    low, high = est.ci
+    if is_missing(low) or is_missing(high):
+        return DASH
+    if float(high) - float(low) < 1e-12:
+        return f"(no interval: all {est.tasks} tasks {rate(low)})"
+    return interval(low, high)
+
+
 def pvalue(p: float) -> str:
     """A p-value with three significant digits (``0.549``, ``0.0117``, ``1.00``)."""
     if is_missing(p):

@@ -106,6 +106,10 @@ class PageInfo:
     """The logs read."""
     meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Run metadata by run name (:attr:`~flaketui.model.TrialLog.run_meta`)."""
+    loading: Sequence[str] = ()
+    """What loading met, said above the runs: the lines skipped (counted) and each note (a
+    Harbor job's count of trials beside those on disk, jobs merged into one run), so that a
+    reader can tell what the page covers."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +256,7 @@ def curves_svg(st: TaskStats) -> str:
 
     out = [f"<svg role=\"img\" aria-label=\"pass@k and pass^k over k\" width=\"{W}\" height=\"{H}\" "
            f"viewBox=\"0 0 {W} {H}\" xmlns=\"http://www.w3.org/2000/svg\"><title>pass@k and pass^k over k</title>",
-           _axes(f"k (1..{top})")]
+           _axes("k (trials drawn)", x_ticks=_k_ticks(top))]
     for name, values, cls in (("pass@k", c.pass_at, "at"), ("pass^k", c.pass_hat, "hat")):
         pts = [(x(k), y(v), k, v) for k, v in zip(ks, values.tolist(), strict=True) if v == v]
         if not pts:
@@ -280,7 +284,7 @@ def histogram_svg(st: TaskStats, bins: int = 10) -> str:
     bw = (W - PAD - 10) / bins
     out = [f"<svg role=\"img\" aria-label=\"histogram of p-hat\" width=\"{W}\" height=\"{H}\" "
            f"viewBox=\"0 0 {W} {H}\" xmlns=\"http://www.w3.org/2000/svg\"><title>tasks by p̂</title>",
-           _axes("p̂ (pass rate per task)", most)]
+           _axes("p̂ (pass rate per task)", most, [(i / 5, f"{i / 5:.1f}") for i in range(6)])]
     for i, n in enumerate(counts):
         h = (H - PAD - 10) * n / most
         out.append(f"<rect class=\"bar\" x=\"{PAD + i * bw + 1:.1f}\" y=\"{H - PAD - h:.1f}\" width=\"{bw - 2:.1f}\" "
@@ -290,14 +294,32 @@ def histogram_svg(st: TaskStats, bins: int = 10) -> str:
     return "".join(out)
 
 
-def _axes(label: str, y_max: int | None = None) -> str:
-    """The two axes, 0 and the top of the y axis, and the x label."""
+def _axes(label: str, y_max: int | None = None, x_ticks: Sequence[tuple[float, str]] = ()) -> str:
+    """The two axes, 0 and the top of the y axis, a tick and its value at each of ``x_ticks``
+    (position in [0, 1] along the x axis, text), and the x label."""
     top = "1" if y_max is None else f"{y_max:,}"
+    ticks = []
+    for at, text in x_ticks:
+        tx = PAD + (W - PAD - 10) * at
+        ticks.append(f"<line class=\"axis\" x1=\"{tx:.1f}\" y1=\"{H - PAD}\" x2=\"{tx:.1f}\" y2=\"{H - PAD + 4}\"/>"
+                     f"<text x=\"{tx:.1f}\" y=\"{H - PAD + 15}\" text-anchor=\"middle\">{esc(text)}</text>")
     return (f"<line class=\"axis\" x1=\"{PAD}\" y1=\"10\" x2=\"{PAD}\" y2=\"{H - PAD}\"/>"
             f"<line class=\"axis\" x1=\"{PAD}\" y1=\"{H - PAD}\" x2=\"{W - 10}\" y2=\"{H - PAD}\"/>"
             f"<text x=\"{PAD - 4}\" y=\"{H - PAD}\" text-anchor=\"end\">0</text>"
             f"<text x=\"{PAD - 4}\" y=\"16\" text-anchor=\"end\">{top}</text>"
-            f"<text x=\"{(W + PAD) / 2:.0f}\" y=\"{H - 8}\" text-anchor=\"middle\">{label}</text>")
+            + "".join(ticks)
+            + f"<text x=\"{(W + PAD) / 2:.0f}\" y=\"{H - 4}\" text-anchor=\"middle\">{label}</text>")
+
+
+def _k_ticks(top: int, most: int = 6) -> list[tuple[float, str]]:
+    """Ticks of the k axis: 1, the top k and evenly spaced whole values between, at most ``most``."""
+    if top <= 1:
+        return [(0.5, "1")]
+    step = max(1, -(-(top - 1) // (most - 1)))
+    ks = sorted({*range(1, top + 1, step), top})
+    if len(ks) > 2 and ks[-1] - ks[-2] < step / 2:
+        ks.pop(-2)  # the top too close to the tick before it
+    return [((k - 1) / (top - 1), str(k)) for k in ks]
 
 
 # --- tables -------------------------------------------------------------------------
@@ -402,24 +424,37 @@ def cause_html(s: Any) -> str:
 
 def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                       causes: Causes | None = None, pairs: Mapping[str, Mapping[str, TracePair]] | None = None,
-                      info: PageInfo | None = None, top: int | None = TABLE_ROWS,
-                      notes: ReportNotes | None = None) -> None:
-    """Write the ``report --format html`` page through ``write``: per run the summary with its
-    intervals, the curves and the p̂ histogram, the task table (its ``top`` flakiest tasks; None:
-    every task), and each flaky task's section (its suggested cause with ``causes``, its traces
-    from ``pairs``)."""
-    from flaketui.output.report import NO_NOTES, display_order, left_out_line, summary_lines
+                      info: PageInfo | None = None, top: int | None = TABLE_ROWS, notes: ReportNotes | None = None,
+                      ) -> None:
+    """Write the ``report --format html`` page through ``write``: what loading met
+    (:attr:`PageInfo.loading`), then per run the summary with its intervals and ``notes``' lines
+    (the errored trials by kind), the curves and the p̂ histogram, the task table (its ``top``
+    flakiest tasks; None: every task), and each flaky task's section (its suggested cause with
+    ``causes``, its traces from ``pairs``)."""
+    from flaketui.output.report import (
+        NO_NOTES,
+        TABLE_LEGEND,
+        display_order,
+        first_shown,
+        left_out_line,
+        summary_lines,
+    )
+
+    notes = notes or NO_NOTES
 
     info = info or PageInfo()
     pairs = pairs or {}
     data: dict[str, Any] = {"tables": {}}
     write(page_head(f"flaketui report (k = {k})"))
     write(f"<h1>flaketui report <span class=\"mute\">(k = {k})</span></h1>\n")
+    if info.loading:
+        write("<div class=\"loading\">" + "".join(f"<p class=\"note\">{esc(x)}</p>" for x in info.loading)
+              + "</div>\n")
     for r, (st, sm) in enumerate(runs):
         order = display_order(st)
         shown = st.take(order[:top])
         write(f"<h2>run {esc(st.run)}</h2>\n")
-        said = [*summary_lines(sm, notes or NO_NOTES), *(notes or NO_NOTES).lines(sm.run)]
+        said = [*summary_lines(sm, notes), *notes.lines(sm.run)]
         write("<div class=\"summary\">" + "".join(f"<p>{esc(x)}</p>" for x in said) + "</div>\n")
         for w in sm.warnings:
             write(f"<p class=\"warn\">warning: {esc(w)}</p>\n")
@@ -427,8 +462,10 @@ def write_report_html(write: Write, k: int, runs: Sequence[tuple[TaskStats, Suit
         flaky = np.flatnonzero(shown.mixed).tolist()[:DETAILS_TASKS]  # a trace pair needs a pass and a failure
         links = {i: f"f-{r}-{j}" for j, i in enumerate(flaky)}
         data["tables"][f"tasks-{r}"] = task_table(write, f"tasks-{r}", shown, links)
+        write(f"<p class=\"note\">{esc(TABLE_LEGEND)}</p>\n")
         if len(shown) < len(st):
-            write(f"<p class=\"note\">{esc(left_out_line(len(st) - len(shown), len(shown)))}</p>\n")
+            write(f"<p class=\"note\">{esc(left_out_line(len(st) - len(shown), len(shown), first=first_shown(st)))}"
+                  "</p>\n")
         if flaky:
             found = (causes or {}).get(st.run, {})
             run_pairs = pairs.get(st.run, {})
@@ -468,7 +505,7 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
     secondary tests, the confound warning, the changed tasks (sortable) and the flipped tasks'
     traces (``pairs``: a trial of A beside one of B)."""
     from flaketui.output.report import CHANGED, compare_json, left_out_line
-    from flaketui.output.review import signed
+    from flaketui.output.review import signed, uncompared_text
 
     info = info or PageInfo()
     pairs = pairs or {}
@@ -492,7 +529,8 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
             ("sign-flip permutation p (secondary)", "not valid: trial counts differ" if doc["permutation_p"] is None
              else fmt.pvalue(doc["permutation_p"])),
             ("tasks in common", f"{doc['tasks']:,}"), ("fixed / broken / unchanged",
-                                                     f"{len(c.fixed):,} / {len(c.broken):,} / {c.unchanged:,}"),
+                                                     f"{len(c.fixed):,} / {len(c.broken):,} / {c.unchanged:,}"
+                                                     f"{uncompared_text(c)}"),
             ("only in A / only in B", f"{len(c.only_a):,} / {len(c.only_b):,}"), ("alpha", f"{v.alpha:g}")]
     write("<table class=\"figures\">" + "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td></tr>" for a, b in rows)
           + "</table>\n")

@@ -64,7 +64,7 @@ def run_lines(run: RunPlan) -> list[str]:
     k = run.k
     lines = [
         f"run {visible(run.run)}: {len(run.tasks)} tasks: {counts}",
-        f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.interval(*run.pass_hat_k.ci)}; "
+        f"suite pass^{k} = {fmt.rate(run.pass_hat_k.value)} {fmt.suite_interval(run.pass_hat_k)}; "
         f"SE from finite trials {fmt.rate(run.se_now)} now"
         + (f", {fmt.rate(run.se_after)} after {extra:,} more trials on {given} tasks"
            if extra else ""),
@@ -172,7 +172,7 @@ def sample_size_lines(plan: Plan) -> list[str]:
             + (f" ({plan.paired.note})" if plan.paired.note else ""))
     lines.append(
         f"  observed {cmp.run_a} {fmt.rate(cmp.pass_a)} vs {cmp.run_b} {fmt.rate(cmp.pass_b)} "
-        f"(δ = {cmp.difference:+.3f}): independent "
+        f"(δ = {cmp.difference:+z.3f}): independent "
         f"{_sample(plan.observed_independent, 'tasks per model')}, paired "
         + (f"{count(plan.observed_paired_means.tasks)} tasks at K = {plan.observed_paired_means.k}"
            if plan.observed_paired_means is not None and plan.observed_paired_means.tasks is not None

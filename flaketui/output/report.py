@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or compar
     from rich.console import Console, Group
     from rich.text import Text
 
-    from flaketui.model import TrialLog
+    from flaketui.model import Problem, TrialLog
     from flaketui.output.review import FlipRow
     from flaketui.stats.published import Published
     from flaketui.stats.baseline import BaselineComparisons
@@ -591,7 +591,7 @@ def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES, name: Callable
         + (" (clustered SE)" if s.pass_at_1.clustered else ""),
         class_line(s),
         # At k = 1 pass@k and pass^k are pass@1: one figure, said once.
-        "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.interval(*est.ci)}" for label, est in
+        "   ".join(f"{label} = {fmt.rate(est.value)} {fmt.suite_interval(est)}" for label, est in
                    ([("pass@1", s.pass_at_1)] if k == 1 else
                     [("pass@1", s.pass_at_1), (f"pass@{k}", s.pass_at_k), (f"pass^{k}", s.pass_hat_k)])),
     ]
@@ -714,7 +714,8 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
         yield "\n| " + " | ".join(c.header(k) for c in columns) + " |\n|" + "---|" * len(columns) + "\n"
         yield from stream.markdown_rows(st, columns, order[:top])
         if top is not None and len(order) > top:
-            yield f"\n{left_out_line(len(order) - top, top)}\n"
+            yield f"\n{left_out_line(len(order) - top, top, first=first_shown(st))}\n"
+        yield f"\n{TABLE_LEGEND}\n"
         if len(why) > len(head):
             yield "\n### Suspected causes\n\n" + "\n".join(f"- {_md_escape(x)}" for x in why[len(head):]) + "\n"
 
@@ -722,6 +723,33 @@ def markdown_chunks(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], caus
 def report_markdown(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]], causes: Causes | None = None) -> str:
     """The whole Markdown report as one string (:func:`markdown_chunks` joined)."""
     return "".join(markdown_chunks(k, runs, causes))
+
+
+def first_shown(st: TaskStats) -> str:
+    """What a cut task table's first rows are, as :func:`left_out_line` names them: ``flakiest``,
+    or ``least passing`` when no task is flaky at this k (with k = 1 every flakiness is 0, and the
+    order, :func:`~flaketui.output.stream.flakiest_order`, falls to p̂ ascending)."""
+    flak = np.asarray(st.flakiness, dtype=np.float64)
+    return "flakiest" if bool(np.any(flak[~np.isnan(flak)] > 0)) else "least passing"
+
+
+def problems_line(problems: Sequence[Problem]) -> str:
+    """What loading met, counted as it is: ``2 lines skipped while loading, 1 note`` (a note, such
+    as a Harbor job's trial count, skips nothing and is never called a skipped line); empty: none."""
+    from flaketui.loading.loader import problem_kinds
+
+    skipped = notes = 0
+    for group in problem_kinds(problems):
+        if group.notice:
+            notes += group.count
+        else:
+            skipped += group.count
+    parts = []
+    if skipped:
+        parts.append(f"{skipped} line{'s' if skipped != 1 else ''} skipped while loading")
+    if notes:
+        parts.append(f"{notes} note{'s' if notes != 1 else ''} from loading")
+    return ", ".join(parts)
 
 
 def left_out_line(left: int, shown: int, what: str = "task", first: str = "flakiest") -> str:
@@ -798,7 +826,7 @@ def report_table(st: TaskStats, sm: SuiteSummary, causes: Causes | None = None, 
         cells[keys.index("class")] = Text(st.classes[i], style=class_style(st.classes[i]))
         table.add_row(*cells)
     left = len(order) - len(shown)
-    cut = [left_out_text(left, len(shown))] if left else []
+    cut = [left_out_text(left, len(shown), first=first_shown(st))] if left else []
     return Group(*table_head(sm, why, notes), table, *cut, *table_tail(why))
 
 
@@ -824,12 +852,18 @@ def table_head(sm: SuiteSummary, why: Sequence[str], notes: ReportNotes = NO_NOT
     return [head, *(Text(f"warning: {visible(w)}", style="yellow") for w in sm.warnings)]
 
 
+TABLE_LEGEND = ("95% CI: Wilson interval of p̂; pass^k CI: Clopper-Pearson bounds of p, to the power k; "
+                "rule of 3: one-sided 95% bound on a rate never seen (n ≥ 2)")
+"""The one line under a task table saying what its intervals are (each column's tooltip says more)."""
+
+
 def table_tail(why: Sequence[str]) -> list[Any]:
-    """What it prints below: each suggestion's evidence (--causes), then a blank line."""
+    """What it prints below: the legend of the intervals, each suggestion's evidence (--causes),
+    then a blank line."""
     from rich.text import Text
 
     evidence = [Text(line, style="dim") for line in why[1 + _head_lines(why):]]  # log content: Text, never markup
-    return [*([Text("")] + evidence if evidence else []), Text("")]
+    return [Text(TABLE_LEGEND, style="dim"), *([Text("")] + evidence if evidence else []), Text("")]
 
 
 def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: Causes | None = None,
@@ -854,7 +888,7 @@ def print_streamed_table(con: Console, st: TaskStats, sm: SuiteSummary, causes: 
         write(text)
     con.file.flush()
     if len(order) > len(shown):
-        con.print(left_out_text(len(order) - len(shown), len(shown)))
+        con.print(left_out_text(len(order) - len(shown), len(shown), first=first_shown(st)))
     for part in table_tail(why):
         con.print(part)
 

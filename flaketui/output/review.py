@@ -203,7 +203,7 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
         only = f" ({len(c.only_a)} only in {run_a}, {len(c.only_b)} only in {run_b})"
     lines = [
         f"{len(c.tasks)} tasks in both runs{only}",
-        f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}",
+        f"fixed {len(c.fixed)}, broken {len(c.broken)}, unchanged {c.unchanged}{uncompared_text(c)}",
         f"primary test: {PRIMARY} p = {fmt.pvalue(c.primary.pvalue)}",
         f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
         f"{fmt.interval(*c.mean_diff.ci, digits=3)}; " + secondary_line(c),
@@ -218,6 +218,18 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     if c.only_b:
         lines.append(f"only in {run_b}: " + _names(c.only_b))
     return lines
+
+
+def uncompared(c: PairedComparison) -> int:
+    """Common tasks neither fixed, broken nor unchanged: a run has only errored trials of them (no p̂)."""
+    return len(c.tasks) - len(c.fixed) - len(c.broken) - c.unchanged
+
+
+def uncompared_text(c: PairedComparison) -> str:
+    """``; 1 not compared (only errored trials in a run)``, so that the counts add up to the
+    tasks in both runs; empty when they do."""
+    n = uncompared(c)
+    return f"; {n} not compared (only errored trials in a run)" if n else ""
 
 
 def secondary_line(c: PairedComparison) -> str:

@@ -512,7 +512,7 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
         if decision == NO_TRIALS:
             parts.append("no non-errored trial yet")
         else:
-            parts.append(f"undecided, p̂ {p:.3f} [{low:.2f}, {high:.2f}]: "
+            parts.append(f"undecided, p̂ {p:z.3f} (95% confidence sequence [{low:z.2f}, {high:z.2f}]): "
                          + ("most likely to decide its class" if allocation == "classes" else
                             f"largest cut in the variance of suite pass^{k}"))
     if parts:

@@ -256,17 +256,116 @@ class WordDiff:
         )
 
 
+WORD_DIFF_CELLS = 40_000
+"""Most (words of A × words of B) a block is word-diffed in at once; a larger block is first
+split on the lines the two texts share. difflib's longest-match search costs about that product
+for each block it splits, and much more when runs of white space count as words: a pair of long
+tool outputs would keep the thread that draws the trace view busy for seconds."""
+
+
+def _words_and_lines(toks: list[str]) -> tuple[list[int], list[int]]:
+    """The indexes of ``toks``' words (non-blank tokens) and each word's line number."""
+    words, lines, line = [], [], 0
+    for i, t in enumerate(toks):
+        if t[0].isspace():
+            line += t.count("\n")
+        else:
+            words.append(i)
+            lines.append(line)
+    return words, lines
+
+
+def _line_blocks(lines: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
+    """Words ``lo..hi`` grouped by line, as (first, end) ranges of word indexes."""
+    out: list[tuple[int, int]] = []
+    start = lo
+    for n in range(lo + 1, hi + 1):
+        if n == hi or lines[n] != lines[start]:
+            out.append((start, n))
+            start = n
+    return out
+
+
+def _mark_words(wa: list[str], wb: list[str], la: list[int], lb: list[int], ca: list[bool], cb: list[bool],
+                i1: int, i2: int, j1: int, j2: int) -> None:
+    """Mark the changed words of ``wa[i1:i2]`` against ``wb[j1:j2]`` in ``ca``/``cb``: difflib's
+    opcodes on the words, or, for a block over :data:`WORD_DIFF_CELLS`, on its lines first (each
+    pair of differing line runs then diffed word by word; a run as big as the block, marked whole)."""
+    if i1 == i2 or j1 == j2:
+        ca[i1:i2] = [True] * (i2 - i1)
+        cb[j1:j2] = [True] * (j2 - j1)
+        return
+    if (i2 - i1) * (j2 - j1) <= WORD_DIFF_CELLS:
+        for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, wa[i1:i2], wb[j1:j2], autojunk=False).get_opcodes():
+            if tag != EQUAL:
+                ca[i1 + a1:i1 + a2] = [True] * (a2 - a1)
+                cb[j1 + b1:j1 + b2] = [True] * (b2 - b1)
+        return
+    runs_a, runs_b = _line_blocks(la, i1, i2), _line_blocks(lb, j1, j2)
+    keys_a = [tuple(wa[s:e]) for s, e in runs_a]
+    keys_b = [tuple(wb[s:e]) for s, e in runs_b]
+    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
+        if tag == EQUAL:
+            continue
+        s1, e1 = (runs_a[a1][0], runs_a[a2 - 1][1]) if a2 > a1 else (i1, i1)
+        s2, e2 = (runs_b[b1][0], runs_b[b2 - 1][1]) if b2 > b1 else (j1, j1)
+        if (s1, e1, s2, e2) == (i1, i2, j1, j2) or a2 == a1 or b2 == b1:
+            ca[s1:e1] = [True] * (e1 - s1)
+            cb[s2:e2] = [True] * (e2 - s2)
+        else:
+            _mark_words(wa, wb, la, lb, ca, cb, s1, e1, s2, e2)
+
+
+def _marked(toks: list[str], words: list[int], changed: list[bool]) -> list[tuple[str, bool]]:
+    """``toks`` each marked: a word as ``changed`` says, white space as changed when the words on
+    both sides of it are (so a changed phrase is marked whole and a shared one not at all)."""
+    state = [False] * len(toks)
+    for w, c in zip(words, changed, strict=True):
+        state[w] = c
+    out = []
+    for i, t in enumerate(toks):
+        if t[0].isspace():
+            before = state[i - 1] if i > 0 else None
+            after = state[i + 1] if i + 1 < len(toks) else None
+            near = [s for s in (before, after) if s is not None]
+            out.append((t, bool(near) and all(near)))
+        else:
+            out.append((t, state[i]))
+    return out
+
+
 def word_diff(a: Any, b: Any) -> WordDiff:
-    """Word-level diff of two values (non-strings are compared as compact JSON)."""
+    """Word-level diff of two values (non-strings are compared as compact JSON).
+
+    The words (runs of non-space) are compared, not the runs of white space between them: a
+    run of spaces repeats hundreds of times in a long text, and difflib's search goes through
+    every repeat. A block too big to compare word by word is first split on shared lines
+    (:data:`WORD_DIFF_CELLS`). Two texts that differ in white space only are compared token by
+    token.
+    """
     ta, tb = tokens(compact(a)), tokens(compact(b))
-    matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-    out_a: list[tuple[str, bool]] = []
-    out_b: list[tuple[str, bool]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        same = tag == EQUAL
-        out_a.extend((t, not same) for t in ta[i1:i2])
-        out_b.extend((t, not same) for t in tb[j1:j2])
-    return WordDiff(out_a, out_b)
+    ia, la = _words_and_lines(ta)
+    ib, lb = _words_and_lines(tb)
+    wa, wb = [ta[i] for i in ia], [tb[i] for i in ib]
+    lo = 0
+    while lo < len(wa) and lo < len(wb) and wa[lo] == wb[lo]:
+        lo += 1
+    hi_a, hi_b = len(wa), len(wb)
+    while hi_a > lo and hi_b > lo and wa[hi_a - 1] == wb[hi_b - 1]:
+        hi_a -= 1
+        hi_b -= 1
+    ca, cb = [False] * len(wa), [False] * len(wb)
+    if hi_a > lo or hi_b > lo:
+        _mark_words(wa, wb, la, lb, ca, cb, lo, hi_a, lo, hi_b)
+    elif ta != tb and len(ta) * len(tb) <= WORD_DIFF_CELLS:
+        out_a: list[tuple[str, bool]] = []
+        out_b: list[tuple[str, bool]] = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+            same = tag == EQUAL
+            out_a.extend((t, not same) for t in ta[i1:i2])
+            out_b.extend((t, not same) for t in tb[j1:j2])
+        return WordDiff(out_a, out_b)
+    return WordDiff(_marked(ta, ia, ca), _marked(tb, ib, cb))
 
 
 def best_pair(

@@ -17,7 +17,7 @@ one statement of "the most informative pair": the trace screen, the run comparis
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from flaketui.traces.forkmap import ForkNode, build_fork_map
 from flaketui.traces.normalise import Normaliser
 from flaketui.traces.steps import default_mode
 
-__all__ = ["FlipDivergence", "RunTrials", "TaskAcrossRuns", "TaskTraces", "divergence_rows", "divergences",
+__all__ = ["FlipDivergence", "RememberingNormaliser", "RunTrials", "TaskAcrossRuns", "TaskTraces", "divergence_rows", "divergences",
            "flip_divergence", "pair_across", "pick_pair", "task_across_runs", "task_traces", "traced_sides"]
 
 
@@ -60,6 +60,29 @@ class TaskTraces:
     def untraced(self) -> int:
         """Trials (errored ones included) without a trace."""
         return sum(1 for t in self.trials if t.trace is None)
+
+
+@dataclass(frozen=True)
+class RememberingNormaliser(Normaliser):
+    """A :class:`~flaketui.traces.normalise.Normaliser` that keeps each trace's step signatures:
+    a task's read normalises the same traces for the pair, the fork map and the alignment, and
+    normalising is most of a long pair's read. For one read: it holds the traces it has seen."""
+
+    _seen: dict[int, tuple[Sequence[object], list[str]]] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def like(cls, normaliser: Normaliser | None) -> RememberingNormaliser:
+        """One that ignores what ``normaliser`` ignores (None: the defaults)."""
+        norm = normaliser or Normaliser()
+        return cls(norm.extra_keys, norm.noise_keys)
+
+    def signatures(self, trace: Sequence[object] | None) -> list[str]:
+        if not trace:
+            return []
+        kept = self._seen.get(id(trace))
+        if kept is None or kept[0] is not trace:
+            kept = self._seen[id(trace)] = (trace, super().signatures(trace))
+        return list(kept[1])
 
 
 def traced_sides(trials: Iterable[Trial]) -> tuple[list[Trial], list[Trial]]:

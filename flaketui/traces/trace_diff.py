@@ -27,6 +27,7 @@ from flaketui.traces.structdiff import MISSING, FieldChange
 
 __all__ = [
     "DELETE", "EQUAL", "FOLD_KEEP", "FOLD_MIN", "INSERT", "MISSING", "REPLACE", "FieldChange", "Item", "PairDiff",
+    "action_first", "header_changes",
     "Tokens", "highlights", "is_system", "pair_diff", "tool_calls_text",
 ]
 

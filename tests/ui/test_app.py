@@ -369,7 +369,7 @@ async def test_skipped_lines_are_shown(tmp_path: Path, monkeypatch: pytest.Monke
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert app.trial_log is not None and len(app.trial_log.problems) == 2
-        assert any("2 line(s) of the logs were skipped" in m for m in messages)
+        assert any("2 lines skipped while loading" in m for m in messages)
         await pilot.press("e")
         assert isinstance(app.screen, ProblemsScreen)
         assert [str(p).split(":")[1] for p in app.screen.problems] == ["25", "26"]
@@ -505,6 +505,8 @@ async def test_keys_scroll_the_trace_and_the_fork_map(tmp_path: Path) -> None:
         await ready(pilot)
         rows = app.screen.query_one("#diff-rows")
         assert app.focused is rows
+        await pilot.press("home")  # the screen opened at the divergence, near the end
+        await ready(pilot)
         await pilot.press("pagedown")
         await pilot.pause()
         assert rows.scroll_y > 0

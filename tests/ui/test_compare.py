@@ -454,5 +454,5 @@ async def test_one_trial_per_task_says_nothing_is_tested(tmp_path: Path) -> None
         assert isinstance(app.screen, CompareScreen)
         text = summary(app)
         assert "changed 2, flipped none: one trial per task in both runs, so nothing can be tested" in text
-        assert "0 of 2 flips reviewed" in text
+        assert "0 of 2 changed tasks reviewed" in text  # the list holds changed tasks, not flips
         assert [r["flip"] for r in rows(app)] == ["changed", "changed"]

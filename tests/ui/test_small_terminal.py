@@ -112,3 +112,24 @@ async def test_the_header_follows_the_terminal_size(app: FlakeApp) -> None:
         await pilot.resize_terminal(*SIZE)
         await settle(pilot)
         assert not app.screen.has_class("-compact-head")
+
+
+async def test_the_task_table_keeps_ten_rows_and_its_class_whole(app: FlakeApp) -> None:
+    """At 80×24 the task table shows at least ten task rows (the curves give way), the class column beside the name."""
+    from flaketui.app.widgets.task_table import TaskTable
+
+    async with app.run_test(size=SMALL) as pilot:
+        await press(pilot)
+        table = app.screen.query_one(TaskTable)
+        assert table.region.height - 1 >= 10  # less its header line
+        keys = [c.key for c in table.columns]
+        assert keys[:2] == ["task", "class"]
+        assert sum(c.width + 1 for c in table.columns[:2]) < SMALL[0]
+        assert not app.screen.query_one("#curves").display or app.screen.query_one("#curves").region.height == 0
+
+
+async def test_the_plan_keeps_its_table(app: FlakeApp) -> None:
+    """At 80×24 the plan's head and panels are cut so that its table keeps ten rows."""
+    async with app.run_test(size=SMALL) as pilot:
+        await press(pilot, "p")
+        assert rows_of(app, "#plan-table") - 1 >= 10

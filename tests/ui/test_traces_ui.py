@@ -46,28 +46,28 @@ def row_in_view(view: TraceDiffView, row: int) -> bool:
 
 
 @pytest.mark.slow
-async def test_d_draws_on_to_a_divergence_past_the_rows_drawn(tmp_path: Path) -> None:
-    """d draws on to a divergence past the rows drawn."""
+async def test_the_trace_screen_opens_at_a_far_divergence(tmp_path: Path) -> None:
+    """A pair diverging at step 956 opens there, drawn as a window round it; home draws the rows above, d goes back."""
     app = pair_app(tmp_path, chat(1500, user="a"), chat(1500, diverge_at=956, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)
         # Every user turn is reworded (not counted in actions mode): nothing folds, 1,500 rows.
         assert view.mode == "actions" and view.first_divergence == 956
-        assert view.drawn < view.alignment.divergence_row
-        assert not view.query("#diff-row-955")
-        await pilot.press("d")
         await settle(pilot)
-        assert row_in_view(view, 955)
+        assert row_in_view(view, 955) and view.current is None
         shown = plain(view.query_one("#diff-row-955", Static).content)
         assert 'tool_calls.0.arguments.record: R956 → OTHER' in shown
         assert 'lookup(record="R956")' in shown and 'lookup(record="OTHER")' in shown
         # Drawn as a window round the divergence; scrolling up to its top draws the rows above.
         lo = view.lo
-        assert lo > 0 and view.query("#diff-above")
+        assert 0 < lo <= 955 and view.query("#diff-above")
         await pilot.press("home")
         await settle(pilot)
         assert view.lo < lo
+        await pilot.press("d")
+        await settle(pilot)
+        assert row_in_view(view, 955)
 
 
 @pytest.mark.slow

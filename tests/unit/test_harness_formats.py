@@ -319,7 +319,7 @@ class TestRunNames:
             (tmp_path / agent / "results.jsonl").write_text(json.dumps({"task": "t", "passed": passed}) + "\n")
         log = load_logs([tmp_path])
         assert log.runs == ["a/results", "b/results"]
-        assert "named 'a/results', 'b/results' instead" in reasons(log)[0]
+        assert "run is named by its folder: 'a/results', 'b/results'" in reasons(log)[0]
         log = load_logs([tmp_path], FieldMap(run_name_from="folder"))
         assert log.runs == ["a", "b"]
 
@@ -481,8 +481,10 @@ def test_natural_key_orders_numbers_by_value(tmp_path: Path) -> None:
     path = tmp_path / "ties.jsonl"
     path.write_text("".join(json.dumps({"task": t, "passed": True}) + "\n" for t in ("task-10", "10", "task-9", "2")))
     code, out, _ = run("report", path, "--format", "markdown")  # equal figures: ordered by name
-    assert [line.split(" | ")[0].removeprefix("| ") for line in out.splitlines()[-4:]] == \
-        ["2", "10", "task-9", "task-10"]
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|---")) + 1
+    rows = [line for line in lines[start:] if line.startswith("| ")]
+    assert [line.split(" | ")[0].removeprefix("| ") for line in rows] == ["2", "10", "task-9", "task-10"]
 
 
 def test_folder_of_mixed_harnesses(tmp_path: Path) -> None:

@@ -154,3 +154,44 @@ def test_top_cuts_the_table_and_says_so() -> None:
     assert "22 more tasks not shown (the 3 flakiest are)" in out
     data = json.loads(re.search(r'id="flaketui-data">(.*?)</script>', out, re.S).group(1))
     assert len(data["tables"]["tasks-0"]["sort"]["p_hat"]) == 3
+
+
+def test_the_page_says_what_it_covers(tmp_path: Path) -> None:
+    """A Harbor job's page has the errored-by-type line, and both plots carry ticks on their x axis."""
+    harbor = Path(__file__).resolve().parents[1] / "data" / "harbor"
+    out = tmp_path / "page.html"
+    code, _, err = run("report", str(harbor), "--format", "html", "--out", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in text
+    ticks = re.findall(r'text-anchor="middle">([^<]*)<', text)
+    assert {"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"} <= set(ticks)  # the p̂ histogram
+    assert {"1", "2"} <= set(ticks)  # the k axis
+
+
+def test_the_page_names_notes_and_skipped_lines_apart() -> None:
+    """Loading's notes are quoted on the page as notes, and skipped lines counted apart from them."""
+    from types import SimpleNamespace
+
+    from flaketui.cli.diff import loading_lines
+    from flaketui.model import Problem
+
+    log = SimpleNamespace(problems=[
+        Problem("job/result.json", None, "the job lists 425 trials; 30 are on disk", notice=True),
+        Problem("x.jsonl", 3, "not valid JSON (x)")])
+    assert loading_lines(log) == ["1 line skipped while loading",
+                                  "note: job/result.json: the job lists 425 trials; 30 are on disk"]
+    html = "".join(_written(info=page.PageInfo(loading=loading_lines(log))))
+    assert "note: job/result.json: the job lists 425 trials; 30 are on disk" in html
+
+
+def _written(info: page.PageInfo) -> list[str]:
+    from flaketui.loading import load_logs
+    from flaketui.stats import summarise
+    from flaketui.stats.suite import task_stats
+
+    log = load_logs([str(BASELINE)])
+    st = task_stats(log.run_outcomes(log.runs[0]), 5)
+    parts: list[str] = []
+    page.write_report_html(parts.append, 5, [(st, summarise(st))], info=info)
+    return parts

@@ -98,3 +98,16 @@ def test_the_terminal_table_cuts_long_names_apart(tmp_path: Path) -> None:
     Console(file=out, width=200, color_system=None).print(report_table(st, summarise(st)))
     shown = [line.split("│")[0].strip() for line in out.getvalue().splitlines() if line.startswith("blind")]
     assert len(shown) == 2 and shown[0] != shown[1] and {s[-4:] for s in shown} == {"easy", "hard"}
+
+
+def test_names_alike_at_both_ends_are_cut_round_the_part_that_differs() -> None:
+    """τ² telecom ids sharing a long start and end stay apart once cut: each shows where it parts from the others."""
+    ids = ["[mobile_data_issue]data_saver_mode_on|data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:None]",
+           "[mobile_data_issue]data_saver_mode_on|user_abroad_roaming_enabled_off|airplane_mode_on[PERSONA:None]",
+           "[mobile_data_issue]bad_network_preference|data_saver_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]",
+           "[mobile_data_issue]data_mode_off|data_saver_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]"]
+    for width in (20, 24, 30, 40):
+        cut = cut_names(ids, width)
+        assert len(set(cut)) == len(ids), (width, cut)
+        assert all(len(c) <= width for c in cut)
+    assert "data_usage_exceeded" in cut_names(ids, 30)[0]

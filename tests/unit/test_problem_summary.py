@@ -81,3 +81,16 @@ async def test_the_problems_screen_groups_by_kind() -> None:
         assert "3 × duplicate trial N of task … in run …; kept the first" in text
         assert "1 × not valid JSON" in text
         assert "b.jsonl:9: not valid JSON (oops)" in text
+
+
+def test_notes_are_counted_apart_from_skipped_lines() -> None:
+    """A Harbor note is counted as a note, never as a skipped line; a lone kind shows its own words."""
+    from flaketui.app.screens.problems import example_of, problems_line
+
+    note = Problem("job/result.json", None, "the job lists 425 trials; 30 are on disk", notice=True)
+    bad = Problem("x.jsonl", 3, "not valid JSON (x)")
+    assert problems_line([note]) == "1 note from loading"
+    assert problems_line([note, bad, bad]) == "2 lines skipped while loading, 1 note from loading"
+    assert problems_line([]) == ""
+    kind = problem_kinds([note])[0]
+    assert "N" in kind.kind and example_of(kind.kind, kind.problems) == note.reason

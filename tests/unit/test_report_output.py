@@ -109,6 +109,7 @@ def reference_markdown(k: int, runs: list[tuple[TaskStats, SuiteSummary]], cause
         for i in reference_order(st):
             rows.append("| " + " | ".join(md_cell(c, c.text(st, i)) for c in columns) + " |")
         parts.append("\n".join(rows) + "\n")
+        parts.append(out.TABLE_LEGEND + "\n")
         if len(why) > 1:
             parts.append("### Suspected causes\n\n" + "\n".join(f"- {markdown_text(x)}" for x in why[1:]) + "\n")
     return f"# flaketui report (k = {k})\n\n" + "\n".join(parts)

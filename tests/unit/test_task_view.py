@@ -122,3 +122,34 @@ def test_divergences_yield_one_task_at_a_time() -> None:
     found = divergences(read, {"one": [0, 1], "two": [2]})
     assert next(found) == ("one", 2) and reads == [0, 1]
     assert next(found) == ("two", None) and reads == [0, 1, 2]
+
+
+def test_a_remembering_normaliser_gives_the_same_model_normalising_each_trace_once() -> None:
+    """task_traces with a RememberingNormaliser: the pair, mode and fork map of the plain one, each trace's signatures computed once."""
+    from flaketui.traces.task_view import RememberingNormaliser
+
+    trials = [trial(0, PASS, chat(30)), trial(1, FAIL, chat(30, diverge_at=12)), trial(2, FAIL, chat(30, diverge_at=20))]
+    plain = task_traces(trials, Normaliser.with_keys(["note"]))
+    memo = RememberingNormaliser.like(Normaliser.with_keys(["note"]))
+    calls: list[int] = []
+    compute = Normaliser.signatures
+
+    def counted(self: Normaliser, trace: object) -> list[str]:
+        calls.append(id(trace))
+        return compute(self, trace)
+
+    Normaliser.signatures = counted  # type: ignore[method-assign]
+    try:
+        kept = task_traces(trials, memo)
+    finally:
+        Normaliser.signatures = compute  # type: ignore[method-assign]
+    assert memo.extra_keys == frozenset({"note"})
+    assert (kept.pair, kept.mode) == (plain.pair, plain.mode)
+    assert _tree(kept.fork_map) == _tree(plain.fork_map)
+    assert len(calls) == len(set(calls))  # no trace normalised twice
+
+
+def _tree(node: object) -> tuple:
+    """A fork map as nested (signature, trials, passes, fails, children) tuples."""
+    return (node.signature, list(node.trials), node.passes, node.fails,  # type: ignore[attr-defined]
+            tuple(_tree(c) for c in node.children))  # type: ignore[attr-defined]

@@ -83,3 +83,30 @@ def test_alignment_and_diff(trials: list[tuple[int, int, list[dict]]], mode: str
     assert (d.step_a, d.step_b) == (FORK, FORK)
     assert [c.text() for c in d.changes] == ['args.job_id: "job-1999" → "job-wrong"']
     assert len(al.rows) == STEPS
+
+
+def test_the_real_atif_pair_reads_at_once_with_rows_of_a_screenful() -> None:
+    """The real Harbor ATIF pair (../shared, skipped when absent): every row's changed words found in well under a
+    second of work each, and no row's changed values (cut) longer than a screenful."""
+    import time
+
+    from flaketui.app.widgets.trace_view import changes_text
+    from flaketui.loading import load_logs, read_trial
+    from flaketui.traces.trace_diff import pair_diff
+    from tests.conftest import SHARED
+
+    harbor = SHARED / "realdata" / "harbor-datagen"
+    jobs = [harbor / "auth_token_race_condition" / "example_runs" / "successful_run_2025-11-19",
+            harbor / "etl_checkpoint_resume_bug" / "example_runs" / "run_2025-11-19__14-39-23"]
+    if not all(j.is_dir() for j in jobs):
+        pytest.skip("../shared/realdata/harbor-datagen is not here")
+    log = load_logs([str(j) for j in jobs], use_cache=False)
+    a, b = (read_trial(log, r) for r in range(2))
+    diff = pair_diff(a, b)
+    start = time.process_time()
+    for n in range(len(diff.rows)):
+        diff.row_highlights(n)
+    assert time.process_time() - start < 5.0  # was over 20 s: difflib through every run of spaces
+    longest = max(str(changes_text(diff.row_changes(n), *diff.steps(n), expanded=False)).count("\n")
+                  for n in range(len(diff.rows)))
+    assert longest < 60  # was 984 lines under one row: whole files in the metadata

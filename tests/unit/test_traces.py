@@ -135,6 +135,47 @@ class TestStepChanges:
         assert "".join(t for t, _ in wd.a) == "restart the checkout service"
         assert wd.changed_words == (2, 2)
 
+    def test_word_diff_of_long_texts_marks_the_changed_line_only(self) -> None:
+        """Two 6,000-line texts differing in one word: that word alone is marked, in well under a second."""
+        import time
+
+        lines = [f"line {n} of the tool output = value {n % 7}" for n in range(6000)]
+        other = list(lines)
+        other[4321] = other[4321].replace("tool", "TOOL")
+        start = time.perf_counter()
+        wd = word_diff("\n".join(lines), "\n".join(other))
+        assert time.perf_counter() - start < 1.0
+        assert [t for t, c in wd.a if c] == ["tool"]
+        assert [t for t, c in wd.b if c] == ["TOOL"]
+        assert "".join(t for t, _ in wd.b) == "\n".join(other)
+
+    def test_word_diff_keeps_a_common_subsequence(self) -> None:
+        """The unmarked words of both sides are one common subsequence, no longer than the longest (brute force)."""
+        import random
+
+        rng = random.Random(7)
+        vocab = ["a", "b", "c", "dd", "e", "  ", "\n"]
+        for _ in range(200):
+            x = " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 30)))
+            y = " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 30)))
+            wd = word_diff(x, y)
+            kept_a = [t for t, c in wd.a if not c and t.strip()]
+            kept_b = [t for t, c in wd.b if not c and t.strip()]
+            assert kept_a == kept_b
+            wa, wb = x.split(), y.split()
+            lcs = [[0] * (len(wb) + 1) for _ in range(len(wa) + 1)]
+            for i, u in enumerate(wa):
+                for j, v in enumerate(wb):
+                    lcs[i + 1][j + 1] = lcs[i][j] + 1 if u == v else max(lcs[i][j + 1], lcs[i + 1][j])
+            assert len(kept_a) <= lcs[-1][-1]
+            assert len(kept_a) >= lcs[-1][-1] // 2
+            assert "".join(t for t, _ in wd.a) == x
+
+    def test_word_diff_of_white_space_only(self) -> None:
+        """Texts that differ only in their spacing still mark the spacing that changed."""
+        wd = word_diff("a b", "a  b")
+        assert [t for t, c in wd.b if c] == ["  "]
+
 
 class TestBestPair:
     def test_longest_shared_prefix_wins(self) -> None:

@@ -57,6 +57,9 @@ WIDE = 140
 """Columns from which the flip list also shows each flip's first divergence and suggested source (the
 note keeps at least 12 cells; below, ``A`` shows the divergence of every run)."""
 
+NARROW = 120
+"""Columns under which the flip list shows the label right after the task (else past the edge)."""
+
 CHANGE_STYLES = {BROKEN: "bold red", FIXED: "bold green"}
 """Colour of a flip's change (unchanged: dim)."""
 
@@ -331,6 +334,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         ]
         if self.size.width >= WIDE:
             cols[-1:-1] = self.divergence_columns()
+        elif self.size.width < NARROW:
+            cols.insert(4, cols.pop())  # the label beside the task, on an 80-column screen too
         used = sum(c.width + 1 for c in cols) + 1 + 1 + 2  # gaps, the note's gap, scrollbar
         note_w = max(12, self.size.width - used)
         return [*cols, Column("note", "note", note_w, "left", "free-text note",
@@ -417,9 +422,14 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         store = self.flake_app.triage_store
         return sum(1 for i in self.flips if store.get(self.key_of(i)).reviewed)
 
+    def review_what(self) -> str:
+        """What the review counts, as the summary names it: ``flips`` (tasks that flipped), or
+        ``changed tasks`` when nothing could be tested per task (the list then holds every change)."""
+        return "flips" if self.tests is None or self.tests.tested else "changed tasks"
+
     def progress(self) -> str:
-        """``9 of 11 flips reviewed``."""
-        return review.progress_line(self.reviewed_count(), len(self.flips))
+        """``9 of 11 flips reviewed`` (``0 of 17 changed tasks reviewed``: see :meth:`review_what`)."""
+        return review.progress_line(self.reviewed_count(), len(self.flips), self.review_what())
 
     def update_summary(self) -> None:
         cmp, tests = self.comparison, self.tests
@@ -439,7 +449,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(f"fixed {len(cmp.fixed)}", style="green")
         text.append(" · ")
         text.append(f"broken {len(cmp.broken)}", style="red")
-        text.append(f" · unchanged {cmp.unchanged}\n")
+        text.append(f" · unchanged {cmp.unchanged}{review.uncompared_text(cmp)}\n")
         text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
         text.append(lines[2] + " · " + lines[3] + "\n")
         text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
@@ -449,7 +459,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         for extra in lines[6 + (1 if self.confound else 0):]:
             text.append(extra + "\n", style="dim")
         done, total = self.reviewed_count(), len(self.flips)
-        text.append(review.progress_line(done, total),
+        text.append(review.progress_line(done, total, self.review_what()),
                     style="bold green" if total and done == total else "bold yellow")
         store = self.flake_app.triage_store
         if store.path is None or not store.persistent:
@@ -469,7 +479,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(f"fixed {len(cmp.fixed)}", style="green")
         text.append(" · ")
         text.append(f"broken {len(cmp.broken)}", style="red")
-        text.append(f" · unchanged {cmp.unchanged} · {lines[0]} · ")
+        text.append(f" · unchanged {cmp.unchanged}{review.uncompared_text(cmp)} · {lines[0]} · ")
         text.append(visible(cmp.run_b), style="bold")
         text.append(" (B) vs ", style="dim")
         text.append(visible(cmp.run_a), style="bold")
@@ -479,7 +489,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         if self.confound:
             text.append(visible(self.confound) + "\n", style="bold yellow")
         done, total = self.reviewed_count(), len(self.flips)
-        text.append(review.progress_line(done, total),
+        text.append(review.progress_line(done, total, self.review_what()),
                     style="bold green" if total and done == total else "bold yellow")
         text.append("   h: the whole summary", style="dim")
         return text

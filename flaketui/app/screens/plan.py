@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 MAX_BUDGET = 10**9
 """Largest budget the box accepts."""
 
+SHORT_SCREEN = 30
+"""Screen height under which the plan's head and panels are cut (the table keeps ten rows and more)."""
+
 DECISION_STYLES = {FLAKY: "bold yellow", STABLE_FAIL: "red", STABLE_PASS: "green",
                    UNDECIDED: "cyan"}
 """Colour of each decision in the table."""
@@ -74,6 +77,8 @@ class PlanScreen(FlakeScreen[None]):
     PlanScreen #plan-status { width: 1fr; padding: 1 1 0 1; }
     PlanScreen #plan-table { height: 1fr; }
     PlanScreen.-computing #plan-status { color: $text-muted; }
+    PlanScreen.-short #plan-head { max-height: 2; overflow-y: hidden; }
+    PlanScreen.-short #plan-panels { max-height: 5; }
     """
 
     BINDINGS = [
@@ -115,7 +120,12 @@ class PlanScreen(FlakeScreen[None]):
         yield DataTable(id="plan-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
+    def on_resize(self) -> None:
+        """On a short terminal the head and the panels are cut, so that the table keeps its rows."""
+        self.set_class(self.app.size.height < SHORT_SCREEN, "-short")
+
     def on_mount(self) -> None:
+        self.on_resize()
         self.sub_title = f"plan · {visible(self.run_name)}"
         table = self.query_one(DataTable)
         table.add_column("task", key="task")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -182,6 +182,13 @@ class LoadCancelled(Exception):
     """Raised in the loading thread when the user quit while the logs were loading."""
 
 
+SHORT_SCREEN = 30
+"""Screen height under which the task table's curves are not shown (the table keeps the rows)."""
+NARROW_TABLE = 120
+"""Screen width under which the task table shows the class right after the task's name (the
+columns after the first few are past the edge of an 80-column terminal until scrolled to)."""
+
+
 class TasksScreen(SortActions, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
@@ -229,8 +236,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 tooltip="What goes wrong across the run: its flaky tasks' failures grouped by signature"),
         Binding("A", "across_runs", "Across runs", id="task-across-runs", show=False,
                 tooltip="The highlighted task in every loaded run, each run's first divergence from a reference"),
-        Binding("e", "show_problems", "Problems", id="problems", show=False,
-                tooltip="Lines of the logs that were skipped, and why"),
+        Binding("e", "show_problems", "Warnings", id="problems", show=False,
+                tooltip="The run's warnings, and the lines of the logs skipped or noted while loading"),
         Binding("escape", "clear_filter", "Clear filter", id="clear-filter", show=False,
                 tooltip="Clear the name filter"),
         Binding("ctrl+c", "quit_loading", "Quit", id="quit-loading", show=False, priority=True,
@@ -260,6 +267,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self._outcomes_of: TrialLog | None = None
         """The log :attr:`_outcomes` (each run's trials by task) were grouped from."""
         self._last_progress = 0.0
+        self._told_loading = 0.0
+        """When a key pressed while loading was last answered (:meth:`on_key`)."""
         self._watcher: LogWatcher | None = None
         """Follows the logs with ``--watch`` (set by the loading worker)."""
         self._divergence_progress = ""
@@ -352,6 +361,16 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             return self.loading_logs
         return not self.loading_logs
 
+    def on_key(self, event: events.Key) -> None:
+        """A key pressed while the logs load is answered (at most once a second), not dropped
+        without a word; only q and ctrl+c act then."""
+        if not self.loading_logs or event.key in ("q", "ctrl+c"):
+            return
+        now = time.monotonic()
+        if now - self._told_loading > 1.0:
+            self._told_loading = now
+            self.notify("still loading the logs…; the table takes keys once it is shown", timeout=2)
+
     def action_quit_loading(self) -> None:
         """Stop loading (the reading thread stops at its next progress report) and leave."""
         self.workers.cancel_group(self, "load")
@@ -425,9 +444,10 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.remove_class("-loading")
         self.query_one("#filter", Input).disabled = False
         self.refresh_bindings()  # the footer shows the keys that work now
-        problems = len(log.problems)
-        if problems:
-            self.notify(f"{problems} line(s) of the logs were skipped; press e to see which and why",
+        if any(not p.notice for p in log.problems):
+            from flaketui.app.screens.problems import problems_line
+
+            self.notify(f"{problems_line(log.problems)}; press e to see which and why",
                         title="Skipped input", severity="warning", timeout=10)
         self.show_run(0)
         self.query_one(TaskTable).focus()
@@ -586,9 +606,11 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                           sort=lambda: spec.sort(st), descending=spec.descending)
 
         label_k = max(6, len(TASK_COLUMNS["pass_at_k"].header(st.k)))
+        cut = self.cut_names(name_w)
+        class_w = max(5, *(len(CLASS_LABELS.get(c, c)) for c in set(st.classes))) if len(st) else 5
         cols = [
             replace(stat("task", name_w, "left", tooltip="task name (bold amber when flaky)",
-                         render=lambda row: Text(visible(st.tasks[row]), style=flaky_style
+                         render=lambda row: Text(cut.get(row) or visible(st.tasks[row]), style=flaky_style
                                                  if st.classes[row] == FLAKY else "")),
                     sort=lambda: view.name_rank.astype(np.float64), cut="middle"),
             stat("n", max(3, len(str(int(st.n.max(initial=0)))))),
@@ -600,7 +622,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             stat("pass_hat_k", label_k),
             stat("flakiness", 10, "left", tooltip="4·p̂·(1−p̂), with a bar",
                  render=lambda row: flakiness_cell(st.flakiness[row])),
-            stat("class", 6, "left",
+            stat("class", class_w, "left",
                  tooltip=f"against the flakiness cap {st.flaky_cap:g}: flaky (its exact interval rules out "
                          "flakiness at or below the cap), pass / fail (stable: rules out flakiness above it), "
                          "undet. (undetermined: more trials decide), or once (one trial); /class:NAME filters",
@@ -610,6 +632,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                  tooltip="the task both passed and failed (a fact, not its class); /mixed filters"),
             stat("p_flaky", 8),
         ]
+        if self.app.size.width < NARROW_TABLE:
+            at = next(i for i, c in enumerate(cols) if c.key == "class")
+            cols.insert(1, cols.pop(at))  # the class beside the name, never past the screen's edge
         if self.run is not None and triage_dialogs.run_has_notes(self.flake_app, self.run):
             cols.append(triage_dialogs.task_column(self.flake_app, self.run, st.tasks))
         if view.group_width is not None:
@@ -638,6 +663,17 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                                partial(metric_cell, medians, view.whole[name]),
                                partial(np.asarray, medians, dtype=np.float64)))
         return cols
+
+    def cut_names(self, width: int) -> dict[int, str]:
+        """The shown run's names longer than ``width``, cut so that they stay apart
+        (:func:`~flaketui.output.cells.cut_names`: τ² telecom ids that share their start and end
+        are cut round the part that differs), by data row."""
+        from flaketui.output.cells import cut_names
+
+        st = self.stats
+        assert st is not None
+        long = [i for i, t in enumerate(st.tasks) if len(t) > width]
+        return dict(zip(long, cut_names([visible(st.tasks[i]) for i in long], width), strict=True))
 
     @staticmethod
     def state_column(tasks: list[str], states: dict[str, str]) -> Column:
@@ -850,7 +886,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         for label, est in summary_figures(sm):
             figure = Text(f"{label} ", style="dim")
             figure.append(fmt.rate(est.value), style="bold")
-            figure.append(f" {fmt.interval(*est.ci)}", style="dim")
+            figure.append(f" {fmt.suite_interval(est)}", style="dim")
             figures.append(figure)
         if sm.tasks_below_k:
             figures.append(Text(f"{sm.tasks_below_k} task(s) with n < k left out", style="yellow"))
@@ -867,21 +903,34 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         text.append_text(flow(figures, width, "   "))
         if self.run is not None and self.has_traces.any():
             text.append("\n" + self.causes_line(), style="dim")
-        for warning in sm.warnings:
-            text.append("\n⚠ " + visible(warning), style="yellow")
+        from flaketui.app.screens.problems import problems_line
+
+        alerts = [visible(w) for w in sm.warnings]
         if log.problems:
-            text.append(f"\n⚠ {len(log.problems)} line(s) skipped while loading (e: show)",
-                        style="yellow")
+            alerts.append(problems_line(log.problems))
+        if len(alerts) == 1 and len(alerts[0]) + 2 + len(" (e: show)") <= width:
+            text.append(f"\n⚠ {alerts[0]}" + (" (e: show)" if log.problems else ""), style="yellow")
+        elif alerts:
+            # Folded to one line, so that the table keeps its rows on a small terminal: e shows them all.
+            more = f" (+{len(alerts) - 1} more; e: show all)" if len(alerts) > 1 else " (e: show)"
+            line = Text(f"⚠ {alerts[0]}", style="yellow", no_wrap=True, overflow="ellipsis")
+            line.truncate(max(10, width - len(more)), overflow="ellipsis")
+            line.append(more, style="yellow bold")
+            text.append("\n")
+            text.append_text(line)
         box.update(themed(text, theme_colours(app.theme_variables)))
 
     def on_resize(self) -> None:
+        # On a short terminal the curves give their rows to the table (ten rows and more at 80×24).
+        self.set_class(self.app.size.height < SHORT_SCREEN, "-short")
         self.update_summary()
         table = self.query_one(TaskTable)
         name = table.column("task")
         if self.stats is None or name is None:
             return
         columns = self.columns()
-        if columns[0].width != name.width:  # the task column's cap follows the width
+        # the task column's cap and the class column's place follow the width
+        if columns[0].width != name.width or [c.key for c in columns] != [c.key for c in table.columns]:
             table.set_columns(columns)
 
     def update_curves(self) -> None:
@@ -1251,11 +1300,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         triage_dialogs.triage_task(self, what)
 
     def action_show_problems(self) -> None:
-        """List the skipped lines of the logs."""
+        """List the run's warnings, the skipped lines of the logs and the notes from loading."""
         from flaketui.app.screens.problems import ProblemsScreen
 
         log = self.flake_app.trial_log
-        self.app.push_screen(ProblemsScreen(log.problems if log else []))
+        self.app.push_screen(ProblemsScreen(log.problems if log else [],
+                                            self.summary.warnings if self.summary is not None else ()))
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         """(title, help, action) for the command palette."""
@@ -1270,7 +1320,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         yield "Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"
         yield "Export the table", "Write the tasks shown to CSV or Markdown", "export"
         yield "Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"
-        yield "Show skipped lines", "Problems found while loading", "show_problems"
+        yield "Show warnings and skipped lines", "The run's warnings and what loading met", "show_problems"
         if self.stats is not None:
             for col in self.query_one(TaskTable).columns:
                 yield f"Sort by {col.label}", col.tooltip, f"sort_by('{col.key}')"

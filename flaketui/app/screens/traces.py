@@ -56,7 +56,7 @@ from flaketui.traces import (
     suggest_task,
 )
 from flaketui.traces.normalise import one_line
-from flaketui.traces.task_view import task_traces, traced_sides
+from flaketui.traces.task_view import RememberingNormaliser, task_traces, traced_sides
 from flaketui.traces.trace_diff import PairDiff, pair_diff
 from flaketui.triage import TriageKey
 
@@ -146,7 +146,7 @@ def read_task(app: FlakeApp, task: str, rows: list[int], max_steps: int, opened:
         longest = max(t.trace_steps or 0 for t in cut)
         note = (f"{len(cut)} trace(s) cut to their first {max_steps:,} steps "
                 f"(the longest has {longest:,}); press m to read more")
-    norm = app.normaliser
+    norm = RememberingNormaliser.like(app.normaliser)  # the pair, the fork map and the alignment share it
     found = task_traces(trials, norm, chosen_mode(app))
     pair = found.pair_trials
     evidence = None
@@ -258,6 +258,12 @@ class TraceKeys:
 
     trace_view: TraceDiffView | None
 
+    def deferred(self, action: str) -> bool:
+        """True when ``action`` (the name of a key's action, with its arguments) cannot run yet
+        because the traces are still being read: it is then queued, and said so. A view
+        always shown answers False."""
+        return False
+
     def _search_input(self) -> Input:
         return self.query_one("#trace-search", Input)  # type: ignore[attr-defined, no-any-return]
 
@@ -344,6 +350,8 @@ class TraceKeys:
 
     async def action_next_hunk(self, step: int) -> None:
         """Next (or previous) run of differing steps."""
+        if self.deferred(f"next_hunk({step})"):
+            return
         view = self.trace_view
         if view is None or not await view.jump_hunk(step):
             self.notify("no more differing steps that way", timeout=3)  # type: ignore[attr-defined]
@@ -352,18 +360,24 @@ class TraceKeys:
 
     def action_toggle_fold(self) -> None:
         """Fold runs of identical steps, or show them all."""
+        if self.deferred("toggle_fold"):
+            return
         view = self.trace_view
         if view is not None:
             view.folded = not view.folded
 
     def action_toggle_expand(self) -> None:
         """Show long step contents in full, or cut them again."""
+        if self.deferred("toggle_expand"):
+            return
         view = self.trace_view
         if view is not None:
             view.expanded = not view.expanded
 
     def action_inspect(self, side: str) -> None:
         """Open the trial inspector on side A's (or B's) trial."""
+        if self.deferred(f"inspect({side!r})"):
+            return
         view = self.trace_view
         trial = None if view is None else view.a if side == "a" else view.b
         if trial is None:
@@ -510,6 +524,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
         """The divergence mode of the view and the fork map."""
         self.trials_shown = asyncio.Event()
         """Set once the task's trials are shown (:attr:`loaded`)."""
+        self._queued: list[str] = []
+        """Keys' actions pressed while the trials were read, run once they are shown."""
         self.suggestion: CauseSuggestion | None = None
         """The task's suggested source of flakiness and decisive fork (None: not found yet, or not flaky)."""
         self.evidence: Evidence | None = None
@@ -521,6 +537,16 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
     def loaded(self) -> bool:
         """The task's trials are read and shown."""
         return self.trials_shown.is_set()
+
+    def deferred(self, action: str) -> bool:
+        """While the trials are read, a key that needs them is queued (run once they are shown,
+        :meth:`trials_read`) and answered at once: pressed right after ``enter`` it is not lost."""
+        if self.loaded:
+            return False
+        if action not in self._queued:
+            self._queued.append(action)
+        self.notify("still reading the traces…; the key runs once they are shown", timeout=2)
+        return True
 
     @property
     def normaliser(self) -> Normaliser:
@@ -748,7 +774,7 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
             await self.query_one("#traces-tab", TabPane).mount(options)
             options.focus()
             self.query_one("#trace-evidence", Static).display = False
-            self.trials_shown.set()
+            self._shown()
             return
         status.display = False
         # A small task's evidence came with its trials, to be drawn in the same frame as the
@@ -771,9 +797,16 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
         await self.query_one("#traces-tab", TabPane).mount(view)
         if self.query_one(TabbedContent).active == "traces-tab":
             view.focus_rows()
-        self.trials_shown.set()
+        self._shown()
         if not small:
             self.call_after_refresh(self.find_evidence, True)
+
+    def _shown(self) -> None:
+        """The trials are shown: say so, and run the keys pressed while they were read, in order."""
+        self.trials_shown.set()
+        queued, self._queued = self._queued, []
+        for action in queued:
+            self.call_after_refresh(self.run_action, action)
 
     @on(OptionList.OptionSelected, "#trial-list")
     def trial_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -788,6 +821,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
 
     def action_inspect(self, side: str) -> None:
         """Open the trial inspector on side A's (or B's) trial, or the highlighted one of the list."""
+        if self.deferred(f"inspect({side!r})"):
+            return
         lists = self.query("#trial-list")
         if lists and self.diff_view is None:
             highlighted = lists.first(OptionList).highlighted
@@ -915,6 +950,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
 
     def action_next_passing(self, step: int) -> None:
         """Show the next (or previous) passing trial on side A."""
+        if self.deferred(f"next_passing({step})"):
+            return
         if not self.passing:
             self.notify("this task has no passing trial with a trace", timeout=3)
             return
@@ -923,6 +960,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
 
     def action_next_failing(self, step: int) -> None:
         """Show the next (or previous) failing trial on side B."""
+        if self.deferred(f"next_failing({step})"):
+            return
         if not self.failing:
             self.notify("this task has no failing trial with a trace", timeout=3)
             return
@@ -931,6 +970,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
 
     async def action_jump_to_divergence(self) -> None:
         """Scroll the trace to its first divergent step (drawing the rows up to it)."""
+        if self.deferred("jump_to_divergence"):
+            return
         self.query_one(TabbedContent).active = "traces-tab"
         view = self.diff_view
         if view is not None:

@@ -45,6 +45,7 @@ from flaketui.traces.trace_diff import (
     FieldChange,
     Item,
     PairDiff,
+    action_first,
     header_changes,
     highlights,
     is_system,
@@ -65,7 +66,21 @@ MAX_LINES = 8
 MAX_CHARS = 600
 """Characters of a field's text shown before it is cut (``x`` expands)."""
 MAX_ROWS = 400
-"""Rows drawn when a pair opens; scrolling to an edge draws more, a far jump draws a window round its target."""
+"""Rows drawn in all when a pair opens; scrolling to an edge draws more, a far jump draws a window
+round its target."""
+FIRST_ROWS = 12
+"""Fewest rows drawn in the first frame of a pair (a screenful): rows are drawn in it until their
+steps hold :data:`FIRST_CHARS` characters. Each row of two long steps costs a few milliseconds to
+lay out, so the rest of a long pair (up to :data:`MAX_ROWS`) is drawn in the next frames and the
+first screenful is read at once; a pair of short steps is drawn whole in the first frame."""
+FIRST_CHARS = 20_000
+"""Characters of steps (as compact JSON) drawn in the first frame beyond :data:`FIRST_ROWS` rows."""
+DRAW_CHUNK = 24
+"""Fewest rows drawn in a frame after the first; each later frame draws twice as many as are
+drawn (every frame lays out every drawn row again: equal chunks would lay out the first rows a
+dozen times)."""
+OPEN_ABOVE = 1
+"""Shared rows drawn above the first divergence when a pair opens there."""
 DRAW_AHEAD = 60
 """Rows drawn past a jump's target, so that the screen below it is filled."""
 
@@ -176,15 +191,41 @@ def _long_text(value: Any) -> bool:
     return isinstance(value, str) and (len(value) > LONG_TEXT or "\n" in value)
 
 
-def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None) -> Text:
-    """The structural diff of two aligned steps, one changed field a line, values whole.
+CUT_VALUE = 160
+"""Characters of a changed value shown under a row before it is cut (``x`` shows it whole)."""
+CUT_META = 3
+"""Changed metadata fields named under a row before the rest are counted (``x`` names them all)."""
+
+
+def _cut_value(value: str, expanded: bool) -> str:
+    """``value`` on one line of at most :data:`CUT_VALUE` characters, saying how much is cut."""
+    if expanded or (len(value) <= CUT_VALUE and "\n" not in value):
+        return value
+    head = value.split("\n", 1)[0][:CUT_VALUE]
+    return f"{head} … ({len(value) - len(head):,} more chars; x shows them)"
+
+
+def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any = None,
+                 expanded: bool = True) -> Text:
+    """The structural diff of two aligned steps, one changed field a line.
 
     Each change reads ``tool_calls.0.arguments.reservation_id: NM1VX1 → KC18K6`` with the
-    key in bold and both values marked. Long values wrap (the caller's column folds);
-    nothing is cut; two long texts are not repeated (the row marks their changed words).
+    key in bold and both values marked; two long texts are not repeated (the row marks their
+    changed words). ``expanded``: every value whole (long ones wrap in the caller's folding
+    column); else each value is cut to one line (:data:`CUT_VALUE`) and, after the fields of the
+    agent's action, at most :data:`CUT_META` metadata fields are named and the rest counted: a
+    Harbor step's metadata repeats whole files in a dozen fields, and laying out tens of
+    thousands of characters under each row kept the view from opening.
     """
+    shown = list(changes)
+    hidden = 0
+    if not expanded:
+        action, meta = action_first(changes)
+        keep = meta[:CUT_META]
+        hidden = len(meta) - len(keep)
+        shown = [c for c in changes if c in action or any(c is k for k in keep)]
     out = Text()
-    for i, c in enumerate(changes):
+    for i, c in enumerate(shown):
         if i:
             out.append("\n")
         head, _, key = c.path.rpartition(".")
@@ -195,9 +236,13 @@ def changes_text(changes: Sequence[FieldChange], step_a: Any = None, step_b: Any
         if _long_text(c.a) and _long_text(c.b):
             out.append("the text differs (changed words marked above)", style="italic")
             continue
-        out.append(visible(_value_text(c.a), multiline=True), style=CHANGED if c.a is not MISSING else "dim")
+        out.append(visible(_cut_value(_value_text(c.a), expanded), multiline=True),
+                   style=CHANGED if c.a is not MISSING else "dim")
         out.append(" → ")
-        out.append(visible(_value_text(c.b), multiline=True), style=CHANGED if c.b is not MISSING else "dim")
+        out.append(visible(_cut_value(_value_text(c.b), expanded), multiline=True),
+                   style=CHANGED if c.b is not MISSING else "dim")
+    if hidden:
+        out.append(f"\n… and {hidden} more metadata field(s) differ (x: show them)", style="dim italic")
     return out
 
 
@@ -280,6 +325,14 @@ class TraceDiffView(Vertical):
         self.matches: list[int] = []
         """Aligned rows whose text holds :attr:`query_text`."""
         self._unfolded: set[int] = set()
+        self._fills = 0
+        self._open_at: Static | None = None
+        """The row the view opens at, scrolled to once it is laid out."""
+        self._opened_y = 0.0
+        self._filling = False
+        """Rows are being drawn frame by frame after the first (:meth:`_fill`): the marker below says so."""
+        """Where that scroll left the view (scrolled elsewhere since: it is not scrolled again)."""
+        """How many times :meth:`rebuild` has drawn the rows (a fill of an earlier one stops)."""
         self._take(diff if diff is not None else self._diff_of(a, b))
 
     # -- data -------------------------------------------------------------------------------
@@ -426,12 +479,72 @@ class TraceDiffView(Vertical):
             grid.add_row("", mode, "")
         return grid
 
-    async def rebuild(self) -> None:
-        """Re-render the header lines and the first rows."""
+    async def rebuild(self, at_divergence: bool = True) -> None:
+        """Re-render the header lines and a screenful of rows, from the first divergence (with
+        :data:`OPEN_ABOVE` shared rows above it) when the pair has one and ``at_divergence``,
+        else from the first row; the rows after it are drawn in the next frames (:meth:`_fill`)."""
         self.query_one("#diff-divergence", Static).update(self.divergence_text())
         self.query_one("#diff-labels", Static).update(self.labels_text())
-        await self._draw_window(0, MAX_ROWS, self._head_widgets())
-        self.query_one("#diff-rows", VerticalScroll).scroll_home(animate=False)
+        row = self.alignment.divergence_row if self.alignment is not None and self.b is not None \
+            and at_divergence else None
+        index = self.item_of(row) if row is not None else None
+        top = 0 if index is None else max(0, index - OPEN_ABOVE)
+        # from the divergence, or from a screenful before the end when it is near the end
+        lo = 0 if top < FIRST_ROWS // 2 else max(0, min(top, len(self.items) - FIRST_ROWS))
+        self._fills += 1
+        self._filling = True
+        await self._draw_window(lo, self._first_end(lo), self._head_widgets() if lo == 0 else ())
+        scroll = self.query_one("#diff-rows", VerticalScroll)
+        first = self.items[top] if top < len(self.items) else None
+        found = scroll.query(f"#diff-{'fold' if first.fold else 'row'}-{first.first}") if first and top else None
+        scroll.scroll_home(animate=False)
+        # Opened at the divergence, without making it the current row (the hunk and search
+        # keys still go from the start): scrolled there once the rows are laid out (:meth:`_fill`).
+        self._open_at = found.first() if found else None
+        self._opened_y = scroll.scroll_y
+        self.call_after_refresh(self._fill, self._fills)
+
+    def _first_end(self, lo: int) -> int:
+        """Where the first frame's rows from item ``lo`` end: at least :data:`FIRST_ROWS` rows,
+        more while their steps hold fewer than :data:`FIRST_CHARS` characters, at most
+        :data:`MAX_ROWS`."""
+        size, end = 0, lo
+        last = min(len(self.items), lo + MAX_ROWS)
+        while end < last and (end - lo < FIRST_ROWS or size < FIRST_CHARS):
+            item = self.items[end]
+            if not item.fold:
+                ia, ib, _, _ = self.rows[item.first]
+                size += sum(len(compact(t[i])) for t, i in ((self.trace_a, ia), (self.trace_b, ib)) if i is not None)
+            end += 1
+        return end
+
+    async def _fill(self, fill: int) -> None:
+        """Draw :data:`DRAW_CHUNK` more rows below the drawn ones, and again after the next
+        frame, until :data:`MAX_ROWS` are drawn (``fill``: the :meth:`rebuild` this began in;
+        a later one stops it)."""
+        if fill != self._fills or not self.is_attached:
+            return
+        scroll = self.query_one("#diff-rows", VerticalScroll)
+        target = self._open_at
+        if target is not None:
+            if not target.is_attached or scroll.scroll_y != self._opened_y:
+                self._open_at = None  # moved away from (a key, a jump): leave the view there
+            elif not target.virtual_region.height:
+                self.call_after_refresh(self._fill, fill)  # not laid out yet
+                return
+            else:
+                # again after each frame of rows: the rows below it may not have filled a screen
+                scroll.scroll_to_widget(target, top=True, animate=False, immediate=True)
+                self._opened_y = scroll.scroll_y
+        if self.drawn - self.lo < MAX_ROWS and self.drawn < len(self.items):
+            drawn = self.drawn - self.lo
+            await self.draw_more(min(max(DRAW_CHUNK, 2 * drawn), MAX_ROWS - drawn))
+            self.call_after_refresh(self._fill, fill)
+            return
+        self._filling = False
+        if target is not None and self._open_at is not None:
+            self._open_at = None
+            self.call_after_refresh(scroll.scroll_to_widget, target, top=True, animate=False)
 
     async def _draw_window(self, lo: int, hi: int, head: Sequence[Static] = ()) -> None:
         """Mount exactly items ``lo``..``hi`` (with the markers of what is left above and below)."""
@@ -461,6 +574,8 @@ class TraceDiffView(Vertical):
         left = len(self.items) - self.drawn
         if left <= 0:
             return []
+        if self._filling and self.drawn - self.lo < MAX_ROWS:
+            return [Static(f"… {left} more rows (drawing them…)", id="diff-more")]
         return [Static(f"… {left} more rows (scroll down to draw them)", id="diff-more")]
 
     async def draw_until(self, index: int) -> None:
@@ -558,7 +673,7 @@ class TraceDiffView(Vertical):
         content: RenderableType = grid
         if changes:
             # The structural diff under the pair, across both columns: long values wrap, never cut.
-            body = changes_text(changes, sa, sb)
+            body = changes_text(changes, sa, sb, self.expanded)
             if not counts:
                 body.append(f"\n(not counted in {self.mode} mode)", style="dim italic")
             body.overflow = "fold"
@@ -652,7 +767,7 @@ class TraceDiffView(Vertical):
         self.query_text = query
         self.matches = self.diff.find(query) if query else []
         start = self.current
-        await self.rebuild()
+        await self.rebuild(at_divergence=False)  # the jump below places the view
         self.current = start
         if self.matches:
             if not await self._jump_along(self.matches, 1):
@@ -680,7 +795,7 @@ class TraceDiffView(Vertical):
     async def rebuild_keeping(self) -> None:
         """Rebuild the rows, the current row kept (and drawn, if there is one)."""
         current = self.current
-        await self.rebuild()
+        await self.rebuild(at_divergence=False)
         self.current = current
         if current is not None:
             await self.jump_to_row(current)
