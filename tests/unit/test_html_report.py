@@ -163,7 +163,7 @@ def test_the_page_says_what_it_covers(tmp_path: Path) -> None:
     code, _, err = run("report", str(harbor), "--format", "html", "--out", str(out))
     assert code == 0, err
     text = out.read_text()
-    assert "errored by type: AgentTimeoutError 1, RuntimeError 1" in text
+    assert "errored trials (AgentTimeoutError 1, RuntimeError 1) counted by their score" in text
     ticks = re.findall(r'text-anchor="middle">([^<]*)<', text)
     assert {"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"} <= set(ticks)  # the p̂ histogram
     assert {"1", "2"} <= set(ticks)  # the k axis
