@@ -260,8 +260,10 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "unchanged": c.unchanged,
         "winner": evidence(c, v.alpha).winner_run,
         "primary_test": primary_json(c),
+        "mean_difference": mean_difference_json(c),
         "mean_diff": fmt.json_float(c.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+        **noise_json(c, v.alpha),
         **secondary_json(c),
         "secondary_tests_valid": c.equal_trials,
         "only_a": c.only_a,
@@ -287,12 +289,31 @@ def compare_json(v: CompareView) -> dict[str, Any]:
 
 
 def primary_json(c: PairedComparison) -> dict[str, Any]:
-    """The primary test of a comparison: its name, statistic, p-value, how it was computed and the
-    interval of the mean difference it tests."""
+    """The primary test of a comparison: its name, statistic, p-value and how it was computed (the
+    interval of the mean difference is not the test's: :func:`mean_difference_json`)."""
     t = c.primary
     return {"name": PRIMARY_NAME, "statistic": "mean over tasks of p_hat_B - p_hat_A",
-            "p_value": fmt.json_float(t.pvalue), "ci": fmt.json_interval(*c.mean_diff.ci),
+            "p_value": fmt.json_float(t.pvalue),
             "method": t.method, "resamples": t.resamples, "informative_tasks": t.tasks}
+
+
+def mean_difference_json(c: PairedComparison) -> dict[str, Any]:
+    """The mean difference of per-task p̂ (B − A) with its interval over tasks and how that was made
+    (``t``, ``CR2``; with the binomial floor when it applied), its SE and degrees of freedom."""
+    m = c.mean_diff
+    return {"estimate": fmt.json_float(m.value), "ci": fmt.json_interval(*m.ci), "se": fmt.json_float(m.se),
+            "df": fmt.json_float(m.df) if np.isfinite(m.df) else None, "method": m.method}
+
+
+def noise_json(c: PairedComparison, alpha: float) -> dict[str, Any]:
+    """``se``, ``mde`` and ``snr`` of a comparison (:func:`flaketui.stats.noise.comparison_noise`):
+    the SE of the mean difference, the smallest difference detected with 80% power at ``alpha``,
+    and the observed difference over its SE; ``mde_power`` the power it is stated at."""
+    from flaketui.stats.noise import comparison_noise
+
+    n = comparison_noise(c, alpha)
+    return {"se": fmt.json_float(n.se), "mde": fmt.json_float(n.mde), "snr": fmt.json_float(n.snr),
+            "mde_power": n.power}
 
 
 def secondary_json(c: PairedComparison) -> dict[str, Any]:
@@ -320,8 +341,10 @@ def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
                 "primary_test": primary_json(c),
                 "p_adjusted": b.p_adjusted[i],
                 "significant": b.significant(i),
+                "mean_difference": mean_difference_json(c),
                 "mean_diff": fmt.json_float(c.mean_diff.value),
                 "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+                **noise_json(c, b.alpha),
                 **secondary_json(c),
                 "verdict": verdict(c, b.alpha, b.p_adjusted[i]),
             }

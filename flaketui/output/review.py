@@ -18,6 +18,7 @@ from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
 from flaketui.sanitize import visible
+from flaketui.stats.noise import comparison_noise, noise_text
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
@@ -193,7 +194,9 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     In order: the tasks in both runs; the counts of p̂ moved (fixed, broken,
     unchanged); the primary test; the mean difference with its CI and the
     secondary tests (where valid); the verdict (:func:`flaketui.stats.verdict.verdict`,
-    which rests on the primary test alone); then, with ``tests``, the flipped
+    which rests on the primary test alone); the noise (the SE of the difference, the
+    smallest difference this comparison could detect, the signal-to-noise ratio:
+    :func:`flaketui.stats.noise.noise_text`); then, with ``tests``, the flipped
     and moved tasks; ``confound`` (a warning); the tasks only one run has.
     Names from the logs pass through :func:`flaketui.sanitize.visible`.
     """
@@ -208,6 +211,7 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
         f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
         f"{fmt.interval(*c.mean_diff.ci, digits=3)}; " + secondary_line(c),
         visible(verdict(c, alpha)),
+        noise_text(comparison_noise(c, alpha)),
     ]
     if tests is not None:
         lines.append(flips_line(tests))
