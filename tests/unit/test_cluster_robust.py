@@ -98,3 +98,14 @@ def test_warning_names_the_largest_clusters_share() -> None:
     sm = summarise(task_stats(o, 2))
     (w,) = [w for w in sm.warnings if w.startswith("the largest cluster")]
     assert "74% of the tasks" in w and "CR2" in w
+
+
+@pytest.mark.parametrize("df", [0.7, 1.2681, 1.665, 3.79, 12.5, 299.5, 1000.25])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_t_quantile_at_fractional_df_matches_scipy(df: float, confidence: float) -> None:
+    """The t quantile at CR2's non-whole degrees of freedom (computed without scipy) is scipy's."""
+    from scipy import stats as sps
+
+    from flaketui.stats.estimators import t_value
+
+    assert t_value(df, confidence) == pytest.approx(sps.t.ppf(0.5 + confidence / 2, df), rel=1e-10)
