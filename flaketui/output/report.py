@@ -26,6 +26,7 @@ from flaketui.output.columns import (
 )
 from flaketui.sanitize import csv_cell, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
+from flaketui.stats.noise import NoiseFloor, floor_line
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -121,7 +122,19 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "pass_hat_k_curve": [fmt.json_float(v) for v in s.pass_hat_k_curve],
         "errored_as": s.errored_as,
         "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
+        "noise_floor": noise_floor_json(s.noise_floor),
     }
+
+
+def noise_floor_json(f: NoiseFloor | None) -> dict[str, Any] | None:
+    """The suite's noise floor (:func:`flaketui.stats.noise.suite_noise_floor`): ``mde`` the smallest
+    change against another run of this design told from noise at 80% power; ``tasks_for`` and
+    ``trials_for`` what ``target`` needs; the variance split and its ``icc``."""
+    if f is None:
+        return None
+    return {"mde": fmt.json_float(f.mde), "tasks": f.tasks, "trials": f.trials, "target": f.target,
+            "tasks_for": f.tasks_for, "trials_for": f.trials_for, "between": fmt.json_float(f.between),
+            "within": fmt.json_float(f.within), "icc": fmt.json_float(f.icc)}
 
 
 REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
@@ -479,6 +492,8 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         how = "left out of n" if s.errored_as == "apart" else "counted as failures"
         lines.append(f"errored trials {how} (--errored-as {s.errored_as}); had they all failed / all "
                      f"passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
+    if s.noise_floor is not None:
+        lines.append(floor_line(s.noise_floor))
     return lines
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.noise import NoiseFloor, suite_noise_floor
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -135,6 +136,9 @@ class SuiteSummary:
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
+    noise_floor: NoiseFloor | None = None
+    """The smallest change against another run of this design that could be told from noise, and
+    the run's variance split (:func:`flaketui.stats.noise.suite_noise_floor`)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskStats:
@@ -238,6 +242,7 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
     Examples
     --------
     >>> from flaketui.model import RunOutcomes
+from flaketui.stats.noise import NoiseFloor, suite_noise_floor
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
@@ -450,6 +455,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         pass_hat_k_curve=tuple(pass_hat_k_curve(stats.n, stats.passes, stats.k).tolist()),
         errored_as=stats.errored_as,
         pass_at_1_errored_range=errored_range(stats),
+        noise_floor=suite_noise_floor(stats.n, stats.passes),
     )
 
 
