@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from flaketui.stats.power import tasks_paired_means, z_sum
+from flaketui.stats.estimators import z_value
 
 if TYPE_CHECKING:
     from flaketui.stats.paired import PairedComparison
 
 POWER = 0.8
 """The power the minimum detectable effect is stated at."""
+
+Z_POWER = 0.8416212335729143
+"""z_{0.8}, the standard normal's 80% quantile (``statistics.NormalDist().inv_cdf(0.8)``)."""
 
 TARGET = 0.05
 """The change the report sizes the suite for ("0.05 needs 216 tasks or K = 12")."""
@@ -48,6 +51,19 @@ class CompareNoise:
     """Median trials per task (the fewer of the two runs)."""
     power: float = POWER
     alpha: float = 0.05
+
+
+def z_sum(power: float, alpha: float) -> float:
+    """z_{1−α/2} + z_power, as :func:`flaketui.stats.power.z_sum` (pinned to it in the tests), from
+    the two-sided quantiles of :func:`~flaketui.stats.estimators.z_value`: a report does not import
+    :mod:`statistics`."""
+    if not 0 < power < 1:
+        raise ValueError(f"power ({power}) must be between 0 and 1")
+    if power == POWER:
+        z_power = Z_POWER
+    else:
+        z_power = z_value(2 * power - 1) if power >= 0.5 else -z_value(1 - 2 * power)
+    return z_value(1 - alpha) + z_power
 
 
 def _unbiased_binomial_variance(n: NDArray[np.float64], c: NDArray[np.float64],
@@ -235,7 +251,8 @@ def suite_noise_floor(n: NDArray[np.integer], c: NDArray[np.integer], alpha: flo
     the floor assumes the change is the same on every task (the difference's σ²_between = 0), the
     most favourable case, so a smaller change cannot be told from noise whatever it is:
     MDE = (z_{1−α/2} + z_power)·√(2σ²_within/(K·T)). Tasks and trials for ``target`` come from
-    :func:`flaketui.stats.power.tasks_paired_means` with the same variances (Miller 2024, § 5).
+    :func:`flaketui.stats.power.tasks_paired_means`'s formula with the same variances (Miller
+    2024, § 5).
 
     References
     ----------
@@ -271,9 +288,11 @@ def suite_noise_floor(n: NDArray[np.integer], c: NDArray[np.integer], alpha: flo
         target = max(0.01, round(mde / 2, 2))
     if within <= 0:
         return NoiseFloor(mde, tasks, k, target, None, None, between, within, icc)
-    size = tasks_paired_means(0.0, 2 * within, k, target, power, alpha, ks=())
-    trials_for = max(1, math.ceil(z_sum(power, alpha) ** 2 * 2 * within / (tasks * target**2) - 1e-9))
-    return NoiseFloor(mde, tasks, k, target, size.tasks, trials_for, between, within, icc)
+    zs2 = z_sum(power, alpha) ** 2
+    # tasks_paired_means(0, 2σ²_within, K, target): T = zs²·(2σ²_within/K)/δ², at least 2.
+    tasks_for = max(2, math.ceil(zs2 * 2 * within / (k * target**2) - 1e-9))
+    trials_for = max(1, math.ceil(zs2 * 2 * within / (tasks * target**2) - 1e-9))
+    return NoiseFloor(mde, tasks, k, target, tasks_for, trials_for, between, within, icc)
 
 
 def floor_line(f: NoiseFloor) -> str:

@@ -415,13 +415,19 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
       task, P(k passes) ≥ 1 − k·P(fail) (the union bound), so a suite far below
       it means trials share state or are not the same trials.
     - fewer than :data:`MIN_TASKS_FOR_CI` tasks (clusters, when clustered): the t interval
-      leans on the task means (cluster sums) being near-normal, and may be too narrow.
+      leans on the task means (cluster sums) being near-normal, and may be too narrow. Below it,
+      unclustered, the intervals are the beta-binomial posterior's
+      (:func:`flaketui.stats.fewtasks.suite_posterior`), which held its coverage where the t
+      interval did not.
+    - a cluster holding more than half the tasks.
     - tasks with fewer than k trials are left out of the k-statistics.
     """
     groups = stats.groups if stats.groups.count(None) != len(stats.groups) else None
     p1 = mean_estimate(stats.p_hat, groups)
     pak = mean_estimate(stats.pass_at_k, groups)
     phk = mean_estimate(stats.pass_hat_k, groups)
+    if not p1.clustered and 2 <= p1.tasks < MIN_TASKS_FOR_CI:
+        p1, pak, phk = _few_task_intervals(stats, p1, pak, phk)
     below_k = int(np.sum((stats.n < stats.k) & (stats.n > 0)))
     warnings: list[str] = []
     floor = 1 - stats.k * (1 - p1.value)
@@ -459,6 +465,25 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     )
 
 
+def _few_task_intervals(stats: TaskStats, *estimates: MeanEstimate) -> tuple[MeanEstimate, ...]:
+    """pass@1, pass@k and pass^k with the intervals of the beta-binomial posterior
+    (:func:`flaketui.stats.fewtasks.suite_posterior`), each widened to hold its point estimate
+    (the mean of the per-task unbiased values, which the posterior need not hold when every task
+    passed every trial)."""
+    from flaketui.stats.fewtasks import METHOD, suite_posterior
+
+    post = suite_posterior(stats.n, stats.passes, stats.k)
+    if post is None:
+        return estimates
+    out = []
+    for est, (lo, hi) in zip(estimates, (post.pass_at_1, post.pass_at_k, post.pass_hat_k), strict=True):
+        if est.value != est.value:
+            out.append(est)
+            continue
+        out.append(replace(est, ci=(min(lo, est.value), max(hi, est.value)), method=METHOD))
+    return tuple(out)
+
+
 def _few_units_warning(est: MeanEstimate) -> list[str]:
     """The warnings for a suite CI over fewer than :data:`MIN_TASKS_FOR_CI` tasks or clusters, and
     for a cluster that holds more than half the tasks (its sum then carries most of the variance,
@@ -478,6 +503,9 @@ def _few_units_warning(est: MeanEstimate) -> list[str]:
     if 0 < est.tasks < MIN_TASKS_FOR_CI:
         if est.tasks == 1:
             return ["only 1 task: the suite CIs need at least two tasks"]
+        if est.method != "t":
+            return [f"only {est.tasks} tasks: the suite CIs are a {est.method} over the tasks (below "
+                    f"about {MIN_TASKS_FOR_CI} tasks a t interval is too narrow for skewed figures such as pass^k)"]
         return [f"only {est.tasks} tasks: the suite CIs use t({est.tasks - 1}), and skewed task "
                 f"values may still make them too narrow below about {MIN_TASKS_FOR_CI}"]
     return []

@@ -109,3 +109,4 @@ def test_t_quantile_at_fractional_df_matches_scipy(df: float, confidence: float)
     from flaketui.stats.estimators import t_value
 
     assert t_value(df, confidence) == pytest.approx(sps.t.ppf(0.5 + confidence / 2, df), rel=1e-10)
+

@@ -287,7 +287,7 @@ class TestFewUnitsWarning:
     def test_counts_tasks_otherwise(self) -> None:
         sm = summarise(task_stats(outcomes({f"t{i}": (4, i % 5) for i in range(8)}), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
-        assert w.startswith("only 8 tasks:") and "t(7)" in w
+        assert w.startswith("only 8 tasks:") and "beta-binomial posterior" in w
 
     def test_no_warning_from_enough_clusters(self) -> None:
         counts = {f"t{i}": (4, i % 5) for i in range(90)}
