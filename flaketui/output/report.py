@@ -123,7 +123,17 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "errored_as": s.errored_as,
         "pass_at_1_errored_range": fmt.json_interval(*s.pass_at_1_errored_range),
         "noise_floor": noise_floor_json(s.noise_floor),
+        "planned_trials": s.planned_trials,
+        "estimator": estimator_text(s),
     }
+
+
+def estimator_text(s: SuiteSummary) -> str:
+    """Which trials the suite's p̂ and pass^k were estimated from."""
+    if s.planned_trials is None:
+        return "all trials of each task"
+    return (f"the first {s.planned_trials} trials of each task (--planned-trials): unbiased when trials were "
+            f"added to some tasks after seeing their outcomes")
 
 
 def noise_floor_json(f: NoiseFloor | None) -> dict[str, Any] | None:
@@ -492,6 +502,8 @@ def summary_lines(s: SuiteSummary) -> list[str]:
         how = "left out of n" if s.errored_as == "apart" else "counted as failures"
         lines.append(f"errored trials {how} (--errored-as {s.errored_as}); had they all failed / all "
                      f"passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
+    if s.planned_trials is not None:
+        lines.append(f"estimated from {estimator_text(s)}")
     if s.noise_floor is not None:
         lines.append(floor_line(s.noise_floor))
     return lines

@@ -61,6 +61,8 @@ class TaskStats:
     """Whether ``n`` leaves errored trials out (``apart``) or counts them as failures (``fail``)."""
     passk_ci: str = "exact"
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
+    planned_trials: int | None = None
+    """Only the first this many trials of each task were read (``--planned-trials``)."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -136,6 +138,8 @@ class SuiteSummary:
     pass_at_1_errored_range: tuple[float, float] = (float("nan"), float("nan"))
     """pass@1 if every errored trial had failed, and if every one had passed
     (:func:`errored_range`)."""
+    planned_trials: int | None = None
+    """Only the first this many trials of each task were read (``--planned-trials``)."""
     noise_floor: NoiseFloor | None = None
     """The smallest change against another run of this design that could be told from noise, and
     the run's variance split (:func:`flaketui.stats.noise.suite_noise_floor`)."""
@@ -175,6 +179,7 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact") -> TaskSt
         rule_of_three=np.where((uc == un) | (uc == 0), r3, np.nan)[inv],
         errored_as=outcomes.errored_as,
         passk_ci=passk_ci,
+        planned_trials=outcomes.planned_trials,
     )
 
 
@@ -462,6 +467,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         errored_as=stats.errored_as,
         pass_at_1_errored_range=errored_range(stats),
         noise_floor=suite_noise_floor(stats.n, stats.passes),
+        planned_trials=stats.planned_trials,
     )
 
 
