@@ -74,6 +74,8 @@ CLUSTER_SIZE = 10
 CLUSTER_PRIOR = (6.0, 4.0)
 """Per-cluster mean pass rate ~ Beta(6, 4); per task p ~ Beta(κμ, κ(1 − μ)) with κ = CONCENTRATION."""
 CONCENTRATION = 10.0
+MIXTURE = ((0.7, 20.0, 1.0), (0.2, 1.0, 20.0), (0.1, 1.0, 1.0))
+"""A suite as users' look: 70% of tasks p ~ Beta(20, 1) (nearly always pass), 20% Beta(1, 20), 10% uniform."""
 LOPSIDED = ((40, 2, 2, 2, 2, 2, 2, 2), (47, 1, 1, 1, 1, 1, 1, 1), (7, 7, 7, 7, 7, 7, 7, 7))
 """Cluster sizes of the lopsided suites (one large cluster beside small ones) and a balanced one of 8."""
 
@@ -444,7 +446,14 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
 
     sizes_key = "" if sizes is None else "/" + "-".join(map(str, sizes))
     rng = rng_for(seed, f"suite/{kind}/{prior}/{units}{sizes_key}")
-    if kind == "unclustered":
+    if kind == "unclustered" and prior == "mixture":
+        truth1 = sum(w * a / (a + b) for w, a, b in MIXTURE)
+        truthk = sum(w * beta_mean_power(a, b, SUITE_K) for w, a, b in MIXTURE)
+        tasks, groups = units, None
+        situation = (f"{units} tasks, p from a mixture: 70% Beta(20, 1), 20% Beta(1, 20), 10% uniform, "
+                     f"{SUITE_TRIALS} trials")
+        sizes_arr = None
+    elif kind == "unclustered":
         a, b = prior  # type: ignore[misc]
         truth1, truthk = a / (a + b), beta_mean_power(a, b, SUITE_K)
         tasks, groups = units, None
@@ -464,7 +473,11 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     few = groups is None and tasks < MIN_TASKS_FOR_CI
     hit1 = hitk = cr1_1 = cr1_k = 0
     for _ in range(reps):
-        if groups is None:
+        if prior == "mixture":
+            which = rng.choice(len(MIXTURE), size=tasks, p=[w for w, _, _ in MIXTURE])
+            shape = np.array([(a_, b_) for _, a_, b_ in MIXTURE])[which]
+            p = rng.beta(shape[:, 0], shape[:, 1])
+        elif groups is None:
             p = rng.beta(a, b, tasks)
         else:
             mu = np.repeat(rng.beta(*CLUSTER_PRIOR, units), sizes_arr)
@@ -485,7 +498,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
             cr1_k += fk.ci[0] - 1e-12 <= truthk <= fk.ci[1] + 1e-12
     rows = []
     method = ("CR2 + t(Bell–McCaffrey ν)" if groups else
-              "beta-binomial posterior" if few else "t(T − 1)")
+              "t ∪ beta-binomial posterior" if few else "t(T − 1)")
     for name, hits, truth in (("pass@1", hit1, truth1), (f"pass^{SUITE_K}", hitk, truthk)):
         r = hits / reps
         rows.append(Row("suite intervals", situation, f"suite {name} 95% CI ({method}) covers {truth:.4f}", r,
@@ -516,6 +529,9 @@ def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | No
                 f"of {name} are skewed (clusters of low μ give near-zero pass^{SUITE_K}, the few of high μ large "
                 f"values), so the symmetric interval covers {rate:.1%}: more clusters are needed for {name} than "
                 f"for pass@1, and summarise warns below 30 clusters.")
+    if prior == "mixture":
+        return (f"With {units} tasks from a mixture of mostly stable tasks the per-task {name} values are nearly all "
+                f"0 or 1 with a few in between, so their mean is lumpy and skewed; the interval covers {rate:.1%}.")
     a, b = prior  # type: ignore[misc]
     if name.startswith("pass^") and a / (a + b) < 0.8:
         shape = (f"bunched near 0 (the unbiased per-task estimate is exactly 0 whenever c < {SUITE_K}) with a long "
@@ -827,7 +843,7 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
             jobs.append(("per-task", pertask_cell,
                          dict(prior=prior, n_a=n_a, n_b=n_b, tasks=max(cfg.tasks), reps=cfg.reps, seed=s)))
     jobs.append(("per-task intervals", per_task_interval_rows, dict(grid=cfg.grid)))
-    for prior in ((6.0, 4.0), (8.0, 1.0)):
+    for prior in ((6.0, 4.0), (8.0, 1.0), "mixture"):
         for t in (10, 20, 30):
             reps = cfg.suite_reps if t >= 30 else min(cfg.suite_reps, cfg.few_reps)  # the posterior is slower
             jobs.append(("suite intervals", suite_cell,

@@ -1,4 +1,4 @@
-"""Suite intervals for few tasks: a hierarchical beta-binomial posterior instead of the t interval.
+"""Suite intervals for few tasks: the t interval joined with a hierarchical beta-binomial posterior.
 
 Below about thirty tasks the t interval over per-task values leans on their mean being near
 normal, which skewed figures are not: the mean of per-task pass^4 over 10 tasks (8 trials, p
@@ -6,7 +6,10 @@ from Beta(6, 4)) is mostly zeros and a few large values, and the t interval cove
 (``docs/calibration.md``). Modelling the tasks' pass rates as draws from a beta distribution
 uses what the trials say about every task at once: each figure of the suite (E[p], E[p^k],
 1 − E[(1 − p)^k] over the tasks' distribution) is a function of the beta's two parameters, and
-its posterior over them gives the interval. Pure numpy, no scipy.
+its posterior over them gives an interval. Where the tasks' rates are not beta-shaped (a suite of
+mostly stable tasks and a few flaky ones) the posterior's pass@1 covered 92–94% at 10–20 tasks,
+as the t interval did; the interval printed is the smallest holding both, which covered at least
+95% in every situation measured (``docs/calibration.md``). Pure numpy, no scipy.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ MEANS = (np.arange(200) + 0.5) / 200
 SPREADS = np.linspace(0.01, 4.5, 150)
 """The grid of u = κ^(−1/2), κ = a + b the beta's concentration (κ from 0.05 to 10,000)."""
 
-METHOD = "beta-binomial posterior"
-"""How :attr:`~flaketui.stats.suite.MeanEstimate.method` names the interval."""
+METHOD = "t interval joined with a beta-binomial posterior"
+"""How :attr:`~flaketui.stats.suite.MeanEstimate.method` names the few-task interval: the smallest
+interval holding both the t interval and the posterior interval."""
 
 
 @dataclass(frozen=True)

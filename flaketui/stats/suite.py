@@ -421,7 +421,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
       it means trials share state or are not the same trials.
     - fewer than :data:`MIN_TASKS_FOR_CI` tasks (clusters, when clustered): the t interval
       leans on the task means (cluster sums) being near-normal, and may be too narrow. Below it,
-      unclustered, the intervals are the beta-binomial posterior's
+      unclustered, each interval also holds the beta-binomial posterior's
       (:func:`flaketui.stats.fewtasks.suite_posterior`), which held its coverage where the t
       interval did not.
     - a cluster holding more than half the tasks.
@@ -472,10 +472,9 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
 
 
 def _few_task_intervals(stats: TaskStats, *estimates: MeanEstimate) -> tuple[MeanEstimate, ...]:
-    """pass@1, pass@k and pass^k with the intervals of the beta-binomial posterior
-    (:func:`flaketui.stats.fewtasks.suite_posterior`), each widened to hold its point estimate
-    (the mean of the per-task unbiased values, which the posterior need not hold when every task
-    passed every trial)."""
+    """pass@1, pass@k and pass^k, each interval widened to hold the beta-binomial posterior's
+    (:func:`flaketui.stats.fewtasks.suite_posterior`): the t interval fails skewed figures (pass^k)
+    and the posterior fails suites whose rates are not beta-shaped, and their hull held in both."""
     from flaketui.stats.fewtasks import METHOD, suite_posterior
 
     post = suite_posterior(stats.n, stats.passes, stats.k)
@@ -483,10 +482,10 @@ def _few_task_intervals(stats: TaskStats, *estimates: MeanEstimate) -> tuple[Mea
         return estimates
     out = []
     for est, (lo, hi) in zip(estimates, (post.pass_at_1, post.pass_at_k, post.pass_hat_k), strict=True):
-        if est.value != est.value:
+        if est.value != est.value or est.ci[0] != est.ci[0]:
             out.append(est)
             continue
-        out.append(replace(est, ci=(min(lo, est.value), max(hi, est.value)), method=METHOD))
+        out.append(replace(est, ci=(min(lo, est.ci[0]), max(hi, est.ci[1])), method=METHOD))
     return tuple(out)
 
 
@@ -510,8 +509,8 @@ def _few_units_warning(est: MeanEstimate) -> list[str]:
         if est.tasks == 1:
             return ["only 1 task: the suite CIs need at least two tasks"]
         if est.method != "t":
-            return [f"only {est.tasks} tasks: the suite CIs are a {est.method} over the tasks (below "
-                    f"about {MIN_TASKS_FOR_CI} tasks a t interval is too narrow for skewed figures such as pass^k)"]
+            return [f"only {est.tasks} tasks: each suite CI is the {est.method} (below about "
+                    f"{MIN_TASKS_FOR_CI} tasks a t interval alone is too narrow for skewed figures such as pass^k)"]
         return [f"only {est.tasks} tasks: the suite CIs use t({est.tasks - 1}), and skewed task "
                 f"values may still make them too narrow below about {MIN_TASKS_FOR_CI}"]
     return []

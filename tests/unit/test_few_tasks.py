@@ -1,4 +1,4 @@
-"""Suite intervals below about 30 tasks: the beta-binomial posterior, pinned to scipy's beta-binomial
+"""Suite intervals below about 30 tasks: the t interval joined with the beta-binomial posterior, pinned to scipy's beta-binomial
 on the same grid, and its edges (every task stable, one trial a task, one task)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from flaketui.model import RunOutcomes
 from flaketui.stats import fewtasks
-from flaketui.stats.suite import summarise, task_stats
+from flaketui.stats.suite import mean_estimate, summarise, task_stats
 
 
 def outcomes(n: np.ndarray, c: np.ndarray) -> RunOutcomes:
@@ -50,10 +50,14 @@ def test_posterior_matches_scipy_betabinom(seed: int) -> None:
 
 
 def test_few_tasks_use_the_posterior_and_hold_the_estimate() -> None:
-    """Below 30 unclustered tasks each suite interval is the posterior's and holds its point estimate."""
+    """Below 30 unclustered tasks each suite interval is the hull of the t interval and the posterior's."""
     rng = np.random.default_rng(1)
     n = np.full(10, 8)
-    sm = summarise(task_stats(outcomes(n, rng.binomial(8, rng.beta(6, 4, 10))), 4))
+    c = rng.binomial(8, rng.beta(6, 4, 10))
+    sm = summarise(task_stats(outcomes(n, c), 4))
+    post = fewtasks.suite_posterior(n, c, 4)
+    t_interval = mean_estimate(c / 8)
+    assert sm.pass_at_1.ci == (min(post.pass_at_1[0], t_interval.ci[0]), max(post.pass_at_1[1], t_interval.ci[1]))
     for est in (sm.pass_at_1, sm.pass_at_k, sm.pass_hat_k):
         assert est.method == fewtasks.METHOD and est.ci[0] <= est.value <= est.ci[1]
     assert any("beta-binomial posterior" in w for w in sm.warnings)
