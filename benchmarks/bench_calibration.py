@@ -813,7 +813,7 @@ class Config:
     reps: int = 1000
     null_reps: int = 2000
     suite_reps: int = 10_000
-    few_reps: int = 4000
+    few_reps: int = 2000
     """Suites per cell where summarise's interval is the beta-binomial posterior (below 30 tasks)."""
     planned_reps: int = 4000
     grid: int = 999
@@ -1016,7 +1016,8 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         misses = [r for r in fam_rows if r.missed]
         contrasts = [r for r in fam_rows if r.kind == "info" and r.why]
         for r in misses:
-            out += [f"**{r.situation}, {r.figure}: {r.measured:.2%}** against {r.nominal_text()}. {r.why}", ""]
+            shown = r.measured_text() if r.kind == "bias" else f"{r.measured:.2%}"
+            out += [f"**{r.situation}, {r.figure}: {shown}** against {r.nominal_text()}. {r.why}", ""]
         if not misses:
             out += ["Every figure with a claim is within 1 point of it (or on the safe side).", ""]
         for r in contrasts:
