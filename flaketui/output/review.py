@@ -194,10 +194,10 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     In order: the tasks in both runs; the counts of p̂ moved (fixed, broken,
     unchanged); the primary test; the mean difference with its CI and the
     secondary tests (where valid); the verdict (:func:`flaketui.stats.verdict.verdict`,
-    which rests on the primary test alone); the noise (the SE of the difference, the
-    smallest difference this comparison could detect, the signal-to-noise ratio:
-    :func:`flaketui.stats.noise.noise_text`); then, with ``tests``, the flipped
-    and moved tasks; ``confound`` (a warning); the tasks only one run has.
+    which rests on the primary test alone); then, with ``tests``, the flipped
+    and moved tasks; ``confound`` (a warning); the tasks only one run has; last the
+    noise (the SE of the difference, the smallest difference this comparison could
+    detect, the signal-to-noise ratio: :func:`flaketui.stats.noise.noise_text`).
     Names from the logs pass through :func:`flaketui.sanitize.visible`.
     """
     run_a, run_b = visible(c.run_a), visible(c.run_b)
@@ -211,7 +211,6 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
         f"mean difference of p̂ (B - A) = {signed(c.mean_diff.value)} "
         f"{fmt.interval(*c.mean_diff.ci, digits=3)}; " + secondary_line(c),
         visible(verdict(c, alpha)),
-        noise_text(comparison_noise(c, alpha)),
     ]
     if tests is not None:
         lines.append(flips_line(tests))
@@ -221,6 +220,7 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
         lines.append(f"only in {run_a}: " + _names(c.only_a))
     if c.only_b:
         lines.append(f"only in {run_b}: " + _names(c.only_b))
+    lines.append(noise_text(comparison_noise(c, alpha)))  # last: the app reads the lines above by position
     return lines
 
 
