@@ -110,7 +110,7 @@ def suite_posterior(n: NDArray[np.integer], c: NDArray[np.integer], k: int,
     --------
     >>> post = suite_posterior(np.full(10, 8), np.array([8, 8, 7, 8, 6, 8, 8, 5, 8, 8]), 4)
     >>> tuple(round(x, 2) for x in post.pass_at_1)
-    (0.79, 0.96)
+    (0.67, 0.97)
     """
     n_arr = np.asarray(n, dtype=np.int64)
     c_arr = np.asarray(c, dtype=np.int64)

@@ -247,7 +247,6 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
     Examples
     --------
     >>> from flaketui.model import RunOutcomes
-from flaketui.stats.noise import NoiseFloor, suite_noise_floor
     >>> o = RunOutcomes("r", ["a", "b", "c"], np.array([5, 5, 1]), np.array([5, 3, 1]),
     ...                 np.array([0, 0, 4]), [None] * 3, np.arange(11), np.array([0, 5, 10, 11]))
     >>> default_k([o])
