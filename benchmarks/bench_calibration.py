@@ -442,7 +442,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     CLUSTER_SIZE tasks, or of ``sizes``). What ``summarise`` prints: below 30 unclustered tasks the
     beta-binomial posterior, else the t interval (CR2 clustered); clustered cells also measure CR1 beside it."""
     from flaketui.stats.estimators import pass_hat_k
-    from flaketui.stats.suite import MIN_TASKS_FOR_CI, mean_estimate, summarise, task_stats
+    from flaketui.stats.suite import FEW_TASKS, mean_estimate, summarise, task_stats
 
     sizes_key = "" if sizes is None else "/" + "-".join(map(str, sizes))
     rng = rng_for(seed, f"suite/{kind}/{prior}/{units}{sizes_key}")
@@ -470,7 +470,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
         situation = (f"{shape}, μ ~ Beta({CLUSTER_PRIOR[0]:g}, {CLUSTER_PRIOR[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
                      f"{CONCENTRATION:g}(1 − μ)), {SUITE_TRIALS} trials")
     n = np.full(tasks, SUITE_TRIALS)
-    few = groups is None and tasks < MIN_TASKS_FOR_CI
+    few = groups is None and tasks < FEW_TASKS
     hit1 = hitk = cr1_1 = cr1_k = 0
     for _ in range(reps):
         if prior == "mixture":
@@ -515,6 +515,8 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
 def _sizes_text(sizes: tuple[int, ...]) -> str:
     """``40 + 7×2``: the first cluster's size and the rest, grouped."""
     rest = sizes[1:]
+    if all(x == sizes[0] for x in sizes):
+        return f"{len(sizes)}×{sizes[0]}"
     if rest and all(x == rest[0] for x in rest):
         return f"{sizes[0]} + {len(rest)}×{rest[0]}"
     return " + ".join(map(str, sizes))
@@ -539,8 +541,7 @@ def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | No
     else:
         shape = "bunched near 1 with a long tail towards 0"
     return (f"With {units} tasks and p ~ Beta({a:g}, {b:g}) the per-task {name} values are {shape}, so their mean "
-            f"is skewed and the symmetric t interval covers {rate:.1%}; from 30 tasks summarise uses the t interval "
-            f"(below it the beta-binomial posterior), and a skewed figure such as pass^{SUITE_K} needs more.")
+            f"is skewed and the interval covers {rate:.1%}.")
 
 
 # --- 6. plan's decisions under peeking, exact ----------------------------------------------------
@@ -815,7 +816,7 @@ class Config:
     suite_reps: int = 10_000
     few_reps: int = 2000
     """Suites per cell where summarise's interval is the beta-binomial posterior (below 30 tasks)."""
-    planned_reps: int = 4000
+    planned_reps: int = 2000
     grid: int = 999
     seed: int = 20_261_201
     tasks: tuple[int, ...] = (10, 30, 50)
@@ -845,7 +846,7 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
     jobs.append(("per-task intervals", per_task_interval_rows, dict(grid=cfg.grid)))
     for prior in ((6.0, 4.0), (8.0, 1.0), "mixture"):
         for t in (10, 20, 30):
-            reps = cfg.suite_reps if t >= 30 else min(cfg.suite_reps, cfg.few_reps)  # the posterior is slower
+            reps = min(cfg.suite_reps, cfg.few_reps)  # below 60 tasks summarise's posterior: slower
             jobs.append(("suite intervals", suite_cell,
                          dict(kind="unclustered", prior=prior, units=t, reps=reps, seed=s)))
     for g in (5, 10, 30):
@@ -905,10 +906,10 @@ def _cost(job: tuple[str, Callable[..., list[Row]], dict]) -> float:
     if job[1] is plan_cell:
         return reps * 150.0
     if job[1] is planned_cell:
-        return reps * 100.0
+        return reps * 200.0
     if job[1] is floor_cell:
         return reps * kw["tasks"] * 2.0
-    if job[1] is suite_cell and kw.get("kind") == "unclustered" and kw["units"] < 30:
+    if job[1] is suite_cell and kw.get("kind") == "unclustered":
         return reps * 60.0
     return 1.0
 
@@ -950,7 +951,8 @@ NOTES = {
                        f"clustered), not the mean of the drawn tasks' p: the tasks are a sample. pass^{SUITE_K} is "
                        f"the mean of the unbiased per-task estimate C(c, {SUITE_K})/C({SUITE_TRIALS}, {SUITE_K}). "
                        f"The interval is what `summarise` prints: below 30 unclustered tasks the beta-binomial "
-                       f"posterior ({{few}} suites a cell), from 30 the t interval, clustered CR2 with "
+                       f"posterior ({{few}} suites a cell) joined with the t interval, from 60 the t interval alone, "
+                       f"clustered CR2 with "
                        f"Bell–McCaffrey degrees of freedom; the lopsided suites (one cluster of 40 or 47 beside "
                        f"seven small ones) also show the CR1 + t(G − 1) interval used before, for contrast.",
     "plan decisions": "A task that fails 10.5% of the time is not stable-pass (margin 0.1); the figure is the chance "
