@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 import zlib
@@ -73,6 +74,10 @@ CLUSTER_SIZE = 10
 CLUSTER_PRIOR = (6.0, 4.0)
 """Per-cluster mean pass rate ~ Beta(6, 4); per task p ~ Beta(κμ, κ(1 − μ)) with κ = CONCENTRATION."""
 CONCENTRATION = 10.0
+MIXTURE = ((0.7, 20.0, 1.0), (0.2, 1.0, 20.0), (0.1, 1.0, 1.0))
+"""A suite as users' look: 70% of tasks p ~ Beta(20, 1) (nearly always pass), 20% Beta(1, 20), 10% uniform."""
+LOPSIDED = ((40, 2, 2, 2, 2, 2, 2, 2), (47, 1, 1, 1, 1, 1, 1, 1), (7, 7, 7, 7, 7, 7, 7, 7))
+"""Cluster sizes of the lopsided suites (one large cluster beside small ones) and a balanced one of 8."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ class Row:
     nominal: float | None
     kind: str
     """``coverage`` (at least nominal), ``type1`` (at most nominal), ``power`` (at least nominal),
-    ``plan`` (nominal ± 1 point) or ``info`` (no claim: a contrast)."""
+    ``plan`` (nominal ± 1 point), ``bias`` (|measured| at most nominal, an absolute figure) or ``info``
+    (no claim: a contrast)."""
     se: float | None = None
     """Monte-Carlo standard error; None for an exact figure."""
     reps: int = 0
@@ -98,6 +104,8 @@ class Row:
         """``yes``, ``yes (conservative)``, ``no`` or ``—`` (no claim)."""
         if self.nominal is None or self.kind == "info":
             return "—"
+        if self.kind == "bias":
+            return "yes" if abs(self.measured) <= self.nominal else "no"
         gap = self.measured - self.nominal
         if self.kind in ("coverage", "power"):
             ok, safe = gap >= -0.01, gap > 0.01
@@ -114,6 +122,8 @@ class Row:
         return self.verdict == "no"
 
     def measured_text(self) -> str:
+        if self.kind == "bias" or (self.kind == "info" and self.figure.startswith("bias")):
+            return f"{self.measured:+.4f} ± {self.se or 0:.4f} (MC, {self.reps:,})"
         if self.se is None:
             return f"{self.measured:.2%} (exact)"
         return f"{self.measured:.2%} ± {self.se:.2%} (MC, {self.reps:,})"
@@ -121,9 +131,11 @@ class Row:
     def nominal_text(self) -> str:
         if self.nominal is None:
             return "no claim"
+        if self.kind == "bias":
+            return f"|bias| ≤ {self.nominal:g}"
         if self.kind == "power" and self.nominal == 1.0:
             return "near 100% (target)"
-        sign = {"coverage": "≥ ", "type1": "≤ ", "power": "≥ ", "plan": "", "info": ""}[self.kind]
+        sign = {"coverage": "≥ ", "type1": "≤ ", "power": "≥ ", "plan": "", "info": "", "bias": ""}[self.kind]
         whole = abs(self.nominal * 100 - round(self.nominal * 100)) < 1e-9
         return f"{sign}{self.nominal:.0%}" if whole else f"{sign}{self.nominal:.1%}"
 
@@ -424,54 +436,104 @@ def clustered_truth(k: int) -> float:
     return float(value)
 
 
-def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: int, seed: int) -> list[Row]:
+def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: int, seed: int,
+               sizes: tuple[int, ...] | None = None) -> list[Row]:
     """``kind`` = ``unclustered`` (``units`` tasks, p ~ Beta(prior)) or ``clustered`` (``units`` clusters of
-    CLUSTER_SIZE tasks)."""
+    CLUSTER_SIZE tasks, or of ``sizes``). What ``summarise`` prints: below 30 unclustered tasks the
+    beta-binomial posterior, else the t interval (CR2 clustered); clustered cells also measure CR1 beside it."""
     from flaketui.stats.estimators import pass_hat_k
-    from flaketui.stats.suite import mean_estimate
+    from flaketui.stats.suite import FEW_TASKS, mean_estimate, summarise, task_stats
 
-    rng = rng_for(seed, f"suite/{kind}/{prior}/{units}")
-    if kind == "unclustered":
+    sizes_key = "" if sizes is None else "/" + "-".join(map(str, sizes))
+    rng = rng_for(seed, f"suite/{kind}/{prior}/{units}{sizes_key}")
+    if kind == "unclustered" and prior == "mixture":
+        truth1 = sum(w * a / (a + b) for w, a, b in MIXTURE)
+        truthk = sum(w * beta_mean_power(a, b, SUITE_K) for w, a, b in MIXTURE)
+        tasks, groups = units, None
+        situation = (f"{units} tasks, p from a mixture: 70% Beta(20, 1), 20% Beta(1, 20), 10% uniform, "
+                     f"{SUITE_TRIALS} trials")
+        sizes_arr = None
+    elif kind == "unclustered":
         a, b = prior  # type: ignore[misc]
         truth1, truthk = a / (a + b), beta_mean_power(a, b, SUITE_K)
         tasks, groups = units, None
         situation = f"{units} tasks, p ~ Beta({a:g}, {b:g}), {SUITE_TRIALS} trials"
+        sizes_arr = None
     else:
+        sizes_arr = np.full(units, CLUSTER_SIZE) if sizes is None else np.asarray(sizes)
+        units = int(sizes_arr.size)
         truth1, truthk = CLUSTER_PRIOR[0] / sum(CLUSTER_PRIOR), clustered_truth(SUITE_K)
-        tasks = units * CLUSTER_SIZE
-        groups = [f"g{i // CLUSTER_SIZE}" for i in range(tasks)]
-        situation = (f"{units} clusters of {CLUSTER_SIZE} tasks, μ ~ Beta({CLUSTER_PRIOR[0]:g}, "
-                     f"{CLUSTER_PRIOR[1]:g}), p ~ Beta({CONCENTRATION:g}μ, {CONCENTRATION:g}(1 − μ)), "
-                     f"{SUITE_TRIALS} trials")
+        tasks = int(sizes_arr.sum())
+        groups = [f"g{i}" for i in np.repeat(np.arange(units), sizes_arr)]
+        shape = (f"{units} clusters of {CLUSTER_SIZE} tasks" if sizes is None else
+                 f"{units} clusters of {_sizes_text(sizes)} tasks")
+        situation = (f"{shape}, μ ~ Beta({CLUSTER_PRIOR[0]:g}, {CLUSTER_PRIOR[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
+                     f"{CONCENTRATION:g}(1 − μ)), {SUITE_TRIALS} trials")
     n = np.full(tasks, SUITE_TRIALS)
-    hit1 = hitk = 0
+    few = groups is None and tasks < FEW_TASKS
+    hit1 = hitk = cr1_1 = cr1_k = 0
     for _ in range(reps):
-        if groups is None:
+        if prior == "mixture":
+            which = rng.choice(len(MIXTURE), size=tasks, p=[w for w, _, _ in MIXTURE])
+            shape = np.array([(a_, b_) for _, a_, b_ in MIXTURE])[which]
+            p = rng.beta(shape[:, 0], shape[:, 1])
+        elif groups is None:
             p = rng.beta(a, b, tasks)
         else:
-            mu = np.repeat(rng.beta(*CLUSTER_PRIOR, units), CLUSTER_SIZE)
+            mu = np.repeat(rng.beta(*CLUSTER_PRIOR, units), sizes_arr)
             p = rng.beta(CONCENTRATION * mu, CONCENTRATION * (1 - mu))
         c = rng.binomial(SUITE_TRIALS, p)
-        e1 = mean_estimate(c / SUITE_TRIALS, groups, CONFIDENCE)
-        ek = mean_estimate(pass_hat_k(n, c, SUITE_K), groups, CONFIDENCE)
+        if few:
+            sm = summarise(task_stats(run_outcomes("r", n, c), SUITE_K))
+            e1, ek = sm.pass_at_1, sm.pass_hat_k
+        else:
+            e1 = mean_estimate(c / SUITE_TRIALS, groups, CONFIDENCE)
+            ek = mean_estimate(pass_hat_k(n, c, SUITE_K), groups, CONFIDENCE)
         hit1 += e1.ci[0] - 1e-12 <= truth1 <= e1.ci[1] + 1e-12
         hitk += ek.ci[0] - 1e-12 <= truthk <= ek.ci[1] + 1e-12
+        if groups is not None:
+            f1 = mean_estimate(c / SUITE_TRIALS, groups, CONFIDENCE, cluster_method="CR1")
+            fk = mean_estimate(pass_hat_k(n, c, SUITE_K), groups, CONFIDENCE, cluster_method="CR1")
+            cr1_1 += f1.ci[0] - 1e-12 <= truth1 <= f1.ci[1] + 1e-12
+            cr1_k += fk.ci[0] - 1e-12 <= truthk <= fk.ci[1] + 1e-12
     rows = []
-    method = "CR1 + t(G − 1)" if groups else "t(T − 1)"
+    method = ("CR2 + t(Bell–McCaffrey ν)" if groups else
+              "t ∪ beta-binomial posterior" if few else "t(T − 1)")
     for name, hits, truth in (("pass@1", hit1, truth1), (f"pass^{SUITE_K}", hitk, truthk)):
         r = hits / reps
         rows.append(Row("suite intervals", situation, f"suite {name} 95% CI ({method}) covers {truth:.4f}", r,
                         CONFIDENCE, "coverage", mc_se(r, reps), reps,
-                        why=_why_suite(name, kind, units, prior, r)))
+                        why=_why_suite(name, kind, units, prior, r, sizes)))
+    if groups is not None and sizes is not None:
+        for name, hits, truth in (("pass@1", cr1_1, truth1), (f"pass^{SUITE_K}", cr1_k, truthk)):
+            r = hits / reps
+            rows.append(Row("suite intervals", situation, f"old: suite {name} 95% CI (CR1 + t(G − 1)) covers "
+                            f"{truth:.4f}", r, None, "info", mc_se(r, reps), reps))
     return rows
 
 
-def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | None, rate: float) -> str:
+def _sizes_text(sizes: tuple[int, ...]) -> str:
+    """``40 + 7×2``: the first cluster's size and the rest, grouped."""
+    rest = sizes[1:]
+    if all(x == sizes[0] for x in sizes):
+        return f"{len(sizes)}×{sizes[0]}"
+    if rest and all(x == rest[0] for x in rest):
+        return f"{sizes[0]} + {len(rest)}×{rest[0]}"
+    return " + ".join(map(str, sizes))
+
+
+def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | None, rate: float,
+               sizes: tuple[int, ...] | None = None) -> str:
     if kind == "clustered":
-        return (f"With {units} clusters the CR1 standard error rests on {units} cluster sums; the t({units - 1}) "
-                f"quantile corrects its small-sample bias only on average. The cluster sums of {name} are skewed "
-                f"(clusters of low μ give near-zero pass^{SUITE_K}, the few of high μ large values), so the "
-                f"symmetric interval covers {rate:.1%}: more clusters are needed for {name} than for pass@1.")
+        lop = "" if sizes is None else f" (sizes {_sizes_text(sizes)})"
+        return (f"With {units} clusters{lop} the CR2 standard error rests on {units} cluster sums and the "
+                f"Bell–McCaffrey degrees of freedom correct its small-sample bias only on average. The cluster sums "
+                f"of {name} are skewed (clusters of low μ give near-zero pass^{SUITE_K}, the few of high μ large "
+                f"values), so the symmetric interval covers {rate:.1%}: more clusters are needed for {name} than "
+                f"for pass@1, and summarise warns below 30 clusters.")
+    if prior == "mixture":
+        return (f"With {units} tasks from a mixture of mostly stable tasks the per-task {name} values are nearly all "
+                f"0 or 1 with a few in between, so their mean is lumpy and skewed; the interval covers {rate:.1%}.")
     a, b = prior  # type: ignore[misc]
     if name.startswith("pass^") and a / (a + b) < 0.8:
         shape = (f"bunched near 0 (the unbiased per-task estimate is exactly 0 whenever c < {SUITE_K}) with a long "
@@ -479,8 +541,7 @@ def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | No
     else:
         shape = "bunched near 1 with a long tail towards 0"
     return (f"With {units} tasks and p ~ Beta({a:g}, {b:g}) the per-task {name} values are {shape}, so their mean "
-            f"is skewed and the symmetric t interval covers {rate:.1%}; summarise warns below "
-            f"{30} tasks, and a skewed figure such as pass^{SUITE_K} needs more.")
+            f"is skewed and the interval covers {rate:.1%}.")
 
 
 # --- 6. plan's decisions under peeking, exact ----------------------------------------------------
@@ -646,6 +707,105 @@ def _why_plan(figure: str, rate: float, between: float, within: float, k: int) -
             f"rather than 80% at this size.")
 
 
+# --- 9. designs that look at the data: --planned-trials ------------------------------------------
+
+PLANNED_FIRST = 5
+"""Trials every task gets before any outcome is seen."""
+PLANNED_EXTRA = 10
+"""Trials the simulated plan adds to every task whose first trials were mixed (0 < c < n₀)."""
+PLANNED_TASKS = 50
+
+
+def planned_cell(prior: tuple[float, float], reps: int, seed: int) -> list[Row]:
+    """A plan adds trials to the tasks whose first n₀ looked uncertain; the suite's pass@1 and pass^k from all
+    trials against those from the first n₀ (``--planned-trials n₀``), and their intervals' coverage."""
+    from flaketui.stats.suite import summarise, task_stats
+
+    a, b = prior
+    rng = rng_for(seed, f"planned/{prior}")
+    t, n0 = PLANNED_TASKS, PLANNED_FIRST
+    truth = {"pass@1": a / (a + b), f"pass^{SUITE_K}": beta_mean_power(a, b, SUITE_K)}
+    err = {(est, fig): [] for est in ("all", "first") for fig in truth}
+    hits = {(est, fig): 0 for est in ("all", "first") for fig in truth}
+    for _ in range(reps):
+        p = rng.beta(a, b, t)
+        c0 = rng.binomial(n0, p)
+        extra = np.where((c0 > 0) & (c0 < n0), PLANNED_EXTRA, 0)
+        c_all, n_all = c0 + rng.binomial(extra, p), n0 + extra
+        for est, (n, c) in (("all", (n_all, c_all)), ("first", (np.full(t, n0), c0))):
+            sm = summarise(task_stats(run_outcomes("r", n, c), SUITE_K))
+            for fig, e in (("pass@1", sm.pass_at_1), (f"pass^{SUITE_K}", sm.pass_hat_k)):
+                err[(est, fig)].append(e.value - truth[fig])
+                hits[(est, fig)] += e.ci[0] - 1e-12 <= truth[fig] <= e.ci[1] + 1e-12
+    situation = (f"{t} tasks, p ~ Beta({a:g}, {b:g}), {n0} trials each, then {PLANNED_EXTRA} more to every task "
+                 f"whose first {n0} were mixed")
+    rows = []
+    for fig in truth:
+        for est, label in (("all", "every trial"), ("first", f"--planned-trials {n0}")):
+            e = np.asarray(err[(est, fig)])
+            bias, se = float(e.mean()), float(e.std(ddof=1) / math.sqrt(e.size))
+            kind = "bias" if est == "first" else "info"
+            why = "" if est == "first" else (
+                f"From every trial the suite {fig} is biased by {bias:+.4f}: the plan gave more trials to the "
+                f"tasks whose first {n0} were mixed, so how many trials a task has depends on its outcomes, and "
+                f"the per-task estimate is unbiased only for a number of trials fixed in advance. "
+                f"`--planned-trials {n0}` reads the design fixed before looking.")
+            rows.append(Row("planned", situation, f"bias of suite {fig} from {label} (truth {truth[fig]:.4f})",
+                            bias, 0.005 if est == "first" else None, kind, se, reps, why=why))
+            r = hits[(est, fig)] / reps
+            rows.append(Row("planned", situation, f"suite {fig} 95% CI from {label} covers {truth[fig]:.4f}", r,
+                            CONFIDENCE if est == "first" else None, "coverage" if est == "first" else "info",
+                            mc_se(r, reps), reps,
+                            why=(f"The interval of the all-trials estimate is centred on a biased value and covers "
+                                 f"{r:.1%}." if est == "all" else
+                                 f"The first {n0} trials are a fixed design; the interval covers {r:.1%}.")))
+    return rows
+
+
+# --- 10. the noise floor: does the printed MDE have its power? -----------------------------------
+
+FLOOR_DESIGNS = ((50, 5), (100, 3))
+"""(tasks, trials per task) of the noise-floor cells."""
+
+
+def floor_cell(tasks: int, k: int, reps: int, seed: int) -> list[Row]:
+    """A's p ~ Beta(6, 4) and B's = A's + δ on every task, δ the noise floor's MDE at the generator's σ²_within:
+    the power of the primary test and of the paired interval at δ (the floor promises 80%)."""
+    from flaketui.stats import compare_runs, task_stats
+    from flaketui.stats.noise import minimum_detectable, suite_noise_floor
+    from flaketui.stats.verdict import evidence
+
+    a, b = 6.0, 4.0
+    within = a * b / ((a + b) * (a + b + 1))  # E[p(1 − p)] for p ~ Beta(a, b)
+    delta = minimum_detectable(2 * within / (k * tasks))
+    rng = rng_for(seed, f"floor/{tasks}/{k}")
+    n = np.full(tasks, k)
+    primary = t_int = 0
+    printed = []
+    for _ in range(reps):
+        p_a = rng.beta(a, b, tasks)
+        p_b = np.minimum(p_a + delta, 1.0)
+        ca = rng.binomial(k, p_a)
+        cmp = compare_runs(task_stats(run_outcomes("A", n, ca), 1),
+                           task_stats(run_outcomes("B", n, rng.binomial(k, p_b)), 1))
+        primary += evidence(cmp, ALPHA).winner > 0
+        t_int += cmp.mean_diff.ci[0] > 0
+        printed.append(suite_noise_floor(n, ca).mde)
+    situation = (f"{tasks} tasks × {k} trials, A's p ~ Beta(6, 4), B = A + δ on every task, δ = the floor "
+                 f"{delta:.3f} (report prints {float(np.mean(printed)):.3f} on average)")
+    rows = []
+    for figure, hits in (("power at the floor: primary test (B named winner)", primary),
+                         ("power at the floor: paired interval (lower bound > 0)", t_int)):
+        r = hits / reps
+        rows.append(Row("noise floor", situation, figure, r, 0.8, "plan", mc_se(r, reps), reps,
+                        why=(f"The floor is the normal-approximation MDE of a mean difference whose variance is "
+                             f"the trials' binomial noise alone, 2σ²_within/(K·T); {figure.split(': ')[1]} reaches "
+                             f"{r:.1%} there (the primary test conditions on each task's pass total and is "
+                             f"discrete; B's p is clipped at 1 on a few tasks, so the mean gain is a little "
+                             f"below δ).")))
+    return rows
+
+
 # --- running and writing -------------------------------------------------------------------------
 
 
@@ -654,6 +814,9 @@ class Config:
     reps: int = 1000
     null_reps: int = 2000
     suite_reps: int = 10_000
+    few_reps: int = 2000
+    """Suites per cell where summarise's interval is the beta-binomial posterior (below 30 tasks)."""
+    planned_reps: int = 2000
     grid: int = 999
     seed: int = 20_261_201
     tasks: tuple[int, ...] = (10, 30, 50)
@@ -681,17 +844,25 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
             jobs.append(("per-task", pertask_cell,
                          dict(prior=prior, n_a=n_a, n_b=n_b, tasks=max(cfg.tasks), reps=cfg.reps, seed=s)))
     jobs.append(("per-task intervals", per_task_interval_rows, dict(grid=cfg.grid)))
-    for prior in ((6.0, 4.0), (8.0, 1.0)):
-        for t in (10, 30):
+    for prior in ((6.0, 4.0), (8.0, 1.0), "mixture"):
+        for t in (10, 20, 30):
+            reps = min(cfg.suite_reps, cfg.few_reps)  # below 60 tasks summarise's posterior: slower
             jobs.append(("suite intervals", suite_cell,
-                         dict(kind="unclustered", prior=prior, units=t, reps=cfg.suite_reps, seed=s)))
+                         dict(kind="unclustered", prior=prior, units=t, reps=reps, seed=s)))
     for g in (5, 10, 30):
         jobs.append(("suite intervals", suite_cell,
                      dict(kind="clustered", prior=None, units=g, reps=cfg.suite_reps, seed=s)))
+    for sizes in LOPSIDED:
+        jobs.append(("suite intervals", suite_cell,
+                     dict(kind="clustered", prior=None, units=len(sizes), reps=cfg.suite_reps, seed=s, sizes=sizes)))
     jobs.append(("plan decisions", peeking_rows, {}))
     jobs.append(("gate", gate_rows, dict(grid=cfg.grid)))
     for name in PLAN_SCENARIOS:
         jobs.append(("plan power", plan_cell, dict(name=name, reps=cfg.reps, seed=s)))
+    for prior in ((6.0, 4.0), (0.5, 0.5)):
+        jobs.append(("planned", planned_cell, dict(prior=prior, reps=cfg.planned_reps, seed=s)))
+    for tasks, k in FLOOR_DESIGNS:
+        jobs.append(("noise floor", floor_cell, dict(tasks=tasks, k=k, reps=cfg.reps, seed=s)))
     return jobs
 
 
@@ -734,6 +905,12 @@ def _cost(job: tuple[str, Callable[..., list[Row]], dict]) -> float:
         return reps * kw["tasks"] * 1.2
     if job[1] is plan_cell:
         return reps * 150.0
+    if job[1] is planned_cell:
+        return reps * 200.0
+    if job[1] is floor_cell:
+        return reps * kw["tasks"] * 2.0
+    if job[1] is suite_cell and kw.get("kind") == "unclustered":
+        return reps * 60.0
     return 1.0
 
 
@@ -752,6 +929,8 @@ FAMILIES = {
     "plan decisions": "6. `plan`'s decisions under peeking (exact)",
     "gate": "7. `gate --require-evidence` (exact)",
     "plan power": "8. `plan`'s power",
+    "planned": "9. Designs that look at the data: `--planned-trials`",
+    "noise floor": "10. The noise floor: power at the printed minimum detectable effect",
 }
 
 NOTES = {
@@ -770,7 +949,12 @@ NOTES = {
     "suite intervals": f"{SUITE_TRIALS} trials per task. The truth is the superpopulation mean over the generating "
                        f"distribution (E[p], E[p^{SUITE_K}]; by formula unclustered, by quadrature over μ "
                        f"clustered), not the mean of the drawn tasks' p: the tasks are a sample. pass^{SUITE_K} is "
-                       f"the mean of the unbiased per-task estimate C(c, {SUITE_K})/C({SUITE_TRIALS}, {SUITE_K}).",
+                       f"the mean of the unbiased per-task estimate C(c, {SUITE_K})/C({SUITE_TRIALS}, {SUITE_K}). "
+                       f"The interval is what `summarise` prints: below 30 unclustered tasks the beta-binomial "
+                       f"posterior ({{few}} suites a cell) joined with the t interval, from 60 the t interval alone, "
+                       f"clustered CR2 with "
+                       f"Bell–McCaffrey degrees of freedom; the lopsided suites (one cluster of 40 or 47 beside "
+                       f"seven small ones) also show the CR1 + t(G − 1) interval used before, for contrast.",
     "plan decisions": "A task that fails 10.5% of the time is not stable-pass (margin 0.1); the figure is the chance "
                       "it is called so, by `decide` (nominal ≤ 5%) and, for contrast, by the fixed-n Wilson rule "
                       "the decisions used before (no claim under peeking).",
@@ -782,6 +966,16 @@ NOTES = {
                   "0.3). σ²_between, σ²_within and δ are the generator's (from 2,000,000 draws), handed to "
                   "`tasks_paired_means(power=0.8, alpha=0.05)`; suites of the planned size are then simulated. "
                   "Nominal: the planned 80%, within 1 point either way.",
+    "planned": (f"Every task gets {PLANNED_FIRST} trials; a plan then adds {PLANNED_EXTRA} to every task whose first "
+                f"{PLANNED_FIRST} were mixed (what `plan --budget` does to uncertain tasks). The suite's pass@1 and "
+                f"pass^{SUITE_K} as `report` prints them, from every trial and with `--planned-trials "
+                f"{PLANNED_FIRST}` (the first {PLANNED_FIRST} of each task); bias is the mean estimate less the "
+                f"superpopulation truth, ± its MC SE. Nominal: |bias| ≤ 0.005 and coverage ≥ 95% for "
+                f"`--planned-trials`; every-trial figures are the contrast (no claim)."),
+    "noise floor": ("`report`'s noise floor says a change below the MDE cannot be told from noise; at the MDE itself "
+                    "(the same change on every task, the floor's own assumption) `compare` should find it about 80% "
+                    "of the time. δ is computed from the generator's σ²_within; the printed floor (estimated from "
+                    "run A) is shown beside it. Nominal: 80%, within 1 point either way."),
 }
 
 
@@ -796,7 +990,9 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         "- **Exact** figures sum over every binomial outcome (no simulation).",
         f"- **Monte Carlo** figures (MC) give ± one standard error and the number of simulated cases: "
         f"{cfg.null_reps:,} null pairs per `compare` cell, {cfg.reps:,} for power, `--baseline`, per-task and "
-        f"`plan` cells, {cfg.suite_reps:,} suites per suite-interval cell. Seed {cfg.seed}; every cell draws "
+        f"`plan` cells, {cfg.suite_reps:,} suites per suite-interval cell ({cfg.few_reps:,} where the interval is "
+        f"the beta-binomial posterior), {cfg.planned_reps:,} per `--planned-trials` cell. Seed {cfg.seed}; every "
+        f"cell draws "
         f"from its own stream (the seed and the cell's name), so the figures do not depend on the number of "
         f"worker processes.",
         "- **Within 1 point?** A coverage may be at most 1 point below 95% (≥ 94%), a type-I error at most "
@@ -813,7 +1009,7 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         fam_rows = [r for r in rows if r.family == fam]
         if not fam_rows:
             continue
-        out += [f"## {title}", "", NOTES[fam], "",
+        out += [f"## {title}", "", NOTES[fam].replace("{few}", f"{cfg.few_reps:,}"), "",
                 "| situation | figure | measured | nominal | within 1 point? |",
                 "|---|---|---|---|---|"]
         out += [f"| {r.situation} | {r.figure} | {r.measured_text()} | {r.nominal_text()} | {r.verdict} |"
@@ -822,12 +1018,30 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         misses = [r for r in fam_rows if r.missed]
         contrasts = [r for r in fam_rows if r.kind == "info" and r.why]
         for r in misses:
-            out += [f"**{r.situation}, {r.figure}: {r.measured:.2%}** against {r.nominal_text()}. {r.why}", ""]
+            shown = r.measured_text() if r.kind == "bias" else f"{r.measured:.2%}"
+            out += [f"**{r.situation}, {r.figure}: {shown}** against {r.nominal_text()}. {r.why}", ""]
         if not misses:
             out += ["Every figure with a claim is within 1 point of it (or on the safe side).", ""]
         for r in contrasts:
             out += [r.why, ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+OTHER_SECTION = re.compile(r"(?ms)^(?:## [^\n]*\n(?:(?!## |<!-- generated: )[^\n]*\n)*)?"
+                           r"<!-- generated: (?P<name>[^ ]+) -->.*?<!-- end generated: (?P=name) -->\n?")
+"""A section another benchmark writes into the page (its heading, any lines, and its generated block)."""
+
+
+def keep_other_sections(page: Path, text: str) -> str:
+    """``text`` with the sections other benchmarks wrote into ``page`` (between their own
+    ``<!-- generated: NAME -->`` markers: ``bench_classes.py``, ``bench_score_calibration.py``) kept at its
+    end, each with the heading above it, so regenerating this page does not erase them."""
+    try:
+        old = page.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return text
+    kept = [m.group(0).rstrip("\n") for m in OTHER_SECTION.finditer(old)]
+    return text if not kept else text.rstrip("\n") + "\n\n" + "\n\n".join(kept) + "\n"
 
 
 def print_table(rows: list[Row]) -> None:
@@ -858,6 +1072,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = Config(seed=args.seed, grid=args.grid, workers=args.workers)
     if args.quick:
         cfg.reps, cfg.null_reps, cfg.suite_reps, cfg.tasks = 150, 300, 2000, (10, 50)
+        cfg.few_reps, cfg.planned_reps = 400, 400
     cfg.reps = args.reps if args.reps is not None else cfg.reps
     cfg.null_reps = args.null_reps if args.null_reps is not None else cfg.null_reps
     cfg.suite_reps = args.suite_reps if args.suite_reps is not None else cfg.suite_reps
@@ -876,7 +1091,7 @@ def main(argv: list[str] | None = None) -> None:
         command = "bench_calibration.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:])
                                                    if not a.startswith("--write") and not a.endswith(".md")
                                                    and a != "--docs")
-        write_page(page, markdown(rows, cfg, elapsed, command.strip()))
+        write_page(page, keep_other_sections(page, markdown(rows, cfg, elapsed, command.strip())))
         print(f"wrote {page}")
 
 

@@ -119,6 +119,11 @@ class FieldMap:
     reward: str = "reward"
     """``--reward``: which of a trial's named rewards is its score (Harbor's
     ``verifier_result.rewards``; a lone reward of another name is taken by default)."""
+    planned_trials: int | None = field(default=None, repr=False)
+    """``--planned-trials N``: the statistics read the first N trials of each task (in trial
+    order), the design fixed before any outcome was seen, so trials a plan added after looking
+    (``plan --budget``) do not bias them. Applied when trials are grouped by task, not when
+    parsed: it stays out of the index cache's key (the ``repr``)."""
 
     def known_names(self) -> set[str]:
         """The fields a trial's roles are read from, with ``metrics`` and ``error``: every
@@ -430,6 +435,14 @@ class TrialLog:
             else:
                 order = np.lexsort((trials, task_ids))
             rows, task_ids = rows[order], task_ids[order]
+        planned = self.fields.planned_trials
+        if planned is not None and rows.size:  # the first N trials of each task, in trial order
+            first = np.r_[True, task_ids[1:] != task_ids[:-1]]
+            position = np.arange(rows.size)
+            position -= np.maximum.accumulate(np.where(first, position, 0))
+            keep = position < planned
+            if not keep.all():
+                rows, task_ids, in_order, whole = rows[keep], task_ids[keep], False, False
         # task_ids is sorted now: each task starts where the id changes
         starts = np.flatnonzero(np.r_[True, task_ids[1:] != task_ids[:-1]]) if rows.size \
             else np.empty(0, dtype=np.int64)
@@ -473,6 +486,7 @@ class TrialLog:
             errored_passes=errored_passes.astype(np.int64, copy=False),
             trial_scores=self.score[rows] if self.scored else None,
             trial_errored=outcome == ERRORED if self.scored else None,
+            planned_trials=planned,
         )
 
     @property
@@ -572,6 +586,8 @@ class RunOutcomes:
     """Each trial's errored flag in ``rows`` order, beside :attr:`trial_scores`."""
     errored_passes: np.ndarray | None = None
     """Per task, the errored trials counted as passes (``score``: their score passed); None: none."""
+    planned_trials: int | None = None
+    """The first this many trials of each task were kept (:attr:`FieldMap.planned_trials`)."""
 
     def task_rows(self, i: int) -> np.ndarray:
         """The :class:`TrialLog` rows of task ``i``."""

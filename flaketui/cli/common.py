@@ -154,6 +154,10 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   "or the harness's own run id.")
     @click.option("--runs-as-trials", is_flag=True, default=False,
                   help="Read the runs given (one agent's repeated runs) as trials of one run.")
+    @click.option("--planned-trials", "planned_trials", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Read only the first N trials of each task (in trial order): the design fixed before "
+                       "any outcome was seen, so trials added after looking (plan --budget) do not bias p̂ "
+                       "and pass^k.")
     @click.option("--problems", "all_problems", is_flag=True, default=False,
                   help="Name every problem met while loading, one line each (default: one line per kind).")
     @click.option("--no-cache", is_flag=True, default=False,
@@ -207,6 +211,7 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             run_name_from=kwargs.pop("run_name_from"),
             runs_as_trials=kwargs.pop("runs_as_trials"),
             reward=kwargs.pop("reward"),
+            planned_trials=kwargs.pop("planned_trials"),
         )
         return func(*args, **kwargs)
 

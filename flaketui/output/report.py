@@ -28,6 +28,7 @@ from flaketui.output.columns import (
 from flaketui.model import ERRORED_AS_MEANING, who_ran_line
 from flaketui.sanitize import csv_cell, markdown_text, mask_secrets, mask_text, visible
 from flaketui.stats.stratified import NAME as PRIMARY_NAME
+from flaketui.stats.noise import NoiseFloor, floor_line
 from flaketui.stats.suite import GateResult, MeanEstimate, SuiteSummary, TaskStats
 
 if TYPE_CHECKING:  # Rich and the comparison helpers load when a table or comparison is printed
@@ -177,7 +178,29 @@ def summary_json(s: SuiteSummary) -> dict[str, Any]:
         "expected_flaky": fmt.json_float(s.expected_flaky),
         "expected_flaky_ci": list(s.expected_flaky_ci),
         "prior": {"a": fmt.json_float(s.prior[0]), "b": fmt.json_float(s.prior[1]), "fitted": s.prior[2]},
+        "noise_floor": noise_floor_json(s.noise_floor),
+        "planned_trials": s.planned_trials,
+        "estimator": estimator_text(s),
     }
+
+
+def estimator_text(s: SuiteSummary) -> str:
+    """Which trials the suite's p̂ and pass^k were estimated from."""
+    if s.planned_trials is None:
+        return "all trials of each task"
+    return (f"the first {s.planned_trials} trials of each task (--planned-trials): unbiased when trials were "
+            f"added to some tasks after seeing their outcomes")
+
+
+def noise_floor_json(f: NoiseFloor | None) -> dict[str, Any] | None:
+    """The suite's noise floor (:func:`flaketui.stats.noise.suite_noise_floor`): ``mde`` the smallest
+    change against another run of this design told from noise at 80% power; ``tasks_for`` and
+    ``trials_for`` what ``target`` needs; the variance split and its ``icc``."""
+    if f is None:
+        return None
+    return {"mde": fmt.json_float(f.mde), "tasks": f.tasks, "trials": f.trials, "target": f.target,
+            "tasks_for": f.tasks_for, "trials_for": f.trials_for, "between": fmt.json_float(f.between),
+            "within": fmt.json_float(f.within), "icc": fmt.json_float(f.icc)}
 
 
 REPORT_KEYS = ("task", "n", "passes", "p_hat", "p_hat_ci", "pass_at_k", "pass_hat_k",
@@ -388,8 +411,10 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "unchanged": c.unchanged,
         "winner": evidence(c, v.alpha).winner_run,
         "primary_test": primary_json(c),
+        "mean_difference": mean_difference_json(c),
         "mean_diff": fmt.json_float(c.mean_diff.value),
         "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+        **noise_json(c, v.alpha),
         **secondary_json(c),
         "secondary_tests_valid": c.equal_trials,
         "only_a": c.only_a,
@@ -420,12 +445,31 @@ def compare_json(v: CompareView) -> dict[str, Any]:
 
 
 def primary_json(c: PairedComparison) -> dict[str, Any]:
-    """The primary test of a comparison: its name, statistic, p-value, how it was computed and the
-    interval of the mean difference it tests."""
+    """The primary test of a comparison: its name, statistic, p-value and how it was computed (the
+    interval of the mean difference is not the test's: :func:`mean_difference_json`)."""
     t = c.primary
     return {"name": PRIMARY_NAME, "statistic": "mean over tasks of p_hat_B - p_hat_A",
-            "p_value": fmt.json_float(t.pvalue), "ci": fmt.json_interval(*c.mean_diff.ci),
+            "p_value": fmt.json_float(t.pvalue),
             "method": t.method, "resamples": t.resamples, "informative_tasks": t.tasks}
+
+
+def mean_difference_json(c: PairedComparison) -> dict[str, Any]:
+    """The mean difference of per-task p̂ (B − A) with its interval over tasks and how that was made
+    (``t``, ``CR2``; with the binomial floor when it applied), its SE and degrees of freedom."""
+    m = c.mean_diff
+    return {"estimate": fmt.json_float(m.value), "ci": fmt.json_interval(*m.ci), "se": fmt.json_float(m.se),
+            "df": fmt.json_float(m.df) if np.isfinite(m.df) else None, "method": m.method}
+
+
+def noise_json(c: PairedComparison, alpha: float) -> dict[str, Any]:
+    """``se``, ``mde`` and ``snr`` of a comparison (:func:`flaketui.stats.noise.comparison_noise`):
+    the SE of the mean difference, the smallest difference detected with 80% power at ``alpha``,
+    and the observed difference over its SE; ``mde_power`` the power it is stated at."""
+    from flaketui.stats.noise import comparison_noise
+
+    n = comparison_noise(c, alpha)
+    return {"se": fmt.json_float(n.se), "mde": fmt.json_float(n.mde), "snr": fmt.json_float(n.snr),
+            "mde_power": n.power}
 
 
 def secondary_json(c: PairedComparison) -> dict[str, Any]:
@@ -453,8 +497,10 @@ def baseline_json(b: BaselineComparisons) -> dict[str, Any]:
                 "primary_test": primary_json(c),
                 "p_adjusted": b.p_adjusted[i],
                 "significant": b.significant(i),
+                "mean_difference": mean_difference_json(c),
                 "mean_diff": fmt.json_float(c.mean_diff.value),
                 "mean_diff_ci": fmt.json_interval(*c.mean_diff.ci),
+                **noise_json(c, b.alpha),
                 **secondary_json(c),
                 "verdict": verdict(c, b.alpha, b.p_adjusted[i]),
             }
@@ -607,6 +653,10 @@ def summary_lines(s: SuiteSummary, notes: ReportNotes = NO_NOTES, name: Callable
         kinds = notes.errored_kinds(s.run)
         lines.append(f"errored trials{f' ({visible(kinds)})' if kinds else ''} {how} ({rule}); had they all "
                      f"failed / all passed, pass@1 = {fmt.rate(low)} / {fmt.rate(high)}")
+    if s.planned_trials is not None:
+        lines.append(f"estimated from {estimator_text(s)}")
+    if s.noise_floor is not None:
+        lines.append(floor_line(s.noise_floor))
     return lines
 
 

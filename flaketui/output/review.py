@@ -18,6 +18,7 @@ from flaketui.model import natural_key
 from flaketui.output import formatting as fmt
 from flaketui.output.columns import EPS
 from flaketui.sanitize import markdown_text, visible
+from flaketui.stats.noise import comparison_noise, noise_text
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
@@ -194,7 +195,9 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
     unchanged); the primary test; the mean difference with its CI and the
     secondary tests (where valid); the verdict (:func:`flaketui.stats.verdict.verdict`,
     which rests on the primary test alone); then, with ``tests``, the flipped
-    and moved tasks; ``confound`` (a warning); the tasks only one run has.
+    and moved tasks; ``confound`` (a warning); the tasks only one run has; last the
+    noise (the SE of the difference, the smallest difference this comparison could
+    detect, the signal-to-noise ratio: :func:`flaketui.stats.noise.noise_text`).
     Names from the logs pass through :func:`flaketui.sanitize.visible`.
     """
     run_a, run_b = visible(c.run_a), visible(c.run_b)
@@ -217,6 +220,7 @@ def compare_lines(c: PairedComparison, alpha: float = ALPHA, tests: PerTaskTests
         lines.append(f"only in {run_a}: " + _names(c.only_a))
     if c.only_b:
         lines.append(f"only in {run_b}: " + _names(c.only_b))
+    lines.append(noise_text(comparison_noise(c, alpha)))  # last: the app reads the lines above by position
     return lines
 
 

@@ -92,9 +92,7 @@ def _t_value(df: float, confidence: float) -> float:
     if math.isinf(df):
         return z_value(confidence)
     if df != int(df):
-        from scipy.special import stdtrit
-
-        return float(stdtrit(df, 0.5 + confidence / 2))
+        return _t_value_real(df, confidence)
     nu = int(df)
     if nu == 1:
         return math.tan(math.pi * confidence / 2)
@@ -116,6 +114,54 @@ def _t_value(df: float, confidence: float) -> float:
             return new
         t = new
     return t
+
+
+def _t_value_real(nu: float, confidence: float) -> float:
+    """The two-sided t quantile at a non-whole ν (CR2's Bell–McCaffrey degrees of freedom), without
+    scipy: bisection then Newton on P(|T_ν| ≤ t) = 1 − I_{ν/(ν + t²)}(ν/2, ½) (A&S 26.7.1 with 26.5.27),
+    I the regularized incomplete beta function (:func:`_betainc`)."""
+    lo, hi = 0.0, 1.0
+    while 1.0 - _betainc(nu / 2, 0.5, nu / (nu + hi * hi)) < confidence:
+        lo, hi = hi, hi * 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 1.0 - _betainc(nu / 2, 0.5, nu / (nu + mid * mid)) < confidence:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * hi:
+            break
+    return (lo + hi) / 2
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) by its continued fraction (A&S 26.5.8),
+    evaluated by the modified Lentz method (Press et al., *Numerical Recipes*, 3rd ed., § 6.4), on
+    the side of x where it converges fast (I_x(a, b) = 1 − I_{1−x}(b, a))."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1.0 + num * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + num / (c if abs(c) > tiny else tiny)
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-16:
+            break
+    return front * (f - 1.0)
 
 
 def _t_two_sided(t: float, nu: int) -> float:

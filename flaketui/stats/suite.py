@@ -27,6 +27,7 @@ from flaketui.stats.classes import (
     trials_to_decide,
 )
 from flaketui.stats.empirical_bayes import FlakyPosterior, flaky_posterior
+from flaketui.stats.noise import NoiseFloor, suite_noise_floor
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -46,6 +47,11 @@ from flaketui.stats.estimators import (
 MIN_TASKS_FOR_CI = 30
 """Below this many tasks (or clusters, when tasks are clustered) a suite CI leans on the
 task means (cluster sums) being near-normal, which few of them need not be: warn."""
+
+FEW_TASKS = 60
+"""Below this many unclustered tasks each suite interval also holds the beta-binomial
+posterior's (:func:`flaketui.stats.fewtasks.suite_posterior`): at 30 and 50 tasks the t interval
+alone still covered 92–94% for pass^4 from 5–8 trials (``docs/calibration.md``)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ class TaskStats:
     """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
     errored_passes: NDArray[np.int64] | None = None
     """Per task, the errored trials counted as passes (``score``); None: none."""
+    planned_trials: int | None = None
+    """Only the first this many trials of each task were read (``--planned-trials``)."""
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -133,13 +141,21 @@ class MeanEstimate:
     tasks: int
     clustered: bool
     df: float = math.inf
-    """Degrees of freedom of the interval's t quantile: clusters − 1 when clustered, else
-    tasks − 1; ``inf`` when no interval could be formed (one task, or one cluster)."""
+    """Degrees of freedom of the interval's t quantile: tasks − 1 unclustered; clustered, the
+    Bell–McCaffrey degrees of freedom of CR2 (at most clusters − 1, fewer when clusters differ
+    in size) or clusters − 1 under CR1; ``inf`` when no interval could be formed."""
+    n_clusters: int = 0
+    """Clusters of a clustered estimate (0 when unclustered)."""
+    largest_share: float = 0.0
+    """The share of the tasks held by the largest cluster (clustered only)."""
+    method: str = "t"
+    """How the interval was made: ``t`` (one-sample t), ``CR2`` (Bell–McCaffrey), ``CR1``, or a
+    name another estimator gives (:mod:`flaketui.stats.fewtasks`)."""
 
     @property
     def clusters(self) -> int:
-        """Clusters of a clustered estimate (df + 1); the tasks otherwise."""
-        return int(self.df) + 1 if self.clustered and math.isfinite(self.df) else self.tasks
+        """Clusters of a clustered estimate; the tasks otherwise."""
+        return self.n_clusters if self.clustered else self.tasks
 
 
 @dataclass(frozen=True)
@@ -191,6 +207,11 @@ class SuiteSummary:
     """Its 95% Poisson-binomial interval."""
     prior: tuple[float, float, bool] = (float("nan"), float("nan"), False)
     """The fitted Beta(a, b) prior of the pass rates, and whether it was fitted (else Jeffreys')."""
+    planned_trials: int | None = None
+    """Only the first this many trials of each task were read (``--planned-trials``)."""
+    noise_floor: NoiseFloor | None = None
+    """The smallest change against another run of this design that could be told from noise, and
+    the run's variance split (:func:`flaketui.stats.noise.suite_noise_floor`)."""
 
 
 def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
@@ -242,6 +263,7 @@ def task_stats(outcomes: RunOutcomes, k: int, passk_ci: str = "exact",
         errored_passes=outcomes.errored_passes,
         passk_ci=passk_ci,
         scores=_scores(outcomes),
+        planned_trials=outcomes.planned_trials,
     )
 
 
@@ -329,12 +351,17 @@ def default_k(outcomes: Sequence[RunOutcomes]) -> int:
     return max(1, int(values[int(np.argmax(freq))]))  # argmax: the first, i.e. smallest, tie
 
 
+CLUSTER_METHODS = ("CR2", "CR1")
+"""The clustered standard errors :func:`mean_estimate` offers; the first is the default."""
+
+
 def mean_estimate(
     values: NDArray[np.float64],
     groups: Sequence[str | None] | None = None,
     confidence: float = CONFIDENCE,
     *,
     bounds: tuple[float, float] = (0.0, 1.0),
+    cluster_method: str = "CR2",
 ) -> MeanEstimate:
     """Mean over tasks with a small-sample standard error and t interval, clustered when
     tasks share groups.
@@ -350,6 +377,9 @@ def mean_estimate(
     bounds : (float, float)
         The interval is clipped to these: ``(0, 1)`` for a rate (the default),
         ``(-1, 1)`` for a difference of rates.
+    cluster_method : {"CR2", "CR1"}
+        The clustered variance: CR2 with Bell–McCaffrey degrees of freedom (the default,
+        which holds when clusters differ in size), or CR1 with t(G − 1) (statsmodels').
 
     Returns
     -------
@@ -363,19 +393,29 @@ def mean_estimate(
     interval mean ± t_{T−1}·SE, the one-sample t interval (the OLS fit of the values on a
     constant, as ``statsmodels.OLS(x, ones).fit(use_t=True)`` gives it).
 
-    Clustered (when any two tasks share a group; G clusters): the cluster-robust
-    sandwich estimator of the mean, SE₀² = (1/T²) Σ_g (Σ_{i∈g} (x_i − x̄))² (Miller 2024
-    [1]_, eq. 4; Liang & Zeger 1986 [2]_), times the small-sample factor
-    G/(G − 1)·(T − 1)/(T − K) with K = 1 regressor, i.e. G/(G − 1) (CR1, Cameron & Miller
-    2015 [3]_, section VI.B), with the t quantile on G − 1 degrees of freedom (their
-    section VI.C). This is statsmodels' ``OLS(x, ones).fit(cov_type="cluster",
-    cov_kwds={"groups": g}, use_t=True)``: SE and ``conf_int`` alike. The plain sandwich
-    with the normal quantile (CR0 + z) covers too seldom with few clusters. By Monte Carlo
-    (20,000 suites of 10-task clusters, cluster pass rates from Beta(6, 4), 8 trials a
-    task) a nominal 95% CR0 + z interval covered 0.844 at G = 5, 0.903 at G = 10 and 0.936
-    at G = 30, CR1 + t 0.947, 0.947 and 0.949; unclustered, 10 tasks: z 0.918, t 0.949
-    (``tests/unit/test_intervals.py``). With one cluster (or one task) no
-    interval can be formed: SE and bounds are NaN.
+    Clustered (when any two tasks share a group; G clusters of n_g tasks, S_g the sum of
+    the residuals x_i − x̄ of cluster g): the sandwich of the mean (Miller 2024 [1]_, eq. 4;
+    Liang & Zeger 1986 [2]_) with a small-sample correction.
+
+    - **CR2** (Bell & McCaffrey 2002 [4]_; the default): each cluster's residuals are
+      multiplied by (I − H_gg)^(−1/2), H the hat matrix of the regression on a constant, so
+      H_gg = J/T and the factor scales S_g by 1/√(1 − n_g/T): SE² = (1/T²) Σ_g S_g²/(1 − n_g/T),
+      unbiased when the tasks are independent with equal variance. The t quantile's degrees
+      of freedom are Bell and McCaffrey's: ν = (Σλ)²/Σλ² over the eigenvalues λ of the G × G
+      matrix M = A − v vᵀ/T with A = diag(n_g/(1 − n_g/T)) and v_g = n_g/√(1 − n_g/T)
+      (Imbens & Kolesár 2016 [5]_, eq. 11 and section 3.2, the matrix G′G of their
+      K_BM for the regression on a constant, to a constant factor). Then Σλ = tr M = T and
+      Σλ² = tr M² = Σ a_g² − (2/T) Σ a_g v_g² + (Σ v_g²)²/T². Balanced clusters give
+      ν = G − 1 and CR2 = CR1; one large cluster beside small ones gives a large factor on
+      its sum and few degrees of freedom, the case CR1 with t(G − 1) fails (one cluster of
+      40 beside seven of 2: CR1 covers about half the time; ``docs/calibration.md``).
+      Clusters of one task each give the one-sample t interval exactly.
+    - **CR1**: SE₀² = (1/T²) Σ_g S_g² times G/(G − 1)·(T − 1)/(T − K) with K = 1 regressor,
+      i.e. G/(G − 1) (Cameron & Miller 2015 [3]_, section VI.B), with t(G − 1) (their
+      section VI.C): statsmodels' ``OLS(x, ones).fit(cov_type="cluster", cov_kwds={"groups":
+      g}, use_t=True)``, SE and ``conf_int`` alike. Kept for comparison.
+
+    With one cluster (or one task) no interval can be formed: SE and bounds are NaN.
 
     References
     ----------
@@ -386,6 +426,11 @@ def mean_estimate(
     .. [3] A. C. Cameron, D. L. Miller, "A Practitioner's Guide to Cluster-Robust
        Inference", Journal of Human Resources 50(2):317-372, 2015.
        doi:10.3368/jhr.50.2.317
+    .. [4] R. M. Bell, D. F. McCaffrey, "Bias reduction in standard errors for linear
+       regression with multi-stage samples", Survey Methodology 28(2):169-181, 2002.
+    .. [5] G. W. Imbens, M. Kolesár, "Robust Standard Errors in Small Samples: Some
+       Practical Advice", Review of Economics and Statistics 98(4):701-712, 2016.
+       doi:10.1162/REST_a_00552
 
     Examples
     --------
@@ -393,6 +438,8 @@ def mean_estimate(
     >>> round(est.se, 4), est.df, tuple(round(b, 4) for b in est.ci)
     (0.1871, 4.0, (0.1306, 1.0))
     """
+    if cluster_method not in CLUSTER_METHODS:
+        raise ValueError(f"cluster_method ({cluster_method!r}) must be one of {', '.join(CLUSTER_METHODS)}")
     x = np.asarray(values, dtype=np.float64)
     keep = ~np.isnan(x)
     if not keep.all():  # a copy only when some value is missing
@@ -403,19 +450,29 @@ def mean_estimate(
         return MeanEstimate(nan, nan, (nan, nan), 0, False)
     mean = float(x.mean())
     clustered = False
+    n_clusters = 0
     if groups is not None:
         kept = [g for g, k in zip(groups, keep.tolist(), strict=True) if k]
         labels = [g if g is not None else f"\0task{i}" for i, g in enumerate(kept)]
         _, cluster = np.unique(np.array(labels, dtype=object).astype(str), return_inverse=True)
+        cluster = np.ravel(cluster)
         n_clusters = int(cluster.max()) + 1
         clustered = n_clusters < t
     df = math.inf
+    method = "t"
+    share = 0.0
     if clustered:
+        sizes = np.bincount(cluster, minlength=n_clusters).astype(np.float64)
+        share = float(sizes.max() / t)
+        method = cluster_method
         if n_clusters > 1:
-            sums = np.bincount(np.ravel(cluster), weights=x - mean)
-            # CR1: the sandwich times G/(G − 1) · (T − 1)/(T − K), K = 1 (statsmodels' default).
-            se = float(np.sqrt(np.sum(sums**2) * n_clusters / (n_clusters - 1)) / t)
-            df = float(n_clusters - 1)
+            sums = np.bincount(cluster, weights=x - mean, minlength=n_clusters)
+            if cluster_method == "CR1":
+                # CR1: the sandwich times G/(G − 1) · (T − 1)/(T − K), K = 1 (statsmodels' default).
+                se = float(np.sqrt(np.sum(sums**2) * n_clusters / (n_clusters - 1)) / t)
+                df = float(n_clusters - 1)
+            else:
+                se, df = _cr2(sums, sizes, t)
         else:
             se = nan
     elif t > 1:
@@ -429,7 +486,19 @@ def mean_estimate(
         ci = (min(max(lo, mean - q * se), hi), max(min(hi, mean + q * se), lo))
     else:
         ci = (nan, nan)
-    return MeanEstimate(mean, se, ci, t, clustered, df)
+    return MeanEstimate(mean, se, ci, t, clustered, df, n_clusters if clustered else 0, share, method)
+
+
+def _cr2(sums: NDArray[np.float64], sizes: NDArray[np.float64], t: int) -> tuple[float, float]:
+    """CR2's standard error of the mean and Bell–McCaffrey's degrees of freedom, from the
+    clusters' residual sums and sizes (:func:`mean_estimate`, Notes)."""
+    keep = 1.0 - sizes / t  # 1 − n_g/T > 0: at least two clusters
+    se = float(np.sqrt(np.sum(sums**2 / keep)) / t)
+    a = sizes / keep
+    v2 = sizes * a  # v_g² = n_g²/(1 − n_g/T)
+    tr2 = float(np.sum(a**2) - 2.0 / t * np.sum(a * v2) + np.sum(v2) ** 2 / t**2)
+    df = float(t) ** 2 / tr2 if tr2 > 0 else math.inf
+    return se, df
 
 
 def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSummary:
@@ -441,7 +510,11 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
       task, P(k passes) ≥ 1 − k·P(fail) (the union bound), so a suite far below
       it means trials share state or are not the same trials.
     - fewer than :data:`MIN_TASKS_FOR_CI` tasks (clusters, when clustered): the t interval
-      leans on the task means (cluster sums) being near-normal, and may be too narrow.
+      leans on the task means (cluster sums) being near-normal, and may be too narrow. Below
+      :data:`FEW_TASKS` unclustered tasks each interval also holds the beta-binomial posterior's
+      (:func:`flaketui.stats.fewtasks.suite_posterior`), which held its coverage where the t
+      interval did not.
+    - a cluster holding more than half the tasks.
     - tasks with fewer than k trials are left out of the k-statistics.
     """
     groups = stats.groups if stats.groups.count(None) != len(stats.groups) else None
@@ -449,6 +522,8 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     sc = stats.scores
     pak = mean_estimate(stats.pass_at_k, groups)
     phk = mean_estimate(stats.pass_hat_k, groups)
+    if not p1.clustered and 2 <= p1.tasks < FEW_TASKS:
+        p1, pak, phk = _few_task_intervals(stats, p1, pak, phk)
     below_k = int(np.sum((stats.n < stats.k) & (stats.n > 0)))
     warnings: list[str] = []
     floor = 1 - stats.k * (1 - p1.value)
@@ -494,25 +569,59 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
         curve_left_out=curve_left_out(stats.n, stats.k),
         score_moved=(0, 0) if sc is None else (int(sc.score_flaky.sum()),
                                                int((sc.score_flaky & ~stats.mixed).sum())),
+        noise_floor=suite_noise_floor(stats.n, stats.passes),
+        planned_trials=stats.planned_trials,
     )
 
 
+def _few_task_intervals(stats: TaskStats, *estimates: MeanEstimate) -> tuple[MeanEstimate, ...]:
+    """pass@1, pass@k and pass^k, each interval widened to hold the beta-binomial posterior's
+    (:func:`flaketui.stats.fewtasks.suite_posterior`): the t interval fails skewed figures (pass^k)
+    and the posterior fails suites whose rates are not beta-shaped, and their hull held in both."""
+    from flaketui.stats.fewtasks import METHOD, suite_posterior
+
+    post = suite_posterior(stats.n, stats.passes, stats.k)
+    if post is None:
+        return estimates
+    out = []
+    for est, (lo, hi) in zip(estimates, (post.pass_at_1, post.pass_at_k, post.pass_hat_k), strict=True):
+        if est.value != est.value or est.ci[0] != est.ci[0]:
+            out.append(est)
+            continue
+        out.append(replace(est, ci=(min(lo, est.ci[0]), max(hi, est.ci[1])), method=METHOD))
+    return tuple(out)
+
+
 def _few_units_warning(est: MeanEstimate) -> list[str]:
-    """The warning for a suite CI over fewer than :data:`MIN_TASKS_FOR_CI` tasks or clusters."""
+    """The warnings for a suite CI over fewer than :data:`MIN_TASKS_FOR_CI` tasks or clusters, and
+    for a cluster that holds more than half the tasks (its sum then carries most of the variance,
+    and the interval rests on the few degrees of freedom that are left)."""
     if est.clustered:
         g = est.clusters
         if est.se != est.se:
             return [f"only {g} cluster(s) of tasks: the suite CIs need at least two clusters"]
+        out = []
         if g < MIN_TASKS_FOR_CI:
-            return [f"only {g} clusters: the suite CIs use CR1 and t({g - 1}), and may still be "
-                    f"too narrow below about {MIN_TASKS_FOR_CI} (most with clusters of unequal size)"]
-        return []
+            out.append(f"only {g} clusters: the suite CIs use {est.method} and t({_df_text(est.df)}), and "
+                       f"may still be too narrow below about {MIN_TASKS_FOR_CI}")
+        if est.largest_share > 0.5:
+            out.append(f"the largest cluster holds {est.largest_share:.0%} of the tasks: the suite CIs "
+                       f"rest on {_df_text(est.df)} degrees of freedom ({est.method}, Bell–McCaffrey) and are wide")
+        return out
     if 0 < est.tasks < MIN_TASKS_FOR_CI:
         if est.tasks == 1:
             return ["only 1 task: the suite CIs need at least two tasks"]
+        if est.method != "t":
+            return [f"only {est.tasks} tasks: each suite CI is the {est.method} (below about "
+                    f"{FEW_TASKS} tasks a t interval alone is too narrow for skewed figures such as pass^k)"]
         return [f"only {est.tasks} tasks: the suite CIs use t({est.tasks - 1}), and skewed task "
                 f"values may still make them too narrow below about {MIN_TASKS_FOR_CI}"]
     return []
+
+
+def _df_text(df: float) -> str:
+    """Degrees of freedom for a message: whole when within rounding of a whole number, else one decimal."""
+    return f"{round(df, 1):g}"
 
 
 def errored_range(stats: TaskStats) -> tuple[float, float]:

@@ -46,6 +46,8 @@ class Evidence:
     """One trial per task in both runs: the primary test is the exact McNemar test."""
     adjusted_p: float | None = None
     """The primary p-value adjusted across comparisons (Holm, against a baseline); None for one comparison."""
+    mde: float = float("nan")
+    """The smallest difference this comparison detects with 80% power (:mod:`flaketui.stats.noise`)."""
 
     @property
     def decisive_p(self) -> float:
@@ -76,6 +78,8 @@ class Evidence:
 def evidence(cmp: PairedComparison, alpha: float = 0.05, adjusted_p: float | None = None) -> Evidence:
     """The primary test and the secondary figures of a comparison (``adjusted_p``: its primary p-value
     adjusted across several comparisons)."""
+    from flaketui.stats.noise import comparison_noise
+
     return Evidence(
         run_a=cmp.run_a,
         run_b=cmp.run_b,
@@ -91,6 +95,7 @@ def evidence(cmp: PairedComparison, alpha: float = 0.05, adjusted_p: float | Non
         equal_trials=cmp.equal_trials,
         single_trial=cmp.single_trial,
         adjusted_p=adjusted_p,
+        mde=comparison_noise(cmp, alpha).mde,
     )
 
 
@@ -134,7 +139,7 @@ def verdict_text(ev: Evidence) -> str:
     if ev.tasks == 0:
         return "the runs have no task in common: nothing to compare"
     if ev.fixed + ev.broken == 0:
-        return "no task changed its pass rate"
+        return "no task changed its pass rate" + could_detect(ev)
     level = f"{ev.alpha:.0%}"
     head = f"{ev.better(ev.winner)} is better at {level}" if ev.winner else f"not shown to differ at {level}"
     text = f"{head}: {primary_text(ev)}"
@@ -145,7 +150,17 @@ def verdict_text(ev: Evidence) -> str:
     text += f"; {secondary_text(ev)}"
     if not ev.winner and ev.secondary_rejects:
         text += " (secondary evidence only: the verdict rests on the primary test)"
+    if not ev.winner:
+        text += could_detect(ev)
     return text
+
+
+def could_detect(ev: Evidence) -> str:
+    """What a comparison that found nothing could have found: ``; this comparison could detect ≥ 0.087
+    (80% power)``, or nothing when that is unknown (fewer than two tasks)."""
+    if ev.mde != ev.mde:
+        return ""
+    return f"; this comparison could detect ≥ {ev.mde:.3f} (80% power)"
 
 
 def short_verdict_text(ev: Evidence) -> str:
@@ -158,7 +173,7 @@ def short_verdict_text(ev: Evidence) -> str:
     test = f"({PRIMARY} p = {ev.decisive_p:.2g})"
     if not ev.winner:
         return f"not shown to differ at {level} {test}" + (
-            "; a secondary test below α does not change it" if ev.secondary_rejects else "")
+            "; a secondary test below α does not change it" if ev.secondary_rejects else "") + could_detect(ev)
     low, high = ev.ci
     caveat = ", on these tasks: the interval over tasks holds 0" if low <= 0 <= high else ""
     return f"{ev.better(ev.winner)} is better at {level} {test}{caveat}"

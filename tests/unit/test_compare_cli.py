@@ -52,7 +52,11 @@ class TestCompareJson:
         # while the interval of the mean difference over tasks holds 0, and the verdict says both.
         primary = doc["primary_test"]
         assert primary["name"] == "within-task permutation test" and primary["p_value"] < 0.001
-        assert primary["ci"] == doc["mean_diff_ci"] and primary["ci"][0] < 0 < primary["ci"][1]
+        assert "ci" not in primary  # the interval is the mean difference's, not the test's
+        diff = doc["mean_difference"]
+        assert diff["ci"] == doc["mean_diff_ci"] and diff["ci"][0] < 0 < diff["ci"][1]
+        assert diff["estimate"] == doc["mean_diff"] and diff["method"].startswith("CR2")
+        assert doc["se"] == diff["se"] and doc["mde"] > 0 and doc["snr"] == pytest.approx(doc["mean_diff"] / doc["se"])
         assert doc["winner"] == "oncall-baseline"
         assert doc["verdict"].startswith("oncall-baseline is better at 5%: within-task permutation test p = ")
         assert "shown on these tasks, not beyond them" in doc["verdict"]

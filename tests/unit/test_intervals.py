@@ -198,7 +198,7 @@ class TestMeanEstimate:
         labels = [f"g{i}" for i in rng.integers(0, g, t)]
         x = rng.binomial(8, rng.beta(3, 2, t)) / 8
         fit = statsmodels_fit(x, labels)
-        e = mean_estimate(x, labels, bounds=(-np.inf, np.inf))
+        e = mean_estimate(x, labels, bounds=(-np.inf, np.inf), cluster_method="CR1")
         if not e.clustered:  # every label drawn once: not clustered
             pytest.skip("no two tasks share a cluster")
         assert e.value == pytest.approx(float(fit.params[0]), rel=1e-12)
@@ -212,7 +212,7 @@ class TestMeanEstimate:
         x = np.array([1.0, 1.0, 0.0, 0.0, 0.5, 1.0, 0.25])
         groups = ["a", "a", "b", "b", None, None, None]
         fit = statsmodels_fit(x, ["a", "a", "b", "b", "s0", "s1", "s2"])
-        e = mean_estimate(x, groups, bounds=(-np.inf, np.inf))
+        e = mean_estimate(x, groups, bounds=(-np.inf, np.inf), cluster_method="CR1")
         assert (e.se, *e.ci) == pytest.approx((float(fit.bse[0]), *fit.conf_int()[0]), rel=1e-10)
         assert e.df == 4
 
@@ -298,14 +298,14 @@ class TestFewUnitsWarning:
         groups = {f"t{i}": f"g{i % 6}" for i in range(40)}
         sm = summarise(task_stats(outcomes(counts, groups), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
-        assert w.startswith("only 6 clusters:") and "CR1 and t(5)" in w
-        assert "CR1" in w and "normal approximation" not in w
+        assert w.startswith("only 6 clusters:") and "CR2 and t(5)" in w
+        assert "normal approximation" not in w
 
     def test_counts_tasks_otherwise(self) -> None:
         """Without groups, the few-units warning counts tasks."""
         sm = summarise(task_stats(outcomes({f"t{i}": (4, i % 5) for i in range(8)}), 2))
         (w,) = [w for w in sm.warnings if w.startswith("only")]
-        assert w.startswith("only 8 tasks:") and "t(7)" in w
+        assert w.startswith("only 8 tasks:") and "beta-binomial posterior" in w
 
     def test_no_warning_from_enough_clusters(self) -> None:
         """Enough clusters give no few-units warning."""

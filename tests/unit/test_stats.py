@@ -245,7 +245,7 @@ class TestSuite:
         """The clustered standard error follows Miller (2024) eq. 4 written out by cluster."""
         x = np.array([1.0, 1.0, 0.0, 0.0, 0.5, 1.0])
         groups = ["a", "a", "b", "b", None, None]
-        est = mean_estimate(x, groups)
+        est = mean_estimate(x, groups, cluster_method="CR1")
         m = x.mean()
         # Miller (2024) eq. 4, written out by cluster: {a}, {b}, and the two singletons,
         # times the CR1 factor G/(G - 1) = 4/3 under the root (statsmodels' default).
