@@ -202,7 +202,7 @@ def test_migration_from_revision_0001_backfills_the_summary(tmp_path: Path) -> N
                                        {"run_id": i, "task_id": 2, "trials": b[0], "passes": b[1], "errored": 0}])
     old.close()
     with open_store(u) as store:
-        assert store.revision() == "0004"
+        assert store.revision() == "0005"
         rows = by_task(status_doc(store.data()))
     assert rows["a"]["state"] == "regressed" and rows["a"]["first_seen_flaky"] == "r1"
     assert rows["a"]["last_seen_flaky"] == "r3"

@@ -72,7 +72,7 @@ def test_migration_from_0001(pg_url: str) -> None:
     assert old.revision() == "0001"
     old.close()
     with open_store(pg_url) as store:
-        assert store.revision() == "0004"
+        assert store.revision() == "0005"
 
 
 def test_cli_on_postgres(pg_url: str, tmp_path: Path) -> None:

@@ -1,0 +1,30 @@
+"""task_summary.trials / passes: each task's usable trials and passes over every recorded run, the
+evidence its class (flaky, stable, undetermined against a flakiness cap) is stated on (backfilled
+from task_results).
+
+Revision ID: 0005
+Revises: 0004
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    # NOT NULL with a server default: ALTER TABLE … ADD COLUMN on both databases, no table rebuild.
+    op.add_column("task_summary", sa.Column("trials", sa.BigInteger, nullable=False, server_default="0"))
+    op.add_column("task_summary", sa.Column("passes", sa.BigInteger, nullable=False, server_default="0"))
+    from flaketui.history.store import rebuild_summary
+
+    rebuild_summary(op.get_bind())
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("task_summary") as batch:
+        batch.drop_column("passes")
+        batch.drop_column("trials")
