@@ -28,14 +28,19 @@ stores the trials, not a class, so a history read at another cap needs no new re
   Clopper–Pearson bound, :func:`flaketui.stats.estimators.rule_of_three`) is at most the cap:
   29 clean trials at cap 0.1 (28 give 0.1015);
 - ``regressed``: not fixed now, but fixed once (``max_gap`` met the rule) and bad since;
-- ``flaky``: bad, not fixed, and its pooled trials' class is ``flaky`` (their exact interval
-  rules out flakiness at or below the cap);
-- ``failing``: bad, not fixed, and it never passed or its class is ``stable-fail``;
-- ``undetermined``: bad, not fixed, and its class neither flaky nor stable (more trials decide:
-  :func:`flaketui.stats.classes.trials_to_decide`); a task once mixed in a run is here, not
-  flaky, until its trials show it;
-- ``stable``: never bad, or bad but its class is ``stable-pass`` (its trials rule out
+- ``flaky``: mixed in some run, not fixed, and its pooled trials' class is ``flaky`` (their
+  exact interval rules out flakiness at or below the cap);
+- ``failing``: bad, not fixed, and never mixed in a run (only runs failing every trial: a task
+  that passed in some runs and failed in others changed between them, which the fixed and
+  regressed rules follow, rather than varied within one), or its class is ``stable-fail``;
+- ``undetermined``: mixed in some run, not fixed, and its class neither flaky nor stable (more
+  trials decide: :func:`flaketui.stats.classes.trials_to_decide`): one mixed run is no longer
+  enough to be called flaky;
+- ``stable``: never bad, or mixed but its class is ``stable-pass`` (its trials rule out
   flakiness above the cap).
+
+A history recorded before the classes keeps its numbers; only what ``flaky`` means changed,
+and a migration backfills the pooled trials from the recorded results.
 
 ``quarantined`` is set by a person and overrides all of these (the computed state is still
 reported, and a quarantined task that meets the fixed rule is ``ready_to_lift``).
@@ -154,9 +159,10 @@ def states(ev: Evidence, cap: float = DEFAULT_CAP, flaky_cap: float = DEFAULT_FL
     fixed = ever_bad & meets_rule(ev.clean_since, cap)
     regressed = ~fixed & meets_rule(ev.max_gap, cap)
     open_ = ever_bad & ~fixed & ~regressed
-    flaky = open_ & (cls == FLAKY)
-    failing = open_ & ~flaky & ((ev.passes <= 0) | (cls == STABLE_FAIL))
-    undetermined = open_ & ~flaky & ~failing & (cls != STABLE_PASS)
+    was_mixed = ev.first_flaky >= 0
+    flaky = open_ & was_mixed & (cls == FLAKY)
+    failing = open_ & (~was_mixed | (cls == STABLE_FAIL))
+    undetermined = open_ & was_mixed & ~flaky & ~failing & (cls != STABLE_PASS)
     out = np.full(len(ev), STABLE, dtype=object)
     out[failing] = FAILING
     out[undetermined] = UNDETERMINED

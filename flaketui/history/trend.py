@@ -41,13 +41,13 @@ class TrendRun:
     the other lifecycle states (stable, failing, fixed, regressed) once this run is folded in,
     over every task seen so far; ``quarantined`` from the quarantines active when the run was
     recorded."""
+    changes: list[dict[str, str]]
+    """The tasks whose state this run changed into flaky, regressed or fixed: task, kind, from."""
     classes: dict[str, int] = field(default_factory=dict)
     """This run's tasks by every report class (flaky, undetermined, stable-pass, …)."""
     states: dict[str, int] = field(default_factory=dict)
     """Tasks in each lifecycle state once this run is folded in (including the history's own
     flaky and undetermined, over every task seen so far)."""
-    changes: list[dict[str, str]]
-    """The tasks whose state this run changed into flaky, regressed or fixed: task, kind, from."""
 
 
 @dataclass

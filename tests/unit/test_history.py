@@ -72,7 +72,8 @@ def test_cap_changes_the_evidence_needed(tmp_path: Path) -> None:
         store.record([run_of(1, {"t": (10, 5)}), run_of(2, {"t": (40, 40)})])
         data = store.data()
     assert by_task(status_doc(data, cap=0.1))["t"]["state"] == "fixed"
-    assert by_task(status_doc(data, cap=0.05))["t"]["state"] == "flaky"
+    # not fixed at 0.05; its 50 trials, 45 passes ([0.782, 0.967]) cannot tell flaky from stable
+    assert by_task(status_doc(data, cap=0.05))["t"]["state"] == "undetermined"
     assert by_task(status_doc(data, cap=0.05))["t"]["trials_to_fixed"] == 19
 
 
