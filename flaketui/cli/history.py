@@ -290,12 +290,14 @@ def read_fast(history: str | None, recent: int, wait: float) -> Any:
 
 def table_lines(doc: dict[str, Any]) -> list[str]:
     """``history status`` as a plain table: one line a task, p̂ in recent runs as a sparkline."""
-    head = ("TASK", "STATE", "OWNER", "FIRST FLAKY", "LAST FLAKY", "CLEAN", "RUNS", "P̂ (recent)")
+    head = ("TASK", "STATE", "OWNER", "FIRST MIXED", "LAST MIXED", "CLEAN", "RUNS", "P̂ (recent)")
     rows = []
     for t in doc["tasks"]:
         st = t["state"]
         if t["quarantine"] is not None and t["quarantine"]["ready_to_lift"]:
             st += " (ready to lift)"
+        elif t["state"] == "undetermined" and t.get("trials_to_decide"):
+            st += f" ({t['trials_to_decide']} trials to decide)"
         elif t["trials_to_fixed"]:
             st += f" ({t['trials_to_fixed']} to fixed)"
         spark = "".join("·" if p is None else SPARK[min(int(p * len(SPARK)), len(SPARK) - 1)] for p in t["p_hat"])
@@ -306,7 +308,8 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
     fmt_row = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     counts = ", ".join(f"{n} {s}" for s, n in doc["counts"].items() if n)
     lines = [f"{doc['runs']} runs recorded; {len(doc['tasks'])} tasks shown ({counts or 'none'}); "
-             f"fixed at cap {doc['cap']:g}: {doc['trials_needed']} clean trials", fmt_row(head)]
+             f"fixed at cap {doc['cap']:g}: {doc['trials_needed']} clean trials; flaky against flakiness cap "
+             f"{doc['flaky_cap']:g}", fmt_row(head)]
     lines += [fmt_row(r) for r in rows]
     for group in doc.get("by_owner", []):
         owned = ", ".join(f"{n} {s}" for s, n in group["counts"].items())

@@ -86,8 +86,8 @@ task_summary = Table(
     Column("clean_since", BigInteger, nullable=False),
     Column("max_gap", BigInteger, nullable=False),
     Column("last_run", Integer, nullable=False),
-    Column("trials", BigInteger, nullable=False, server_default="0"),
-    Column("passes", BigInteger, nullable=False, server_default="0"),
+    Column("trials", BigInteger, nullable=True),
+    Column("passes", BigInteger, nullable=True),
 )
 
 quarantines = Table(

@@ -16,9 +16,11 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # NOT NULL with a server default: ALTER TABLE … ADD COLUMN on both databases, no table rebuild.
-    op.add_column("task_summary", sa.Column("trials", sa.BigInteger, nullable=False, server_default="0"))
-    op.add_column("task_summary", sa.Column("passes", sa.BigInteger, nullable=False, server_default="0"))
+    # Nullable, without a default: ALTER TABLE … ADD COLUMN on both databases, no table rebuild (and
+    # no default for the schema guard to tell apart); the rebuild writes them on every row, as
+    # every recording does after it.
+    op.add_column("task_summary", sa.Column("trials", sa.BigInteger, nullable=True))
+    op.add_column("task_summary", sa.Column("passes", sa.BigInteger, nullable=True))
     from flaketui.history.store import rebuild_summary
 
     rebuild_summary(op.get_bind())
