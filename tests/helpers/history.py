@@ -48,6 +48,17 @@ SEQUENCES = {
     "mixed-once-stable-pass": ([(100, 100), (100, 99), (5, 5), (5, 5), (5, 5), (5, 5)], ["stable"] * 6),
 }
 
+def expected_transitions() -> int:
+    """The transitions the six scripted runs make (15: every change into flaky, regressed or fixed)."""
+    total = 0
+    for _, states in SEQUENCES.values():
+        prev = "stable"
+        for st in states:
+            total += st != prev and st in ("flaky", "regressed", "fixed")
+            prev = st
+    return total
+
+
 def scipy_class(n: int, c: int) -> str:
     """A task's class at the default flakiness cap 0.36 (pass rates 0.1 and 0.9), from scipy's
     Clopper-Pearson beta quantiles: the reference the history's classes are pinned to."""

@@ -14,23 +14,18 @@ pytest.importorskip("alembic")
 
 from flaketui.history.notify import post, shown_webhook, slack_escape, slack_message  # noqa: E402
 from tests.helpers.cli import run  # noqa: E402
-from tests.helpers.history import SEQUENCES, record_sequences, run_of, write_log  # noqa: E402
+from tests.helpers.history import (  # noqa: E402
+    SEQUENCES,
+    expected_transitions,
+    record_sequences,
+    run_of,
+    write_log,
+)
 from tests.helpers.webhook import webhook  # noqa: E402
 
 
 def url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'history.sqlite'}"
-
-
-def expected_transitions() -> int:
-    """The transitions the six scripted runs make (15: every change into flaky, regressed or fixed)."""
-    total = 0
-    for _, states in SEQUENCES.values():
-        prev = "stable"
-        for st in states:
-            total += st != prev and st in ("flaky", "regressed", "fixed")
-            prev = st
-    return total
 
 
 def test_each_transition_is_posted_once_across_two_runs_of_the_command(tmp_path: Path) -> None:
