@@ -149,12 +149,15 @@ def evidence_class(ev: Evidence, flaky_cap: float = DEFAULT_FLAKY_CAP) -> np.nda
     return np.asarray(classes.evidence_classes(ev.trials, ev.passes, flaky_cap), dtype=object)
 
 
-def states(ev: Evidence, cap: float = DEFAULT_CAP, flaky_cap: float = DEFAULT_FLAKY_CAP) -> np.ndarray:
+def states(ev: Evidence, cap: float = DEFAULT_CAP, flaky_cap: float = DEFAULT_FLAKY_CAP,
+           cls: np.ndarray | None = None) -> np.ndarray:
     """The computed state of each task (an array of state names; never ``quarantined``): the
-    fixed rule at ``cap``, the class against ``flaky_cap`` (see the module)."""
+    fixed rule at ``cap``, the class against ``flaky_cap`` (see the module; ``cls``: the
+    classes :func:`evidence_class` gave already, not worked out again)."""
     if not 0 < cap < 1:
         raise ValueError(f"cap ({cap!r}) must be between 0 and 1")
-    cls = evidence_class(ev, flaky_cap) if len(ev) else np.zeros(0, dtype=object)
+    if cls is None:
+        cls = evidence_class(ev, flaky_cap) if len(ev) else np.zeros(0, dtype=object)
     ever_bad = ev.last_bad >= 0
     fixed = ever_bad & meets_rule(ev.clean_since, cap)
     regressed = ~fixed & meets_rule(ev.max_gap, cap)

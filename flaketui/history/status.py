@@ -31,8 +31,8 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
     from flaketui.stats.classes import trials_to_decide
 
     ev = data.evidence
-    computed = lifecycle.states(ev, cap, flaky_cap)
     cls = lifecycle.evidence_class(ev, flaky_cap) if len(ev) else np.zeros(0, dtype=object)
+    computed = lifecycle.states(ev, cap, flaky_cap, cls)
     need = lifecycle.trials_needed(cap)
     state = current_states(data, computed=computed)
     owners = owners_of(data.tasks, rules, data.groups) if rules else [()] * len(data.tasks)
