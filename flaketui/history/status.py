@@ -87,8 +87,8 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
         if q is not None:
             row["quarantine"] = {**q, "ready_to_lift": computed[i] == lifecycle.FIXED}
         tasks.append(row)
-    doc: dict[str, Any] = {"runs": data.runs, "cap": cap, "flaky_cap": flaky_cap, "trials_needed": need, "recent_runs": data.recent_runs,
-                           "counts": counts}
+    doc: dict[str, Any] = {"runs": data.runs, "cap": cap, "flaky_cap": flaky_cap, "trials_needed": need,
+                           "recent_runs": data.recent_runs, "counts": counts}
     if rules:
         doc["by_owner"] = by_owner(owners, state.tolist())
     doc["tasks"] = tasks

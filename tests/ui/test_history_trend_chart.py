@@ -27,7 +27,7 @@ def text_of(chart: TrendChart) -> str:
 
 
 async def test_chart_and_suite_view(tmp_path: Path) -> None:
-    """The chart has y ticks, both runs named and dated, no F mark (one mixed run is undetermined); s shows the suite."""
+    """The chart has y ticks, both runs named and dated, no F mark (one mixed run is undetermined); s: the suite."""
     app = make_app([str(FIXTURES)], k=5, history=record(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
