@@ -45,7 +45,7 @@ async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> N
         assert [r[2:] for r in rows] == [["12", "10", "0", "0.83", "undetermined", ""],
                                          ["12", "12", "0", "1.00", "undetermined", ""]]
         head = head_of(screen)
-        assert "searchRunbook  flaky  in 2 of 2 recorded runs" in head
+        assert "searchRunbook  undetermined  in 2 of 2 recorded runs" in head
         assert "12 clean trials since run oncall-baseline: 17 more to call it fixed at cap 0.1" in head
         await pilot.press("escape")
         assert isinstance(app.screen, TasksScreen)
