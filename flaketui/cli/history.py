@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import SECONDS, FiniteFloat, LoadProgress, fail, load, log_options, main, write_json
+from flaketui.cli.common import (
+    SECONDS,
+    FiniteFloat,
+    LoadProgress,
+    fail,
+    flaky_cap_option,
+    load,
+    log_options,
+    main,
+    write_json,
+)
 from flaketui.model import FieldMap, TrialLog
 from flaketui.sanitize import visible
 
@@ -94,31 +104,37 @@ def history() -> None:
               help="Then post each transition not yet notified to this webhook, as history notify does.")
 @click.option("--notify-format", "notify_fmt", type=click.Choice(["json", "slack"]), default="json",
               show_default=True, help="With --notify: the message body.")
+@flaky_cap_option
 @history_options
 @log_options
-def record(logs: tuple[str, ...], causes: bool, notify_url: str | None, notify_fmt: str, history: str | None,
-           wait: float, fields: FieldMap) -> None:
-    """Record each run of LOGS in the history (a run recorded before changes nothing)."""
-    record_log(load(logs, fields), history, wait, causes=causes)
+def record(logs: tuple[str, ...], causes: bool, notify_url: str | None, notify_fmt: str, flaky_cap: float | None,
+           history: str | None, wait: float, fields: FieldMap) -> None:
+    """Record each run of LOGS in the history (a run recorded before changes nothing); the
+    transitions it finds (a task newly flaky, regressed, fixed) are the classes against --flaky-cap."""
+    record_log(load(logs, fields), history, wait, causes=causes, flaky_cap=flaky_cap)
     if notify_url:
         notify_all(history, wait, notify_url, notify_fmt)
 
 
 def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: float = DEFAULT_WAIT,
-               causes: bool = False, err: bool = False) -> None:
+               causes: bool = False, err: bool = False, flaky_cap: float | None = None) -> None:
     """Record each run of ``log`` (or of each of several logs, in one transaction) in the
     history (as ``history record``: a run recorded before is left as it is), one line a run
     ("recorded: RUN (N tasks, run #K)" or "already recorded: …") on stdout, or stderr with
-    ``err``; a history that cannot be used: one line, exit 2. Imports SQLAlchemy only when called."""
+    ``err``; a history that cannot be used: one line, exit 2. Transitions are found with the
+    classes against ``flaky_cap`` (None: the command's ``--flaky-cap`` when it has one, as
+    ``report --record`` does, else the default). Imports SQLAlchemy only when called."""
+    ctx = click.get_current_context(silent=True)
+    if flaky_cap is None and ctx is not None:
+        flaky_cap = ctx.params.get("flaky_cap")
     records = []
     for one in [log] if isinstance(log, TrialLog) else log:
         records += run_records(one, causes)
     with opened(history, wait) as store:
-        done = store.record(records)
+        done = store.record(records, flaky_cap=_flaky_cap(flaky_cap))
     for rec in done:
         what = "recorded" if rec.new else "already recorded"
         click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})", err=err)
-    ctx = click.get_current_context(silent=True)
     kept = ctx.meta.get(NOTIFY, {}) if ctx is not None else {}
     if kept.get("notify"):
         notify_all(history, wait, kept["notify"], kept.get("notify_format") or "json")
@@ -207,6 +223,13 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "output already written.")(func)
 
 
+def _flaky_cap(flaky_cap: float | None) -> float:
+    """``--flaky-cap`` as given, or the report's default."""
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
+
+    return DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+
+
 def active_quarantines(history: str | None, wait: float = DEFAULT_WAIT) -> dict[str, dict[str, Any]]:
     """The history's active quarantines (set with ``history quarantine``, not lifted), by task:
     who, at, why, ticket, in the order they were set."""
@@ -222,16 +245,19 @@ def active_quarantines(history: str | None, wait: float = DEFAULT_WAIT) -> dict[
               help="A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids or groups, "
                    "the last match wins.")
 @click.option("--state", "state", multiple=True,
-              type=click.Choice(["stable", "failing", "flaky", "fixed", "regressed", "quarantined"]),
+              type=click.Choice(["stable", "failing", "flaky", "undetermined", "fixed", "regressed", "quarantined"]),
               help="Only tasks in this state (repeatable).")
 @click.option("--owner", "owner", default=None, metavar="NAME", help="Only this owner's tasks.")
 @click.option("--last", "last", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
               help="p̂ of each task in the last N runs.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@flaky_cap_option
 @history_options
 def status(cap: float, owners: str | None, state: tuple[str, ...], owner: str | None, last: int,
-           fmt: str, history: str | None, wait: float) -> None:
-    """Each task's lifecycle state over the recorded runs, with its evidence and owner."""
+           fmt: str, flaky_cap: float | None, history: str | None, wait: float) -> None:
+    """Each task's lifecycle state over the recorded runs, with its evidence and owner: flaky
+    only when its trials over the runs show it against --flaky-cap (as report's class),
+    undetermined when they cannot yet tell."""
     from flaketui.history.owners import OwnersError, read_owners
     from flaketui.history.status import status_doc
 
@@ -245,7 +271,7 @@ def status(cap: float, owners: str | None, state: tuple[str, ...], owner: str | 
     if data is None:
         with opened(history, wait) as store:
             data = store.data(recent=last)
-    doc = status_doc(data, cap, rules, state, owner)
+    doc = status_doc(data, cap, rules, state, owner, _flaky_cap(flaky_cap))
     if fmt == "json":
         write_json(doc)
     else:
@@ -264,12 +290,14 @@ def read_fast(history: str | None, recent: int, wait: float) -> Any:
 
 def table_lines(doc: dict[str, Any]) -> list[str]:
     """``history status`` as a plain table: one line a task, p̂ in recent runs as a sparkline."""
-    head = ("TASK", "STATE", "OWNER", "FIRST FLAKY", "LAST FLAKY", "CLEAN", "RUNS", "P̂ (recent)")
+    head = ("TASK", "STATE", "OWNER", "FIRST MIXED", "LAST MIXED", "CLEAN", "RUNS", "P̂ (recent)")
     rows = []
     for t in doc["tasks"]:
         st = t["state"]
         if t["quarantine"] is not None and t["quarantine"]["ready_to_lift"]:
             st += ": ready to lift"
+        elif t["state"] == "undetermined" and t.get("trials_to_decide"):
+            st += f": {t['trials_to_decide']} trials to decide"
         elif t["trials_to_fixed"]:
             st += f": {t['trials_to_fixed']} clean trials to fixed"
         spark = "".join("·" if p is None else SPARK[min(int(p * len(SPARK)), len(SPARK) - 1)] for p in t["p_hat"])
@@ -280,7 +308,8 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
     fmt_row = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     counts = ", ".join(f"{n} {s}" for s, n in doc["counts"].items() if n)
     lines = [f"{doc['runs']} runs recorded; {len(doc['tasks'])} tasks shown ({counts or 'none'}); "
-             f"fixed at cap {doc['cap']:g}: {doc['trials_needed']} clean trials", fmt_row(head)]
+             f"fixed at cap {doc['cap']:g}: {doc['trials_needed']} clean trials; flaky against flakiness cap "
+             f"{doc['flaky_cap']:g}", fmt_row(head)]
     lines += [fmt_row(r) for r in rows]
     for group in doc.get("by_owner", []):
         owned = ", ".join(f"{n} {s}" for s, n in group["counts"].items())
@@ -434,18 +463,20 @@ def notify(webhook: str, fmt: str, owners: str | None, connect_timeout: float, r
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default="table",
               show_default=True)
 @click.option("--out", "out", default=None, metavar="FILE", help="With --format html: write the page here.")
+@flaky_cap_option
 @history_options
 def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str, out: str | None,
-          history: str | None, wait: float) -> None:
+          flaky_cap: float | None, history: str | None, wait: float) -> None:
     """The suite over the recorded runs: pass@1 and pass^k with intervals per run, tasks flaky /
-    undetermined / quarantined, each task's p̂ per run, and where tasks turned flaky, regressed or were fixed."""
+    undetermined (the report's classes of that run, against --flaky-cap) / quarantined, each task's p̂
+    per run, and where tasks turned flaky, regressed or were fixed."""
     from flaketui.history.trend import trend as make_trend
     from flaketui.history.trend import trend_doc
 
     if not 0 < cap < 1:
         raise click.BadParameter(f"{cap:g} is not a failure rate between 0 and 1", param_hint="--cap")
     with opened(history, wait) as store:
-        doc = trend_doc(make_trend(store, k, cap, last, list(task) or None))
+        doc = trend_doc(make_trend(store, k, cap, last, list(task) or None, _flaky_cap(flaky_cap)))
     if fmt == "json":
         write_json(doc)
     elif fmt == "html":
@@ -465,12 +496,13 @@ def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str,
 @click.argument("task")
 @click.option("--owners", "owners", default=None, metavar="FILE", help="A CODEOWNERS-style file naming the owner.")
 @click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X")
+@flaky_cap_option
 @click.option("--log", "logs", multiple=True, metavar="LOG",
               help="The latest flaky or failing run's log (repeatable): its traces give the first divergence "
                    "and suggested source (else those recorded with history record --causes).")
 @history_options
-def issue_body(task: str, owners: str | None, cap: float, logs: tuple[str, ...], history: str | None,
-               wait: float) -> None:
+def issue_body(task: str, owners: str | None, cap: float, flaky_cap: float | None, logs: tuple[str, ...],
+               history: str | None, wait: float) -> None:
     """A Markdown issue for TASK (state, owner, evidence, its latest flaky run's first
     divergence and suggested source, the commands to reproduce), to pipe into gh issue create."""
     from flaketui.history.issue import issue_markdown
@@ -482,7 +514,7 @@ def issue_body(task: str, owners: str | None, cap: float, logs: tuple[str, ...],
     except OwnersError as exc:
         fail(str(exc))
     with opened(history, wait) as store:
-        tl = task_timeline(store, task, cap, rules)
+        tl = task_timeline(store, task, cap, rules, _flaky_cap(flaky_cap))
         if not tl.runs:
             fail(f"no recorded run has task {visible(task)!r}")
         latest = store.latest_bad(task)

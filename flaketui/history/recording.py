@@ -56,9 +56,10 @@ def record_said(log: TrialLog, url: str | None) -> tuple[str, bool]:
     return "; ".join(parts), True
 
 
-def task_states(url: str | None) -> dict[str, str] | None:
-    """Each recorded task's lifecycle state now (quarantine included, at the default cap), or
-    None when the history at ``url`` has no file or no run yet."""
+def task_states(url: str | None, flaky_cap: float | None = None) -> dict[str, str] | None:
+    """Each recorded task's lifecycle state now (quarantine included, at the default cap, the
+    class against ``flaky_cap``: None, the default), or None when the history at ``url`` has no
+    file or no run yet."""
     from flaketui.history import default_url, open_store
     from flaketui.history.status import current_states, history_exists
 
@@ -69,4 +70,7 @@ def task_states(url: str | None) -> dict[str, str] | None:
         data = store.data(recent=0)
     if not data.runs:
         return None
-    return dict(zip(data.tasks, current_states(data).tolist(), strict=True))
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
+
+    cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+    return dict(zip(data.tasks, current_states(data, flaky_cap=cap).tolist(), strict=True))

@@ -7,7 +7,8 @@ in :mod:`flaketui.history.migrations` build them.
 - ``task_results``: per run and task, trials, passes, errored, p̂, flakiness, the suggested
   source of flakiness and the first divergence step (both nullable);
 - ``task_summary``: per task, the lifecycle evidence folded over its runs in recorded order
-  (:mod:`flaketui.history.lifecycle`; run ids, -1 for none), kept in step by each recording;
+  (:mod:`flaketui.history.lifecycle`; run ids, -1 for none; usable trials and passes over every
+  run, which the class is stated on), kept in step by each recording;
 - ``quarantines``: who quarantined which task, when, why, a ticket, and when it was lifted
   (at most one active quarantine per task: the partial unique index ``uq_quarantines_active``,
   which migration 0001 builds; it is not declared here because a ``postgresql_where`` argument
@@ -85,6 +86,8 @@ task_summary = Table(
     Column("clean_since", BigInteger, nullable=False),
     Column("max_gap", BigInteger, nullable=False),
     Column("last_run", Integer, nullable=False),
+    Column("trials", BigInteger, nullable=True),
+    Column("passes", BigInteger, nullable=True),
 )
 
 quarantines = Table(

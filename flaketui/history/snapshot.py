@@ -23,7 +23,7 @@ from flaketui.history.lifecycle import Evidence
 ENV = "FLAKETUI_HISTORY"
 """The environment variable naming the history URL when ``--history`` is not given."""
 
-HEAD = "0004"
+HEAD = "0005"
 """The newest schema revision (the last of ``migrations/versions``): a history already there
 opens without importing Alembic, and only a history there is read by :func:`read_sqlite`."""
 

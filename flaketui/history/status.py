@@ -20,14 +20,19 @@ if TYPE_CHECKING:
 
 
 def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Sequence[Rule] = (),
-               states: Sequence[str] = (), owner: str | None = None) -> dict[str, Any]:
-    """The ``history status`` document (``--format json``): ``runs``, ``cap``,
+               states: Sequence[str] = (), owner: str | None = None,
+               flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> dict[str, Any]:
+    """The ``history status`` document (``--format json``): ``runs``, ``cap``, ``flaky_cap``,
     ``trials_needed``, ``recent_runs``, ``counts`` by state, ``by_owner`` (with ``rules``: per
     owner, a task with several counted under each, ``null`` for no owner, the tasks and their
     counts by state; like ``counts``, over every task, not only those shown), and ``tasks`` (one
-    object each, filtered to ``states`` and ``owner`` when given)."""
+    object each, filtered to ``states`` and ``owner`` when given; ``class`` of its pooled trials
+    against ``flaky_cap``, ``trials``, ``passes``, and ``trials_to_decide`` when undetermined)."""
+    from flaketui.stats.classes import trials_to_decide
+
     ev = data.evidence
-    computed = lifecycle.states(ev, cap)
+    cls = lifecycle.evidence_class(ev, flaky_cap) if len(ev) else np.zeros(0, dtype=object)
+    computed = lifecycle.states(ev, cap, flaky_cap, cls)
     need = lifecycle.trials_needed(cap)
     state = current_states(data, computed=computed)
     owners = owners_of(data.tasks, rules, data.groups) if rules else [()] * len(data.tasks)
@@ -46,6 +51,12 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
                              ev.last_bad[picked].tolist())
     clean, need_more, seen = (ev.clean_since[picked].tolist(), to_fixed[picked].tolist(),
                               ev.runs_seen[picked].tolist())
+    trials, passes, cls_of = ev.trials[picked].tolist(), ev.passes[picked].tolist(), cls[picked].tolist()
+    und = computed[picked] == lifecycle.UNDETERMINED
+    decide = np.full(len(picked), np.nan)
+    if und.any():
+        decide[und] = trials_to_decide(ev.trials[picked][und], ev.passes[picked][und], flaky_cap)
+    decide_list = [None if x != x else int(x) for x in decide.tolist()]
     p = np.round(data.recent_p_hat[picked], 6)
     p_lists = p.tolist()
     for j in np.flatnonzero(np.isnan(p).any(axis=1)).tolist():  # not in the run, or no trial: null
@@ -58,6 +69,10 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
             "group": data.groups[i],
             "state": state[i],
             "computed_state": computed[i],
+            "class": cls_of[j],
+            "trials": trials[j],
+            "passes": passes[j],
+            "trials_to_decide": decide_list[j],
             "first_seen_flaky": names.get(first[j]),
             "last_seen_flaky": names.get(last[j]),
             "last_bad_run": names.get(last_bad[j]),
@@ -72,8 +87,8 @@ def status_doc(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP, rules: Seq
         if q is not None:
             row["quarantine"] = {**q, "ready_to_lift": computed[i] == lifecycle.FIXED}
         tasks.append(row)
-    doc: dict[str, Any] = {"runs": data.runs, "cap": cap, "trials_needed": need, "recent_runs": data.recent_runs,
-                           "counts": counts}
+    doc: dict[str, Any] = {"runs": data.runs, "cap": cap, "flaky_cap": flaky_cap, "trials_needed": need,
+                           "recent_runs": data.recent_runs, "counts": counts}
     if rules:
         doc["by_owner"] = by_owner(owners, state.tolist())
     doc["tasks"] = tasks
@@ -103,10 +118,10 @@ def ending(quarantines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def current_states(data: HistoryData, cap: float = lifecycle.DEFAULT_CAP,
-                   computed: np.ndarray | None = None) -> np.ndarray:
-    """Each task's state now: the lifecycle's (``computed``, else worked out at ``cap``), or
-    ``quarantined`` where a person set it."""
-    state = (lifecycle.states(data.evidence, cap) if computed is None else computed).copy()
+                   computed: np.ndarray | None = None, flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> np.ndarray:
+    """Each task's state now: the lifecycle's (``computed``, else worked out at ``cap`` and
+    ``flaky_cap``), or ``quarantined`` where a person set it."""
+    state = (lifecycle.states(data.evidence, cap, flaky_cap) if computed is None else computed).copy()
     state[np.array([t in data.quarantines for t in data.tasks], dtype=bool)] = lifecycle.QUARANTINED
     return state
 
@@ -178,7 +193,7 @@ def history_exists(url: str) -> bool:
 
 
 def task_timeline(store: Store, task: str, cap: float = lifecycle.DEFAULT_CAP,
-                  rules: Sequence[Rule] = ()) -> TaskTimeline:
+                  rules: Sequence[Rule] = (), flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> TaskTimeline:
     """``task`` 's recorded runs (counts, p̂, the state after each), its state now with its
     evidence in one sentence, owner (from ``rules``) and quarantine, read in one snapshot."""
     import sqlalchemy as sa
@@ -203,8 +218,8 @@ def task_timeline(store: Store, task: str, cap: float = lifecycle.DEFAULT_CAP,
         runs.append(TimelineRun(int(row.id), row.name, _when(row.recorded_at), int(row.trials),
                                 int(row.passes), int(row.errored),
                                 None if row.p_hat is None else float(row.p_hat),
-                                str(lifecycle.states(ev, cap)[0])))
-    computed = str(lifecycle.states(ev, cap)[0])
+                                str(lifecycle.states(ev, cap, flaky_cap)[0])))
+    computed = str(lifecycle.states(ev, cap, flaky_cap)[0])
     quarantine = None
     if qrow is not None:
         quarantine = {"who": qrow.who, "at": _when(qrow.at), "why": qrow.why, "ticket": qrow.ticket,

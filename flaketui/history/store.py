@@ -253,14 +253,15 @@ class Store:
                                f"{visible(name)!s}{visible(on)}{more} is not one of its own; refused")
 
     # -- recording ------------------------------------------------------------------------
-    def record(self, records: Iterable[RunRecord], now: dt.datetime | None = None) -> list[Recorded]:
+    def record(self, records: Iterable[RunRecord], now: dt.datetime | None = None,
+               flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> list[Recorded]:
         """Record runs, in order, in one transaction: a run already recorded (same content
         hash) is left as it is; either every new run is recorded or none."""
         out = []
         now = now or dt.datetime.now(dt.timezone.utc)
         with self.writing() as conn:
             for rec in records:
-                out.append(_record_one(conn, rec, now))
+                out.append(_record_one(conn, rec, now, flaky_cap))
             _end_due(conn, now)
         return out
 
@@ -390,7 +391,8 @@ def _version(conn: Connection) -> str | None:
     return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
 
 
-def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime) -> Recorded:
+def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime,
+                flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> Recorded:
     r, tr, s = schema.runs, schema.task_results, schema.task_summary
     digest = rec.content_hash()
     n = np.asarray(rec.n, np.int64)
@@ -423,20 +425,21 @@ def _record_one(conn: Connection, rec: RunRecord, now: dt.datetime) -> Recorded:
     _insert_many(conn, s, ["task_id", *lifecycle.FIELDS],
                  list(zip(ids.tolist(), *(c.tolist() for c in after.columns()), strict=True)),
                  f"ON CONFLICT (task_id) DO UPDATE SET {update}")
-    _note_transitions(conn, list(rec.tasks), before, after, run_id, now)
+    _note_transitions(conn, list(rec.tasks), before, after, run_id, now, flaky_cap)
     return Recorded(run_id, rec.name, True, len(rec.tasks))
 
 
 def _note_transitions(conn: Connection, tasks: list[str], before: Evidence, after: Evidence, run_id: int,
-                      now: dt.datetime) -> None:
-    """Add a ``transitions`` row for each task whose computed state (at the default cap) this
-    run changed into flaky, regressed or fixed, with its evidence line."""
+                      now: dt.datetime, flaky_cap: float = lifecycle.DEFAULT_FLAKY_CAP) -> None:
+    """Add a ``transitions`` row for each task whose computed state (at the default cap, the
+    class against ``flaky_cap``) this run changed into flaky, regressed or fixed, with its
+    evidence line."""
     cap = lifecycle.DEFAULT_CAP
-    now_states = lifecycle.states(after, cap)
-    moved = lifecycle.changed(lifecycle.states(before, cap), now_states)
+    now_states = lifecycle.states(after, cap, flaky_cap)
+    was = lifecycle.states(before, cap, flaky_cap)
+    moved = lifecycle.changed(was, now_states)
     if not moved.size:
         return
-    was = lifecycle.states(before, cap)
     need = lifecycle.trials_needed(cap)
     bad_ids = sorted({int(after.last_bad[i]) for i in moved.tolist() if after.last_bad[i] >= 0})
     r = schema.runs
@@ -539,9 +542,10 @@ def _summary(conn: Connection, ids: np.ndarray) -> Evidence:
     return ev
 
 
-def rebuild_summary(conn: Connection) -> None:
-    """Fold every recorded run, in recorded order, into ``task_summary`` again (the migration
-    that adds the table backfills it so)."""
+def rebuild_summary(conn: Connection, fields: Sequence[str] = lifecycle.FIELDS) -> None:
+    """Fold every recorded run, in recorded order, into ``task_summary`` again (the migrations
+    that add the table or its columns backfill it so), writing the columns ``fields`` (a
+    migration names those its revision has)."""
     r, tr, s = schema.runs, schema.task_results, schema.task_summary
     conn.execute(s.delete())
     tasks_n = conn.execute(sa.select(sa.func.max(schema.tasks.c.id))).scalar() or 0
@@ -560,8 +564,8 @@ def rebuild_summary(conn: Connection) -> None:
         seen[idx] = True
     ids = np.flatnonzero(seen)
     if ids.size:
-        cols = [c[ids].tolist() for c in ev.columns()]
-        conn.execute(s.insert(), [{"task_id": i, **dict(zip(lifecycle.FIELDS, vals, strict=True))}
+        cols = [getattr(ev, f)[ids].tolist() for f in fields]
+        conn.execute(s.insert(), [{"task_id": i, **dict(zip(fields, vals, strict=True))}
                                   for i, *vals in zip(ids.tolist(), *cols, strict=True)])
 
 

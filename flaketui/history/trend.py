@@ -16,18 +16,13 @@ from typing import Any
 import numpy as np
 
 from flaketui.history import lifecycle
-from flaketui.stats.estimators import pass_hat_k
+from flaketui.stats.classes import CLASSES, DEFAULT_FLAKY_CAP, UNDETERMINED, evidence_classes
+from flaketui.stats.estimators import FLAKY, pass_hat_k
 from flaketui.stats.suite import MeanEstimate, mean_estimate
 
-UNDETERMINED = "undetermined"
-"""A task in a run whose trials cannot say anything about it yet. Today: no usable trial (every
-trial errored, n = 0). The seam for a finer class (too few trials to tell stable from flaky):
-change :func:`undetermined` only."""
-
-
-def undetermined(n: np.ndarray, passes: np.ndarray) -> np.ndarray:
-    """Which tasks of a run are :data:`UNDETERMINED` (a boolean mask)."""
-    return np.asarray(n) <= 0
+RUN_CLASSES = (FLAKY, UNDETERMINED)
+"""The counts of a run that are the report's classes of that run's recorded trials (not the
+lifecycle's states across runs)."""
 
 
 @dataclass(frozen=True)
@@ -41,11 +36,18 @@ class TrendRun:
     pass_at_1: MeanEstimate
     pass_hat_k: MeanEstimate
     counts: dict[str, int]
-    """Tasks in each lifecycle state once this run is folded in (over every task seen so far;
-    ``quarantined`` from the quarantines active when the run was recorded), and
-    :data:`UNDETERMINED` tasks of this run."""
+    """``flaky`` and ``undetermined``: this run's tasks in the report's classes of its recorded
+    trials and passes (as ``report`` on that run would count them, against the flakiness cap);
+    the other lifecycle states (stable, failing, fixed, regressed) once this run is folded in,
+    over every task seen so far; ``quarantined`` from the quarantines active when the run was
+    recorded."""
     changes: list[dict[str, str]]
     """The tasks whose state this run changed into flaky, regressed or fixed: task, kind, from."""
+    classes: dict[str, int] = field(default_factory=dict)
+    """This run's tasks by every report class (flaky, undetermined, stable-pass, …)."""
+    states: dict[str, int] = field(default_factory=dict)
+    """Tasks in each lifecycle state once this run is folded in (including the history's own
+    flaky and undetermined, over every task seen so far)."""
 
 
 @dataclass
@@ -62,13 +64,15 @@ class Trend:
     """tasks × runs shown, NaN where the task was not in the run (or had no usable trial)."""
     states: list[str] = field(default_factory=list)
     """Each shown task's computed state after the last run."""
+    flaky_cap: float = DEFAULT_FLAKY_CAP
+    """The flakiness cap the classes (and the lifecycle's flaky) are stated against."""
 
 
 def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, last: int = 0,
-          tasks: list[str] | None = None) -> Trend:
+          tasks: list[str] | None = None, flaky_cap: float = DEFAULT_FLAKY_CAP) -> Trend:
     """The trend over the recorded runs (the last ``last``, 0: every one) of the history
-    ``store``, pass^k at ``k`` (None: the trials most results have), states at ``cap``;
-    p̂ of ``tasks`` (None: every task)."""
+    ``store``, pass^k at ``k`` (None: the trials most results have), states at ``cap``, classes
+    against ``flaky_cap``; p̂ of ``tasks`` (None: every task)."""
     import sqlalchemy as sa
 
     from flaketui.history import schema
@@ -94,7 +98,7 @@ def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, 
         [i for i, name in enumerate(names) if name in set(tasks)], dtype=np.int64)
     p_hat = np.full((len(pick), len(run_rows) - shown_from), np.nan)
     ev = lifecycle.Evidence.empty(len(ids))
-    states = lifecycle.states(ev, cap)
+    states = lifecycle.states(ev, cap, flaky_cap)
     quarantines = [(task, _aware(at), _aware(lifted)) for task, at, lifted in quar]
     # One run's results at a time, in recorded order (a range of the primary key): the fold needs
     # every run, but never more than one run's rows in memory. (A run's results never change once
@@ -110,7 +114,7 @@ def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, 
             for f in lifecycle.FIELDS:
                 getattr(ev, f)[at] = getattr(folded, f)
             before = states
-            states = lifecycle.states(ev, cap)
+            states = lifecycle.states(ev, cap, flaky_cap)
             if j < shown_from:
                 continue
             moved = lifecycle.changed(before, states)
@@ -129,17 +133,19 @@ def trend(store: Any, k: int | None = None, cap: float = lifecycle.DEFAULT_CAP, 
             active = {task for task, start, lifted in quarantines if start is not None and when is not None
                       and start <= when and (lifted is None or lifted > when)}
             seen = ev.runs_seen > 0
-            counts = {s: int(np.count_nonzero(seen & (states == s)))
-                      for s in lifecycle.STATES if s != lifecycle.QUARANTINED}
+            by_state = {s: int(np.count_nonzero(seen & (states == s)))
+                        for s in lifecycle.STATES if s != lifecycle.QUARANTINED}
+            run_cls = np.asarray(evidence_classes(n, c, flaky_cap), dtype=object) if len(n) else np.zeros(0, object)
+            by_class = {s: int(np.count_nonzero(run_cls == s)) for s in CLASSES}
+            counts = {s: by_class[s] if s in RUN_CLASSES else by_state[s] for s in by_state}
             counts[lifecycle.QUARANTINED] = len(active)
-            counts[UNDETERMINED] = int(np.count_nonzero(undetermined(n, c)))
             out.append(TrendRun(
                 int(row.id), row.name, _when(row.recorded_at), int(len(part)), mean_estimate(p, g_used),
                 mean_estimate(hat, g_used), counts,
                 [{"task": names[i], "kind": lifecycle.NOTIFIED[str(states[i])], "from": str(before[i])}
-                 for i in moved.tolist()]))
+                 for i in moved.tolist()], by_class, by_state))
     return Trend(k, cap, out, len(run_rows), [names[i] for i in pick.tolist()], p_hat,
-                 [str(s) for s in states[pick].tolist()])
+                 [str(s) for s in states[pick].tolist()], flaky_cap)
 
 
 def _estimate(e: MeanEstimate) -> dict[str, Any]:
@@ -150,16 +156,18 @@ def _estimate(e: MeanEstimate) -> dict[str, Any]:
 
 
 def trend_doc(tr: Trend) -> dict[str, Any]:
-    """``history trend --format json``: ``k``, ``cap``, ``runs_recorded``, ``runs`` (oldest
-    first: ``run``, ``run_id``, ``recorded_at``, ``tasks``, ``pass_at_1`` and ``pass_hat_k``
-    each ``{value, ci, tasks}``, ``counts`` by state, ``changes``), and ``tasks`` (``task``,
-    ``state``, ``p_hat``: one per run shown, null where not in the run)."""
+    """``history trend --format json``: ``k``, ``cap``, ``flaky_cap``, ``runs_recorded``, ``runs``
+    (oldest first: ``run``, ``run_id``, ``recorded_at``, ``tasks``, ``pass_at_1`` and
+    ``pass_hat_k`` each ``{value, ci, tasks}``, ``counts`` (:attr:`TrendRun.counts`),
+    ``classes`` by report class, ``states`` by lifecycle state, ``changes``), and ``tasks``
+    (``task``, ``state``, ``p_hat``: one per run shown, null where not in the run)."""
     p = np.round(tr.p_hat, 6).tolist()
     return {
-        "k": tr.k, "cap": tr.cap, "runs_recorded": tr.runs_recorded,
+        "k": tr.k, "cap": tr.cap, "flaky_cap": tr.flaky_cap, "runs_recorded": tr.runs_recorded,
         "runs": [{"run": r.name, "run_id": r.run_id, "recorded_at": r.recorded_at, "tasks": r.tasks,
                   "pass_at_1": _estimate(r.pass_at_1), "pass_hat_k": _estimate(r.pass_hat_k),
-                  "counts": r.counts, "changes": r.changes} for r in tr.runs],
+                  "counts": r.counts, "classes": r.classes, "states": r.states, "changes": r.changes}
+                 for r in tr.runs],
         "tasks": [{"task": name, "state": st, "p_hat": [None if x != x else x for x in row]}
                   for name, st, row in zip(tr.tasks, tr.states, p, strict=True)],
     }

@@ -81,14 +81,15 @@ def trend_lines(doc: dict[str, Any], top: int = 20) -> list[str]:
         return [f"{doc['runs_recorded']} runs recorded: no trend to draw"]
     k = doc["k"]
     lines = [f"{len(runs)} of {doc['runs_recorded']} recorded runs, oldest first; pass^{k} at k = {k}; "
-             f"states at cap {doc['cap']:g}", ""]
+             f"states at cap {doc['cap']:g}" + (f"; flaky / undetermined: each run's classes at flakiness cap "
+                                                f"{doc['flaky_cap']:g}" if "flaky_cap" in doc else ""), ""]
     lines += text_chart([("pass@1", "●", [r["pass_at_1"]["value"] for r in runs]),
                          (f"pass^{k}", "○", [r["pass_hat_k"]["value"] for r in runs])],
                         [r["run"] for r in runs], [r["recorded_at"] for r in runs], [_marks(r) for r in runs])
     lines.append("")
     head = ("#", "RUN", "RECORDED", "TASKS", "PASS@1 [95% CI]", f"PASS^{k} [95% CI]", "FLAKY", "UNDET.", "QUAR.")
     rows = [(str(j + 1), visible(r["run"]), r["recorded_at"], str(r["tasks"]), _rate(r["pass_at_1"]),
-             _rate(r["pass_hat_k"]), str(r["counts"]["flaky"] + r["counts"]["regressed"]),
+             _rate(r["pass_hat_k"]), str(r["counts"]["flaky"]),
              str(r["counts"]["undetermined"]), str(r["counts"]["quarantined"])) for j, r in enumerate(runs)]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(head)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [head, *rows]]
@@ -176,7 +177,9 @@ def write_trend_html(write: Callable[[str], Any], doc: dict[str, Any], info: Any
     k = doc["k"]
     write(page_head("flaketui history trend"))
     write(f"<h1>The suite over time</h1>\n<p>{len(runs)} of {doc['runs_recorded']} recorded runs, oldest first; "
-          f"pass^{k} at k = {k}; states at cap {doc['cap']:g}. F: a task turned flaky, R: regressed, "
+          f"pass^{k} at k = {k}; states at cap {doc['cap']:g}"
+          + (f"; flaky and undetermined: each run's classes at flakiness cap {float(doc['flaky_cap']):g}"
+             if "flaky_cap" in doc else "") + ". F: a task turned flaky, R: regressed, "
           f"X: fixed.</p>\n<div class=\"plots\">{trend_svg(doc)}</div>\n")
     write(f"<h2>Runs</h2>\n<table><thead><tr><th>#</th><th>run</th><th>recorded</th><th>tasks</th>"
           f"<th>pass@1 [95% CI]</th><th>pass^{k} [95% CI]</th><th>flaky</th><th>undetermined</th>"
@@ -185,7 +188,7 @@ def write_trend_html(write: Callable[[str], Any], doc: dict[str, Any], info: Any
         changes = "<br>".join(f"{esc(c['task'])} {esc(c['kind'])}" for c in r["changes"])
         write(f"<tr><td>{j + 1}</td><td>{esc(r['run'])}</td><td>{esc(r['recorded_at'])}</td><td>{r['tasks']}</td>"
               f"<td>{esc(_rate(r['pass_at_1']))}</td><td>{esc(_rate(r['pass_hat_k']))}</td>"
-              f"<td>{r['counts']['flaky'] + r['counts']['regressed']}</td><td>{r['counts']['undetermined']}</td>"
+              f"<td>{r['counts']['flaky']}</td><td>{r['counts']['undetermined']}</td>"
               f"<td>{r['counts']['quarantined']}</td><td>{changes}</td></tr>\n")
     write("</tbody></table>\n")
     bad = [t for t in doc["tasks"] if t["state"] != "stable"]

@@ -14,25 +14,66 @@ import sqlalchemy as sa
 
 from flaketui.history import RunRecord, schema
 
-# Six runs per task, each (trials, passes); the state expected after each run.
+# Six runs per task, each (trials, passes); the state expected after each run. A task mixed in
+# a run is flaky only while its trials pooled over the runs have the class flaky at the default
+# cap 0.36 (Clopper-Pearson 95% interval inside (0.1, 0.9); the pooled counts and their class,
+# from scipy's beta quantiles, in the comments), undetermined while the interval straddles 0.1 or 0.9.
 SEQUENCES = {
     "stable": ([(10, 10)] * 6, ["stable"] * 6),
-    "flaky-in-run-6": ([(10, 10)] * 5 + [(10, 6)], ["stable"] * 5 + ["flaky"]),
+    # 60 trials, 56 passes: [0.838, 0.982], undetermined
+    "flaky-in-run-6": ([(10, 10)] * 5 + [(10, 6)], ["stable"] * 5 + ["undetermined"]),
     "failing": ([(10, 0)] * 6, ["failing"] * 6),
+    # 10/5 [0.187, 0.813] flaky; 16/11 flaky; 22/17 on: the upper bound passes 0.9, undetermined
     "fixed": ([(10, 5), (6, 6), (6, 6), (6, 6), (6, 6), (6, 6)],
-              ["flaky", "flaky", "flaky", "flaky", "flaky", "fixed"]),
-    "20-clean-not-enough": ([(10, 5), (4, 4), (4, 4), (4, 4), (4, 4), (4, 4)], ["flaky"] * 6),
-    "boundary-28": ([(10, 5), (6, 6), (6, 6), (6, 6), (5, 5), (5, 5)], ["flaky"] * 6),
-    "boundary-29": ([(10, 5), (6, 6), (6, 6), (6, 6), (6, 6), (5, 5)], ["flaky"] * 5 + ["fixed"]),
+              ["flaky", "flaky", "undetermined", "undetermined", "undetermined", "fixed"]),
+    "20-clean-not-enough": ([(10, 5), (4, 4), (4, 4), (4, 4), (4, 4), (4, 4)],
+                            ["flaky", "flaky"] + ["undetermined"] * 4),
+    "boundary-28": ([(10, 5), (6, 6), (6, 6), (6, 6), (5, 5), (5, 5)], ["flaky", "flaky"] + ["undetermined"] * 4),
+    "boundary-29": ([(10, 5), (6, 6), (6, 6), (6, 6), (6, 6), (5, 5)],
+                    ["flaky", "flaky"] + ["undetermined"] * 3 + ["fixed"]),
+    # 20/15 undetermined
     "regressed": ([(10, 5), (10, 10), (10, 10), (9, 9), (10, 0), (5, 5)],
-                  ["flaky", "flaky", "flaky", "fixed", "regressed", "regressed"]),
+                  ["flaky", "undetermined", "undetermined", "fixed", "regressed", "regressed"]),
     "fixed-again": ([(10, 5), (29, 29), (10, 9), (15, 15), (14, 14), (0, 0)],
                     ["flaky", "fixed", "regressed", "regressed", "fixed", "fixed"]),
+    # never mixed in a run: 20/10 pooled would be flaky, but it changed between runs
     "failing-then-fixed": ([(10, 0), (10, 10), (10, 10), (9, 9), (10, 10), (10, 10)],
                            ["failing", "failing", "failing", "fixed", "fixed", "fixed"]),
     "stable-then-failing": ([(10, 10)] * 4 + [(10, 0), (10, 0)], ["stable"] * 4 + ["failing"] * 2),
-    "flaky-then-failing": ([(10, 3), (10, 0), (10, 0), (10, 0), (10, 0), (10, 0)], ["flaky"] * 6),
+    # 10/3: [0.067, 0.652], the lower bound below 0.1: undetermined, and so on as failures add up
+    "flaky-then-failing": ([(10, 3), (10, 0), (10, 0), (10, 0), (10, 0), (10, 0)], ["undetermined"] * 6),
+    # 20/10: [0.272, 0.728], flaky, and more so as the runs add up (a run without a usable trial changes nothing)
+    "flaky-by-evidence": ([(20, 10)] * 5 + [(0, 0)], ["flaky"] * 6),
+    # 200 trials, 199 passes: [0.972, 1.0], stable-pass: one mixed run, and the trials rule out a flaky rate
+    "mixed-once-stable-pass": ([(100, 100), (100, 99), (5, 5), (5, 5), (5, 5), (5, 5)], ["stable"] * 6),
 }
+
+def expected_transitions() -> int:
+    """The transitions the six scripted runs make (15: every change into flaky, regressed or fixed)."""
+    total = 0
+    for _, states in SEQUENCES.values():
+        prev = "stable"
+        for st in states:
+            total += st != prev and st in ("flaky", "regressed", "fixed")
+            prev = st
+    return total
+
+
+def scipy_class(n: int, c: int) -> str:
+    """A task's class at the default flakiness cap 0.36 (pass rates 0.1 and 0.9), from scipy's
+    Clopper-Pearson beta quantiles: the reference the history's classes are pinned to."""
+    from scipy.stats import beta
+
+    if n <= 1:
+        return "no-trials" if n == 0 else "unrepeated"
+    lo = beta.ppf(0.025, c, n - c + 1) if c > 0 else 0.0
+    hi = beta.ppf(0.975, c + 1, n - c) if c < n else 1.0
+    if lo >= 0.9:
+        return "stable-pass"
+    if hi <= 0.1:
+        return "stable-fail"
+    return "flaky" if 0.1 < lo and hi < 0.9 else "undetermined"
+
 
 RECORDER = """
 import sys

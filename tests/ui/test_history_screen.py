@@ -42,9 +42,10 @@ async def test_h_shows_the_timeline_of_the_highlighted_task(tmp_path: Path) -> N
         table = screen.query_one(DataTable)
         rows = [[str(c) for c in table.get_row(key)] for key in table.rows]
         assert [r[0] for r in rows] == ["oncall-baseline", "oncall-candidate"]
-        assert [r[2:] for r in rows] == [["12", "10", "0", "0.83", "flaky", ""], ["12", "12", "0", "1.00", "flaky", ""]]
+        assert [r[2:] for r in rows] == [["12", "10", "0", "0.83", "undetermined", ""],
+                                         ["12", "12", "0", "1.00", "undetermined", ""]]
         head = head_of(screen)
-        assert "searchRunbook  flaky  in 2 of 2 recorded runs" in head
+        assert "searchRunbook  undetermined  in 2 of 2 recorded runs" in head
         assert "12 clean trials since run oncall-baseline: 17 more to call it fixed at cap 0.1" in head
         await pilot.press("escape")
         assert isinstance(app.screen, TasksScreen)
@@ -63,7 +64,7 @@ async def test_quarantine_is_shown(tmp_path: Path) -> None:
         await pilot.press("H")
         await settle(pilot)
         head = head_of(app.screen)
-        assert "searchRunbook  quarantined (computed: flaky)" in head
+        assert "searchRunbook  quarantined (computed: undetermined)" in head
         assert "by ana at " in head and ": [b]flaky[/b] search" in head  # as text, never markup
 
 

@@ -27,7 +27,7 @@ def text_of(chart: TrendChart) -> str:
 
 
 async def test_chart_and_suite_view(tmp_path: Path) -> None:
-    """The chart has y ticks, both runs named and dated and the task's F mark; s shows the suite's trend and back."""
+    """The chart has y ticks, both runs named and dated, no F mark (one mixed run is undetermined); s: the suite."""
     app = make_app([str(FIXTURES)], k=5, history=record(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -38,7 +38,7 @@ async def test_chart_and_suite_view(tmp_path: Path) -> None:
         chart = text_of(screen.query_one("#history-chart", TrendChart))
         assert " 1.0 ┤" in chart and "┤ ✕" in chart
         assert "1  oncall-baseline" in chart and "2  oncall-candidate" in chart and "2026-" in chart
-        assert "p̂ of searchRunbook" in chart and "\n       F" in chart
+        assert "p̂ of searchRunbook" in chart and "\n       F" not in chart
         suite = screen.query_one("#history-suite", TrendChart)
         assert not suite.display
         await pilot.press("s")

@@ -44,14 +44,15 @@ def test_migration_from_0002_keeps_everything_and_records_groups_after(tmp_path:
                              (1, "r0", "h0", "{}", dt.datetime(2026, 1, 1).isoformat()))
         conn.exec_driver_sql("INSERT INTO task_results (run_id, task_id, trials, passes, errored, p_hat) "
                              "VALUES (1, 1, 4, 2, 0, 0.5)")
+        from flaketui.history.lifecycle import FIELDS
         from flaketui.history.store import rebuild_summary
 
-        rebuild_summary(conn)
+        rebuild_summary(conn, FIELDS[:7])  # the columns revision 0002 has
     old.close()
     with open_store(url) as store:
-        assert store.revision() == "0004"
+        assert store.revision() == "0005"
         doc = status_doc(store.data())
-        assert doc["tasks"][0]["group"] is None and doc["tasks"][0]["state"] == "flaky"
+        assert doc["tasks"][0]["group"] is None and doc["tasks"][0]["state"] == "undetermined"
         store.record([run("r1", ["billing", None, None])])
         rows = {t["task"]: t for t in status_doc(store.data())["tasks"]}
         assert rows["t-a"]["group"] == "billing" and rows["t-a"]["runs_seen"] == 2

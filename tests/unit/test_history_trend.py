@@ -20,7 +20,7 @@ from flaketui.history.issue import md_text  # noqa: E402
 from flaketui.history.trend import trend, trend_doc  # noqa: E402
 from flaketui.output.html import CSP  # noqa: E402
 from tests.helpers.cli import run  # noqa: E402
-from tests.helpers.history import SEQUENCES, record_sequences, run_of  # noqa: E402
+from tests.helpers.history import SEQUENCES, record_sequences, run_of, scipy_class  # noqa: E402
 from tests.helpers.hostile import PAYLOADS, raw_controls  # noqa: E402
 
 
@@ -58,9 +58,13 @@ def test_states_and_changes_follow_the_lifecycle(tmp_path: Path) -> None:
         want: dict[str, int] = {}
         for _, states in SEQUENCES.values():
             want[states[i]] = want.get(states[i], 0) + 1
-        assert {s: n for s, n in r["counts"].items() if n and s not in ("undetermined", "quarantined")} == want
+        assert {s: n for s, n in r["states"].items() if n} == want
+        run_classes = [scipy_class(*seq[i]) for seq, _ in SEQUENCES.values()]
+        assert r["classes"] == {c: run_classes.count(c) for c in r["classes"]} and sum(r["classes"].values()) == 14
+        assert (r["counts"]["flaky"], r["counts"]["undetermined"]) == (
+            run_classes.count("flaky"), run_classes.count("undetermined"))
     assert [(r["run"], c["task"], c["kind"]) for r in doc["runs"] for c in r["changes"]] == recorded
-    assert doc["runs"][-1]["counts"]["undetermined"] == 1  # fixed-again has no trial in run 6
+    assert doc["runs"][-1]["classes"]["no-trials"] == 2  # fixed-again and flaky-by-evidence: no trial in run 6
     row = next(t for t in doc["tasks"] if t["task"] == "regressed")
     assert row["p_hat"] == [0.5, 1.0, 1.0, 1.0, 0.0, 1.0] and row["state"] == "regressed"
     assert next(t for t in doc["tasks"] if t["task"] == "fixed-again")["p_hat"][-1] is None

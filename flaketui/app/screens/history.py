@@ -42,12 +42,13 @@ NO_HISTORY = "no history recorded yet: flaketui history record LOG…"
 NOTE_WIDTH = 48
 """The most characters of a triage note shown in a run's row."""
 
-STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "fixed": "bold green",
-                "regressed": "bold red", "quarantined": "magenta"}
+STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "undetermined": "yellow",
+                "fixed": "bold green", "regressed": "bold red", "quarantined": "magenta"}
 """Colour of each lifecycle state."""
 CHART_RUNS = 30
 """The recorded runs the chart draws (the newest)."""
-STATE_ORDER = {state: i for i, state in enumerate(("regressed", "flaky", "failing", "quarantined", "fixed", "stable"))}
+STATE_ORDER = {state: i for i, state in enumerate(("regressed", "flaky", "failing", "undetermined", "quarantined",
+                                                        "fixed", "stable"))}
 """The task table's ``state`` column sorts most urgent first."""
 
 
@@ -150,16 +151,19 @@ class HistoryScreen(FlakeScreen[None]):
         from flaketui.history import open_store
         from flaketui.history.status import history_exists, task_timeline
 
+        from flaketui.stats.classes import DEFAULT_FLAKY_CAP
+
         url = self.url
         rules = self.owner_rules
+        flaky_cap = self.flake_app.options.flaky_cap or DEFAULT_FLAKY_CAP
         if not history_exists(url):
             self.post_message(TimelineRead(None))
             return
         with open_store(url) as store:
-            timeline = task_timeline(store, self.task_name, rules=rules)
+            timeline = task_timeline(store, self.task_name, rules=rules, flaky_cap=flaky_cap)
             self.post_message(TimelineRead(timeline if timeline.runs_recorded else None))
             if timeline.runs_recorded:
-                self.post_message(ChartRead(*chart_lines(store, self.task_name)))
+                self.post_message(ChartRead(*chart_lines(store, self.task_name, flaky_cap=flaky_cap)))
 
     @on(ChartRead)
     def chart_read(self, event: ChartRead) -> None:
@@ -227,14 +231,17 @@ class HistoryScreen(FlakeScreen[None]):
         self.dismiss()
 
 
-def chart_lines(store: object, task: str, last: int = CHART_RUNS) -> tuple[list[str], list[str]]:
+def chart_lines(store: object, task: str, last: int = CHART_RUNS,
+                flaky_cap: float | None = None) -> tuple[list[str], list[str]]:
     """The chart of the suite's pass@1 and pass^k and ``task`` 's p̂ over the last ``last``
     recorded runs, its changes marked; and the suite view (``history trend`` 's text) over the
-    same runs (run in a worker: it folds every recorded run)."""
+    same runs, the classes against ``flaky_cap`` (None: the default; run in a worker: it folds
+    every recorded run)."""
     from flaketui.history.trend import trend, trend_doc
     from flaketui.output.trend import MARKS, text_chart, trend_lines
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
 
-    doc = trend_doc(trend(store, last=last))
+    doc = trend_doc(trend(store, last=last, flaky_cap=flaky_cap or DEFAULT_FLAKY_CAP))
     runs = doc["runs"]
     if not runs:
         return [], []

@@ -464,7 +464,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         from flaketui.history.recording import task_states
 
         try:
-            self.post_message(StatesRead(task_states(self.flake_app.options.history)))
+            self.post_message(StatesRead(task_states(self.flake_app.options.history,
+                                                      self.flake_app.options.flaky_cap)))
         except HistoryError as exc:  # told once; H says it again where the history is asked for
             self.post_message(StatesRead(None, visible(str(exc))))
 

@@ -27,7 +27,9 @@ def upgrade() -> None:
     )
     from flaketui.history.store import rebuild_summary
 
-    rebuild_summary(op.get_bind())
+    # The columns this revision has (later ones add more, and backfill them).
+    rebuild_summary(op.get_bind(), ("runs_seen", "first_flaky", "last_flaky", "last_bad", "clean_since",
+                                    "max_gap", "last_run"))
 
 
 def downgrade() -> None:
