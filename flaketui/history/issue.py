@@ -31,7 +31,8 @@ def issue_markdown(tl: TaskTimeline, latest: dict[str, Any] | None) -> str:
     p̂), the latest flaky or failing run's first divergence and suggested source (as recorded
     by ``history record --causes``), and the commands to reproduce."""
     task = tl.task
-    lines = [f"# Flaky task: {md_text(task)}", "",
+    # the title says the task's state as the history has it: "flaky" only with the evidence for it
+    lines = [f"# {md_text(tl.state.capitalize())} task: {md_text(task)}", "",
              f"- **State:** {md_text(tl.state)}" + (f" (computed: {md_text(tl.computed_state)})"
                                                     if tl.state != tl.computed_state else ""),
              f"- **Owner:** {', '.join(md_text(o) for o in tl.owner) if tl.owner else 'none'}",

@@ -985,6 +985,6 @@ SHORT_NAMES = {ORDERING: "ordering", HARNESS: "harness", USER_SIM: "user-sim"}
 
 
 def breakdown_line(suggestions: Iterable[CauseSuggestion]) -> str:
-    """``flaky tasks by suspected source: tool-nondeterminism 9, sampling 5, ordering 2, harness 1``."""
+    """``mixed tasks by suspected source: tool-nondeterminism 9, sampling 5, ordering 2, harness 1``."""
     parts = [f"{SHORT_NAMES.get(c, c)} {n}" for c, n in breakdown(suggestions)]
-    return "flaky tasks by suspected source: " + (", ".join(parts) if parts else "none")
+    return "mixed tasks by suspected source: " + (", ".join(parts) if parts else "none")

@@ -37,7 +37,7 @@ async def test_column_fills_in_and_l_preselects(tmp_path: Path) -> None:
         cell = screen.cell(row, "suspected_cause")
         assert cell.plain == "tool-nondeterminism" and "dim" in str(cell.style)
         assert screen.cell(screen.stats.tasks.index("listAlerts"), "suspected_cause").plain == ""
-        assert "flaky tasks by suspected source: tool-nondeterminism 1" in summary_text(screen)
+        assert "mixed tasks by suspected source: tool-nondeterminism 1" in summary_text(screen)
         # Kept in the store apart from any label; a suggestion alone never creates the file.
         entry = app.triage_store.get(KEY)
         assert (entry.suggested, entry.label, entry.reviewed) == ("tool-nondeterminism", None, False)

@@ -42,7 +42,7 @@ async def test_m_groups_the_failures_as_the_report_does() -> None:
         assert [(int(r[0]), int(r[1]), r[3]) for r in rows] == [(m.trials, m.tasks, m.signature) for m in expected]
         head = head_of(screen)
         assert f"{sum(m.trials for m in expected)} failing or errored trials" in head
-        assert "flaky tasks by suspected source:" in head
+        assert "mixed tasks by suspected source:" in head
 
         table.move_cursor(row=len(rows) - 1)
         await pilot.press("enter")

@@ -235,7 +235,7 @@ class TestSuggestCauses:
         assert {t: s.to_json() for t, s in parallel.items()} == {t: s.to_json() for t, s in serial.items()}
         assert breakdown(serial.values()) == [("tool-nondeterminism", 1)]
         assert list(flaky_rows(o)) == ["searchRunbook"]
-        assert breakdown_line(serial.values()) == "flaky tasks by suspected source: tool-nondeterminism 1"
+        assert breakdown_line(serial.values()) == "mixed tasks by suspected source: tool-nondeterminism 1"
 
     def test_breakdown_line_most_first_with_short_names(self) -> None:
         """The breakdown line lists causes most frequent first, by short names."""
@@ -244,8 +244,8 @@ class TestSuggestCauses:
                 suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
                 suggest([story(shape)], [story(shape, order=("y", "x"), action="restart")]),
                 suggest([story(shape)], [story(shape)])]
-        assert breakdown_line(made) == "flaky tasks by suspected source: ordering 2, sampling 1, harness 1"
-        assert breakdown_line([]) == "flaky tasks by suspected source: none"
+        assert breakdown_line(made) == "mixed tasks by suspected source: ordering 2, sampling 1, harness 1"
+        assert breakdown_line([]) == "mixed tasks by suspected source: none"
 
 
 @pytest.mark.slow

@@ -83,7 +83,7 @@ def test_markdown_column_and_breakdown() -> None:
     """Markdown has the cause column and the breakdown."""
     code, out, _ = run("report", BASELINE, "--causes", "--format", "markdown")
     assert code == 0
-    assert "flaky tasks by suspected source: tool-nondeterminism 1" in out
+    assert "mixed tasks by suspected source: tool-nondeterminism 1" in out
     header = next(line for line in out.splitlines() if line.startswith("| task |"))
     cells = [c.strip() for c in header.strip("|").split("|")]
     assert cells[cells.index("class") + 1] == "cause?"
@@ -99,7 +99,7 @@ def test_table_column_and_breakdown() -> None:
     """The table has the cause column and the breakdown."""
     code, out, _ = run("report", BASELINE, "--causes")
     assert code == 0
-    assert "flaky tasks by suspected source: tool-nondeterminism 1" in out
+    assert "mixed tasks by suspected source: tool-nondeterminism 1" in out
     header = next(line for line in out.splitlines() if line.startswith("task "))
     assert "cause?" in header
     row = next(line for line in out.splitlines() if line.startswith("searchRunbook "))

@@ -3,7 +3,7 @@
 The flaky tasks' failing and errored trials of the run shown, grouped by signature
 (exception type, masked error message, termination reason, divergent action: see
 :mod:`flaketui.traces.failure_modes`), most trials first, with the tasks each mode spans
-and an example; above, the flaky tasks by suspected source and any outage window. The
+and an example; above, the mixed tasks by suspected source and any outage window. The
 same figures as ``flaketui report --causes``'s "failure modes" section, for one run.
 
 The traces are read in one thread worker (:func:`flaketui.traces.causes.suggest_causes`,

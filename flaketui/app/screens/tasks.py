@@ -51,7 +51,7 @@ from flaketui.output.columns import (
     consistency_column,
     label_ranks,
 )
-from flaketui.sanitize import visible
+from flaketui.sanitize import mask_text, visible
 from flaketui.stats import MeanEstimate, SuiteSummary, TaskStats, default_k, gate
 from flaketui.stats.classes import CLASSES, UNDETERMINED
 from flaketui.stats.estimators import FLAKY, STABLE_FAIL, STABLE_PASS, UNREPEATED
@@ -684,7 +684,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
         shown = [states.get(t) for t in tasks]
         rank = np.array([STATE_ORDER.get(s, len(STATE_ORDER)) for s in shown], dtype=np.float64)
-        return Column("history_state", "state", 11, "left",
+        width = max([5, *(len(s) for s in shown if s)])  # "undetermined" whole, as the class column
+        return Column("history_state", "state", width, "left",
                       "the task's state in the history (flaky, fixed, regressed, quarantined…); /state:NAME filters",
                       lambda row: Text(shown[row] or "-", style=STATE_STYLES.get(shown[row] or "", "dim")),
                       lambda: rank, descending=False)
@@ -871,7 +872,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         who = who_ran(dict(log.run_meta.get(sm.run, {})))
         ran = " ".join(who[p] for p in ("agent", "model", "harness") if p in who)
         if ran:  # who ran it (the harness's configuration), when the log says
-            head.append(Text(visible(ran), style="dim"))
+            head.append(Text(visible(mask_text(ran)), style="dim"))  # a model "name" may be a URL with a password
         counted = sm.pass_at_1.tasks
         tasks = f"{sm.tasks} tasks" + (f" ({counted} with an outcome)" if counted != sm.tasks else "")
         head += [Text(tasks), Text(f"{sm.trials} trials"), Text(f"{sm.errored} errored"),
@@ -1064,7 +1065,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.update_summary()
 
     def causes_line(self) -> str:
-        """The summary's breakdown of the flaky tasks by suspected source, or the progress."""
+        """The summary's breakdown of the mixed tasks by suspected source, or the progress."""
         from flaketui.traces.causes import CauseSuggestion, breakdown_line
 
         assert self.run is not None and self.stats is not None
