@@ -229,7 +229,7 @@ def report_json(k: int, runs: Sequence[tuple[TaskStats, SuiteSummary]],
                 notes: ReportNotes = NO_NOTES) -> dict[str, Any]:
     """The ``report --format json`` document; with ``causes`` (``--causes``) each flaky task also
     gets its suggestion's keys (:meth:`~flaketui.traces.causes.CauseSuggestion.to_json`) and each
-    run a ``cause_breakdown`` (flaky tasks per suspected cause, most first), its outage windows
+    run a ``cause_breakdown`` (mixed tasks per suspected cause, most first), its outage windows
     (``bursts``) and its ``failure_modes`` (the flaky tasks' failing and errored trials grouped
     by signature: ``[{signature, kind, trials, tasks, example: {task, trial}}]``), its failing
     trials by ``first_critical_source`` (agent / user / environment / grader / unknown) and, when

@@ -163,7 +163,7 @@ class FlakinessDelta:
     mean_a: float
     mean_b: float
     flaky_a: int
-    """Tasks flaky (0 < p̂ < 1) in run A."""
+    """Tasks mixed (0 < p̂ < 1: passed and failed) in run A."""
     flaky_b: int
 
 
@@ -273,10 +273,10 @@ def signed(x: float) -> str:
 
 
 def flakiness_line(d: FlakinessDelta) -> str:
-    """``flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)``."""
+    """``flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (mixed tasks 1 → 0)``."""
     less = f"{d.less_flaky} task{'s' if d.less_flaky != 1 else ''} less flaky"
     return (f"flakiness: {less}, {d.more_flaky} more; mean {fmt.rate(d.mean_a)} → "
-            f"{fmt.rate(d.mean_b)} (flaky tasks {d.flaky_a} → {d.flaky_b})")
+            f"{fmt.rate(d.mean_b)} (mixed tasks {d.flaky_a} → {d.flaky_b})")
 
 
 def progress_line(reviewed: int, total: int, what: str = "flips") -> str:

@@ -70,7 +70,7 @@ class TestSummary:
             verdict = next(line for line in lines if line.startswith("verdict: "))
             assert verdict == (f"verdict: {A} is better at 5% (within-task permutation test p = 0.00085), on these "
                                "tasks: the interval over tasks holds 0")
-            assert ("flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)"
+            assert ("flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (mixed tasks 1 → 0)"
                     in lines)
             assert lines[-1].startswith("0 of 1 flips reviewed")
             assert app.screen.sub_title == f"{B} vs {A} · 0 of 1 flips reviewed"
@@ -252,12 +252,12 @@ class TestReview:
     async def test_read_only_keeps_working_in_memory(self, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
         """With the triage file unwritable the review keeps working in memory and says so."""
-        import flaketui.triage.store as triage_mod
+        import flaketui.safefile as safefile
 
         def denied(*args: object, **kwargs: object) -> None:
             raise PermissionError(13, "Permission denied")
 
-        monkeypatch.setattr(triage_mod.tempfile, "mkstemp", denied)
+        monkeypatch.setattr(safefile.tempfile, "mkstemp", denied)  # the one writer's temporary file
         notes = tmp_path / "n.json"
         app = make_app([str(BASELINE), str(CANDIDATE)], triage=str(notes))
         shown = record_notifications(app, monkeypatch)

@@ -72,7 +72,7 @@ class TestPairedRows:
         assert (d.more_flaky, d.less_flaky, d.flaky_a, d.flaky_b) == (0, 1, 1, 0)
         assert d.mean_a == pytest.approx(5 / 9 / 25) and d.mean_b == 0.0
         assert review.flakiness_line(d) == (
-            "flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (flaky tasks 1 → 0)")
+            "flakiness: 1 task less flaky, 0 more; mean 0.022 → 0.000 (mixed tasks 1 → 0)")
 
     def test_seven_fixed_four_broken(self, tmp_path: Path) -> None:
         """Seven fixed and four broken tasks are counted and ordered."""

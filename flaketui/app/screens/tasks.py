@@ -276,7 +276,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """Per run, flaky task -> suggested source of flakiness (kept in the triage file, else
         found by :meth:`find_causes`); a suggestion, never a label."""
         self._causes_progress: dict[str, str] = {}
-        """Per run still being read, "3 of 10" (flaky tasks whose causes are found)."""
+        """Per run still being read, "3 of 10" (mixed tasks whose causes are found)."""
         self.consistency: dict[str, dict[str, float | None]] = {}
         """Per run, flaky task with traces -> its trajectory consistency (the ``consist.`` column), found
         by :meth:`find_causes` beside the causes (None: fewer than two passing trials with actions)."""
