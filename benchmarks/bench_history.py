@@ -9,7 +9,7 @@ schema (the migrations), loading task_results in bulk and folding the summary ru
   table), in a new process: wall time, and the CPU time it used (user + system), which another
   job on a shared machine inflates less; once by the read-only sqlite3 path the command takes on
   a SQLite history (no SQLAlchemy, no Alembic imported), once through the store (the URL given
-  with a driver option, ``?timeout=10``, which the sqlite3 path leaves to the store);
+  with its driver named, ``sqlite+pysqlite:///``, which the sqlite3 path leaves to the store);
 - ``record``: recording one more TASKS-task run (:meth:`Store.record`: one transaction).
 
 ``--docs`` also writes the figures into docs/performance.md (section ``history``).
@@ -121,7 +121,7 @@ def main() -> None:
         print(f"status ({runs} runs × {args.tasks} tasks): {t_status * 1000:.0f} ms  "
               f"counts {doc['d']['counts']}")
         whole = {}
-        for path, where in (("sqlite3", url), ("store", url + "?timeout=10")):
+        for path, where in (("sqlite3", url), ("store", url.replace("sqlite:///", "sqlite+pysqlite:///", 1))):
             env = {**os.environ, "FLAKETUI_HISTORY": where}
             for fmt in ("json", "table"):
                 wall, cpu = whole[path, fmt] = best_process([sys.executable, "-m", "flaketui", "history", "status",

@@ -368,10 +368,9 @@ class CompareView:
 
         lines = compare_lines(self.cmp, self.alpha, self.tests, self.confound)
         if len(self.confounds) == 1:  # one change: a controlled comparison, its values said
-            from flaketui.stats.confounds import confound_text
+            from flaketui.stats.confounds import confound_note
 
-            lines.append(visible(f"the runs differ in one configuration field: "
-                                 f"{confound_text(self.config_a, self.config_b)}"))
+            lines.append(visible(confound_note(self.config_a, self.config_b) or ""))
         return lines if self.scores is None else [*self.scores.lines(), *lines]
 
     def rows(self) -> list[FlipRow]:

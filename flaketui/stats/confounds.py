@@ -141,3 +141,14 @@ def confound_warning(config_a: Mapping[str, str], config_b: Mapping[str, str]) -
         return None
     return (f"confounded: the runs differ in {len(differ)} configuration fields "
             f"({confound_text(config_a, config_b)}); the flakiness delta cannot be read as the effect of one change")
+
+
+def confound_note(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> str | None:
+    """What a comparison says of the runs' configurations: :func:`confound_warning` when more than
+    one field differs, ``the runs differ in one configuration field: model m1 vs m2`` when one
+    does (a controlled comparison, its values said), else None (log text: the caller makes it
+    visible)."""
+    differ = confounds(config_a, config_b)
+    if len(differ) == 1:
+        return f"the runs differ in one configuration field: {confound_text(config_a, config_b)}"
+    return confound_warning(config_a, config_b)

@@ -295,3 +295,15 @@ def test_generated_pair_names_true_changes(tmp_path: Path) -> None:
     assert len(moved) > 3 * len(changed)  # any change of p̂ is far more than the true changes
     assert len(flipped) >= 20 and len(flipped - changed) <= 2
     assert doc["verdict"].startswith("baseline is better")
+
+
+def test_one_differing_field_is_a_note_with_its_values_two_a_warning() -> None:
+    """One configuration field that differs is said with both values (a controlled comparison, for
+    the app's pane as for the text); two or more are the confound warning; none says nothing."""
+    from flaketui.stats.confounds import confound_note
+
+    assert confound_note({"model": "m1", "seed": "1"}, {"model": "m2", "seed": "1"}) == \
+        "the runs differ in one configuration field: model m1 vs m2"
+    two = confound_note({"model": "m1", "seed": "1"}, {"model": "m2", "seed": "2"})
+    assert two is not None and two.startswith("confounded:") and "model m1 vs m2; seed 1 vs 2" in two
+    assert confound_note({"model": "m1"}, {"model": "m1"}) is None

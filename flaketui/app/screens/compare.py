@@ -200,15 +200,16 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         """Per-task p̂ of both runs and their paired comparison, in a thread."""
         from flaketui.loading import read_trial
         from flaketui.stats import compare_runs, task_stats
-        from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, confound_warning, run_config
+        from flaketui.stats.confounds import DEFAULT_CONFIG_FIELDS, confound_note, run_config
         from flaketui.stats.pertask import per_task_tests
 
         log = self.flake_app.trial_log
         assert log is not None
         outcomes_a, outcomes_b = log.run_outcomes(self.run_a), log.run_outcomes(self.run_b)
         cmp = compare_runs(task_stats(outcomes_a, 1), task_stats(outcomes_b, 1))
-        confound = confound_warning(run_config(log, self.run_a, DEFAULT_CONFIG_FIELDS, read_trial),
-                                    run_config(log, self.run_b, DEFAULT_CONFIG_FIELDS, read_trial))
+        # the configurations' difference with its values: a warning for two or more fields, a note for one
+        confound = confound_note(run_config(log, self.run_a, DEFAULT_CONFIG_FIELDS, read_trial),
+                                 run_config(log, self.run_b, DEFAULT_CONFIG_FIELDS, read_trial))
         self.post_message(ComparisonReady(cmp, outcomes_a, outcomes_b, per_task_tests(cmp), confound))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-divergence",
@@ -454,7 +455,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(lines[2] + " · " + lines[3] + "\n")
         text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
         if self.confound:
-            text.append(visible(self.confound) + "\n", style="bold yellow")
+            text.append(visible(self.confound) + "\n",
+                        style="bold yellow" if self.confound.startswith("confounded") else "dim")
         text.append(review.flakiness_line(review.flakiness_delta(cmp)) + "\n", style="dim")
         for extra in lines[6 + (1 if self.confound else 0):]:
             text.append(extra + "\n", style="dim")
@@ -487,7 +489,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         text.append(lines[5] + "\n", style="bold" if tests.flipped.any() else "")
         text.append("verdict: " + visible(short_verdict_text(evidence(cmp, tests.alpha))) + "\n", style="bold")
         if self.confound:
-            text.append(visible(self.confound) + "\n", style="bold yellow")
+            text.append(visible(self.confound) + "\n",
+                        style="bold yellow" if self.confound.startswith("confounded") else "dim")
         done, total = self.reviewed_count(), len(self.flips)
         text.append(review.progress_line(done, total, self.review_what()),
                     style="bold green" if total and done == total else "bold yellow")
