@@ -271,9 +271,10 @@ def too_deep(path: Path) -> str | None:
     """Why the Inspect ``.json`` log at ``path`` is refused before ``inspect_ai`` reads it, if
     it is: it nests deeper than :data:`JSON_MAX_DEPTH` levels, or holds an integer of more
     digits than Python converts (4,300), on which the C parser ``inspect_ai`` reads with
-    (ijson's) crashes the interpreter. Checked by msgspec, which validates without building
+    (ijson's) crashes the interpreter, or is not valid JSON at all (a damaged file crashed that
+    parser too, in the reader fuzz test). Checked by msgspec, which validates without building
     anything (and builds the document only when a run of that many digits is there at all);
-    other damage is left to ``inspect_ai`` to name."""
+    a valid document that is not an Inspect log is left to ``inspect_ai`` to name."""
     import msgspec
 
     try:
@@ -286,7 +287,9 @@ def too_deep(path: Path) -> str | None:
         return f"nested deeper than {JSON_MAX_DEPTH} levels; refused before reading"
     except msgspec.ValidationError:
         return "an integer of more than 4,300 digits; refused before reading"
-    except (msgspec.DecodeError, OSError, ValueError):
+    except msgspec.DecodeError as exc:  # damaged JSON never reaches ijson's C parser, which can crash on it
+        return f"not valid JSON ({str(exc).splitlines()[0][:120]}); refused before reading"
+    except (OSError, ValueError):
         return None
     return None
 
