@@ -185,15 +185,15 @@ class Normaliser:
     def _dropped_ids(self, step: dict[Any, Any]) -> list[str]:
         """The string values (4 characters or more) of the id keys dropped from ``step``: its
         own and its tool calls'; longest first, so that no id is masked inside another."""
-        found = {v for k, v in step.items()
-                 if isinstance(k, str) and _is_id_key(k) and isinstance(v, str) and len(v) >= 4 and self.ignores(k)}
+        found = [v for k, v in step.items()
+                 if isinstance(v, str) and len(v) >= 4 and isinstance(k, str) and _is_id_key(k) and self.ignores(k)]
         calls = step.get("tool_calls")
         if isinstance(calls, list):
             for call in calls:
                 if isinstance(call, dict):
-                    found.update(v for k, v in call.items() if isinstance(k, str) and _is_id_key(k)
-                                 and isinstance(v, str) and len(v) >= 4 and self.ignores(k))
-        return sorted(found, key=len, reverse=True) if len(found) > 1 else list(found)
+                    found.extend(v for k, v in call.items() if isinstance(v, str) and len(v) >= 4
+                                 and isinstance(k, str) and _is_id_key(k) and self.ignores(k))
+        return sorted(set(found), key=len, reverse=True) if len(found) > 1 else found
 
     def ignored_keys_of(self, trace: Sequence[Any] | None) -> list[str]:
         """The keys of ``trace``'s steps that are ignored, in first-seen order.
@@ -248,7 +248,7 @@ def _without_nulls(step: Any) -> Any:
 
 
 def _is_id_key(key: str) -> bool:
-    return key == "id" or key.endswith("_id")
+    return key.endswith("_id") or key == "id"
 
 
 def mask_ids(text: str, ids: Sequence[str] = ()) -> str:
