@@ -150,7 +150,7 @@ def test_a_remembering_normaliser_gives_the_same_model_normalising_each_trace_on
 
 
 def test_a_remembering_normaliser_keeps_signatures_by_step() -> None:
-    """A RememberingNormaliser gives a copied trace's list (the same steps) its signatures without normalising a step again."""
+    """A RememberingNormaliser signs a copied trace's list (the same steps) without normalising again."""
     from flaketui.traces.task_view import RememberingNormaliser
 
     trace = chat(20, diverge_at=5)

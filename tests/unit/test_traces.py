@@ -60,7 +60,7 @@ class TestNormaliser:
         assert norm.signature("1") != norm.signature(1)
 
     def test_masking_with_the_prefix_check_masks_as_the_regex_alone(self) -> None:
-        """mask_ids, which runs the provider-id regex only on text holding one of its prefixes, masks what the regex alone masks (3,000 random texts)."""
+        """mask_ids (the id regex only where a prefix is) masks what the regex alone masks."""
         import random
 
         from flaketui.traces.normalise import MASK, QUOTED_IDS, mask_ids
