@@ -97,14 +97,13 @@ def long_pair(out: Path, steps: int = 5000, diverge: int = 4000) -> Path:
 def model_seconds(path: Path) -> float:
     """Seconds of the headless work for the pair's task (see the module's docstring)."""
     from flaketui.loading import load_logs, read_trial
-    from flaketui.traces.normalise import Normaliser
-    from flaketui.traces.task_view import task_traces
+    from flaketui.traces.task_view import RememberingNormaliser, task_traces
     from flaketui.traces.trace_diff import pair_diff
 
     log = load_logs([str(path)], use_cache=False)
     start = time.perf_counter()
     trials = [read_trial(log, r, max_steps=8000) for r in range(len(log.outcome))]
-    norm = Normaliser()
+    norm = RememberingNormaliser.like(None)  # as the screen's read: one normaliser for the pair, map and diff
     found = task_traces(trials, norm)
     pair = found.pair_trials
     assert pair is not None

@@ -107,6 +107,11 @@ _ERROR_SHAPES = re.compile(
     re.IGNORECASE,
 )
 """What a failed call looks like, by shape: status codes, exception names, wording."""
+_ERROR_WORDS = ("error", "exception", "time", "deadline exceeded", "rate", "too many requests", "quota exceeded",
+                "throttl", "connection", "econn", "epipe", "broken pipe", "network is unreachable", "unavailable",
+                "overloaded", "traceback", "fatal")
+"""Words (lower case) one of which every match of :data:`_ERROR_SHAPES` without a status code holds."""
+_STATUS_CODE = re.compile(_STATUS)
 _STATUS_KEYS = ("status", "status_code", "http_status")
 
 
@@ -137,9 +142,19 @@ def error_text(step: Any) -> str | None:
     if content is None:
         return None
     text = content if isinstance(content, str) else compact(content)
-    if _ERROR_SHAPES.search(text):
+    if _could_be_error(text) and _ERROR_SHAPES.search(text):
         return one_line(text, VALUE_WIDTH)
     return None
+
+
+def _could_be_error(text: str) -> bool:
+    """False only for a text :data:`_ERROR_SHAPES` cannot match: ASCII (where ignoring case is
+    lower-casing) holding none of :data:`_ERROR_WORDS` and no status code. The shapes' regex
+    takes about a millisecond on a long tool output; most outputs are ruled out by this first."""
+    if not text.isascii():
+        return True
+    lower = text.lower()
+    return any(w in lower for w in _ERROR_WORDS) or _STATUS_CODE.search(text) is not None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ QUOTED_IDS = re.compile(r"\b(?:toolu|srvtoolu|call|msg)_[A-Za-z0-9]{16,}\b")
 """Tool-call and message ids in the shapes providers generate (Anthropic ``toolu_01…`` and
 ``msg_…``, OpenAI ``call_…``: a prefix and 16 or more random letters and digits),
 masked where a step's text quotes them (``"Executed Read toolu_01…"``)."""
+QUOTED_ID_PREFIXES = ("toolu_", "call_", "msg_")
+"""Substrings every match of :data:`QUOTED_IDS` holds (``srvtoolu_`` holds ``toolu_``): a text
+without any of them is left as it is without running the regex, a long tool output's common case."""
 MASK = "<id>"
 """What a volatile id quoted in a step's text is replaced with before comparing."""
 
@@ -88,8 +91,20 @@ class Normaliser:
         """A normaliser that also ignores ``keys``."""
         return cls(frozenset(keys))
 
+    def __post_init__(self) -> None:
+        # ignores() per key name, remembered: a long trace asks about the same few keys for every step
+        object.__setattr__(self, "_ignored", {})
+
     def ignores(self, key: str) -> bool:
         """True if a step's (or tool call's) own key of this name is dropped before comparing."""
+        try:
+            return self._ignored[key]  # type: ignore[attr-defined,no-any-return]
+        except KeyError:
+            found = self._ignores(key)
+        self._ignored[key] = found  # type: ignore[attr-defined]
+        return found
+
+    def _ignores(self, key: str) -> bool:
         return (
             key in DEFAULT_IGNORED_KEYS
             or key in self.extra_keys
@@ -170,14 +185,15 @@ class Normaliser:
     def _dropped_ids(self, step: dict[Any, Any]) -> list[str]:
         """The string values (4 characters or more) of the id keys dropped from ``step``: its
         own and its tool calls'; longest first, so that no id is masked inside another."""
-        found = {v for k, v in step.items()
-                 if isinstance(k, str) and isinstance(v, str) and len(v) >= 4 and _is_id_key(k) and self.ignores(k)}
+        found = [v for k, v in step.items()
+                 if isinstance(v, str) and len(v) >= 4 and isinstance(k, str) and _is_id_key(k) and self.ignores(k)]
         calls = step.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
-            if isinstance(call, dict):
-                found.update(v for k, v in call.items() if isinstance(k, str) and isinstance(v, str)
-                             and len(v) >= 4 and _is_id_key(k) and self.ignores(k))
-        return sorted(found, key=len, reverse=True)
+        if isinstance(calls, list):
+            for call in calls:
+                if isinstance(call, dict):
+                    found.extend(v for k, v in call.items() if isinstance(v, str) and len(v) >= 4
+                                 and isinstance(k, str) and _is_id_key(k) and self.ignores(k))
+        return sorted(set(found), key=len, reverse=True) if len(found) > 1 else found
 
     def ignored_keys_of(self, trace: Sequence[Any] | None) -> list[str]:
         """The keys of ``trace``'s steps that are ignored, in first-seen order.
@@ -232,7 +248,7 @@ def _without_nulls(step: Any) -> Any:
 
 
 def _is_id_key(key: str) -> bool:
-    return key == "id" or key.endswith("_id")
+    return key.endswith("_id") or key == "id"
 
 
 def mask_ids(text: str, ids: Sequence[str] = ()) -> str:
@@ -241,7 +257,9 @@ def mask_ids(text: str, ids: Sequence[str] = ()) -> str:
     for value in ids:
         if value in text:
             text = text.replace(value, MASK)
-    return QUOTED_IDS.sub(MASK, text)
+    if any(p in text for p in QUOTED_ID_PREFIXES):
+        return QUOTED_IDS.sub(MASK, text)
+    return text
 
 
 def parse_json_string(value: Any) -> Any:

@@ -66,15 +66,26 @@ class TaskTraces:
 class RememberingNormaliser(Normaliser):
     """A :class:`~flaketui.traces.normalise.Normaliser` that keeps each trace's step signatures:
     a task's read normalises the same traces for the pair, the fork map and the alignment, and
-    normalising is most of a long pair's read. For one read: it holds the traces it has seen."""
+    normalising is most of a long pair's read. Kept by trace and by step, since the alignment
+    copies a trace's list (the same steps in a new list). For one read: it holds the traces it
+    has seen."""
 
     _seen: dict[int, tuple[Sequence[object], list[str]]] = field(default_factory=dict, compare=False, repr=False)
+    _steps: dict[int, tuple[object, str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def like(cls, normaliser: Normaliser | None) -> RememberingNormaliser:
         """One that ignores what ``normaliser`` ignores (None: the defaults)."""
         norm = normaliser or Normaliser()
         return cls(norm.extra_keys, norm.noise_keys)
+
+    def signature(self, step: object) -> str:
+        if isinstance(step, str):
+            return super().signature(step)
+        kept = self._steps.get(id(step))
+        if kept is None or kept[0] is not step:
+            kept = self._steps[id(step)] = (step, super().signature(step))
+        return kept[1]
 
     def signatures(self, trace: Sequence[object] | None) -> list[str]:
         if not trace:

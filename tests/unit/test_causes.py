@@ -94,6 +94,25 @@ class TestErrorShapes:
         assert error_text(step) is None
 
 
+    def test_the_quick_check_never_rules_out_a_shape(self) -> None:
+        """The words checked before the error regex rule out no text the regex matches (4,000 random texts)."""
+        import random
+
+        from flaketui.traces.causes import _ERROR_SHAPES, _could_be_error
+
+        parts = ("HTTP", "status", "status_code", "Error", "error", "ERROR", "Exception", "Timeout", "timed out",
+                 "Time-out", "TIMEOUT", "deadline exceeded", "RateLimit", "rate-limit", "Too Many Requests",
+                 "quota exceeded", "Throttled", "Connection reset", "ConnectionResetError", "ECONNREFUSED", "EPIPE",
+                 "Broken pipe", "network is unreachable", "Service Unavailable", "server overloaded", "Traceback",
+                 "FATAL", "KeyError", "(504)", "429", "503", "5", ":", " ", "\n", "(", "[", "x", "ok", "_", "-",
+                 "seats", "alpha", "NetworkError", "SocketException", "Internal Server Error", "bad gateway")
+        rng = random.Random(7)
+        for _ in range(4000):
+            text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 6))).replace("\\n", "\n")
+            if _ERROR_SHAPES.search(text):
+                assert _could_be_error(text), text
+
+
 class TestPairs:
     def test_sampling_the_agent_acts_otherwise_after_the_same_context(self, shape: Shape) -> None:
         """After the same context the agent acting otherwise is sampling, in every trace shape."""

@@ -149,6 +149,29 @@ def test_a_remembering_normaliser_gives_the_same_model_normalising_each_trace_on
     assert len(calls) == len(set(calls))  # no trace normalised twice
 
 
+def test_a_remembering_normaliser_keeps_signatures_by_step() -> None:
+    """A RememberingNormaliser signs a copied trace's list (the same steps) without normalising again."""
+    from flaketui.traces.task_view import RememberingNormaliser
+
+    trace = chat(20, diverge_at=5)
+    memo = RememberingNormaliser.like(None)
+    first = memo.signatures(trace)
+    steps: list[object] = []
+    compute = Normaliser.step
+
+    def counted(self: Normaliser, step: object) -> object:
+        steps.append(step)
+        return compute(self, step)
+
+    Normaliser.step = counted  # type: ignore[method-assign]
+    try:
+        again = memo.signatures(list(trace))
+    finally:
+        Normaliser.step = compute  # type: ignore[method-assign]
+    assert again == first == Normaliser().signatures(trace)
+    assert steps == []
+
+
 def _tree(node: object) -> tuple:
     """A fork map as nested (signature, trials, passes, fails, children) tuples."""
     return (node.signature, list(node.trials), node.passes, node.fails,  # type: ignore[attr-defined]

@@ -59,6 +59,27 @@ class TestNormaliser:
         assert norm.signature("hello") == norm.signature("hello")
         assert norm.signature("1") != norm.signature(1)
 
+    def test_masking_with_the_prefix_check_masks_as_the_regex_alone(self) -> None:
+        """mask_ids (the id regex only where a prefix is) masks what the regex alone masks."""
+        import random
+
+        from flaketui.traces.normalise import MASK, QUOTED_IDS, mask_ids
+
+        parts = ("toolu_", "srvtoolu_", "call_", "msg_", "Toolu_", "CALL_", "recall_", "toolu", "_",
+                 "01ABCDEFGHIJKLMNOP", "abcdefghijklmnopq", "x", " ", "-", ".", "é", "\n")
+        rng = random.Random(11)
+        for _ in range(3000):
+            text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 8)))
+            assert mask_ids(text) == QUOTED_IDS.sub(MASK, text), text
+
+    def test_ignored_keys_remembered_per_normaliser(self) -> None:
+        """What a normaliser remembers of its ignored keys is its own: another one's extra keys do not leak into it."""
+        extra = Normaliser.with_keys(["seed"])
+        plain = Normaliser()
+        assert extra.ignores("seed") and not plain.ignores("seed")
+        assert extra.ignores("seed") and not plain.ignores("seed")  # asked again: from what each remembers
+        assert plain.ignores("call_id") and not plain.ignores("content")
+
     def test_describe(self) -> None:
         """describe gives a one-line summary of a step, cut with an ellipsis."""
         step = {"role": "tool", "type": "tool_result", "name": "x", "content": "a\nb"}
