@@ -202,7 +202,7 @@ def _fit(s_a: NDArray[np.float64], s_b: NDArray[np.float64], s_n: NDArray[np.flo
     best = (0.0, 0.0)
     size = 41
     for _ in range(5):
-        ms = np.linspace(lo_m, hi_m, size)
+        ms = np.linspace(lo_m, hi_m, 1 if symmetric else size)
         ss = np.linspace(lo_s, hi_s, size)
         mu = 1 / (1 + np.exp(-ms))[:, None]
         s = np.exp(ss)[None, :]
