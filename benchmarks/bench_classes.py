@@ -187,7 +187,13 @@ def main(argv: list[str] | None = None) -> None:
         from docs_tables import DOCS, markdown_table, write_section
 
         text = (f"300 tasks (30 with p uniform in 0.2–0.8, 135 within 0.1 of 0, 135 within 0.1 of 1), cap "
-                f"{args.cap:g}; {args.reps} suites per n, seed {args.seed} + n.\n\n"
+                f"{args.cap:g}; {args.reps} suites per n, seed {args.seed} + n. The empirical-Bayes P(flaky) uses the "
+                "symmetric prior Beta(a, a) unless the likelihood-ratio test rejects it; with the unrestricted fit "
+                "its precision at the true count was 0.330, 0.533 and 0.721 at n = 3, 5, 10 (p̂'s 0.349, 0.540, "
+                "0.722, same seeds): a chance tilt of the fitted mean ranked first the mixed tasks of the side "
+                "with more unlucky stable tasks. Under the symmetric prior both rankings order the tasks alike "
+                "(P(flaky) and 4p̂(1 − p̂) both fall with |c − n/2|), so the two precisions differ by the random "
+                "order of ties and the few suites whose tilt the test detects.\n\n"
                 + markdown_table(HEADER, [row(r) for r in rows]))
         write_section(DOCS / "calibration.md", "classes", text)
         text = (f"Every task starts with 5 trials; {args.alloc_reps} suites per budget, seed {args.seed} + budget; "

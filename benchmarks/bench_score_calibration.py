@@ -14,8 +14,8 @@ seed and the cell's name).
    ``score CI``) against the two obvious alternatives, the t interval on the scores and the Wilson
    interval at the mean score: coverage of the task's true mean score and mean width, 3 to 10
    trials, ``--reps`` tasks a cell.
-2. Per run (the run's ``mean score`` interval: :func:`flaketui.stats.suite.mean_estimate` on the task
-   mean scores, pass@1's code path): suites of 10, 30 and 50 tasks, each task's law drawn anew
+2. Per run (the run's ``mean score`` interval: :func:`flaketui.stats.suite.mean_score_estimate`, the t
+   interval on the task mean scores joined below 60 tasks with the beta-binomial posterior's, as pass@1's): suites of 10, 30 and 50 tasks, each task's law drawn anew
    (its shares of 0, 1 and partial credit from a Dirichlet), 3 to 10 trials a task; coverage of
    the superpopulation mean score (exact from the Dirichlet's means), ``--suite-reps`` suites a cell.
 """
@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # docs_tables, also when imported from a test
 
 from flaketui.stats.scores import mean_score_interval  # noqa: E402
-from flaketui.stats.suite import mean_estimate  # noqa: E402
+from flaketui.stats.suite import mean_score_estimate  # noqa: E402
 
 SEED = 20261207
 SECTION = "score-intervals"
@@ -144,7 +144,7 @@ def per_run(seed: int, reps: int) -> list[list[str]]:
                     u = rng.random(n[i])
                     x = np.where(u < w[i, 0], 0.0, np.where(u < w[i, 0] + w[i, 1], 1.0, rng.beta(2, 2, n[i])))
                     means[i] = x.mean()
-                est = mean_estimate(means)
+                est = mean_score_estimate(means, n)
                 hits += est.ci[0] <= truth <= est.ci[1]
                 widths.append(est.ci[1] - est.ci[0])
             cover = hits / reps
@@ -172,8 +172,11 @@ def page(task_rows: list[list[str]], run_rows: list[list[str]], reps: int, suite
         markdown_table(["task's scores", "trials", "interval", "coverage", "mean width", "within 1 point?"],
                        task_rows, "llllrl"),
         "",
-        f"**Per run** ({suite_reps:,} suites a cell): the run's `mean score` interval, pass@1's code path "
-        "(`mean_estimate` over the task mean scores, t(T − 1)), covering the superpopulation mean score.",
+        f"**Per run** ({suite_reps:,} suites a cell): the run's `mean score` interval (`mean_score_estimate`: "
+        "the t(T − 1) interval over the task mean scores, below 60 unclustered tasks joined with the "
+        "beta-binomial posterior's at the fractional score totals, as pass@1's is), covering the "
+        "superpopulation mean score. With the t interval alone the mostly-solved suites covered 93.0% at 10 "
+        "tasks and 93.6% at 30 (the task mean scores pile up just below 1 and their mean is skewed).",
         "",
         markdown_table(["tasks' laws", "tasks", "trials a task", "coverage", "mean width", "within 1 point?"],
                        run_rows, "lrrrrl"),
@@ -184,8 +187,7 @@ def page(task_rows: list[list[str]], run_rows: list[list[str]], reps: int, suite
         lines += ["", f"**Misses** ({cells}). Where most tasks are nearly always solved the task mean scores "
                   "pile up just below 1, and over few tasks their mean is skewed: the t interval of the run's "
                   "mean score is then too narrow, as pass@1's is on the same suites (its few-task miss in the "
-                  "tables above). The run's mean score calls pass@1's interval code, so it follows whatever "
-                  "interval pass@1 gets there."]
+                  "tables above)."]
     return "\n".join(lines)
 
 

@@ -51,6 +51,8 @@ class BetaPrior:
     """False: too few tasks with repeated trials, Jeffreys' prior instead."""
     log_likelihood: float = float("nan")
     """The beta-binomial log marginal likelihood at (a, b), binomial coefficients included."""
+    symmetric: bool = False
+    """The symmetric fit Beta(a, a), the best fit not rejecting it (:func:`fit_prior`)."""
 
     @property
     def mean(self) -> float:
@@ -106,7 +108,8 @@ def _loglik(a: NDArray[np.float64], b: NDArray[np.float64], s_a: NDArray[np.floa
     return np.asarray((s_a * np.log(a_ + j) + s_b * np.log(b_ + j) - s_n * np.log(a_ + b_ + j)).sum(axis=-1))
 
 
-def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> BetaPrior:
+def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None,
+              symmetric_unless_rejected: bool = False) -> BetaPrior:
     """The Beta(a, b) prior of the pass rates that maximises the suite's beta-binomial likelihood.
 
     Parameters
@@ -115,6 +118,9 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> B
         Trials and passes per task (tasks without trials are left out).
     weights : array_like, optional
         How many tasks have each (n, c), when ``n`` and ``c`` are distinct pairs.
+    symmetric_unless_rejected : bool
+        Fit the symmetric prior Beta(a, a) too and return it unless the likelihood-ratio test
+        rejects it at 5% (:data:`SYMMETRY_TEST`): what :func:`flaky_posterior` ranks tasks with.
 
     Notes
     -----
@@ -126,6 +132,15 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> B
     mean; fewer than :data:`MIN_TASKS_TO_FIT` tasks with two or more trials
     cannot tell the spread, and Jeffreys' Beta(½, ½) is used instead.
 
+    Why the symmetric prior when the data cannot reject it: with few trials, a suite whose
+    stable tasks sit as much near 0 as near 1 has its fitted mean pulled off ½ by chance,
+    towards the side whose stable tasks happened to fail or pass once more often. That
+    side's mixed tasks (c = 1 against c = n − 1) then get the larger P(flaky) and rank first,
+    although they are the ones more likely to be stable: at n = 3 the empirical-Bayes
+    ranking's precision at the true count fell below that of ranking by p̂
+    (``docs/calibration.md``, Classes). The restricted fit (Wilks' likelihood-ratio test,
+    χ²(1)) gives c and n − c the same chance unless the suite shows its tilt.
+
     References
     ----------
     .. [1] J. G. Skellam, "A probability distribution derived from the binomial
@@ -135,6 +150,9 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> B
        2000 (the count-histogram form of the likelihood).
     .. [3] B. Efron, *Large-Scale Inference*, Cambridge, 2010, ch. 1 and 11
        (empirical Bayes).
+    .. [4] S. S. Wilks, "The large-sample distribution of the likelihood ratio for testing
+       composite hypotheses", Ann. Math. Statist. 9(1):60-62, 1938.
+       doi:10.1214/aoms/1177732360
 
     Examples
     --------
@@ -154,12 +172,37 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> B
     else:
         pairs, counts = np.stack([n_arr, c_arr], axis=1), w_arr
     s_a, s_b, s_n = _histograms(pairs[:, 0], pairs[:, 1], counts.astype(np.float64))
-    lo_m, hi_m = (math.log(x / (1 - x)) for x in _MEAN_RANGE)
+    a, b = _fit(s_a, s_b, s_n, symmetric=False)
+    symmetric = False
+    if symmetric_unless_rejected:
+        a_s, b_s = _fit(s_a, s_b, s_n, symmetric=True)
+        drop = float(_loglik(np.asarray(a), np.asarray(b), s_a, s_b, s_n)
+                     - _loglik(np.asarray(a_s), np.asarray(b_s), s_a, s_b, s_n))
+        if drop < SYMMETRY_TEST:
+            a, b, symmetric = a_s, b_s, True
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+    log_choose = float(np.sum(counts * np.asarray(lg(pairs[:, 0] + 1) - lg(pairs[:, 1] + 1)
+                                                  - lg(pairs[:, 0] - pairs[:, 1] + 1), dtype=np.float64)))
+    return BetaPrior(a, b, fitted=True,
+                     log_likelihood=float(_loglik(np.asarray(a), np.asarray(b), s_a, s_b, s_n)) + log_choose,
+                     symmetric=symmetric)
+
+
+SYMMETRY_TEST = 1.920729410347062
+"""Half the 95% quantile of χ²(1) (3.841…/2): a symmetric prior (mean ½) whose log-likelihood is
+less than this below the best fit's is not rejected by the likelihood-ratio test (Wilks)."""
+
+
+def _fit(s_a: NDArray[np.float64], s_b: NDArray[np.float64], s_n: NDArray[np.float64],
+         symmetric: bool) -> tuple[float, float]:
+    """The (a, b) of largest likelihood on the grid search of :func:`fit_prior` (Notes); with
+    ``symmetric``, over the size a + b alone at the mean ½."""
+    lo_m, hi_m = (0.0, 0.0) if symmetric else tuple(math.log(x / (1 - x)) for x in _MEAN_RANGE)
     lo_s, hi_s = (math.log(x) for x in _S_RANGE)
     best = (0.0, 0.0)
     size = 41
     for _ in range(5):
-        ms = np.linspace(lo_m, hi_m, size)
+        ms = np.linspace(lo_m, hi_m, 1 if symmetric else size)
         ss = np.linspace(lo_s, hi_s, size)
         mu = 1 / (1 + np.exp(-ms))[:, None]
         s = np.exp(ss)[None, :]
@@ -170,13 +213,8 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None) -> B
         lo_m, hi_m = max(lo_m, best[0] - 2 * step_m), min(hi_m, best[0] + 2 * step_m)
         lo_s, hi_s = max(lo_s, best[1] - 2 * step_s), min(hi_s, best[1] + 2 * step_s)
     mu_b = 1 / (1 + math.exp(-best[0]))
-    s_b_ = math.exp(best[1])
-    a, b = mu_b * s_b_, (1 - mu_b) * s_b_
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-    log_choose = float(np.sum(counts * np.asarray(lg(pairs[:, 0] + 1) - lg(pairs[:, 1] + 1)
-                                                  - lg(pairs[:, 0] - pairs[:, 1] + 1), dtype=np.float64)))
-    return BetaPrior(a, b, fitted=True,
-                     log_likelihood=float(_loglik(np.asarray(a), np.asarray(b), s_a, s_b, s_n)) + log_choose)
+    size_b = math.exp(best[1])
+    return mu_b * size_b, (1 - mu_b) * size_b
 
 
 def betainc(a: ArrayLike, b: ArrayLike, x: float) -> NDArray[np.float64]:
@@ -327,7 +365,8 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
                     weights: ArrayLike | None = None) -> FlakyPosterior:
     """Each task's posterior P(flakiness > cap) and mean flakiness under the suite's fitted prior.
 
-    With the prior Beta(a, b) (:func:`fit_prior`) a task with c passes in n
+    With the prior Beta(a, b) (:func:`fit_prior`, the symmetric fit unless the suite rejects it)
+    a task with c passes in n
     trials has the posterior Beta(a + c, b + n − c); flakiness exceeds the cap
     exactly when p_lo < p < p_hi (:func:`~flaketui.stats.classes.cap_rates`), so
     P(flaky) = I_{p_hi}(a + c, b + n − c) − I_{p_lo}(a + c, b + n − c), and the
@@ -350,7 +389,7 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
     c_arr = np.atleast_1d(np.asarray(c, dtype=np.int64))
     w_arr = None if weights is None else np.atleast_1d(np.asarray(weights, dtype=np.int64))
-    prior = prior or fit_prior(n_arr, c_arr, w_arr)
+    prior = prior or fit_prior(n_arr, c_arr, w_arr, symmetric_unless_rejected=True)
     p_flaky = np.full(n_arr.shape, np.nan)
     mean_f = np.full(n_arr.shape, np.nan)
     has = n_arr > 0

@@ -114,6 +114,32 @@ def test_fit_prior_matches_scipy_optimize() -> None:
     assert prior.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
 
 
+def test_symmetric_prior_matches_scipy_and_the_likelihood_ratio_test() -> None:
+    """The symmetric fit is scipy.optimize's Beta(a, a) maximum, kept exactly when the χ²(1) likelihood-ratio test does not reject it."""
+    for tilt, seed in ((0.0, 3), (0.0, 4), (0.3, 5)):
+        rng = np.random.default_rng(seed)
+        p = np.concatenate([rng.uniform(0.2, 0.8, 30), rng.uniform(0, 0.1, 135), rng.uniform(0.9 - tilt, 1, 135)])
+        n = np.full(300, 3)
+        c = rng.binomial(n, p)
+        full = fit_prior(n, c)
+        chosen = fit_prior(n, c, symmetric_unless_rejected=True)
+
+        def nll(x: np.ndarray) -> float:
+            return -float(stats.betabinom.logpmf(c, n, np.exp(x[0]), np.exp(x[0])).sum())
+
+        best = optimize.minimize_scalar(lambda u: nll(np.array([u])), bounds=(-5, 5), method="bounded",
+                                        options={"xatol": 1e-10})
+        rejected = 2 * (full.log_likelihood + best.fun) > stats.chi2.ppf(0.95, 1)
+        assert chosen.symmetric == (not rejected)
+        if chosen.symmetric:
+            assert chosen.a == chosen.b == pytest.approx(float(np.exp(best.x)), rel=1e-3)
+            post = flaky_posterior(np.array([3, 3]), np.array([1, 2]), prior=chosen)
+            assert post.p_flaky[0] == pytest.approx(post.p_flaky[1], abs=1e-12)
+        else:
+            assert (chosen.a, chosen.b) == (full.a, full.b)
+    assert flaky_posterior(n, c).prior == fit_prior(n, c, symmetric_unless_rejected=True)
+
+
 def test_fit_prior_edges() -> None:
     """Too few repeated tasks give Jeffreys' prior; a suite of clean tasks fits a prior near 1."""
     assert not fit_prior([1] * 50, [1] * 25 + [0] * 25).fitted

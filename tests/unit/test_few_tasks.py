@@ -81,3 +81,44 @@ def test_sixty_tasks_keep_the_t_interval() -> None:
     """At FEW_TASKS (60) tasks and more the t interval alone is kept."""
     sm = summarise(task_stats(outcomes(np.full(60, 4), np.arange(60) % 5), 2))
     assert sm.pass_at_1.method == "t" and sm.pass_at_1.df == 59
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_score_posterior_matches_beta_function_likelihood(seed: int) -> None:
+    """The mean-score posterior at fractional totals equals one built from scipy's betaln, B(a + s, b + n − s)/B(a, b)."""
+    rng = np.random.default_rng(seed)
+    t = int(rng.integers(3, 20))
+    n = rng.integers(1, 10, t)
+    total = n * rng.beta(4, 1, t)
+    a = fewtasks.MEANS[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    b = (1 - fewtasks.MEANS)[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    loglik = sum(special.betaln(a + s, b + m - s) - special.betaln(a, b) for m, s in zip(n, total, strict=True))
+    w = np.exp(loglik - loglik.max())
+    w /= w.sum()
+    want = weighted_interval(np.broadcast_to(fewtasks.MEANS[:, None], a.shape), w)
+    assert fewtasks.score_posterior(n, total) == pytest.approx(want, abs=1e-12)
+
+
+def test_score_posterior_at_whole_totals_is_pass_at_1s() -> None:
+    """Scores of 0 and 1 only give the mean score the posterior interval pass@1 gets from the same counts."""
+    n = np.array([5, 5, 8, 3, 5, 6, 5, 5])
+    c = np.array([5, 4, 8, 3, 2, 6, 5, 0])
+    assert fewtasks.score_posterior(n, c.astype(float)) == pytest.approx(fewtasks.suite_posterior(n, c, 3).pass_at_1)
+
+
+def test_run_mean_score_holds_the_posterior_below_sixty_tasks() -> None:
+    """The run's mean score below 60 tasks spans both the t interval and the score posterior; at 60 the t interval alone."""
+    from flaketui.stats.suite import mean_score_estimate
+
+    rng = np.random.default_rng(7)
+    for t, hull in ((12, True), (60, False)):
+        n = rng.integers(3, 8, t)
+        means = np.where(rng.random(t) < 0.7, 1.0, rng.beta(2, 2, t))
+        est = mean_score_estimate(means, n)
+        plain = mean_estimate(means)
+        assert est.value == plain.value
+        if hull:
+            lo, hi = fewtasks.score_posterior(n, means * n)
+            assert est.ci == (min(lo, plain.ci[0]), max(hi, plain.ci[1])) and est.method == fewtasks.METHOD
+        else:
+            assert est.ci == plain.ci and est.method == "t"
