@@ -53,3 +53,12 @@ def test_threshold_must_be_finite(value: str) -> None:
     """A threshold that is not a finite number is a usage error."""
     code, out = run("report", BASELINE, "--threshold", value)
     assert code == 2 and "not a finite number" in out
+
+
+@pytest.mark.parametrize("command", [["report", BASELINE], ["gate", BASELINE, "--max-flakiness", "0.3"],
+                                     ["history", "status", "--history", "sqlite:///unused.db"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "1"])
+def test_flaky_cap_must_be_an_open_fraction(command: list[str], value: str) -> None:
+    """``--flaky-cap nan`` is a usage error (click's FloatRange let it through to a traceback)."""
+    code, out = run(*command, "--flaky-cap", value)
+    assert code == 2 and "Invalid value for '--flaky-cap'" in out
