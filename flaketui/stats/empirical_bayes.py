@@ -1,8 +1,8 @@
 """Empirical Bayes over a suite's tasks: how likely each task is to be flaky, and how many are.
 
 With three to ten trials a task's own interval rarely decides it (a task must
-pass 35 of 35 trials before its exact interval calls it stable at the default
-cap), but the suite as a whole says a lot: if most tasks pass or fail nearly
+pass every one of :func:`~flaketui.stats.classes.stable_after` trials before its
+exact interval calls it stable), but the suite as a whole says a lot: if most tasks pass or fail nearly
 always, a task that passed 4 of 5 is more likely a stable task that failed once
 than a flaky one. The pass rates of the tasks are taken as draws from a
 Beta(a, b) prior fitted to the suite by marginal likelihood (the beta-binomial
