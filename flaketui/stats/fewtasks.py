@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.stats.empirical_bayes import log_rising
 from flaketui.stats.estimators import CONFIDENCE
 
 MEANS = (np.arange(200) + 0.5) / 200
@@ -39,35 +40,6 @@ class SuitePosterior:
     pass_at_1: tuple[float, float]
     pass_at_k: tuple[float, float]
     pass_hat_k: tuple[float, float]
-
-
-_STIRLING_SHIFT = 10
-"""log Γ is taken by Stirling's series from this argument up (error below 1e-13 there)."""
-
-
-def _stirling_lgamma(z: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log Γ(z) for z ≥ :data:`_STIRLING_SHIFT` by Stirling's series to the z^(−7) term (DLMF 5.11.1)."""
-    r = 1 / z
-    r2 = r * r
-    series = r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 / 1680)))
-    return (z - 0.5) * np.log(z) - z + 0.5 * np.log(2 * np.pi) + series
-
-
-def _log_rising(x: NDArray[np.float64], m: int) -> NDArray[np.float64]:
-    """log of the rising factorial x(x + 1)…(x + m − 1), for x > 0 and a whole m ≥ 0.
-
-    A sum of logs for m below :data:`_STIRLING_SHIFT`, else log Γ(x + m) − log Γ(x) with
-    log Γ(x) = log Γ(x + s) − Σ_{j<s} log(x + j) and Stirling's series at x + s and x + m: the
-    time and memory do not grow with m (a task of 20,000 trials or k in the billions stays a
-    few grid-sized arrays). At m in the billions the logs' rounding leaves a relative error near 1e-5
-    in a ratio of two such factorials."""
-    shift = min(m, _STIRLING_SHIFT)
-    head = np.zeros_like(x)
-    for j in range(shift):
-        head += np.log(x + j)
-    if m <= _STIRLING_SHIFT:
-        return head
-    return head + _stirling_lgamma(x + m) - _stirling_lgamma(x + _STIRLING_SHIFT)
 
 
 def _quantiles(values: NDArray[np.float64], weights: NDArray[np.float64],
@@ -143,12 +115,12 @@ def suite_posterior(n: NDArray[np.integer], c: NDArray[np.integer], k: int,
     b = (1 - MEANS)[:, None] * SPREADS[None, :] ** -2.0
     loglik = np.zeros_like(a)
     for (nn, cc), m in zip(pairs.tolist(), counts.tolist(), strict=True):
-        loglik += m * (_log_rising(a, cc) + _log_rising(b, nn - cc) - _log_rising(a + b, nn))
+        loglik += m * (log_rising(a, cc) + log_rising(b, nn - cc) - log_rising(a + b, nn))
     w = np.exp(loglik - loglik.max())
     w /= w.sum()
-    log_ab_k = _log_rising(a + b, k)
-    hat_k = np.exp(_log_rising(a, k) - log_ab_k)
-    none_k = np.exp(_log_rising(b, k) - log_ab_k)
+    log_ab_k = log_rising(a + b, k)
+    hat_k = np.exp(log_rising(a, k) - log_ab_k)
+    none_k = np.exp(log_rising(b, k) - log_ab_k)
     return SuitePosterior(
         pass_at_1=_quantiles(np.broadcast_to(MEANS[:, None], a.shape), w, confidence),
         pass_at_k=_quantiles(1 - none_k, w, confidence),
