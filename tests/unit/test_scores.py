@@ -208,3 +208,11 @@ def test_csv_and_markdown_have_the_score_columns_only_when_graded(tmp_path: Path
     plain = write_log(tmp_path / "p.jsonl", [{"task": "a", "trial": i, "passed": i > 0} for i in range(3)])
     code, out, _ = run("report", plain, "--format", "csv", "--no-cache")
     assert "mean_score" not in out.splitlines()[0]
+
+
+@pytest.mark.filterwarnings("error")
+def test_scores_at_the_float_range_give_no_interval_and_no_warning() -> None:
+    """Scores of 1e308 and -1e308: the range overflows, so the interval is NaN (not a zero-width one) and numpy warns nothing."""
+    sc = task_scores(np.array([1e308, -1e308, 0.5, 0.25]), np.zeros(4, dtype=bool), np.array([0, 3, 4]), "apart")
+    assert np.isnan(sc.mean_score_ci.low).all() and np.isnan(sc.mean_score_ci.high).all()
+    assert sc.score_flaky[0] and not sc.score_flaky[1]
