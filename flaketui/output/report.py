@@ -671,7 +671,7 @@ def score_lines(s: SuiteSummary) -> list[str]:
     share = ("" if s.within_task_share is None
              else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
     moved, steady = s.score_moved
-    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}",
+    return [f"mean score = {fmt.rate(est.value)} {fmt.suite_interval(est)} over {est.tasks} tasks{share}",
             f"{moved} task(s) scored differently across trials, {steady} of them with the same pass/fail every trial"]
 
 
