@@ -342,7 +342,7 @@ def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
 def flaky_cap_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--flaky-cap F``: the flakiness 4p(1 − p) above which a task is flaky (its class is stated against it)."""
     return click.option(
-        "--flaky-cap", "flaky_cap", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+        "--flaky-cap", "flaky_cap", type=OPEN_FRACTION,
         default=None, metavar="F",
         help="A task is flaky when its flakiness 4p(1-p) exceeds F: its class is flaky when its exact "
              "95% interval of p rules out flakiness at or below F, stable when it rules out flakiness "

@@ -148,7 +148,8 @@ def _side(t: Trial) -> str:
 
 
 def _step(n: Any) -> str:
-    return "—" if n is None else str(n)
+    """A step's name: its harness id (log text, made visible) or its position; ``—`` for none."""
+    return "—" if n is None else visible(str(n))
 
 
 def diff_text(task: str, pair: Pair, d: TraceDiff) -> str:
@@ -183,19 +184,19 @@ def _md(text: str) -> str:
 def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     """The comparison as Markdown: a summary, a table of changes, the rows around the divergence."""
     first = ("none" if d.step_a is None
-             else f"step {_step(d.name_a(d.step_a))} of A, step {_step(d.name_b(d.step_b))} of B")
+             else f"step {_md(_step(d.name_a(d.step_a)))} of A, step {_md(_step(d.name_b(d.step_b)))} of B")
     lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
              f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
     if d.changes:
         lines += ["| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|"]
         for c in d.changes:
-            lines.append(f"| {_step(d.name_a(c.step_a))} | {_step(d.name_b(c.step_b))} | {_md(c.path or '(step)')} | "
+            lines.append(f"| {_md(_step(d.name_a(c.step_a)))} | {_md(_step(d.name_b(c.step_b)))} | {_md(c.path or '(step)')} | "
                          f"{_md(_value(c.a))} | {_md(_value(c.b))} | {'yes' if c.counts else 'no'} |")
         lines.append("")
     if d.around:
         lines += ["| step A | A | step B | B |", "|---:|---|---:|---|"]
         for r in d.around:
-            lines.append(f"| {_step(d.name_a(r.step_a))} | {_md(r.line_a or '')} | {_step(d.name_b(r.step_b))} | "
+            lines.append(f"| {_md(_step(d.name_a(r.step_a)))} | {_md(r.line_a or '')} | {_md(_step(d.name_b(r.step_b)))} | "
                          f"{_md(r.line_b or '')} |")
         lines.append("")
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -83,7 +84,7 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
 def verdict_line(r: GateResult) -> str:
     """``PASS run: …`` or ``FAIL run: …``, saying of each rule given whether it held."""
     verdict = "PASS" if r.passed else "FAIL"
-    parts = [f"pass^{r.k} = {r.pass_hat_k:.3f}"]
+    parts = [f"pass^{r.k} = " + ("undefined" if math.isnan(r.pass_hat_k) else f"{r.pass_hat_k:.3f}")]
     if r.min_pass_hat_k is not None:
         parts[0] += f" (floor {r.min_pass_hat_k:g}: {'FAILED' if r.floor_failed else 'ok'})"
     if r.max_flakiness is not None:
@@ -92,7 +93,7 @@ def verdict_line(r: GateResult) -> str:
         if not r.cap_failed:
             parts.append(f"{cap}: ok")
         else:
-            why = []
+            why = ["no task has a non-errored trial"] if r.no_outcome else []
             if r.too_flaky:
                 why.append(f"{len(r.too_flaky)} task(s) above it")
             if r.too_few_trials:

@@ -37,7 +37,7 @@ stores the trials, not a class, so a history read at another cap needs no new re
   trials decide: :func:`flaketui.stats.classes.trials_to_decide`): one mixed run is no longer
   enough to be called flaky;
 - ``stable``: never bad, or mixed but its class is ``stable-pass`` (its trials rule out
-  flakiness above the cap).
+  flakiness above the cap); a task with no usable trial in any run is ``undetermined``.
 
 A history recorded before the classes keeps its numbers; only what ``flaky`` means changed,
 and a migration backfills the pooled trials from the recorded results.
@@ -167,6 +167,8 @@ def states(ev: Evidence, cap: float = DEFAULT_CAP, flaky_cap: float = DEFAULT_FL
     failing = open_ & (~was_mixed | (cls == STABLE_FAIL))
     undetermined = open_ & was_mixed & ~flaky & ~failing & (cls != STABLE_PASS)
     out = np.full(len(ev), STABLE, dtype=object)
+    # No usable trial in any run (every one errored): "never bad" says nothing, the trials decide nothing.
+    out[np.asarray(ev.trials) == 0] = UNDETERMINED
     out[failing] = FAILING
     out[undetermined] = UNDETERMINED
     out[flaky] = FLAKY

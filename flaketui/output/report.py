@@ -620,8 +620,11 @@ def class_line(s: SuiteSummary) -> str:
     """The headline of the classes: flaky, undetermined and stable tasks against the cap, the mixed ones,
     and the empirical-Bayes expected number of truly flaky tasks."""
     low, high = s.expected_flaky_ci
+    # Too few tasks with repeated trials: the posterior rests on Jeffreys' prior, not on a fit to the suite.
+    prior = ("a Beta prior fitted to the tasks" if s.prior[2] else
+             "Jeffreys' Beta(½, ½) prior (too few repeated tasks to fit one)")
     eb = ("" if s.expected_flaky != s.expected_flaky else
-          f"; Σ P(flaky) {s.expected_flaky:.1f} [{low}, {high}] under a Beta prior fitted to the tasks (a model)")
+          f"; Σ P(flaky) {s.expected_flaky:.1f} [{low}, {high}] under {prior} (a model)")
     return (f"{s.flaky_tasks} flaky, {s.undetermined_tasks} undetermined, {s.stable_tasks} stable "
             f"(flakiness cap {s.flaky_cap:g}); {s.mixed_tasks} mixed (passed and failed){eb}")
 
@@ -668,7 +671,7 @@ def score_lines(s: SuiteSummary) -> list[str]:
     share = ("" if s.within_task_share is None
              else f"; {s.within_task_share:.0%} of the score variance is within tasks (1 - ICC)")
     moved, steady = s.score_moved
-    return [f"mean score = {fmt.rate(est.value)} {fmt.interval(*est.ci)} over {est.tasks} tasks{share}",
+    return [f"mean score = {fmt.rate(est.value)} {fmt.suite_interval(est)} over {est.tasks} tasks{share}",
             f"{moved} task(s) scored differently across trials, {steady} of them with the same pass/fail every trial"]
 
 

@@ -31,8 +31,9 @@ def text_chart(series: Sequence[tuple[str, str, Sequence[float | None]]], runs: 
     grid = [[" "] * width for _ in range(height + 1)]
     drawn = [float(v) for _, _, values in series for v in values if v is not None and v == v]
     # The y axis from 0, or from a tenth below the lowest value when all are high (a suite at
-    # 0.97-0.99 would otherwise be one flat line at the top).
-    lo = math.floor(min(drawn) * 10) / 10 if drawn and min(drawn) >= 0.5 else 0.0
+    # 0.97-0.99 would otherwise be one flat line at the top); at most 0.9, so a suite at 1.0 in
+    # every run keeps an axis of some height.
+    lo = min(0.9, math.floor(min(drawn) * 10) / 10) if drawn and min(drawn) >= 0.5 else 0.0
     span = 1.0 - lo
     for _, glyph, values in series:
         for j, v in enumerate(values):

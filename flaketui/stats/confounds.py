@@ -21,6 +21,7 @@ import numpy as np
 import orjson
 
 from flaketui.model import Trial, TrialLog
+from flaketui.sanitize import mask_secrets
 
 DEFAULT_CONFIG_FIELDS = ("model", "model_name", "agent", "temperature", "seed", "commit", "agent_commit",
                          "harness_commit", "prompt_hash", "info.model", "info.temperature", "info.seed",
@@ -79,7 +80,7 @@ def run_config(log: TrialLog, run: str, fields: Sequence[str],
     import-linter layers in pyproject.toml). Values are kept as text (a number
     or object as its JSON); a field the trial lacks is left out (and
     counts as :data:`MISSING` in :func:`confounds`). An empty ``fields`` reads
-    nothing (no file is opened).
+    nothing (no file is opened). Secrets in the values are masked (:func:`~flaketui.sanitize.mask_secrets`).
     """
     if not fields or run not in log.runs:
         return {}
@@ -91,7 +92,8 @@ def run_config(log: TrialLog, run: str, fields: Sequence[str],
     meta = log.run_meta.get(run) or {}
     values = {name: field_value(record, name) for name in fields}
     values = {name: field_value(meta, name) if v is None else v for name, v in values.items()}
-    return {name: _text(v) for name, v in values.items() if v is not None}
+    # Shown in every output of compare and the app: a model "name" may be a URL with a password.
+    return mask_secrets({name: _text(v) for name, v in values.items() if v is not None})
 
 
 def confounds(config_a: Mapping[str, str], config_b: Mapping[str, str]) -> list[str]:

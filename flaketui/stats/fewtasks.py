@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.stats.empirical_bayes import log_rising
 from flaketui.stats.estimators import CONFIDENCE
 
 MEANS = (np.arange(200) + 0.5) / 200
@@ -41,14 +42,6 @@ class SuitePosterior:
     pass_at_1: tuple[float, float]
     pass_at_k: tuple[float, float]
     pass_hat_k: tuple[float, float]
-
-
-def _cumulative_log_rising(x: NDArray[np.float64], top: int) -> NDArray[np.float64]:
-    """log of the rising factorials x(x + 1)…(x + m − 1) for m = 0..top, stacked on the first axis."""
-    out = np.zeros((top + 1, *x.shape))
-    for j in range(top):
-        out[j + 1] = out[j] + np.log(x + j)
-    return out
 
 
 def _quantiles(values: NDArray[np.float64], weights: NDArray[np.float64],
@@ -122,18 +115,14 @@ def suite_posterior(n: NDArray[np.integer], c: NDArray[np.integer], k: int,
     pairs, counts = np.unique(np.stack([n_arr[ran], c_arr[ran]], axis=1), axis=0, return_counts=True)
     a = MEANS[:, None] * SPREADS[None, :] ** -2.0
     b = (1 - MEANS)[:, None] * SPREADS[None, :] ** -2.0
-    top = int(pairs[:, 0].max())
-    la, lb, lab = (_cumulative_log_rising(x, top) for x in (a, b, a + b))
     loglik = np.zeros_like(a)
     for (nn, cc), m in zip(pairs.tolist(), counts.tolist(), strict=True):
-        loglik += m * (la[cc] + lb[nn - cc] - lab[nn])
+        loglik += m * (log_rising(a, cc) + log_rising(b, nn - cc) - log_rising(a + b, nn))
     w = np.exp(loglik - loglik.max())
     w /= w.sum()
-    hat_k = np.ones_like(a)
-    none_k = np.ones_like(a)
-    for j in range(k):
-        hat_k *= (a + j) / (a + b + j)
-        none_k *= (b + j) / (a + b + j)
+    log_ab_k = log_rising(a + b, k)
+    hat_k = np.exp(log_rising(a, k) - log_ab_k)
+    none_k = np.exp(log_rising(b, k) - log_ab_k)
     return SuitePosterior(
         pass_at_1=_quantiles(np.broadcast_to(MEANS[:, None], a.shape), w, confidence),
         pass_at_k=_quantiles(1 - none_k, w, confidence),

@@ -13,6 +13,7 @@ when tasks share a group). Pure numpy; scipy inside the functions that need it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -202,16 +203,20 @@ def task_scores(score: ArrayLike, errored: ArrayLike, bounds: ArrayLike, errored
     xs, ss = x[ok], seg[ok]
     m = np.bincount(ss, minlength=tasks).astype(np.int64)
     total = np.bincount(ss, weights=xs, minlength=tasks)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # Scores near the float range (1e308 and -1e308) overflow a sum or a square: the figure is
+    # then inf or NaN, shown as such, and the interval, which needs a finite range, is NaN.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         mean = total / m
         dev = np.bincount(ss, weights=(xs - mean[ss]) ** 2, minlength=tasks)
         sd = np.where(m > 1, np.sqrt(dev / (m - 1)), np.nan)
-    lo, hi = score_range(xs)
-    width = hi - lo
-    ci = mean_score_interval(m, (total - m * lo) / width, confidence)
-    flaky = (m > 1) & (np.nan_to_num(sd) > EPS)  # scores that differ have an SD, equal ones none
-    return ScoreStats(m, mean, Interval(lo + width * ci.low, lo + width * ci.high), sd, flaky,
-                      within_task_share(xs, ss), (lo, hi))
+        lo, hi = score_range(xs)
+        width = hi - lo
+        finite = math.isfinite(width)
+        ci = mean_score_interval(m, (total - m * lo) / width, confidence) if finite else None
+        interval = (Interval(lo + width * ci.low, lo + width * ci.high) if ci is not None
+                    else Interval(np.full(tasks, np.nan), np.full(tasks, np.nan)))
+        flaky = (m > 1) & (np.nan_to_num(sd, posinf=1.0) > EPS)  # scores that differ have an SD, equal ones none
+        return ScoreStats(m, mean, interval, sd, flaky, within_task_share(xs, ss), (lo, hi))
 
 
 def within_task_share(values: ArrayLike, segment: ArrayLike) -> float:

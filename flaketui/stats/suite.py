@@ -747,11 +747,13 @@ class GateResult:
     """With ``require_evidence``: tasks whose point flakiness is within the cap but whose
     trials cannot rule out flakiness above it, with how many more clean trials (all passing,
     or all failing for a task that mostly fails) would (None: no number would)."""
+    no_outcome: bool = False
+    """With a cap: no task has a non-errored trial, so the cap could not be checked (a failure)."""
 
     @property
     def cap_failed(self) -> bool:
-        """Whether the flakiness cap failed: a task over it, or one short of evidence."""
-        return bool(self.too_flaky or self.too_few_trials)
+        """Whether the flakiness cap failed: a task over it, one short of evidence, or no outcome at all."""
+        return bool(self.too_flaky or self.too_few_trials or self.no_outcome)
 
 
 flakiness_cap_band = cap_rates
@@ -864,6 +866,11 @@ def gate(
         floor_failed = True
     too_flaky: list[tuple[str, float]] = []
     too_few: list[tuple[str, int | None]] = []
+    # A run whose every trial errored has no flakiness to hold under the cap: it fails, as an
+    # undefined pass^k fails the floor, rather than passing on no evidence.
+    no_outcome = max_flakiness is not None and not np.any(stats.n > 0)
+    if no_outcome:
+        reasons.append("no task has a non-errored trial: the flakiness cap cannot be checked")
     if max_flakiness is not None:
         point = np.nan_to_num(stats.flakiness, nan=0.0)
         over = np.flatnonzero(point > max_flakiness)
@@ -905,6 +912,7 @@ def gate(
         require_evidence=require_evidence,
         confidence=confidence,
         too_few_trials=too_few,
+        no_outcome=no_outcome,
     )
 
 

@@ -53,3 +53,23 @@ def test_threshold_must_be_finite(value: str) -> None:
     """A threshold that is not a finite number is a usage error."""
     code, out = run("report", BASELINE, "--threshold", value)
     assert code == 2 and "not a finite number" in out
+
+
+@pytest.mark.parametrize("command", [["report", BASELINE], ["gate", BASELINE, "--max-flakiness", "0.3"],
+                                     ["history", "status", "--history", "sqlite:///unused.db"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "1"])
+def test_flaky_cap_must_be_an_open_fraction(command: list[str], value: str) -> None:
+    """``--flaky-cap nan`` is a usage error (click's FloatRange let it through to a traceback)."""
+    code, out = run(*command, "--flaky-cap", value)
+    assert code == 2 and "Invalid value for '--flaky-cap'" in out
+
+
+def test_flakiness_gate_fails_when_every_trial_errored(tmp_path) -> None:
+    """Every trial errored: the flakiness cap cannot be checked, so the gate fails (it passed on no evidence)."""
+    log = tmp_path / "errored.jsonl"
+    log.write_text('{"task_id": "a", "trial": 0, "error": "boom"}\n{"task_id": "b", "trial": 0, "error": "x"}\n')
+    code, out = run("gate", log, "--max-flakiness", 0.3)
+    assert code == 1, out
+    assert "pass^1 = undefined" in out and "no task has a non-errored trial" in out
+    code, out = run("gate", log, "--max-flakiness", 0.3, "--format", "json")
+    assert code == 1 and json.loads(out)["runs"][0]["cap_failed"] is True

@@ -114,3 +114,17 @@ async def test_y_copies_the_visible_form_of_a_hostile_id(tmp_path: Path, monkeyp
         assert copied and set(copied) <= shown
         assert all(raw_controls(c) == [] for c in copied)
         assert visible(evil) in copied
+
+
+def test_diff_step_ids_from_the_log_are_escaped(tmp_path: Path) -> None:
+    """A harness step id holding an escape sequence, markup and a pipe: diff's text has no raw control, its Markdown no raw HTML or cell break."""
+    step_id = "S\x1b[2J<img src=x>|@all"
+    log = tmp_path / "steps.jsonl"
+    log.write_text("".join(json.dumps({"task_id": "a", "trial": j, "passed": j == 0,
+                                       "trace": [{"step_id": step_id, "role": "assistant", "content": "hi"},
+                                                 {"step_id": 2, "role": "assistant", "content": f"x{j}"}]}) + "\n"
+                           for j in range(2)))
+    code, out, _ = invoke("diff", log, "--task", "a", "--trials", 0, 1)
+    assert code == 0 and raw_controls(out) == [] and visible(step_id) in out
+    code, out, _ = invoke("diff", log, "--task", "a", "--trials", 0, 1, "--format", "markdown")
+    assert code == 0 and raw_controls(out) == [] and "<img" not in out and "|@all" not in out

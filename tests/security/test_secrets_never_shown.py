@@ -113,3 +113,17 @@ def test_every_command_masks_every_secret(log, typed, command, tmp_path):
     assert code in (0, 1, 2) and "No such option" not in stderr, stderr
     written = [p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file()]
     assert leaked(stdout, stderr, *written) == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "html"])
+def test_compare_confounds_mask_secrets(tmp_path, fmt):
+    """compare's confound line and JSON name each differing field's values with their secrets masked."""
+    for name, model in (("a", "https://ci:PASSWORD1@m.example/v1?token=TOK1"), ("b", "m2")):
+        rows = [{"task_id": f"t{t}", "trial": j, "passed": (t + j) % 2 == 0, "model": model,
+                 "seed": "api_key=KEY1" if name == "a" else "1"} for t in range(3) for j in range(2)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out_args = ["--out", str(tmp_path / "page.html")] if fmt == "html" else []
+    code, out, err = run("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--format", fmt, *out_args)
+    assert code == 0, err
+    shown = (tmp_path / "page.html").read_text() if fmt == "html" else out
+    assert "m.example" in shown and leaked(shown, err) == []

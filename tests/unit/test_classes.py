@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -138,6 +139,23 @@ def test_symmetric_prior_matches_scipy_and_the_likelihood_ratio_test() -> None:
         else:
             assert (chosen.a, chosen.b) == (full.a, full.b)
     assert flaky_posterior(n, c).prior == fit_prior(n, c, symmetric_unless_rejected=True)
+
+
+def test_fit_prior_with_a_long_task_matches_scipy_optimize() -> None:
+    """Twelve tasks, two of 20,000 trials (the pairs form with Stirling's series): scipy.optimize's maximum, in a second."""
+    rng = np.random.default_rng(12)
+    n = np.array([20_000, 20_000, *rng.integers(3, 9, 10)])
+    c = rng.binomial(n, np.r_[0.3, 0.97, rng.beta(0.6, 0.4, 10)])
+    start = time.perf_counter()
+    prior = fit_prior(n, c)
+    assert time.perf_counter() - start < 1.0
+
+    def nll(x: np.ndarray) -> float:
+        return -float(stats.betabinom.logpmf(c, n, np.exp(x[0]), np.exp(x[1])).sum())
+
+    best = optimize.minimize(nll, [0.0, 0.0], method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12})
+    assert (prior.a, prior.b) == pytest.approx(tuple(np.exp(best.x)), rel=1e-3)
+    assert prior.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
 
 
 def test_fit_prior_edges() -> None:

@@ -122,3 +122,37 @@ def test_run_mean_score_holds_the_posterior_below_sixty_tasks() -> None:
             assert est.ci == (min(lo, plain.ci[0]), max(hi, plain.ci[1])) and est.method == fewtasks.METHOD
         else:
             assert est.ci == plain.ci and est.method == "t"
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_posterior_with_many_trials_and_large_k_matches_scipy(seed: int) -> None:
+    """Tasks of hundreds to thousands of trials and k = 40 (Stirling's branch) equal scipy's betabinom and betaln."""
+    rng = np.random.default_rng(seed)
+    t = int(rng.integers(3, 10))
+    n = rng.integers(50, 3000, t)
+    c = rng.binomial(n, rng.beta(3, 1, t))
+    k = 40
+    a = fewtasks.MEANS[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    b = (1 - fewtasks.MEANS)[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    loglik = sum(sps.betabinom.logpmf(ci, ni, a, b) for ni, ci in zip(n.tolist(), c.tolist(), strict=True))
+    w = np.exp(loglik - loglik.max())
+    w /= w.sum()
+    hat_k = np.exp(special.betaln(a + k, b) - special.betaln(a, b))
+    at_k = 1 - np.exp(special.betaln(a, b + k) - special.betaln(a, b))
+    post = fewtasks.suite_posterior(n, c, k)
+    assert post.pass_hat_k == pytest.approx(weighted_interval(hat_k, w), rel=1e-6, abs=1e-12)
+    assert post.pass_at_k == pytest.approx(weighted_interval(at_k, w), rel=1e-6, abs=1e-12)
+    assert post.pass_at_1 == pytest.approx(weighted_interval(np.broadcast_to(fewtasks.MEANS[:, None], a.shape), w))
+
+
+def test_posterior_memory_and_time_do_not_grow_with_trials_or_k() -> None:
+    """A task of 20,000 trials and k of two billion: the posterior is grid-sized (it allocated 4.5 GiB / looped k times)."""
+    n, c, k = np.array([20_000, 20_000, 3]), np.array([13_000, 19_999, 2]), 2_000_000_000
+    post = fewtasks.suite_posterior(n, c, k)
+    a = fewtasks.MEANS[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    b = (1 - fewtasks.MEANS)[:, None] * fewtasks.SPREADS[None, :] ** -2.0
+    loglik = sum(sps.betabinom.logpmf(ci, ni, a, b) for ni, ci in zip(n.tolist(), c.tolist(), strict=True))
+    w = np.exp(loglik - loglik.max())
+    w /= w.sum()
+    hat_k = np.exp(special.betaln(a + k, b) - special.betaln(a, b))
+    assert post.pass_hat_k == pytest.approx(weighted_interval(hat_k, w), rel=1e-4)  # logs near 4e10 round

@@ -68,6 +68,14 @@ def test_one_mixed_run_is_undetermined_until_the_trials_show_it(tmp_path: Path) 
     assert kinds == [("coin", "flaky")]  # undetermined is no transition to message about
 
 
+def test_a_task_with_no_usable_trial_is_undetermined_not_stable(tmp_path: Path) -> None:
+    """A task whose every trial errored in every run is undetermined (it was called stable on no evidence)."""
+    with open_store(url(tmp_path)) as store:
+        store.record([run_of(1, {"errored": (0, 0), "clean": (3, 3)})])
+        rows = by_task(status_doc(store.data()))
+    assert rows["errored"]["state"] == "undetermined" and rows["clean"]["state"] == "stable"
+
+
 def test_flaky_cap_is_given_when_the_history_is_read(tmp_path: Path) -> None:
     """The same recorded trials read at --flaky-cap 0.99 (rates 0.45-0.55) are undetermined, in status and the app."""
     with open_store(url(tmp_path)) as store:

@@ -19,6 +19,7 @@ from flaketui.history import open_store  # noqa: E402
 from flaketui.history.issue import md_text  # noqa: E402
 from flaketui.history.trend import trend, trend_doc  # noqa: E402
 from flaketui.output.html import CSP  # noqa: E402
+from flaketui.output.trend import text_chart  # noqa: E402
 from tests.helpers.cli import run  # noqa: E402
 from tests.helpers.history import SEQUENCES, record_sequences, run_of, scipy_class  # noqa: E402
 from tests.helpers.hostile import PAYLOADS, raw_controls  # noqa: E402
@@ -126,8 +127,6 @@ def test_issue_body_is_markdown_escaped(tmp_path: Path) -> None:
 
 def test_text_chart_zooms_in_on_a_high_suite() -> None:
     """All values at 0.97-0.99: the y axis runs from 0.9 (ticked) to 1.0, so the runs differ on the chart."""
-    from flaketui.output.trend import text_chart
-
     lines = text_chart([("pass@1", "●", [0.97, 0.99, 0.98])], ["a", "b", "c"], ["2026-12-01"] * 3, height=10)
     assert lines[0].startswith(" 1.0 ┤") and lines[10].startswith(" 0.9 ┤") and lines[5].startswith("0.95 ┤")
     rows = [i for i, ln in enumerate(lines[:11]) if "●" in ln]
@@ -194,3 +193,10 @@ def test_a_recorded_time_that_is_not_a_date_is_refused_in_one_line(tmp_path: Pat
     code, out, err = run("history", *command, "--history", url(tmp_path))
     assert code == 2 and not out
     assert len(err.strip().splitlines()) == 1 and "not a date" in err and "refused" in err
+
+
+def test_text_chart_of_rates_all_one_has_an_axis() -> None:
+    """Every value 1.0 (a run of one task that passed): the chart draws it on a 0.9-1.0 axis (it divided by zero)."""
+    lines = text_chart([("pass^1", "●", [1.0, 1.0])], ["r1", "r2"], ["2026-01-01", "2026-01-02"])
+    assert lines[0].startswith(" 1.0 ┤") and "●" in lines[0]
+    assert any(line.startswith(" 0.9 ┤") for line in lines)

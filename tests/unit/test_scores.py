@@ -10,8 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy import stats as sps
 
+from flaketui.cli import main
 from flaketui.loading import load_logs
 from flaketui.model import FieldMap
 from flaketui.stats.scores import counted_scores, is_graded, mean_score_interval, task_scores, within_task_share
@@ -208,3 +210,22 @@ def test_csv_and_markdown_have_the_score_columns_only_when_graded(tmp_path: Path
     plain = write_log(tmp_path / "p.jsonl", [{"task": "a", "trial": i, "passed": i > 0} for i in range(3)])
     code, out, _ = run("report", plain, "--format", "csv", "--no-cache")
     assert "mean_score" not in out.splitlines()[0]
+
+
+@pytest.mark.filterwarnings("error")
+def test_scores_at_the_float_range_give_no_interval_and_no_warning() -> None:
+    """Scores of 1e308 and -1e308: the range overflows, so the interval is NaN (not a zero-width one) and numpy warns nothing."""
+    sc = task_scores(np.array([1e308, -1e308, 0.5, 0.25]), np.zeros(4, dtype=bool), np.array([0, 3, 4]), "apart")
+    assert np.isnan(sc.mean_score_ci.low).all() and np.isnan(sc.mean_score_ci.high).all()
+    assert sc.score_flaky[0] and not sc.score_flaky[1]
+
+
+def test_suite_mean_score_of_equal_tasks_says_no_interval(tmp_path: Path) -> None:
+    """Every task's mean score the same on 60 tasks (no few-task posterior joins the t interval there): the
+    report says why there is no interval instead of printing [0.50, 0.50]."""
+    log = tmp_path / "equal.jsonl"
+    log.write_text("".join(json.dumps({"task_id": f"t{t}", "trial": j, "passed": v > 0.5, "score": v}) + "\n"
+                           for t in range(60) for j, v in enumerate([0.2, 0.8, 0.3, 0.7])))
+    res = CliRunner().invoke(main, ["report", str(log)])
+    assert res.exit_code == 0, res.output
+    assert "mean score = 0.500 (no interval: all 60 tasks 0.500)" in res.output

@@ -436,8 +436,8 @@ class TraceDiffView(Vertical):
             return text
         assert self.alignment is not None
         step_b = self.alignment.divergence_b
-        name_a = self.diff.step_name(0, step - 1)
-        name_b = None if step_b is None else self.diff.step_name(1, step_b - 1)
+        name_a = visible(str(self.diff.step_name(0, step - 1)))  # a harness's step id is log text
+        name_b = None if step_b is None else visible(str(self.diff.step_name(1, step_b - 1)))
         where = f"step {name_a}" if name_b in (None, name_a) else f"step {name_a} (B: step {name_b})"
         text.append(f"first divergence: {where}", style="bold reverse yellow")
         text.append(f"  [{self.mode}]", style="dim")
@@ -449,7 +449,7 @@ class TraceDiffView(Vertical):
             if wa or wb:
                 text.append(f" ({wa} words marked on A, {wb} on B)", style="dim")
         elif row is not None and row.a is None:
-            text.append(f"   B has an extra step {self.diff.step_name(1, row.b) if row.b is not None else ''}")
+            text.append(f"   B has an extra step {visible(str(self.diff.step_name(1, row.b))) if row.b is not None else ''}")
         else:
             text.append("   A goes on where B ends" if row and row.b is None else "   A has an extra step")
         text.append("   d: jump here", style="dim")
