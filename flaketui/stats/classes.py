@@ -196,9 +196,24 @@ def _cs_bounds(n: NDArray[np.float64], c: NDArray[np.float64], confidence: float
 
 def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_hi: float,
                 confidence: float) -> NDArray[np.bool_]:
-    cs = _cs_bounds(n, c, confidence)
-    return ((cs.low >= p_hi - _TOL) | (cs.high <= p_lo + _TOL)
-            | ((cs.low > p_lo) & (cs.high < p_hi)))
+    """Whether Robbins' sequence (:func:`_cs_bounds`) lies within one zone, without finding its
+    bounds: the sequence is the set where the mixture's excess is negative, an interval round the
+    observed rate (the log-likelihood is concave), so a cap rate on one side of the rate is outside
+    it exactly when the excess there is not negative. Two evaluations a task instead of two
+    bisections (what made the report's ``to decide`` column cost tens of milliseconds)."""
+    threshold = -math.log1p(-confidence)
+    log_b = _lbeta(c + 1, n - c + 1)
+    mle = np.where(n > 0, c / np.where(n > 0, n, 1), 0.5)
+
+    def outside(p: float) -> NDArray[np.bool_]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ex = log_b - np.where(c > 0, c * math.log(p), 0.0) - np.where(n - c > 0, (n - c) * math.log1p(-p), 0.0)
+        return ex - threshold >= 0
+
+    above = (mle >= p_hi - _TOL) & (c > 0) & outside(p_hi - _TOL)  # low ≥ p_hi
+    below = (mle <= p_lo + _TOL) & (c < n) & outside(p_lo + _TOL)  # high ≤ p_lo
+    inside = (mle > p_lo) & (mle < p_hi) & (c > 0) & (c < n) & outside(p_lo) & outside(p_hi)
+    return above | below | inside
 
 
 def trials_to_decide(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
