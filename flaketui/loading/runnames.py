@@ -163,12 +163,20 @@ def attach_run_meta(log: TrialLog) -> None:
     figures its harness published (``LogFormat.published``), kept only when every file of the
     run gives the same (runs read as trials of one run each published their own: none kept)."""
     published: dict[str, list[dict[str, Any]]] = {}
+    # each source's runs from one sort of (source, run) keys, not a pass over every trial per source
+    # (a Harbor job or Terminal-Bench folder is a source a trial); np.unique would import numpy.ma
+    width = max(len(log.runs), 1)
+    keys = np.sort(log.source.astype(np.int64) * width + log.run)
+    keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
+    runs_of: dict[int, list[str]] = {}
+    for key in keys.tolist():
+        runs_of.setdefault(key // width, []).append(log.runs[key % width])
     for i, src in enumerate(log.sources):
         try:
             fmt = formats.format_of_kind(src.kind)
         except ValueError:
             continue
-        runs = [log.runs[r] for r in np.unique(log.run[log.source == i]).tolist()]
+        runs = runs_of.get(i, [])
         if not runs:
             continue
         for name in runs:
