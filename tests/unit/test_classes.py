@@ -302,9 +302,11 @@ def test_report_order_ranks_by_p_flaky_only_when_trials_are_few() -> None:
 
 
 def test_sequence_decision_without_bounds_equals_the_bisected_bounds() -> None:
-    """Deciding a task from the confidence sequence's excess at the cap rates agrees with comparing its
-    bisected bounds, for every (n, c) to 150 and carried-forward rates up to 3,000 trials, at several caps."""
-    from flaketui.stats.classes import _TOL, _cs_bounds, _cs_decided
+    """Deciding a task from the confidence sequence's excess at the cap rates agrees with comparing the
+    bounds of the plan's own sequence (stats.precision, bisected with scipy), for every (n, c) to 150 and
+    carried-forward rates up to 3,000 trials, at several caps."""
+    from flaketui.stats.classes import _TOL, _cs_decided
+    from flaketui.stats.precision import confidence_sequence
 
     n = np.array([nn for nn in range(150) for _ in range(nn + 1)], float)
     c = np.array([cc for nn in range(150) for cc in range(nn + 1)], float)
@@ -313,7 +315,7 @@ def test_sequence_decision_without_bounds_equals_the_bisected_bounds() -> None:
     for cap in (0.36, 0.1, 0.9):
         p_lo, p_hi = cap_rates(cap)
         for nn, cc in ((n, c), (n2, c2)):
-            cs = _cs_bounds(nn, cc, 0.95)
+            cs = confidence_sequence(nn, cc, 0.95)
             bisected = ((cs.low >= p_hi - _TOL) | (cs.high <= p_lo + _TOL)
                         | ((cs.low > p_lo) & (cs.high < p_hi)))
             assert np.array_equal(_cs_decided(nn, cc, p_lo, p_hi, 0.95), bisected)
