@@ -163,29 +163,14 @@ class CauseProgress(LoadProgress):
 
 def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1, grades_field: str | None = None,
                 rescoring: Mapping[str, Any] | None = None) -> Causes:
-    """Each run's flaky tasks' suggested sources of flakiness (reads only their traces);
-    ``grades_field``: where each trial's grades are; ``rescoring``: run → its
-    :class:`~flaketui.traces.causes.Rescoring` (``--rescored``)."""
-    import functools
+    """:func:`flaketui.session.jobs.find_causes` with the load's progress bar counting the tasks read."""
+    from flaketui.session import jobs
 
-    from flaketui.loading import read_trial
-    from flaketui.traces.causes import flaky_rows, suggest_causes
-
-    todo = {r: flaky_rows(log.run_outcomes(r)) for r in runs}
-    total = sum(len(rows) for rows in todo.values())
     bar = CauseProgress()
-    done = 0
-    out: dict[str, Any] = {}
     try:
-        for r, rows in todo.items():
-            out[r] = suggest_causes(functools.partial(read_trial, log), rows, workers=workers,
-                                    progress=lambda n, _total, before=done: bar.update(before + n, total),
-                                    grades_field=grades_field,
-                                    rescored=rescoring[r].grades if rescoring and r in rescoring else None)
-            done += len(rows)
+        return jobs.find_causes(log, runs, workers, grades_field, rescoring, progress=bar.update)
     finally:
         bar.close()
-    return out
 
 
 NOTIFY = "flaketui.notify"
