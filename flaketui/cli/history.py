@@ -514,6 +514,7 @@ def divergence_from_log(logs: Sequence[str], run: str, task: str) -> dict[str, A
     why nothing was found)."""
     import functools
 
+    from flaketui.history.recording import divergence_step
     from flaketui.loading import read_trial
     from flaketui.traces.causes import flaky_rows, suggest_causes
 
@@ -528,5 +529,5 @@ def divergence_from_log(logs: Sequence[str], run: str, task: str) -> dict[str, A
     if got is None:
         return {**found, "log_note": "no suggestion from the traces"}
     ev = got.evidence
-    return {**found, "suggested_source": got.cause, "first_divergence": None if ev is None else ev.step_a,
+    return {**found, "suggested_source": got.cause, "first_divergence": divergence_step(ev),
             "divergence_evidence": None if ev is None else ev.text()}

@@ -23,13 +23,23 @@ def run_records(log: TrialLog, found: Mapping[str, Mapping[str, Any]] | None = N
         o = log.run_outcomes(name)
         by_task = (found or {}).get(name, {})
         source = [by_task[t].cause if t in by_task else None for t in o.tasks] if by_task else None
-        step = ([by_task[t].evidence.step_a if t in by_task and by_task[t].evidence is not None else None
-                 for t in o.tasks] if by_task else None)
+        step = ([divergence_step(by_task[t].evidence) if t in by_task else None for t in o.tasks]
+                if by_task else None)
         records.append(RunRecord(name=name, tasks=o.tasks, n=o.n, passes=o.passes, errored=o.errored,
                                  meta=mask_secrets(dict(log.run_meta.get(name, {}))), suggested_source=source,
                                  first_divergence=step,
                                  groups=o.groups if any(g is not None for g in o.groups) else None))
     return records
+
+
+def divergence_step(evidence: Any) -> int | None:
+    """The step a task's passing and failing trials part at, as the history keeps it: the harness's
+    own whole-number step id (ATIF ``step_id``, τ²'s ``turn_idx``) when it numbers its steps, else
+    the 1-based row — the number the report and the trace view show."""
+    if evidence is None:
+        return None
+    own = evidence.id_a
+    return own if isinstance(own, int) and not isinstance(own, bool) else evidence.step_a
 
 
 def record_said(log: TrialLog, url: str | None) -> tuple[str, bool]:

@@ -66,7 +66,7 @@ from flaketui.traces.failure_modes import (
 )
 from flaketui.traces.forktest import ForkTest, decisive_fork, is_tool_result
 from flaketui.traces.normalise import Normaliser, compact, one_line, parse_json_string
-from flaketui.traces.steps import ACTIONS, USER_ROLES, is_agent, role, step_line, tool_calls
+from flaketui.traces.steps import ACTIONS, USER_ROLES, harness_step_ids, is_agent, role, step_line, tool_calls
 
 SAMPLING = "sampling"
 TOOL = "tool-nondeterminism"
@@ -187,10 +187,15 @@ class Evidence:
     steps: int = 1
     action_a: str | None = None
     action_b: str | None = None
+    id_a: int | str | None = None
+    id_b: int | str | None = None
 
     def text(self) -> str:
-        """The evidence on one line, e.g. ``step 3: searchRunbook(…) returned "[1] Open…" vs "[1] Restart…"``."""
-        where = f"step {self.step_a}" if self.step_a == self.step_b else f"step {self.step_a} / {self.step_b}"
+        """The evidence on one line, e.g. ``step 3: searchRunbook(…) returned "[1] Open…" vs "[1] Restart…"``;
+        a step is named as its harness numbers it (ATIF ``step_id``, τ²'s ``turn_idx``) when it does."""
+        sa = self.id_a if self.id_a is not None else self.step_a
+        sb = self.id_b if self.id_b is not None else self.step_b
+        where = f"step {sa}" if sa == sb else f"step {sa} / {sb}"
         pair = f"trial {self.trial_a} (pass) vs trial {self.trial_b}"
         if self.kind == "errored-trial":
             return f"{pair} errored: {self.error}"
@@ -219,7 +224,7 @@ class Evidence:
             "cause": self.cause, "kind": self.kind, "trial_a": self.trial_a, "trial_b": self.trial_b,
             "step_a": self.step_a, "step_b": self.step_b, "call": self.call, "a": self.a, "b": self.b,
             "error": self.error, "steps": self.steps, "action_a": self.action_a, "action_b": self.action_b,
-            "text": self.text(),
+            "step_id_a": self.id_a, "step_id_b": self.id_b, "text": self.text(),
         }
 
 
@@ -465,7 +470,24 @@ def _line(trace: Sequence[Any], i: int | None, norm: Normaliser) -> str:
 def classify_pair(passing: Trial, failing: Trial, normaliser: Normaliser | None = None) -> Evidence:
     """The mark that a passing and a failing (or errored) trial leave where they part (see the module)."""
     norm = _Memo.of(normaliser or Normaliser())
-    return _classify(_prepare(passing, norm), _prepare(failing, norm), norm)
+    a, b = _prepare(passing, norm), _prepare(failing, norm)
+    return _named(_classify(a, b, norm), a, b)
+
+
+def _named(ev: Evidence, a: _Side, b: _Side) -> Evidence:
+    """``ev`` with its steps' ids as the harness numbers them (``step_a``/``step_b`` stay the rows
+    a view moves to): the ids are masked by the normaliser, so pairs classified once by their
+    normalised steps are named by their own traces."""
+    if ev.step_a is None and ev.step_b is None:
+        return ev
+    ids_a, ids_b = harness_step_ids(a.trace), harness_step_ids(b.trace)
+    if not ids_a and not ids_b:
+        return ev
+
+    def name(ids: tuple[Any, ...], step: int | None) -> int | str | None:
+        return ids[step - 1] if ids and step is not None and 0 < step <= len(ids) else None
+
+    return replace(ev, id_a=name(ids_a, ev.step_a), id_b=name(ids_b, ev.step_b))
 
 
 def _classify(a: _Side, b: _Side, norm: Normaliser) -> Evidence:
@@ -602,7 +624,7 @@ def _classify_all(pairs: Sequence[tuple[_Side, _Side]], norm: Normaliser) -> lis
         seen = done.get(key)
         if seen is None:
             seen = done[key] = _classify(a, b, norm)
-        out.append(replace(seen, trial_a=a.trial, trial_b=b.trial))
+        out.append(_named(replace(seen, trial_a=a.trial, trial_b=b.trial), a, b))
     return out
 
 

@@ -11,6 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from flaketui.history.recording import divergence_step
+from flaketui.model import FAIL, PASS, Trial
+from flaketui.traces.causes import classify_pair
 from flaketui.traces.steps import harness_step_ids
 from tests.conftest import ROOT
 from tests.helpers.cli import run
@@ -112,3 +115,36 @@ def test_the_fork_map_names_its_steps_by_the_harness_ids() -> None:
     assert names[:3] == [(1, 1), (2, 2), (3, 2)] and {name for _, name in names[3:]} == {3}
     (fork,) = [n for n in root.walk() if len(n.children) == 2]
     assert (fork.split_step, fork.split_name) == (4, 3)  # row 4 is the trajectory's step 3
+
+
+def atif_trial(trial: int, outcome: int, answer: str) -> Trial:
+    """A trial whose trace numbers its steps as ATIF does (a tool result takes its call's step_id)."""
+    trace = [{"role": "user", "step_id": 1, "content": "find the runbook"},
+             {"role": "assistant", "step_id": 7, "content": "",
+              "tool_calls": [{"name": "search", "arguments": {"q": "runbook"}}]},
+             {"role": "tool", "name": "search", "content": answer},
+             {"role": "assistant", "step_id": 9, "content": "done"}]
+    return Trial(run="r", task="t", trial=trial, outcome=outcome, score=None, group=None, metrics={}, error=None,
+                 trace=trace, extra={}, location=f"x.jsonl:{trial + 1}")
+
+
+def test_cause_evidence_names_the_step_as_the_harness_numbers_it() -> None:
+    """A tool result that differs is evidence at the ATIF step_id of the call it answers (7), not its row (3)."""
+    ev = classify_pair(atif_trial(0, PASS, "[1] Open the valve"), atif_trial(1, FAIL, "[1] Restart the pump"))
+    assert (ev.step_a, ev.step_b) == (3, 3)  # the rows a view moves to
+    assert (ev.id_a, ev.id_b) == (7, 7)
+    assert ev.text().startswith("step 7:")
+    assert ev.to_json()["step_id_a"] == 7
+
+
+def test_history_keeps_the_divergence_as_the_harness_numbers_it() -> None:
+    """The history's first divergence is the step_id a report shows; a trace without ids keeps its row."""
+    from flaketui.history.recording import divergence_step
+    ev = classify_pair(atif_trial(0, PASS, "[1] Open the valve"), atif_trial(1, FAIL, "[1] Restart the pump"))
+    assert divergence_step(ev) == 7
+    plain = [atif_trial(i, o, a) for i, o, a in ((0, PASS, "yes"), (1, FAIL, "no"))]
+    for t in plain:
+        for step in t.trace or []:
+            step.pop("step_id", None)
+    ev = classify_pair(*plain)
+    assert ev.id_a is None and divergence_step(ev) == ev.step_a == 3
