@@ -179,9 +179,9 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
                                                      passk_ci=passk_ci, extra=extra, flaky_cap=flaky_cap))
-    loaded = load(logs, fields)
-    retries = retry_audits(loaded, run)  # before the metrics are let go: a trial's attempt is one
-    log = loaded.without_metrics()  # the report shows none
+    log = load(logs, fields)
+    retries = retry_audits(log, run)  # before the metrics are let go: a trial's attempt is one
+    log = log.without_metrics()  # the report shows none; the log with them is let go (1M tasks: 125 MB)
     if fmt == "html":
         print_html(log, k, run, causes, workers, passk_ci, out, rows, extra, flaky_cap)
         return log
