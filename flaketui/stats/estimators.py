@@ -193,6 +193,18 @@ def _t_cornish_fisher(nu: int, x: float) -> float:
     return x + (g1 + (g2 + (g3 + (g4 + g5 / nu) / nu) / nu) / nu) / nu
 
 
+def median(values: ArrayLike) -> float:
+    """The median of finite values (NaN for none), as :func:`numpy.median` gives it, by one
+    partition: ``numpy.median``'s NaN check imports ``numpy.ma``, about 20 ms of a report's start."""
+    x = np.asarray(values, dtype=np.float64).ravel()
+    m = x.size
+    if not m:
+        return float("nan")
+    lo, hi = (m - 1) // 2, m // 2
+    part = np.partition(x, (lo, hi))
+    return float((part[lo] + part[hi]) / 2)
+
+
 def _counts(n: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     n_arr = np.asarray(n, dtype=np.float64)
     c_arr = np.asarray(c, dtype=np.float64)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from flaketui.stats.estimators import z_value
+from flaketui.stats.estimators import median, z_value
 
 if TYPE_CHECKING:
     from flaketui.stats.paired import PairedComparison
@@ -188,7 +188,7 @@ def compare_noise(n_a: NDArray[np.integer], c_a: NDArray[np.integer], n_b: NDArr
         mde = minimum_detectable(se * se, power, alpha) if se == se else float("nan")
     na, nb = np.asarray(n_a), np.asarray(n_b)
     both = (na > 0) & (nb > 0)
-    trials = float(np.median(np.minimum(na[both], nb[both]))) if both.any() else float("nan")
+    trials = median(np.minimum(na[both], nb[both])) if both.any() else float("nan")
     snr = mean_diff / se if se == se and se > 0 else float("nan")
     return CompareNoise(se, mde, snr, between, within, t, trials, power, alpha)
 
@@ -271,7 +271,7 @@ def suite_noise_floor(n: NDArray[np.integer], c: NDArray[np.integer], alpha: flo
     c_all = np.asarray(c, dtype=np.float64)
     ran = n_all > 0
     tasks = int(ran.sum())
-    k = int(np.median(n_all[ran])) if tasks else 0
+    k = int(median(n_all[ran])) if tasks else 0
     ok = n_all >= 2
     nan = float("nan")
     if tasks < 2 or int(ok.sum()) < 2:

@@ -17,6 +17,7 @@ from statistics import NormalDist
 import numpy as np
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.estimators import median
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,7 @@ def variance_split(a: RunOutcomes, b: RunOutcomes | None = None) -> VarianceSpli
         ok = a.n >= 2
         n = a.n[ok].astype(np.float64)
         p = a.passes[ok] / n if ok.any() else np.array([])
-        k = int(np.median(n)) if n.size else 0
+        k = int(median(n)) if n.size else 0
         if n.size < 2:
             return VarianceSplit(float("nan"), float("nan"), k, int(n.size), "one run",
                                  "fewer than two tasks with two or more trials")
@@ -294,7 +295,7 @@ def variance_split(a: RunOutcomes, b: RunOutcomes | None = None) -> VarianceSpli
     var_a, var_b = pa * (1 - pa) / (na - 1), pb * (1 - pb) / (nb - 1)
     within = float(np.mean(var_a * na + var_b * nb))
     between = max(0.0, float(np.var(pb - pa, ddof=1) - np.mean(var_a + var_b)))
-    return VarianceSplit(between, within, int(np.median(np.minimum(na, nb))), len(rows), "two runs")
+    return VarianceSplit(between, within, int(median(np.minimum(na, nb))), len(rows), "two runs")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from flaketui.stats.estimators import (
     Interval,
     clopper_pearson,
     flakiness,
+    median,
     p_hat,
     pass_at_k,
     pass_hat_k,
@@ -110,7 +111,7 @@ class TaskStats:
         """Whether most tasks have fewer trials than a clean task needs to be called stable
         (:func:`~flaketui.stats.classes.stable_after`): then the table ranks by P(flaky)."""
         has = self.n[self.n > 0]
-        return bool(has.size) and float(np.median(has)) < stable_after(self.flaky_cap)
+        return bool(has.size) and median(has) < stable_after(self.flaky_cap)
 
     def take(self, rows: Sequence[int] | NDArray[np.integer]) -> TaskStats:
         """The statistics of the tasks at ``rows`` only, in that order."""
