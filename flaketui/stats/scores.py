@@ -51,9 +51,8 @@ def counted_scores(score: ArrayLike, errored: ArrayLike, errored_as: str) -> NDA
 def is_graded(score: ArrayLike) -> bool:
     """Whether some score is partial credit (neither 0 nor 1, NaN aside): what makes a run's
     mean score say more than its pass rate."""
-    x = np.asarray(score, dtype=np.float64)
-    x = x[~np.isnan(x)]
-    return bool(np.any((x != 0.0) & (x != 1.0)))
+    d = np.abs(np.asarray(score, dtype=np.float64) - 0.5)  # 0 and 1 are 0.5 away; NaN compares false
+    return bool(np.any(d < 0.5) or np.any(d > 0.5))
 
 
 def score_range(score: ArrayLike) -> tuple[float, float]:
