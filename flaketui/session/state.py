@@ -60,6 +60,8 @@ class RunState:
         self.consistency: dict[str, float | None] = {}
         """Flaky task with traces → its trajectory consistency (None: fewer than two passing trials
         with actions), found beside the causes."""
+        self.causes_started = False
+        """Whether a causes job was started for the run."""
         self.causes_progress: str | None = None
         """While the causes job runs: "3 of 10" (tasks read), "…" before its first batch, or
         :data:`CAUSES_FAILED`; None once done (or never started)."""
