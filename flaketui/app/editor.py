@@ -1,10 +1,17 @@
-"""Opening a trial's log line in the user's editor: the command, built without a shell."""
+"""Opening a trial's log line in the user's editor: the command, built without a shell, and its run."""
 
 from __future__ import annotations
 
 import os
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from textual.app import App
+
+    from flaketui.model import TrialLog
 
 LINE_EDITORS = {"vi", "vim", "nvim", "nano", "emacs", "emacsclient", "micro", "kak", "hx",
                 "helix", "joe", "mg", "jed", "ne"}
@@ -33,3 +40,28 @@ def editor_command(editor: str, path: str, line: int) -> list[str]:
     if name in ("code", "codium", "subl", "zed") and line > 0:
         return [*argv, *(["--goto"] if name in ("code", "codium") else []), f"{path}:{line}"]
     return [*argv, *end, path]
+
+
+def open_in_editor(app: App[object], log: TrialLog, rows: np.ndarray) -> None:
+    """Open the file of the first of ``rows`` (a task's trials) in ``$VISUAL`` / ``$EDITOR`` at its
+    line, ``app`` suspended meanwhile; a remote log or a failed start is told, never raised."""
+    import subprocess
+
+    from textual.app import SuspendNotSupported
+
+    from flaketui.loading.location import is_url
+    from flaketui.sanitize import visible
+
+    if not rows.size:
+        return
+    path, line = log.sources[int(log.source[int(rows[0])])].path, int(log.line[int(rows[0])])
+    if is_url(path):
+        app.notify("a remote log cannot be opened in an editor", title="Editor", severity="warning",
+                   timeout=8, markup=False)
+        return
+    command = editor_command(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi", path, line)
+    try:
+        with app.suspend():
+            subprocess.run(command, check=False)
+    except (OSError, SuspendNotSupported) as exc:
+        app.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error", timeout=10, markup=False)

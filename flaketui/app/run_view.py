@@ -64,7 +64,7 @@ class RunView:
 
     def __init__(self, state: RunState) -> None:
         self.state = state
-        self.run = run = state.name
+        self.run = state.name
         log = state.log
         self.outcomes = outcomes = state.outcomes
         traced = log.has_trace[outcomes.rows] & (log.outcome[outcomes.rows] != ERRORED)

@@ -165,8 +165,8 @@ def causes(state: RunState, known: Iterable[str] = (), *, traced_only: bool = Tr
             yield batch(changed, total)
 
 
-def _in_processes(run: str, todo: Mapping[str, Any], read: Callable[[int], Any], norm: Normaliser, workers: int, fork: bool,
-                  grades_field: str | None, rescored: Mapping[str, Mapping[int, float]] | None,
+def _in_processes(run: str, todo: Mapping[str, Any], read: Callable[[int], Any], norm: Normaliser, workers: int,
+                  fork: bool, grades_field: str | None, rescored: Mapping[str, Mapping[int, float]] | None,
                   batch: Callable[[Mapping[str, Any], int], CausesBatch], total: int) -> Iterator[CausesBatch]:
     """:func:`causes`' tasks read by ``workers`` processes in one
     :func:`~flaketui.traces.causes.suggest_causes` call (its pool sends the reader once to each

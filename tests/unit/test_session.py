@@ -116,7 +116,7 @@ def test_batches_coalesce_to_the_same_result(log: TrialLog) -> None:
 @pytest.mark.skipif(not TAU.exists(), reason="needs ../shared/realdata")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_find_causes_on_a_real_log(workers: int) -> None:
-    """On τ-bench's airline trials (dozens of flaky tasks) find_causes equals one suggest_causes call, in 1 or 2 processes."""
+    """On τ-bench's airline trials find_causes equals one suggest_causes call, in 1 or 2 processes."""
     log = load_logs([str(TAU)], FieldMap())
     found = jobs.find_causes(log, log.runs, workers=workers)
     for run in log.runs:

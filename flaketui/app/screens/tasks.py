@@ -10,26 +10,24 @@ shows of a run is the session's :class:`~flaketui.session.state.RunState` (fille
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
-from textual import events, on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual import events, on
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Header, Input, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker
 
 from flaketui.app.editor import editor_command as editor_command  # re-exported
-from flaketui.app.jobs import BatchFound, post_batches
-from flaketui.app.messages import LoadFailed, LoadProgress, LogsGrew, RunsLoaded, StatesRead
+from flaketui.app.editor import open_in_editor
+from flaketui.app.jobs import RunJobs, wants_history
+from flaketui.app.messages import LoadFailed, LogsGrew, RunsLoaded
 from flaketui.app.run_view import PENDING as PENDING  # re-exported: the table's "…" of a divergence
 from flaketui.app.run_view import RunView
 from flaketui.app.run_view import whole_valued as whole_valued  # re-exported
@@ -40,36 +38,19 @@ from flaketui.app.task_columns import RunColumns
 from flaketui.app.task_columns import metric_cell as metric_cell  # re-exported
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
-from flaketui.app.widgets.run_summary import LoadingPane, RunSummary
+from flaketui.app.widgets.loading import LoadingPane
+from flaketui.app.widgets.run_summary import RunSummary
 from flaketui.app.widgets.task_table import Column, TaskTable
-from flaketui.model import ERRORED, InputError, RunOutcomes
+from flaketui.model import ERRORED, RunOutcomes
 from flaketui.sanitize import visible
-from flaketui.session import jobs
-from flaketui.session.jobs import CausesBatch
-from flaketui.session.state import CAUSES_FAILED, RunState
+from flaketui.session.state import RunState
 from flaketui.stats import SuiteSummary, TaskStats, default_k
 
-if TYPE_CHECKING:
-    from flaketui.app.app import AppOptions
-    from flaketui.loading.watch import LogWatcher
-
-WATCH_INTERVAL = 1.0
-"""Seconds between looks at the logs with ``--watch``."""
 SHORT_SCREEN = 30
 """Screen height under which the task table's curves are not shown (the table keeps the rows)."""
 
 
-def wants_history(options: AppOptions) -> bool:
-    """The app was pointed at a history (``--history``, ``$FLAKETUI_HISTORY`` or ``--record``): the
-    task table shows each task's state there. Otherwise none is read (its imports cost half a second)."""
-    return bool(options.history or os.environ.get("FLAKETUI_HISTORY") or options.record)
-
-
-class LoadCancelled(Exception):
-    """Raised in the loading thread when the user quit while the logs were loading."""
-
-
-class TasksScreen(SortActions, FlakeScreen[None]):
+class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -144,11 +125,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         """The shown run's table state: statistics at k, orders, flaky mask, name filter."""
         self.table_columns: RunColumns | None = None
         """The shown run's columns (what they draw: the view and the run's state)."""
-        self._last_progress = 0.0
         self._told_loading = 0.0
         """When a key pressed while loading was last answered (:meth:`on_key`)."""
-        self._watcher: LogWatcher | None = None
-        """Follows the logs with ``--watch`` (set by the loading worker)."""
 
     @property
     def state(self) -> RunState | None:
@@ -206,7 +184,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.add_class("-loading")
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
-        self.load_runs()
+        self.query_one(LoadingPane).load()
 
     def theme_changed(self, theme: object) -> None:
         """Draw the summary, table and curves again in the new theme's colours."""
@@ -238,41 +216,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def action_quit_loading(self) -> None:
         """Stop loading (the reading thread stops at its next progress report) and leave."""
-        self.workers.cancel_group(self, "load")
+        self.workers.cancel_group(self.query_one(LoadingPane), "load")
         self.app.exit()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading runs")
-    def load_runs(self) -> None:
-        """Read the logs in a thread; post progress, then the log or the error."""
-        from flaketui.loading import load_logs
-
-        options, worker = self.flake_app.options, get_current_worker()
-
-        def progress(done: int, total: int) -> None:
-            if worker.is_cancelled:  # q while loading: stop reading rather than finish
-                raise LoadCancelled
-            if done >= total or time.monotonic() - self._last_progress > 0.05:
-                self._last_progress = time.monotonic()
-                self.post_message(LoadProgress(done, total))
-
-        try:
-            if options.watch:
-                from flaketui.loading.watch import LogWatcher
-
-                self._watcher = LogWatcher(options.paths, options.fields)
-                log = self._watcher.load()
-            else:  # the index cache is written behind the first paint, not before it
-                log = load_logs(options.paths, options.fields, progress=progress, store_later=True)
-        except InputError as exc:
-            self.post_message(LoadFailed(str(exc)))
-            return
-        except LoadCancelled:
-            return
-        self.post_message(RunsLoaded(log))
-
-    @on(LoadProgress)
-    def show_progress(self, event: LoadProgress) -> None:
-        self.query_one(LoadingPane).progress(self.flake_app.options.paths, event.done, event.total)
 
     @on(LoadFailed)
     def show_failure(self, event: LoadFailed) -> None:
@@ -285,9 +230,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         super().show_worker_error(worker)
         if worker.group == "load":
             self.post_message(LoadFailed(str(worker.error)))
-        if worker.group == "causes" and self.state is not None:
-            self.state.causes_progress = CAUSES_FAILED
-            self.update_summary()
+        if worker.group == "causes":
+            self.causes_failed()
 
     @on(RunsLoaded)
     def runs_loaded(self, event: RunsLoaded) -> None:
@@ -306,36 +250,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.show_run(0)
         self.query_one(TaskTable).focus()
         if app.options.watch:
-            self.set_interval(WATCH_INTERVAL, self.poll_logs)
+            self.query_one(LoadingPane).follow()
         if wants_history(app.options) and not app.options.record:  # with --record: once recorded
             self.read_states()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="history-states",
-          description="Reading the tasks' states from the history")
-    def read_states(self) -> None:
-        """Read each task's state from the history, in a thread (:func:`flaketui.session.jobs.history_states`)."""
-        for batch in jobs.history_states(self.flake_app.options.history, self.flake_app.options.flaky_cap):
-            self.post_message(StatesRead(batch.states, batch.error))
-
-    @on(StatesRead)
-    def states_read(self, event: StatesRead) -> None:
-        """Show the ``state`` column (a history with no run yet shows none), or why it can't."""
-        if event.error is not None:  # told once; H says it again where the history is asked for
-            self.notify(event.error, title="History", severity="warning", timeout=10, markup=False)
-        jobs.StatesBatch(event.states, event.error).apply(self.flake_app.session)
-        if event.states is not None and self.stats is not None:
-            self.set_table_columns(keep_unchanged=True)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="watch", description="Following the logs")
-    def poll_logs(self) -> None:
-        """With ``--watch``: look at the logs again; post the trials if they changed."""
-        watcher = self._watcher
-        if watcher is not None and watcher.poll():
-            try:
-                log = watcher.log()
-            except InputError:
-                return
-            self.post_message(LogsGrew(log))
 
     @on(LogsGrew)
     def logs_grew(self, event: LogsGrew) -> None:
@@ -367,21 +284,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         keep = self.current_row  # the cursor's data row, kept in the new run's table
         state = session.run(session.log.runs[index])
         self.view = RunView(state)  # another run (or more trials): other rows, another natural order
-        new_run = not state.causes_started
-        if new_run:
-            state.causes_started = True
-            from flaketui.traces.causes import CAUSES
-
-            kept = self.flake_app.triage_store.suggested(state.name)  # a file's text: only known names
-            state.causes = {t: c for t, c in kept.items() if c in CAUSES}
-            state.causes_progress = "…"
+        self.start_jobs(state)
         self.recompute(keep)
-        # The readers of traces start once the table is drawn: they would slow its first paint.
-        if not state.divergences_started:
-            state.divergences_started = True
-            self.call_after_refresh(self.find_divergences, state)
-        if new_run:
-            self.call_after_refresh(self.find_causes, state, frozenset(state.causes))
 
     def run_outcomes(self, run: str) -> RunOutcomes:
         """Run ``run``'s trials grouped by task (the session's, grouped once per loaded log)."""
@@ -490,7 +394,8 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         if st is None or self.view is None:
             return
         suite, spread, task = self.view.curves(row)
-        title = "highlighted task" if row is None else f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})"
+        title = ("highlighted task" if row is None else
+                 f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})")
         self.query_one(Curves).show_curves(suite, f"suite ({len(st)} tasks)", task, title, spread, st.k)
 
     def update_current_task(self) -> None:
@@ -507,50 +412,6 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
         self.update_curves()
         self.update_current_task()
-
-    # -- the jobs: the div, cause? and consist. columns -------------------------------------
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="divergence", description="Finding first divergences")
-    def find_divergences(self, state: RunState) -> None:
-        """Find the first divergence of each flaky task of the run (:func:`flaketui.session.jobs.divergences`)."""
-        state.divergence_mode = self.flake_app.divergence_mode
-        post_batches(self, state, jobs.divergences(state, state.divergence_mode))
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="causes", description="Suggesting causes")
-    def find_causes(self, state: RunState, known: frozenset[str]) -> None:
-        """Suggest each flaky task's source of flakiness and find its consistency (``known``: kept in the
-        triage file already; :func:`flaketui.session.jobs.causes`)."""
-        post_batches(self, state, jobs.causes(state, known))
-
-    @on(BatchFound)
-    def batch_found(self, event: BatchFound) -> None:
-        """Put a batch into its run's state; keep new suggestions in the triage file (``suggested``,
-        apart from any label) so that the next open does not read the traces again; redraw."""
-        batch, state = event.batch, event.state
-        batch.apply(state)
-        causes = isinstance(batch, CausesBatch)
-        if causes and batch.causes:
-            self.flake_app.triage_store.suggest(state.name, batch.causes)
-        if state is not self.state or self.view is None:
-            return
-        keys = ("suspected_cause", "trajectory_consistency") if causes else ("divergence",)
-        for key in keys:
-            self.view.forget_order(key)
-        self.query_one(TaskTable).invalidate()
-        if self.sort_key in keys:
-            self.refresh_order(self.current_row)
-        if causes:
-            self.update_summary()
-
-    def mode_changed(self, mode: str | None) -> None:
-        """The divergence mode changed (``v``): the shown run's steps are the other mode's; find them again."""
-        self.workers.cancel_group(self, "divergence")
-        for state in self.flake_app.session.runs():
-            state.forget_divergences()
-        if self.view is not None and self.state is not None:
-            self.view.forget_order("divergence")
-            self.state.divergences_started = True
-            self.find_divergences(self.state)
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -680,23 +541,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     def action_open_in_editor(self) -> None:
         """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
         for editors that take it), the app suspended meanwhile."""
-        from flaketui.loading.location import is_url
-
         log, row = self.flake_app.trial_log, self.current_row
-        trials = None if log is None or row is None or self.outcomes is None else self.outcomes.task_rows(row)
-        if log is None or trials is None or not trials.size:
-            return
-        path, line = log.sources[int(log.source[int(trials[0])])].path, int(log.line[int(trials[0])])
-        if is_url(path):
-            self.notify("a remote log cannot be opened in an editor", title="Editor", severity="warning",
-                        timeout=8, markup=False)
-            return
-        command = editor_command(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi", path, line)
-        try:
-            with self.app.suspend():
-                subprocess.run(command, check=False)
-        except (OSError, SuspendNotSupported) as exc:
-            self.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error", timeout=10, markup=False)
+        if log is not None and row is not None and self.outcomes is not None:
+            open_in_editor(self.app, log, self.outcomes.task_rows(row))
 
     async def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""

@@ -1,8 +1,8 @@
-"""The task table's two composite parts: the run's summary above it and the loading pane before it.
+"""The run's summary above the task table: it owns its part of the screen.
 
-Each owns its part of the screen: the screen hands the summary the facts (:class:`SummaryFacts`,
-computed by :meth:`flaketui.app.run_view.RunView.summary_facts`) and the loading pane the bytes
-read; the widgets lay the text out and colour it, and compute nothing.
+The screen hands it the facts (:class:`SummaryFacts`, computed by
+:meth:`flaketui.app.run_view.RunView.summary_facts`); the widget lays the text out to the width
+and colours it, and computes nothing.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Label, ProgressBar, Static
+from textual.widgets import Static
 
 from flaketui.app.widgets.themed import theme_colours, themed
 from flaketui.output import formatting as fmt
@@ -130,21 +128,3 @@ class RunSummary(Static):
             text.append("\n")
             text.append_text(line)
         self.update(themed(text, theme_colours(self.app.theme_variables)))
-
-
-class LoadingPane(Vertical):
-    """"Loading logs…" with a progress bar while the logs load; the error if they could not be."""
-
-    def compose(self) -> ComposeResult:
-        yield Label("Loading logs…", id="loading-label")
-        yield ProgressBar(total=None, show_eta=False, id="load-progress")
-
-    def progress(self, paths: Sequence[str], done: int, total: int) -> None:
-        """``done`` of ``total`` bytes of ``paths`` read."""
-        self.query_one(ProgressBar).update(total=total, progress=done)
-        self.query_one(Label).update(f"Loading {', '.join(paths)}: {done / 1e6:,.1f} of {total / 1e6:,.1f} MB")
-
-    def failed(self, error: str) -> None:
-        """Loading stopped with ``error`` (one line): it replaces the progress."""
-        self.query_one(Label).update(Text(f"flaketui: error: {error}", style="bold red"))
-        self.query_one(ProgressBar).display = False
