@@ -159,6 +159,12 @@ class Session:
             state = self._runs[name] = RunState(self, name)
         return state
 
+    def usual_k(self) -> int:
+        """The trials most tasks have (:func:`~flaketui.stats.default_k` over every run): k when not given."""
+        from flaketui.stats import default_k
+
+        return default_k([state.outcomes for state in self.runs()])
+
     def runs(self) -> list[RunState]:
         """Every run's state, in the log's order."""
         assert self.log is not None

@@ -44,7 +44,7 @@ from flaketui.app.widgets.task_table import Column, TaskTable
 from flaketui.model import ERRORED, RunOutcomes
 from flaketui.sanitize import visible
 from flaketui.session.state import RunState
-from flaketui.stats import SuiteSummary, TaskStats, default_k
+from flaketui.stats import SuiteSummary, TaskStats
 
 SHORT_SCREEN = 30
 """Screen height under which the task table's curves are not shown (the table keeps the rows)."""
@@ -238,7 +238,7 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
         app = self.flake_app
         app.trial_log = event.log
         if app.k is None:
-            app.k = default_k([s.outcomes for s in app.session.runs()])
+            app.k = app.session.usual_k()
         self.remove_class("-loading")
         self.query_one("#filter", Input).disabled = False
         self.refresh_bindings()  # the footer shows the keys that work now
@@ -263,7 +263,7 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
             # k follows the trials most tasks have up as trials arrive, never down: new tasks
             # with one trial each are counted below k (as the summary says) until they catch
             # up, not a reason to drop to k = 1 for every task.
-            usual = default_k([s.outcomes for s in app.session.runs()])
+            usual = app.session.usual_k()
             if app.k is None or usual > app.k:
                 app.set_reactive(type(app).k, usual)  # shown below, not by the watcher
                 app.session.k = usual
