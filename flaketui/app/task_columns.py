@@ -113,8 +113,8 @@ def cut_names(st: TaskStats, width: int) -> dict[int, str]:
 class Look:
     """How the table shows one statistic of :data:`~flaketui.output.columns.TASK_COLUMNS`."""
 
-    width: Callable[[TaskStats, RunView, int], int]
-    """Its width, from the run's statistics, its view and the task column's cap."""
+    width: int | Callable[[TaskStats, RunView, int], int]
+    """Its width, or how to find it from the run's statistics, its view and the task column's cap."""
     align: str = "right"
     style: Callable[[TaskStats, int], str] | None = None
     """The style of data row ``i``'s text (None: plain)."""
@@ -124,10 +124,6 @@ class Look:
     """A tooltip of the app's own (None: the statistic's)."""
     when: Callable[[TaskStats, RunView], bool] = lambda st, view: True
     """Whether the run shows it."""
-
-
-def _width(cells: int) -> Callable[[TaskStats, RunView, int], int]:
-    return lambda st, view, cap: cells
 
 
 def _k_width(st: TaskStats, view: RunView, cap: int) -> int:
@@ -155,23 +151,23 @@ STATISTICS: tuple[tuple[str, Look], ...] = (
     ("task", Look(lambda st, view, cap: min(cap, view.name_width), "left", render=_name_cells,
                   tooltip=lambda st: "task name (bold amber when flaky)")),
     ("n", Look(lambda st, view, cap: max(3, len(str(int(st.n.max(initial=0))))))),
-    ("p_hat", Look(_width(5), style=lambda st, row: rate_style(st.p_hat[row]))),
-    ("p_hat_ci", Look(_width(12), style=_dim)),
-    ("mean_score", Look(_width(10), when=_graded)),
-    ("mean_score_ci", Look(_width(12), style=_dim, when=_graded)),
-    ("score_sd", Look(_width(8), when=_graded)),
+    ("p_hat", Look(5, style=lambda st, row: rate_style(st.p_hat[row]))),
+    ("p_hat_ci", Look(12, style=_dim)),
+    ("mean_score", Look(10, when=_graded)),
+    ("mean_score_ci", Look(12, style=_dim, when=_graded)),
+    ("score_sd", Look(8, when=_graded)),
     ("pass_at_k", Look(_k_width)),
     ("pass_hat_k", Look(_k_width)),
-    ("flakiness", Look(_width(10), "left", tooltip=lambda st: "4·p̂·(1−p̂), with a bar",
+    ("flakiness", Look(10, "left", tooltip=lambda st: "4·p̂·(1−p̂), with a bar",
                        render=lambda st, view, cut: lambda row: flakiness_cell(st.flakiness[row]))),
     ("class", Look(lambda st, view, cap: max(5, *(len(CLASS_LABELS.get(c, c)) for c in set(st.classes)))
                    if len(st) else 5, "left", render=_class_cells,
                    tooltip=lambda st: f"against the flakiness cap {st.flaky_cap:g}: flaky (its exact interval rules "
                    "out flakiness at or below the cap), pass / fail (stable: rules out flakiness above it), undet. "
                    "(undetermined: more trials decide), or once (one trial); /class:NAME filters")),
-    ("mixed", Look(_width(5), "left", style=_dim,
+    ("mixed", Look(5, "left", style=_dim,
                    tooltip=lambda st: "the task both passed and failed (a fact, not its class); /mixed filters")),
-    ("p_flaky", Look(_width(8))),
+    ("p_flaky", Look(8)),
 )
 """The statistics the table shows, in its order, and how (the app's one list of them)."""
 
@@ -185,7 +181,8 @@ def stat_column(key: str, look: Look, st: TaskStats, view: RunView, cap: int, cu
         style = look.style
         render = ((lambda row: Text(spec.text(st, row))) if style is None else
                   (lambda row: Text(spec.text(st, row), style=style(st, row))))
-    column = Column(key, spec.header(st.k), look.width(st, view, cap), look.align,
+    width = look.width if isinstance(look.width, int) else look.width(st, view, cap)
+    column = Column(key, spec.header(st.k), width, look.align,
                     spec.tooltip if look.tooltip is None else look.tooltip(st), render,
                     sort=lambda: spec.sort(st), descending=spec.descending)
     if key == "task":
@@ -216,7 +213,7 @@ class RunColumns:
             cols.insert(1, cols.pop(at))  # the class beside the name, never past the screen's edge
         cols.extend(extra)
         if view.group_width is not None:
-            cols.append(stat_column("group", Look(lambda *_: view.group_width or 5, "left", style=_dim),
+            cols.append(stat_column("group", Look(view.group_width, "left", style=_dim),
                                     st, view, cap, cut))
         if state.history_states is not None:
             cols.append(state_column(st.tasks, state.history_states))

@@ -15,8 +15,6 @@ from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,29 +26,22 @@ from flaketui.app.editor import editor_command as editor_command  # re-exported
 from flaketui.app.editor import open_in_editor
 from flaketui.app.jobs import RunJobs, wants_history
 from flaketui.app.messages import LoadFailed, LogsGrew, RunsLoaded
-from flaketui.app.run_view import PENDING as PENDING  # re-exported: the table's "…" of a divergence
+from flaketui.app.run_drawing import RunDrawing
 from flaketui.app.run_view import RunView
-from flaketui.app.run_view import whole_valued as whole_valued  # re-exported
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions
 from flaketui.app.task_columns import RunColumns
-from flaketui.app.task_columns import metric_cell as metric_cell  # re-exported
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.loading import LoadingPane
 from flaketui.app.widgets.run_summary import RunSummary
-from flaketui.app.widgets.task_table import Column, TaskTable
+from flaketui.app.widgets.task_table import TaskTable
 from flaketui.model import ERRORED, RunOutcomes
 from flaketui.sanitize import visible
-from flaketui.session.state import RunState
-from flaketui.stats import SuiteSummary, TaskStats
-
-SHORT_SCREEN = 30
-"""Screen height under which the task table's curves are not shown (the table keeps the rows)."""
 
 
-class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
+class TasksScreen(RunDrawing, SortActions, RunJobs, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -128,42 +119,6 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
         self._told_loading = 0.0
         """When a key pressed while loading was last answered (:meth:`on_key`)."""
 
-    @property
-    def state(self) -> RunState | None:
-        """The shown run's state in the session."""
-        return None if self.view is None else self.view.state
-
-    @property
-    def run(self) -> str | None:
-        """The shown run's name."""
-        return None if self.view is None else self.view.run
-
-    @property
-    def outcomes(self) -> RunOutcomes | None:
-        """The shown run's trials by task."""
-        return None if self.view is None else self.view.outcomes
-
-    @property
-    def stats(self) -> TaskStats | None:
-        """The shown run's statistics at the app's k."""
-        return None if self.view is None else self.view.stats
-
-    @property
-    def summary(self) -> SuiteSummary | None:
-        """The shown run's suite figures at the app's k."""
-        return None if self.view is None else self.view.summary
-
-    @property
-    def current_row(self) -> int | None:
-        """Data row (index into :attr:`stats`) under the cursor."""
-        return None if self.stats is None else self.query_one(TaskTable).cursor_data_row
-
-    @property
-    def current_task(self) -> str | None:
-        """Name of the task under the cursor."""
-        row = self.current_row
-        return None if row is None or self.stats is None else self.stats.tasks[row]
-
     def compose(self) -> ComposeResult:
         yield Header()
         yield LoadingPane(id="loading")
@@ -185,13 +140,6 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
         self.query_one(LoadingPane).load()
-
-    def theme_changed(self, theme: object) -> None:
-        """Draw the summary, table and curves again in the new theme's colours."""
-        self.update_summary()
-        self.query_one(TaskTable).invalidate()
-        self.update_curves()
-        self.update_current_task()
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -309,38 +257,6 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
         self.update_curves()
         self.update_current_task()
 
-    def set_table_columns(self, keep_unchanged: bool = False) -> None:
-        """Give the table its columns again (the data behind them changed). The sorted orders are
-        forgotten; with ``keep_unchanged`` (a new k) the shown column's is kept if its values are the
-        same (:meth:`RunView.keep_orders`)."""
-        view, key = self.view, self.sort_key
-        assert view is not None and self.state is not None
-        kept = view.take_orders()
-        self.table_columns = RunColumns(view, self.state, self.flake_app.triage_store)
-        self.query_one(TaskTable).set_columns(self.columns())
-        view.keep_orders(kept if keep_unchanged else {}, key, lambda: self.sort_values(key))
-
-    def columns(self) -> list[Column]:
-        """The table's columns for the shown run at the screen's width (:mod:`flaketui.app.task_columns`)."""
-        assert self.table_columns is not None and self.stats is not None
-        app, run = self.flake_app, self.run
-        review = ([triage_dialogs.task_column(app, run, self.stats.tasks)]
-                  if run is not None and triage_dialogs.run_has_notes(app, run) else [])
-        return self.table_columns.columns(self.app.size.width, review, bool(app.session.owners))
-
-    def cell(self, row: int, key: str) -> Text:
-        """One cell of the table: column ``key``'s rendering of data row ``row``."""
-        column = self.query_one(TaskTable).column(key)
-        return Text("") if column is None else column.render(row)
-
-    def sort_values(self, key: str) -> np.ndarray:
-        """Values to sort by for column ``key`` (floats; NaN sort last)."""
-        assert self.stats is not None
-        return self.column_sort_values(key, len(self.stats))
-
-    def sort_table(self) -> TaskTable:
-        return self.query_one(TaskTable)
-
     def refresh_order(self, keep: int | None = None) -> None:
         """Filter and sort the rows, keeping the cursor on ``keep`` (a data row) if shown."""
         if self.stats is None or self.view is None or self.table_columns is None:
@@ -353,65 +269,6 @@ class TasksScreen(SortActions, RunJobs, FlakeScreen[None]):
         table.empty_text = "no task matches" if (self.filter_text or self.flaky_only) else "no tasks"
         table.show(order, keep=keep)
         self.update_title()
-
-    # -- header, summary and curves ---------------------------------------------------------
-
-    def update_title(self) -> None:
-        st, table = self.stats, self.query_one(TaskTable)
-        if st is None or self.run is None:
-            return
-        shown = len(table.order)
-        label = next((c.label for c in table.columns if c.key == self.sort_key), self.sort_key)
-        parts = [visible(self.run), f"{shown} of {len(st)} tasks" if shown != len(st) else
-                 f"{len(st)} tasks", f"sorted by {label} {'↓' if self.sort_reverse else '↑'}"]
-        parts += [f"filter “{self.filter_text}”"] * bool(self.filter_text) + ["flaky only"] * self.flaky_only
-        self.sub_title = visible(" · ".join(parts))
-
-    def update_summary(self) -> None:
-        """The run's figures (:class:`~flaketui.app.widgets.run_summary.RunSummary`)."""
-        if self.view is None or self.summary is None:
-            return
-        opts, box = self.flake_app.options, self.query_one(RunSummary)
-        facts = self.view.summary_facts(self.run_index, self.flake_app.k_is_default, opts.min_pass_hat_k,
-                                        opts.max_flakiness)
-        box.show(facts, box.content_size.width or max(20, self.app.size.width - 2))
-
-    def on_resize(self) -> None:
-        # On a short terminal the curves give their rows to the table (ten rows and more at 80×24).
-        self.set_class(self.app.size.height < SHORT_SCREEN, "-short")
-        self.update_summary()
-        table = self.query_one(TaskTable)
-        name = table.column("task")
-        if self.stats is None or name is None:
-            return
-        columns = self.columns()
-        # the task column's cap and the class column's place follow the width
-        if columns[0].width != name.width or [c.key for c in columns] != [c.key for c in table.columns]:
-            table.set_columns(columns)
-
-    def update_curves(self) -> None:
-        st, row = self.stats, self.current_row
-        if st is None or self.view is None:
-            return
-        suite, spread, task = self.view.curves(row)
-        title = ("highlighted task" if row is None else
-                 f"{visible(st.tasks[row])} ({int(st.passes[row])}/{int(st.n[row])})")
-        self.query_one(Curves).show_curves(suite, f"suite ({len(st)} tasks)", task, title, spread, st.k)
-
-    def update_current_task(self) -> None:
-        """The full name of the highlighted task (the table may cut it), under the table."""
-        st, row = self.stats, self.current_row
-        line = Text()
-        if st is not None and row is not None:
-            line.append("▸ ")
-            line.append(visible(st.tasks[row]), style="bold")
-            line.append(f"  {int(st.passes[row])}/{int(st.n[row])} passed", style="dim")
-        self.query_one("#current-task", Static).update(line, layout=False)  # one line, whatever it says
-
-    @on(TaskTable.TaskHighlighted)
-    def task_highlighted(self, event: TaskTable.TaskHighlighted) -> None:
-        self.update_curves()
-        self.update_current_task()
 
     # -- keys -------------------------------------------------------------------------------
 
