@@ -165,6 +165,18 @@ class Session:
 
         return default_k([state.outcomes for state in self.runs()])
 
+    def follow_usual_k(self) -> bool:
+        """A new log arrived (``--watch``): while k is the default, it follows the trials most tasks
+        have up, never down (new tasks with one trial each are counted below k, as the summary says,
+        until they catch up: not a reason to drop to k = 1 for every task). True when k rose."""
+        if not self.k_is_default:
+            return False
+        usual = self.usual_k()
+        if self.k is not None and usual <= self.k:
+            return False
+        self.k = usual
+        return True
+
     def runs(self) -> list[RunState]:
         """Every run's state, in the log's order."""
         assert self.log is not None

@@ -130,3 +130,14 @@ def test_session_imports_neither_textual_nor_rich() -> None:
             "print([m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_k_follows_the_usual_trials_up_only_while_default(log: TrialLog) -> None:
+    """The default k rises to the trials most tasks have as logs grow, never falls, and a chosen k stays."""
+    session = session_of(log)
+    usual = session.usual_k()
+    assert session.follow_usual_k() and session.k == usual
+    session.k = usual + 3
+    assert not session.follow_usual_k() and session.k == usual + 3  # never down
+    session.k, session.k_is_default = 1, False
+    assert not session.follow_usual_k() and session.k == 1  # chosen: kept

@@ -10,12 +10,11 @@ shows of a run is the session's :class:`~flaketui.session.state.RunState` (fille
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -34,14 +33,14 @@ from flaketui.app.sorting import SortActions
 from flaketui.app.task_columns import RunColumns
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
-from flaketui.app.widgets.loading import LoadingPane
+from flaketui.app.widgets.loading import LoadingKeys, LoadingPane
 from flaketui.app.widgets.run_summary import RunSummary
 from flaketui.app.widgets.task_table import TaskTable
 from flaketui.model import ERRORED, RunOutcomes
 from flaketui.sanitize import visible
 
 
-class TasksScreen(RunDrawing, SortActions, RunJobs, FlakeScreen[None]):
+class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -116,8 +115,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, FlakeScreen[None]):
         """The shown run's table state: statistics at k, orders, flaky mask, name filter."""
         self.table_columns: RunColumns | None = None
         """The shown run's columns (what they draw: the view and the run's state)."""
-        self._told_loading = 0.0
-        """When a key pressed while loading was last answered (:meth:`on_key`)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -140,38 +137,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, FlakeScreen[None]):
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
         self.query_one(LoadingPane).load()
-
-    # -- loading ----------------------------------------------------------------------------
-
-    @property
-    def loading_logs(self) -> bool:
-        """True until the logs are loaded (or failed to load): only quitting works then."""
-        return self.has_class("-loading")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While loading, every key but ``q`` and ``ctrl+c`` does nothing; ``ctrl+c`` quits
-        only then (after, it copies selected text as everywhere in Textual)."""
-        return self.loading_logs if action == "quit_loading" else not self.loading_logs
-
-    def on_key(self, event: events.Key) -> None:
-        """A key pressed while the logs load is answered (at most once a second), not dropped
-        without a word; only q and ctrl+c act then."""
-        if not self.loading_logs or event.key in ("q", "ctrl+c"):
-            return
-        if time.monotonic() - self._told_loading > 1.0:
-            self._told_loading = time.monotonic()
-            self.notify("still loading the logs…; the table takes keys once it is shown", timeout=2)
-
-    def action_quit_loading(self) -> None:
-        """Stop loading (the reading thread stops at its next progress report) and leave."""
-        self.workers.cancel_group(self.query_one(LoadingPane), "load")
-        self.app.exit()
-
-    @on(LoadFailed)
-    def show_failure(self, event: LoadFailed) -> None:
-        self.query_one(LoadingPane).failed(event.error)
-        self.sub_title = "error"
-        self.notify(visible(event.error), title="Could not load", severity="error", timeout=30, markup=False)
 
     def show_worker_error(self, worker: Worker[object]) -> None:
         """A failed worker is told; a failed load also replaces "Loading logs…" with its error."""
@@ -207,14 +172,8 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, FlakeScreen[None]):
         """New trials: show the same run again with them (divergences and causes are found again)."""
         app, run = self.flake_app, self.run
         app.trial_log = event.log  # every run's state afresh
-        if app.k_is_default:
-            # k follows the trials most tasks have up as trials arrive, never down: new tasks
-            # with one trial each are counted below k (as the summary says) until they catch
-            # up, not a reason to drop to k = 1 for every task.
-            usual = app.session.usual_k()
-            if app.k is None or usual > app.k:
-                app.set_reactive(type(app).k, usual)  # shown below, not by the watcher
-                app.session.k = usual
+        if app.session.follow_usual_k():
+            app.set_reactive(type(app).k, app.session.k)  # shown below, not by the watcher
         runs = event.log.runs
         self.show_run(runs.index(run) if run in runs else 0)
         # Counted as the header counts: outcomes and errored trials apart.

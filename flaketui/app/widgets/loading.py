@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
@@ -21,8 +21,12 @@ from textual.worker import get_current_worker
 
 from flaketui.app.messages import LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.model import InputError
+from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.widget import Widget
+
     from flaketui.app.app import FlakeApp
     from flaketui.loading.watch import LogWatcher
 
@@ -106,3 +110,47 @@ class LoadingPane(Vertical):
         """Loading stopped with ``error`` (one line): it replaces the progress."""
         self.query_one(Label).update(Text(f"flaketui: error: {error}", style="bold red"))
         self.query_one(ProgressBar).display = False
+
+
+class LoadingKeys:
+    """The keys of a screen with a :class:`LoadingPane` while its logs load: only quitting works
+    (``q``, and ``ctrl+c`` then only); any other key is answered, not dropped without a word.
+
+    Mixed into the task table's screen, whose class ``-loading`` is set until the logs are shown.
+    """
+
+    _told_loading = 0.0
+    """When a key pressed while loading was last answered (:meth:`on_key`)."""
+
+    @property
+    def loading_logs(self) -> bool:
+        """True until the logs are loaded (or failed to load): only quitting works then."""
+        return cast("Widget", self).has_class("-loading")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While loading, every key but ``q`` and ``ctrl+c`` does nothing; ``ctrl+c`` quits
+        only then (after, it copies selected text as everywhere in Textual)."""
+        return self.loading_logs if action == "quit_loading" else not self.loading_logs
+
+    def on_key(self, event: events.Key) -> None:
+        """A key pressed while the logs load is answered (at most once a second), not dropped
+        without a word; only q and ctrl+c act then."""
+        if not self.loading_logs or event.key in ("q", "ctrl+c"):
+            return
+        if time.monotonic() - self._told_loading > 1.0:
+            self._told_loading = time.monotonic()
+            cast("Widget", self).notify("still loading the logs…; the table takes keys once it is shown", timeout=2)
+
+    def action_quit_loading(self) -> None:
+        """Stop loading (the reading thread stops at its next progress report) and leave."""
+        pane = cast("Widget", self).query_one(LoadingPane)
+        pane.workers.cancel_group(pane, "load")
+        pane.app.exit()
+
+    def on_load_failed(self, event: LoadFailed) -> None:
+        """The logs could not be loaded: the error replaces the progress, and is told."""
+        screen = cast("Screen[object]", self)
+        screen.query_one(LoadingPane).failed(event.error)
+        screen.sub_title = "error"
+        screen.notify(visible(event.error), title="Could not load", severity="error", timeout=30, markup=False)
+
