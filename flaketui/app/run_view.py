@@ -1,10 +1,12 @@
 """One run as the task table shows it: the headless state behind :class:`~flaketui.app.screens.tasks.TasksScreen`.
 
 A :class:`RunView` holds what the table needs of the shown run, computed once per run rather
-than per key: its trials by task, the statistics at the current k (a k change recomputes only
-the three figures k moves), every column's sorted order with the one tie-break order of every
-sort, the flaky mask, and the name filter. The screen holds one and renders it; the view never
-draws and never imports Textual or Rich, so it is tested on its own.
+than per key, over the session's :class:`~flaketui.session.state.RunState` (which keeps the
+run's trials by task, its statistics at k — a k change recomputes only the three figures k
+moves — and what the jobs found): every column's sorted order with the one tie-break order of
+every sort, the flaky mask, the name filter and the summary's facts. The screen holds one and
+renders it; the view never draws and never imports Textual (it names the summary widget's facts
+type only), so it is tested on its own.
 
 It lives in the app (not the core) because it is made of the app's own parts — the table's
 name filter (:mod:`flaketui.app.name_filter`) and its sorting (:mod:`flaketui.app.sorting`) —
@@ -14,7 +16,8 @@ the layers put above the core.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,7 +32,6 @@ from flaketui.stats import SuiteSummary, TaskStats, gate, summarise
 from flaketui.stats.curves import KCurve, histogram, k_curve
 
 if TYPE_CHECKING:
-    from flaketui.app.widgets.run_summary import SummaryFacts
     from flaketui.model import RunOutcomes
     from flaketui.session.state import RunState
 
@@ -52,6 +54,28 @@ def whole_valued(medians: np.ndarray) -> bool:
     half (the median of an even number of whole values)."""
     finite = medians[~np.isnan(medians)]
     return bool(finite.size) and bool(np.all(finite * 2 == np.round(finite * 2)))
+
+
+@dataclass(frozen=True)
+class SummaryFacts:
+    """What the summary says of the shown run (all computed before it is drawn)."""
+
+    summary: SuiteSummary
+    position: int
+    """The run's place among the loaded runs (0-based)."""
+    runs: int
+    """How many runs are loaded."""
+    ran: str
+    """Who ran it (agent, model, harness; secrets masked), or empty."""
+    k_is_default: bool
+    gate: tuple[bool, Sequence[str]] | None
+    """The gate's verdict and its reasons (None: no gate asked for)."""
+    causes_line: str | None
+    """The flaky tasks' suspected sources, or the causes job's progress (None: the run has no traces)."""
+    alerts: list[str]
+    """The run's warnings and what loading met, each one line (shown visible)."""
+    problems: bool
+    """Loading met problems (``e`` lists them)."""
 
 
 class RunView:
@@ -108,7 +132,6 @@ class RunView:
                       max_flakiness: float | None) -> SummaryFacts:
         """What the summary says of the run at the current k (``position``: its place among the
         loaded runs; the gate's floor and cap, None: not asked for)."""
-        from flaketui.app.widgets.run_summary import SummaryFacts
         from flaketui.output.report import problems_line
 
         st, sm, log = self._st(), self.summary, self.state.log

@@ -1,14 +1,12 @@
 """The run's summary above the task table: it owns its part of the screen.
 
-The screen hands it the facts (:class:`SummaryFacts`, computed by
+The screen hands it the facts (:class:`~flaketui.app.run_view.SummaryFacts`, computed by
 :meth:`flaketui.app.run_view.RunView.summary_facts`); the widget lays the text out to the width
 and colours it, and computes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -19,6 +17,7 @@ from flaketui.output import formatting as fmt
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
+    from flaketui.app.run_view import SummaryFacts  # the facts it draws (the run's view computes them)
     from flaketui.stats.estimators import MeanEstimate
     from flaketui.stats.suite import SuiteSummary
 
@@ -47,28 +46,6 @@ def flow(chunks: list[Text], width: int, sep: str) -> Text:
         out.append_text(chunk)
         used += chunk.cell_len
     return out
-
-
-@dataclass(frozen=True)
-class SummaryFacts:
-    """What the summary says of the shown run (all computed before it is drawn)."""
-
-    summary: SuiteSummary
-    position: int
-    """The run's place among the loaded runs (0-based)."""
-    runs: int
-    """How many runs are loaded."""
-    ran: str
-    """Who ran it (agent, model, harness; secrets masked), or empty."""
-    k_is_default: bool
-    gate: tuple[bool, Sequence[str]] | None
-    """The gate's verdict and its reasons (None: no gate asked for)."""
-    causes_line: str | None
-    """The flaky tasks' suspected sources, or the causes job's progress (None: the run has no traces)."""
-    alerts: list[str]
-    """The run's warnings and what loading met, each one line (shown visible)."""
-    problems: bool
-    """Loading met problems (``e`` lists them)."""
 
 
 class RunSummary(Static):
