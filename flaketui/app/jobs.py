@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from textual import work
 from textual.message import Message
 from textual.message_pump import MessagePump
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from flaketui.app.messages import StatesRead
 from flaketui.app.widgets.task_table import TaskTable
@@ -122,9 +122,11 @@ class RunJobs:
         if causes:
             self.update_summary()  # type: ignore[attr-defined]
 
-    def causes_failed(self) -> None:
-        """The causes worker raised (and was told): the shown run's cells stop waiting for it."""
-        if self.view is not None:
+    def show_worker_error(self, worker: Worker[object]) -> None:
+        """A failed worker is told (by the screen); when it is the causes worker, the shown run's
+        cells stop waiting for it and the summary says it failed."""
+        super().show_worker_error(worker)  # type: ignore[misc]
+        if worker.group == "causes" and self.view is not None:
             self.view.state.causes_progress = CAUSES_FAILED
             self.update_summary()  # type: ignore[attr-defined]
 

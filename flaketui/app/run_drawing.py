@@ -36,8 +36,10 @@ class RunDrawing:
     """Draws the shown run (see the module's docstring); its properties are what others read of it:
     :attr:`run`, :attr:`stats` and :attr:`summary` at the app's k, :attr:`outcomes`, :attr:`current_task`."""
 
-    view: RunView | None
-    table_columns: RunColumns | None
+    view: RunView | None = None
+    """The shown run's table state: statistics at k, orders, flaky mask, name filter (None: loading)."""
+    table_columns: RunColumns | None = None
+    """The shown run's columns (what they draw: the view and the run's state)."""
     sort_key: str
     sort_reverse: bool
     filter_text: str

@@ -19,18 +19,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Header, Input, Static
-from textual.worker import Worker
 
 from flaketui.app.editor import editor_command as editor_command  # re-exported
 from flaketui.app.editor import open_in_editor
 from flaketui.app.jobs import RunJobs, wants_history
-from flaketui.app.messages import LoadFailed, LogsGrew, RunsLoaded
+from flaketui.app.messages import LogsGrew, RunsLoaded
 from flaketui.app.run_drawing import RunDrawing
 from flaketui.app.run_view import RunView
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions
-from flaketui.app.task_columns import RunColumns
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.loading import LoadingKeys, LoadingPane
@@ -109,13 +107,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
     _default_sort_set = False
     """Whether the first run shown has set the default sort (P(flaky) when trials are few)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.view: RunView | None = None
-        """The shown run's table state: statistics at k, orders, flaky mask, name filter."""
-        self.table_columns: RunColumns | None = None
-        """The shown run's columns (what they draw: the view and the run's state)."""
-
     def compose(self) -> ComposeResult:
         yield Header()
         yield LoadingPane(id="loading")
@@ -137,14 +128,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
         self.query_one("#filter", Input).display = False
         self.sub_title = "loading"
         self.query_one(LoadingPane).load()
-
-    def show_worker_error(self, worker: Worker[object]) -> None:
-        """A failed worker is told; a failed load also replaces "Loading logs…" with its error."""
-        super().show_worker_error(worker)
-        if worker.group == "load":
-            self.post_message(LoadFailed(str(worker.error)))
-        if worker.group == "causes":
-            self.causes_failed()
 
     @on(RunsLoaded)
     def runs_loaded(self, event: RunsLoaded) -> None:

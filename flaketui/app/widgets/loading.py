@@ -17,7 +17,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from flaketui.app.messages import LoadFailed, LoadProgress, LogsGrew, RunsLoaded
 from flaketui.model import InputError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from flaketui.app.app import FlakeApp
+    from flaketui.app.screens.base import FlakeScreen
     from flaketui.loading.watch import LogWatcher
 
 WATCH_INTERVAL = 1.0
@@ -95,6 +96,13 @@ class LoadingPane(Vertical):
                 return
             self.post_message(LogsGrew(log))
 
+    @on(Worker.StateChanged)
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of the pane raised: the screen tells of it as of its own (a worker's state
+        messages do not bubble), and the load's error replaces "Loading logs…"."""
+        if event.state == WorkerState.ERROR:
+            cast("FlakeScreen[object]", self.screen).show_worker_error(event.worker)
+
     @on(LoadProgress)
     def progress(self, event: LoadProgress) -> None:
         """``done`` of ``total`` bytes of the logs read."""
@@ -146,6 +154,13 @@ class LoadingKeys:
         pane = cast("Widget", self).query_one(LoadingPane)
         pane.workers.cancel_group(pane, "load")
         pane.app.exit()
+
+    def show_worker_error(self, worker: Worker[object]) -> None:
+        """A failed worker is told (by the screen); when it is the load, its error also replaces
+        "Loading logs…"."""
+        super().show_worker_error(worker)  # type: ignore[misc]
+        if worker.group == "load":
+            cast("Widget", self).post_message(LoadFailed(str(worker.error)))
 
     def on_load_failed(self, event: LoadFailed) -> None:
         """The logs could not be loaded: the error replaces the progress, and is told."""
