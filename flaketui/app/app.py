@@ -137,9 +137,11 @@ class FlakeApp(App[int]):
         """What ``options.record`` 's recording said (None: not recorded, or not yet)."""
 
     def watch_k(self, k: int | None) -> None:
+        """The session's k follows the reactive (the headless parts read it there)."""
         self.session.k = k
 
     def watch_divergence_mode(self, mode: str | None) -> None:
+        """The session's divergence mode follows the reactive."""
         self.session.divergence = mode
 
     @property
