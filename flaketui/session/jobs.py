@@ -115,7 +115,8 @@ def causes(state: RunState, known: Iterable[str] = (), *, traced_only: bool = Tr
         run_bursts: Look for outage windows over the whole run once every task is read (the
             report's ``burst``), rather than over each task's own trials (the table's).
         normaliser: Which keys to ignore (None: the session's).
-        workers: Processes to spread the tasks over (1: in this process, a batch a task).
+        workers: Processes to spread the tasks over with ``run_bursts`` (1: in this process, a
+            batch a task).
         grades_field: Where each trial's grades are (``--grades-field``).
         rescored: Task → trial → its re-scored grade (``--rescored``).
 
@@ -141,14 +142,14 @@ def causes(state: RunState, known: Iterable[str] = (), *, traced_only: bool = Tr
     if not total:
         yield CausesBatch(run, {}, 0, 0)
         return
-    every: dict[str, Any] = {}
+    found: dict[str, Any] = {}
 
     def batch(got: Mapping[str, Any], done: int) -> CausesBatch:
-        every.update(got)
+        found.update(got)
         return CausesBatch(run, {t: s.cause for t, s in got.items()}, done, total,
                            {t: s.consistency.trajectory for t, s in got.items()}, dict(got))
 
-    if workers > 1 and len(todo) > 1:
+    if workers > 1 and len(todo) > 1 and run_bursts:  # a task's own outage windows: one a task
         yield from _in_processes(run, todo, read, norm, workers, fork, grades_field, rescored, batch, total)
     else:
         for done, (task, rows) in enumerate(todo.items(), 1):
@@ -159,8 +160,8 @@ def causes(state: RunState, known: Iterable[str] = (), *, traced_only: bool = Tr
     for done, (task, rows) in enumerate(again, len(todo) + 1):
         yield CausesBatch(run, {}, done, total, {task: task_consistency((read(int(r)) for r in rows), norm).trajectory})
     if run_bursts:
-        revised = found_in.apply_bursts(every)
-        changed = {t: s for t, s in revised.items() if s is not every[t]}
+        revised = found_in.apply_bursts(found)
+        changed = {t: s for t, s in revised.items() if s is not found[t]}
         if changed:
             yield batch(changed, total)
 
