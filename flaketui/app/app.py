@@ -24,8 +24,10 @@ from flaketui._runtime import freeze, unfreeze
 from flaketui.app.messages import Recorded, RunsLoaded
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.tasks import TasksScreen
+from flaketui.loading.options import LoadOptions
 from flaketui.model import FieldMap, TrialLog
 from flaketui.sanitize import visible
+from flaketui.session.state import Session
 from flaketui.traces import Normaliser
 from flaketui.triage import TriageStore
 
@@ -88,9 +90,10 @@ class AppOptions:
 class FlakeApp(App[int]):
     """Find flaky tasks, see why they flake, from the keyboard.
 
-    State shared by every screen: :attr:`options` (the command line's), :attr:`trial_log`
-    (the loaded trials, None while loading), :attr:`k`, :attr:`normaliser` (from
-    ``options.ignore_keys``) and :attr:`triage_store` (the triage notes).
+    State shared by every screen: :attr:`options` (the command line's) and :attr:`session`
+    (the loaded trials, each run's state, the normaliser from ``options.ignore_keys``, the
+    triage notes), read through :attr:`trial_log`, :attr:`normaliser` and
+    :attr:`triage_store`; :attr:`k` and :attr:`divergence_mode` are reactives the screens watch.
     """
 
     CSS_PATH = "flaketui.tcss"
@@ -102,7 +105,11 @@ class FlakeApp(App[int]):
 
     k: var[int | None] = var(None, init=False)
     """k for pass@k and pass^k (None until the log is loaded when not given). The task
-    table's ``+`` / ``-`` change it; screens read it when they compute."""
+    table's ``+`` / ``-`` set it; the screens that show k watch it (the session keeps it too,
+    for the headless parts)."""
+    divergence_mode: var[str | None] = var(None, init=False)
+    """The divergence mode of every trace comparison: ``v``'s choice, else ``--divergence``
+    (None: each pair's default). The task table watches it: its ``div`` column is found again."""
 
     def __init__(self, options: AppOptions) -> None:
         super().__init__()
@@ -112,16 +119,16 @@ class FlakeApp(App[int]):
             from flaketui.loading.formats import parquet_checks
 
             parquet_checks.SOURCES_ROOTS = tuple(options.sources_roots)
+        self.session = Session.with_keys(
+            options.ignore_keys, options.flaky_cap, k=options.k, k_is_default=options.k is None,
+            divergence=options.divergence, owners=options.owners, history_url=options.history,
+            load=LoadOptions(sources_roots=tuple(options.sources_roots)))
+        """What the screens show and the workers fill: the loaded log, each run's state, k, the
+        divergence mode, the normaliser and the triage notes (:class:`~flaketui.session.state.Session`)."""
         self.set_reactive(FlakeApp.k, options.k)
-        self.k_is_default = options.k is None
-        """True while k is the default (the trials most tasks have), not chosen by the user."""
-        self.normaliser = Normaliser.with_keys(options.ignore_keys)
-        """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps."""
-        self.trial_log: TrialLog | None = None
-        """Every loaded trial (set when loading finishes)."""
+        self.set_reactive(FlakeApp.divergence_mode, options.divergence)
         self.compare_pending: tuple[str, ...] | None = options.compare
         """The comparison pane still to open once loaded (``options.compare``, used once)."""
-        self._triage_store: TriageStore | None = None
         self.triage_error_shown: str | None = None
         """The last triage save error told to the user (each distinct reason is told once)."""
         self.triage_first_note: str | None = None
@@ -129,10 +136,41 @@ class FlakeApp(App[int]):
         self.recorded: str | None = None
         """What ``options.record`` 's recording said (None: not recorded, or not yet)."""
 
+    def watch_k(self, k: int | None) -> None:
+        """The session's k follows the reactive (the headless parts read it there)."""
+        self.session.k = k
+
+    def watch_divergence_mode(self, mode: str | None) -> None:
+        """The session's divergence mode follows the reactive."""
+        self.session.divergence = mode
+
+    @property
+    def k_is_default(self) -> bool:
+        """True while k is the default (the trials most tasks have), not chosen by the user."""
+        return self.session.k_is_default
+
+    @k_is_default.setter
+    def k_is_default(self, value: bool) -> None:
+        self.session.k_is_default = value
+
+    @property
+    def trial_log(self) -> TrialLog | None:
+        """Every loaded trial (the session's; None while loading)."""
+        return self.session.log
+
+    @trial_log.setter
+    def trial_log(self, log: TrialLog) -> None:
+        self.session.set_log(log)
+
+    @property
+    def normaliser(self) -> Normaliser:
+        """Drops ids, timestamps, durations and ``ignore_keys`` from trace steps (the session's)."""
+        return self.session.normaliser
+
     @property
     def triage_store(self) -> TriageStore:
         """The triage notes (opened on first use, see :meth:`open_triage_store`)."""
-        store = self._triage_store
+        store = self.session.triage_store
         return self.open_triage_store() if store is None else store
 
     def get_default_screen(self) -> Screen:
@@ -150,13 +188,13 @@ class FlakeApp(App[int]):
 
         See :func:`flaketui.app.screens.triage_dialogs.open_store` for where the file is.
         """
-        if self._triage_store is None:
-            store = self._triage_store = triage_dialogs.open_store(self.options)
+        if self.session.triage_store is None:
+            store = self.session.triage_store = triage_dialogs.open_store(self.options)
             self.triage_first_note = triage_dialogs.first_note_notice(self.options, store)
             for message in store.messages:
                 self.notify(message, title="Triage notes", severity="warning", timeout=20,
                             markup=False)
-        return self._triage_store
+        return self.session.triage_store
 
     @on(RunsLoaded)
     def open_triage(self, event: RunsLoaded) -> None:

@@ -1,10 +1,12 @@
 """One run as the task table shows it: the headless state behind :class:`~flaketui.app.screens.tasks.TasksScreen`.
 
 A :class:`RunView` holds what the table needs of the shown run, computed once per run rather
-than per key: its trials by task, the statistics at the current k (a k change recomputes only
-the three figures k moves), every column's sorted order with the one tie-break order of every
-sort, the flaky mask, and the name filter. The screen holds one and renders it; the view never
-draws and never imports Textual or Rich, so it is tested on its own.
+than per key, over the session's :class:`~flaketui.session.state.RunState` (which keeps the
+run's trials by task, its statistics at k — a k change recomputes only the three figures k
+moves — and what the jobs found): every column's sorted order with the one tie-break order of
+every sort, the flaky mask, the name filter and the summary's facts. The screen holds one and
+renders it; the view never draws and never imports Textual (it names the summary widget's facts
+type only), so it is tested on its own.
 
 It lives in the app (not the core) because it is made of the app's own parts — the table's
 name filter (:mod:`flaketui.app.name_filter`) and its sorting (:mod:`flaketui.app.sorting`) —
@@ -14,20 +16,24 @@ the layers put above the core.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from flaketui.app.name_filter import NameFilter
 from flaketui.app.sorting import sorted_order
-from flaketui.model import ERRORED, RunOutcomes, TrialLog, natural_ranks
+from flaketui.model import ERRORED, natural_ranks, who_ran
 from flaketui.output.cells import widest_names
 from flaketui.output.stream import flakiest_order
-from flaketui.stats import SuiteSummary, TaskStats, summarise, task_stats
-from flaketui.stats.classes import DEFAULT_FLAKY_CAP
+from flaketui.sanitize import mask_text, visible
+from flaketui.stats import SuiteSummary, TaskStats, gate, summarise
 from flaketui.stats.curves import KCurve, histogram, k_curve
-from flaketui.stats.suite import k_figures
+
+if TYPE_CHECKING:
+    from flaketui.model import RunOutcomes
+    from flaketui.session.state import RunState
 
 PENDING = -1
 """Divergence not computed yet (the table shows an ellipsis)."""
@@ -50,20 +56,41 @@ def whole_valued(medians: np.ndarray) -> bool:
     return bool(finite.size) and bool(np.all(finite * 2 == np.round(finite * 2)))
 
 
+@dataclass(frozen=True)
+class SummaryFacts:
+    """What the summary says of the shown run (all computed before it is drawn)."""
+
+    summary: SuiteSummary
+    position: int
+    """The run's place among the loaded runs (0-based)."""
+    runs: int
+    """How many runs are loaded."""
+    ran: str
+    """Who ran it (agent, model, harness; secrets masked), or empty."""
+    k_is_default: bool
+    gate: tuple[bool, Sequence[str]] | None
+    """The gate's verdict and its reasons (None: no gate asked for)."""
+    causes_line: str | None
+    """The flaky tasks' suspected sources, or the causes job's progress (None: the run has no traces)."""
+    alerts: list[str]
+    """The run's warnings and what loading met, each one line (shown visible)."""
+    problems: bool
+    """Loading met problems (``e`` lists them)."""
+
+
 class RunView:
     """The shown run's table state (see the module's docstring).
 
     Args:
-        log: The loaded trials.
-        run: The run's name.
-        outcomes: Its trials grouped by task (``log.run_outcomes(run)``).
+        state: The run's state in the session (its trials by task, its statistics at k, what
+            the jobs found).
     """
 
-    def __init__(self, log: TrialLog, run: str, outcomes: RunOutcomes, flaky_cap: float | None = None) -> None:
-        self.run = run
-        self.flaky_cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
-        """The flakiness cap the classes are stated against."""
-        self.outcomes = outcomes
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.run = state.name
+        log = state.log
+        self.outcomes = outcomes = state.outcomes
         traced = log.has_trace[outcomes.rows] & (log.outcome[outcomes.rows] != ERRORED)
         self.has_traces: np.ndarray = any_per_task(traced, outcomes)
         """Per task, whether a non-errored trial of it has a trace."""
@@ -95,17 +122,42 @@ class RunView:
     # -- statistics -------------------------------------------------------------------------
 
     def at_k(self, k: int) -> TaskStats:
-        """Make the statistics those at ``k``: :func:`~flaketui.stats.task_stats` the first time,
-        then the same statistics with only the three that depend on k computed again (the
-        classes, intervals and rates are kept: a million tasks' classes alone take 0.1 s)."""
-        st = self.stats
-        if st is None:
-            st = task_stats(self.outcomes, k, flaky_cap=self.flaky_cap)
-        else:
-            at, hat, hat_ci = k_figures(self.outcomes.n, self.outcomes.passes, k)
-            st = replace(st, k=k, pass_at_k=at, pass_hat_k=hat, pass_hat_k_ci=hat_ci)
+        """Make the statistics those at ``k`` (:meth:`RunState.stats
+        <flaketui.session.state.RunState.stats>`, which keeps what k does not move)."""
+        st = self.state.stats(k)
         self.stats, self.summary = st, summarise(st)
         return st
+
+    def summary_facts(self, position: int, k_is_default: bool, min_pass_hat_k: float | None,
+                      max_flakiness: float | None) -> SummaryFacts:
+        """What the summary says of the run at the current k (``position``: its place among the
+        loaded runs; the gate's floor and cap, None: not asked for)."""
+        from flaketui.output.report import problems_line
+
+        st, sm, log = self._st(), self.summary, self.state.log
+        assert sm is not None
+        who = who_ran(dict(log.run_meta.get(sm.run, {})))
+        ran = " ".join(who[p] for p in ("agent", "model", "harness") if p in who)
+        verdict = None
+        if min_pass_hat_k is not None or max_flakiness is not None:
+            found = gate(st, sm, min_pass_hat_k, max_flakiness)
+            verdict = (found.passed, found.reasons)
+        alerts = [visible(w) for w in sm.warnings]
+        if log.problems:
+            alerts.append(problems_line(log.problems))
+        return SummaryFacts(sm, position, len(log.runs), visible(mask_text(ran)) if ran else "", k_is_default,
+                            verdict, self.causes_line() if self.has_traces.any() else None, alerts,
+                            bool(log.problems))
+
+    def causes_line(self) -> str:
+        """The summary's breakdown of the mixed tasks by suspected source, or the causes job's progress."""
+        from flaketui.traces.causes import CauseSuggestion, breakdown_line
+
+        progress = self.state.causes_progress
+        if progress is not None:
+            return f"suspected sources: reading the flaky tasks' traces, {progress}"
+        found = self.state.causes
+        return breakdown_line(CauseSuggestion(t, found[t], 0, 0) for t in self.flaky_tasks_in(found))
 
     def _st(self) -> TaskStats:
         assert self.stats is not None, "at_k() first"

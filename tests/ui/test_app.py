@@ -22,6 +22,7 @@ from flaketui.app.screens.problems import ProblemsScreen
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.app.screens.traces import TaskTraceScreen
 from flaketui.app.widgets.fork_map import ForkMap
+from flaketui.app.widgets.loading import LoadingPane
 from flaketui.app.widgets.task_table import TaskTable
 from flaketui.app.widgets.trace_view import TraceDiffView
 from tests.conftest import BASELINE, CANDIDATE, SIZE
@@ -415,7 +416,7 @@ async def test_progress_is_shown_while_loading(app: FlakeApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         screen = app.tasks_screen
-        screen.show_progress(LoadProgress(2_500_000, 10_000_000))
+        screen.query_one(LoadingPane).progress(LoadProgress(2_500_000, 10_000_000))
         label = str(screen.query_one("#loading-label").render())
         assert "2.5 of 10.0 MB" in label
 
@@ -640,7 +641,7 @@ async def test_watch_keeps_the_default_k_at_the_trials_most_tasks_have(tmp_path:
         first = app.k
         with log.open("a", encoding="utf-8") as f:
             f.write("".join(lines[100:]))
-        app.tasks_screen.poll_logs()
+        app.tasks_screen.query_one(LoadingPane).poll()
         await ready(pilot)
         await ready(pilot)
         assert app.trial_log is not None and len(app.trial_log) == len(lines)

@@ -62,8 +62,8 @@ async def test_column_fills_in_and_sorts(log: Path, tmp_path: Path) -> None:
         values = screen.sort_values(KEY)[table.order]
         assert values[:2].tolist() == pytest.approx([DRIFT, (1 + 5 / 9) / 2]) and np.isnan(values[2:]).all()
         # While the worker has not reached a flaky task with traces, its cell says so.
-        del screen.consistency["r"]["wander"]
-        screen._causes_progress["r"] = "1 of 3"
+        del app.session.run("r").consistency["wander"]
+        app.session.run("r").causes_progress = "1 of 3"
         assert screen.cell(screen.stats.tasks.index("wander"), KEY).plain == "…"
         assert screen.cell(screen.stats.tasks.index("steady"), KEY).plain == ""
 

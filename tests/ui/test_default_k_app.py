@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 
 from flaketui.app.app import make_app
 from flaketui.app.widgets.curve import Curves
+from flaketui.app.widgets.loading import LoadingPane
 from tests.conftest import SIZE
 
 
@@ -51,7 +52,7 @@ async def test_watch_moves_the_default_k_up_with_the_mode(tmp_path: Path) -> Non
         with log.open("a", encoding="utf-8") as f:
             f.write(trial_lines(tasks, range(2, 5)))
             f.write(trial_lines(["late"], range(1)))  # a new task with one trial: not k = 1
-        app.tasks_screen.poll_logs()
+        app.tasks_screen.query_one(LoadingPane).poll()
         await ready(pilot)
         await ready(pilot)
         assert app.k == 5

@@ -57,7 +57,7 @@ async def test_no_history_no_state_column(tmp_path: Path, monkeypatch: pytest.Mo
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, triage=str(tmp_path / "t.json")))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.tasks_screen.history_states is None
+        assert app.session.history_states is None
         assert "history_state" not in [c.key for c in app.tasks_screen.query_one(TaskTable).columns]
 
 
@@ -85,5 +85,5 @@ async def test_record_then_the_states_include_this_run(tmp_path: Path) -> None:
         for _ in range(3):
             await settle(pilot)
         assert app.recorded and app.recorded.startswith("recorded 2 runs")
-        assert app.tasks_screen.history_states is not None
-        assert app.tasks_screen.history_states["searchRunbook"] == "undetermined"
+        assert app.session.history_states is not None
+        assert app.session.history_states["searchRunbook"] == "undetermined"

@@ -20,7 +20,7 @@ def test_editor_command(editor: str, expected: list[str]) -> None:
     """The path is always one absolute argument (never a name an editor reads as an option)."""
     import os
 
-    from flaketui.app.screens.tasks import editor_command
+    from flaketui.app.editor import editor_command
 
     log = os.path.abspath("log.jsonl")
     assert editor_command(editor, "log.jsonl", 7) == [part.format(log=log) for part in expected]

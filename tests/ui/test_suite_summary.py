@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from flaketui.app.app import FlakeApp, make_app
+from flaketui.app.widgets.loading import LoadingPane
 from tests.conftest import BASELINE, CANDIDATE, SIZE
 from tests.helpers.app import ready, table
 from tests.helpers.logs import write_log
@@ -90,7 +91,7 @@ async def test_watch_keeps_k_when_a_task_with_one_trial_arrives(tmp_path: Path) 
         assert app.k == 5
         with log.open("a", encoding="utf-8") as f:
             f.write('{"run": "r", "task": "late", "trial": 0, "passed": true}\n')
-        app.tasks_screen.poll_logs()
+        app.tasks_screen.query_one(LoadingPane).poll()
         await ready(pilot)
         await ready(pilot)
         assert app.trial_log is not None and "late" in app.tasks_screen.stats.tasks

@@ -42,7 +42,8 @@ def test_integer_metrics_show_as_integers() -> None:
     """Whole-valued metrics show as integers."""
     import numpy as np
 
-    from flaketui.app.screens.tasks import metric_cell, whole_valued
+    from flaketui.app.run_view import whole_valued
+    from flaketui.app.task_columns import metric_cell
 
     tokens = np.array([678.0, 1976.0, 677.5, np.nan])
     assert whole_valued(tokens)

@@ -109,7 +109,7 @@ async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None
     app = pair_app(tmp_path, chat(8, user="a"), chat(8, diverge_at=6, user="b"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.tasks_screen.divergence[app.tasks_screen.run]["t"] == 6
+        assert app.session.run(app.tasks_screen.run).divergences["t"] == 6
         screen = await open_first(app, pilot)
         view = screen.query_one(TraceDiffView)
         assert (view.mode, view.first_divergence) == ("actions", 6)
@@ -117,7 +117,7 @@ async def test_v_switches_the_divergence_mode_everywhere(tmp_path: Path) -> None
         await settle(pilot)
         assert (view.mode, view.first_divergence) == ("all", 1)
         assert "divergence mode: all" in plain(view.labels_text())
-        assert app.tasks_screen.divergence[app.tasks_screen.run]["t"] == 1
+        assert app.session.run(app.tasks_screen.run).divergences["t"] == 1
         await pilot.press("escape")
         await settle(pilot)
         screen = await open_first(app, pilot)  # the choice outlives the screen

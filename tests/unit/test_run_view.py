@@ -16,6 +16,7 @@ from flaketui.app.run_view import PENDING, RunView
 from flaketui.loading import load_logs
 from flaketui.model import TrialLog, natural_ranks
 from flaketui.output.stream import flakiest_order
+from flaketui.session.state import Session
 from flaketui.stats import summarise, task_stats
 from flaketui.stats.curves import k_curve
 from flaketui.stats.estimators import FLAKY
@@ -40,7 +41,9 @@ def log(tmp_path: Path) -> TrialLog:
 
 
 def view_of(log: TrialLog, k: int = 1) -> RunView:
-    view = RunView(log, log.runs[0], log.run_outcomes(log.runs[0]))
+    session = Session()
+    session.set_log(log)
+    view = RunView(session.run(log.runs[0]))
     view.at_k(k)
     return view
 

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from flaketui.app.widgets.loading import LoadingPane
 from flaketui.loading import load_logs
 from flaketui.loading.watch import Change, LogWatcher, Tail
 from flaketui.model import FieldMap, InputError
@@ -216,7 +217,7 @@ async def test_app_watch_shows_new_trials(tmp_path: Path) -> None:
         assert [t.row_text(i)[0] for i in range(len(t.order))] == ["a"]
         with open(p, "ab") as fh:
             fh.write(b', "passed": true}\n' + line("c", False))
-        screen.poll_logs()
+        screen.query_one(LoadingPane).poll()
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert sorted(t.row_text(i)[0] for i in range(len(t.order))) == ["a", "b", "c"]

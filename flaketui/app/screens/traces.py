@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -63,10 +62,6 @@ from flaketui.triage import TriageKey
 if TYPE_CHECKING:
     from flaketui.app.app import FlakeApp
 
-_CHOSEN: WeakKeyDictionary[App[Any], str] = WeakKeyDictionary()
-"""The divergence mode chosen with ``v`` in an app (it outlives the screen it was chosen on)."""
-
-
 def divergence_mode(app: FlakeApp, *traces: Sequence[Any] | None) -> str:
     """The mode traces are compared in: ``v``'s choice, else ``--divergence``, else
     :func:`~flaketui.traces.default_mode` of ``traces``."""
@@ -75,20 +70,13 @@ def divergence_mode(app: FlakeApp, *traces: Sequence[Any] | None) -> str:
 
 def chosen_mode(app: FlakeApp) -> str | None:
     """The mode chosen for the app: ``v``'s choice, else ``--divergence`` (None: each pair's default)."""
-    return _CHOSEN.get(app) or app.options.divergence
+    return app.divergence_mode
 
 
 def choose_mode(app: FlakeApp, mode: str) -> None:
-    """Make ``mode`` the app's divergence mode, and find the task table's divergences again."""
-    _CHOSEN[app] = mode
-    tasks = app.tasks_screen
-    run = tasks.run
-    if run is not None:
-        app.workers.cancel_group(tasks, "divergence")  # its steps are the other mode's
-        tasks.divergence.clear()
-        tasks.divergence[run] = {}
-        tasks.forget_order("divergence")
-        tasks.find_divergences(run)
+    """Make ``mode`` the app's divergence mode (:attr:`FlakeApp.divergence_mode
+    <flaketui.app.app.FlakeApp.divergence_mode>`; the screens that show divergences watch it)."""
+    app.divergence_mode = mode
 
 
 def trial_label(side: str, trial: Trial, position: int, total: int, kind: str) -> str:

@@ -106,6 +106,10 @@ class TaskTable(ScrollView, can_focus=True):
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
     """Position of the cursor in the shown order (not a data row index)."""
+    sort_key: reactive[str | None] = reactive(None)
+    """The column whose header shows the sort arrow (data-bound to the owner's ``sort_key``)."""
+    sort_reverse: reactive[bool] = reactive(False)
+    """The arrow points down (descending) when True (data-bound to the owner's ``sort_reverse``)."""
 
     class TableMessage(Message):
         """Base of the table's messages: ``control`` is the table."""
@@ -143,8 +147,6 @@ class TaskTable(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.columns: list[Column] = []
         self.order: np.ndarray = np.empty(0, dtype=np.int64)
-        self.sort_key: str | None = None
-        self.sort_reverse = False
         self.empty_text = "no tasks"
         self._lines: dict[int, Strip] = {}
         self._width = 0
