@@ -95,3 +95,26 @@ def test_plan_cell_and_page(bench: ModuleType) -> None:
     for row in rows:
         if row.missed:
             assert f"**{row.situation}, {row.figure}:" in page
+
+
+def test_family_rerun_replaces_only_its_section(bench: ModuleType) -> None:
+    """A ``--family`` rerun swaps that family's section into the page and keeps every other one."""
+    title5, title6 = bench.FAMILIES["suite intervals"], bench.FAMILIES["plan decisions"]
+    old = (f"# Calibration\n\n- This run: `full`, 13 min.\n\n## {title5}\n\nold five\n\n## {title6}\n\nsix\n\n"
+           "## Classes\n\n<!-- generated: classes -->\nkept\n<!-- end generated: classes -->\n")
+    new = f"# Calibration\n\n- This run: `bench --family x`, 1 min.\n\n## {title5}\n\nnew five\n"
+    page = bench.replace_sections(old, new, ("suite intervals",))
+    assert "new five" in page and "old five" not in page and "\nsix\n" in page and "\nkept\n" in page
+    assert page.count("## ") == old.count("## ") and "regenerated section(s) 5" in page
+
+
+def test_wild_cluster_interval_holds_the_mean(bench: ModuleType) -> None:
+    """The wild cluster bootstrap contrast gives an interval around the mean, within [0, 1]."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    sizes = np.array([6, 2, 2, 2, 2])
+    x = rng.random(int(sizes.sum()))
+    weights = bench.WEBB[rng.integers(0, 6, size=(199, sizes.size))]
+    lo, hi = bench.wild_cluster_interval(x, sizes, weights)
+    assert 0.0 <= lo < x.mean() < hi <= 1.0
