@@ -421,7 +421,10 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     β = b + n − c. The expected number of truly flaky tasks is Σ P(flaky); its
     interval is the central ``confidence`` range of the Poisson-binomial count
     with those chances (tasks independent given the prior; the prior's own
-    uncertainty is not in it). With ``weights``, ``n`` and ``c`` are distinct (n, c) pairs and
+    uncertainty is not in it). Under a symmetric prior (a = b) the band is symmetric about ½, so a
+    task's figures are those of its mirror image (n − c passes), and are computed from it: the two
+    tie exactly, rather than in all but the last bit (which ordered a ranking by P(flaky) by rounding
+    where the observed flakiness ties them). With ``weights``, ``n`` and ``c`` are distinct (n, c) pairs and
     ``weights`` how many tasks have each (the arrays returned are then per pair).
 
     References
@@ -445,8 +448,11 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
             pairs, inverse = np.unique(np.stack([n_arr[has], c_arr[has]], axis=1), axis=0, return_inverse=True)
         else:
             pairs, inverse = np.stack([n_arr[has], c_arr[has]], axis=1), np.arange(int(has.sum()))
-        alpha = prior.a + pairs[:, 1]
-        beta = prior.b + pairs[:, 0] - pairs[:, 1]
+        passes = pairs[:, 1]
+        if prior.a == prior.b:  # mirror images (c and n − c) tie exactly, as their 4p̂(1 − p̂) does
+            passes = np.minimum(passes, pairs[:, 0] - passes)
+        alpha = prior.a + passes
+        beta = prior.b + pairs[:, 0] - passes
         prob = np.clip(betainc(alpha, beta, p_hi) - betainc(alpha, beta, p_lo), 0.0, 1.0)
         total = alpha + beta
         p_flaky[has] = prob[np.ravel(inverse)]

@@ -19,6 +19,7 @@ from flaketui.stats.classes import (
     trials_to_decide,
 )
 from flaketui.stats.empirical_bayes import (
+    BetaPrior,
     betainc,
     fit_prior,
     flaky_posterior,
@@ -197,6 +198,20 @@ def test_posterior_matches_scipy_beta() -> None:
     np.testing.assert_allclose(post.flakiness[has][:5], want, rtol=1e-6)
     assert np.isnan(post.p_flaky[~has]).all()
     assert post.expected == pytest.approx(post.p_flaky[has].sum())
+
+
+def test_mirror_images_tie_exactly_under_a_symmetric_prior() -> None:
+    """Under a symmetric prior a task with c passes and one with n − c have the same P(flaky) to the last bit."""
+    n = np.repeat(np.arange(2, 13), 13)
+    c = np.tile(np.arange(13), 11)
+    keep = c <= n
+    n, c = n[keep], c[keep]
+    post = flaky_posterior(n, c, prior=BetaPrior(0.37, 0.37, fitted=True))
+    mirror = flaky_posterior(n, n - c, prior=BetaPrior(0.37, 0.37, fitted=True))
+    assert np.array_equal(post.p_flaky, mirror.p_flaky) and np.array_equal(post.flakiness, mirror.flakiness)
+    a, b = 0.37 + c, 0.37 + n - c
+    lo, hi = cap_rates(DEFAULT_FLAKY_CAP)
+    np.testing.assert_allclose(post.p_flaky, stats.beta.cdf(hi, a, b) - stats.beta.cdf(lo, a, b), atol=1e-9)
 
 
 def test_every_task_flaky_and_every_task_stable() -> None:
