@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flaketui.stats.estimators import CONFIDENCE, z_value
+from flaketui.stats.special import lbeta, log_choose
 
 
 def shrunk_rate(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
@@ -310,16 +311,11 @@ def undecided_chance(n: ArrayLike, c: ArrayLike, alpha: ArrayLike, beta: ArrayLi
     m = np.arange(horizon + 1, dtype=np.float64)
     mm, yy = np.meshgrid(m, m, indexing="ij")
     valid = yy <= mm
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-
-    def lbeta(x: NDArray[np.float64], z: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(lg(x) + lg(z) - lg(x + z), dtype=np.float64)
-
     y_ok = np.where(valid, yy, 0.0)
-    log_choose = np.asarray(lg(mm + 1) - lg(y_ok + 1) - lg(np.where(valid, mm - yy, 0.0) + 1), dtype=np.float64)
+    choose = log_choose(np.where(valid, mm, 0.0), y_ok)
     post_a = ua[:, None, None] + y_ok[None]
     post_b = ub[:, None, None] + np.where(valid, mm - yy, 0.0)[None]
-    pmf = np.where(valid[None], np.exp(log_choose[None] + lbeta(post_a, post_b) - lbeta(ua, ub)[:, None, None]), 0.0)
+    pmf = np.where(valid[None], np.exp(choose[None] + lbeta(post_a, post_b) - lbeta(ua, ub)[:, None, None]), 0.0)
     big_n = un[:, None, None] + mm.astype(np.int64)[None]
     big_c = uc[:, None, None] + y_ok.astype(np.int64)[None]
     still = table[big_n, np.minimum(big_c, big_n)] & valid[None]
