@@ -72,7 +72,7 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
     flip = inside >= (a_arr + 1) / (a_arr + b_arr + 2)
     aa, bb = np.where(flip, b_arr, a_arr), np.where(flip, a_arr, b_arr)
     xx = np.where(flip, 1 - inside, inside)
-    log_front = -lbeta(aa, bb) + aa * np.log(xx) + bb * np.log1p(-xx)
+    log_front = lgamma(aa + bb) - lgamma(aa) - lgamma(bb) + aa * np.log(xx) + bb * np.log1p(-xx)
     tiny = 1e-300
     qab, qap, qam = aa + bb, aa + 1, aa - 1
     cc = np.ones_like(aa)
