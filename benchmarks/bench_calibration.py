@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Calibration of every test and interval flaketui prints: coverage, type-I error and power.
 
-    .venv/bin/python benchmarks/bench_calibration.py                          # the full run, ~5-10 min on 2 cores
-    .venv/bin/python benchmarks/bench_calibration.py --quick                  # a smaller run, about a minute
+    .venv/bin/python benchmarks/bench_calibration.py                          # the full run, ~15-30 min on 2 cores
+    .venv/bin/python benchmarks/bench_calibration.py --quick                  # a smaller run, a few minutes
+    .venv/bin/python benchmarks/bench_calibration.py --family "suite intervals" --docs   # one family's section
     .venv/bin/python benchmarks/bench_calibration.py --write docs/calibration.md
     .venv/bin/python benchmarks/bench_calibration.py --docs                   # the same page, docs/calibration.md
 
@@ -1089,7 +1090,7 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         f"- This run: `{command}`, {elapsed / 60:.1f} min with {cfg.workers} worker process(es).",
         "",
         "Rerun with `.venv/bin/python benchmarks/bench_calibration.py --write docs/calibration.md` "
-        "(`--quick` for a smaller run; `--help` for the counts).",
+        "(`--quick` for a smaller run, `--family NAME` for one section; `--help` for the counts).",
         "",
     ]
     for fam, title in FAMILIES.items():
@@ -1144,6 +1145,9 @@ def replace_sections(old: str, new: str, families: tuple[str, ...]) -> str:
         if got is None or was is None:
             continue
         out = out[:was.start()] + got.group(0) + out[was.end():]
+    rerun = re.search(r"(?m)^Rerun with .*$", new)
+    if rerun is not None:
+        out = re.sub(r"(?m)^Rerun with .*$", lambda _: rerun.group(0), out, count=1)
     run = re.search(r"(?m)^- This run: .*$", new)
     if run is not None:
         names = ", ".join(FAMILIES[f].split(" ", 1)[0].rstrip(".") for f in families)
