@@ -1040,9 +1040,11 @@ NOTES = {
                        f"weights ({WILD_DRAWS} draws, inverted by bisection; its first {WILD_REPS:,} suites), both "
                        f"with their mean widths; the lopsided suites (one cluster of 40 or 47 beside seven small "
                        f"ones) also show the CR1 + t(G − 1) interval used before that. The wild bootstrap's weights "
-                       f"are symmetric, so it cannot see the skew of the cluster sums and covers pass^{SUITE_K} "
-                       f"about as the linear CR2 interval does; the logit scale is the one that holds, at the "
-                       f"linear interval's width on balanced clusters.",
+                       f"are symmetric, so on balanced clusters it cannot see the skew of the cluster sums and "
+                       f"covers pass^{SUITE_K} about as the linear CR2 interval does, below 94% with 5–10 clusters; "
+                       f"on the lopsided ones it holds, a little narrower than the logit-scale interval. The logit "
+                       f"scale holds in every cell, at the linear interval's width on balanced clusters, with no "
+                       f"draws and the same interval every time: it is what flaketui prints.",
     "plan decisions": "A task that fails 10.5% of the time is not stable-pass (margin 0.1); the figure is the chance "
                       "it is called so, by `decide` (nominal ≤ 5%) and, for contrast, by the fixed-n Wilson rule "
                       "the decisions used before (no claim under peeking).",
@@ -1144,7 +1146,8 @@ def replace_sections(old: str, new: str, families: tuple[str, ...]) -> str:
         got, was = section(new, fam), section(out, fam)
         if got is None or was is None:
             continue
-        out = out[:was.start()] + got.group(0) + out[was.end():]
+        text = got.group(0).rstrip("\n") + ("\n\n" if out[was.end():].strip() else "\n")
+        out = out[:was.start()] + text + out[was.end():]
     rerun = re.search(r"(?m)^Rerun with .*$", new)
     if rerun is not None:
         out = re.sub(r"(?m)^Rerun with .*$", lambda _: rerun.group(0), out, count=1)
