@@ -118,3 +118,33 @@ def test_wild_cluster_interval_holds_the_mean(bench: ModuleType) -> None:
     weights = bench.WEBB[rng.integers(0, 6, size=(199, sizes.size))]
     lo, hi = bench.wild_cluster_interval(x, sizes, weights)
     assert 0.0 <= lo < x.mean() < hi <= 1.0
+
+
+def test_wild_cluster_interval_ends_where_the_brute_force_p_value_crosses_alpha(bench: ModuleType) -> None:
+    """At the contrast's bounds the WCR p-value, recomputed by resampling each of the 6⁴ weight vectors and
+    refitting CR2 on every bootstrap sample, crosses 5%: above it just inside, at most 5% just outside."""
+    import itertools
+
+    import numpy as np
+
+    from flaketui.stats.suite import mean_estimate
+
+    sizes = np.array([4, 2, 3, 3])
+    labels = [f"g{g}" for g in np.repeat(np.arange(4), sizes)]
+    x = np.array([0.5, 0.4, 0.35, 0.6, 0.6, 0.8, 0.45, 0.3, 0.5, 0.7, 0.55, 0.65])
+    weights = np.array(list(itertools.product(bench.WEBB, repeat=4)))
+    lo, hi = bench.wild_cluster_interval(x, sizes, weights)
+    assert 0 < lo < x.mean() < hi < 1
+    se = mean_estimate(x, labels, ci_scale="linear").se
+
+    def p_value(mu0: float) -> float:
+        t = abs(x.mean() - mu0) / se
+        hits = 0
+        for w in weights:
+            star = mu0 + np.repeat(w, sizes) * (x - mu0)
+            est = mean_estimate(star, labels, bounds=(-np.inf, np.inf), ci_scale="linear")
+            hits += abs(est.value - mu0) / est.se >= t - 1e-12
+        return hits / len(weights)
+
+    for bound, inward in ((lo, 1.0), (hi, -1.0)):
+        assert p_value(bound + inward * 1e-6) > 0.05 >= p_value(bound - inward * 1e-6)
