@@ -80,6 +80,8 @@ MIXTURE = ((0.7, 20.0, 1.0), (0.2, 1.0, 20.0), (0.1, 1.0, 1.0))
 """A suite as users' look: 70% of tasks p ~ Beta(20, 1) (nearly always pass), 20% Beta(1, 20), 10% uniform."""
 LOPSIDED = ((40, 2, 2, 2, 2, 2, 2, 2), (47, 1, 1, 1, 1, 1, 1, 1), (7, 7, 7, 7, 7, 7, 7, 7))
 """Cluster sizes of the lopsided suites (one large cluster beside small ones) and a balanced one of 8."""
+HARD_AND_EASY = ((2.0, 6.0), (8.0, 1.0))
+"""Cluster means of a hard suite (mean pass rate 0.25) and an easy one (0.89), 10 clusters of 10 tasks each."""
 
 
 @dataclass(frozen=True)
@@ -427,11 +429,11 @@ def per_task_interval_rows(grid: int) -> list[Row]:
 # --- 5. suite intervals, Monte Carlo -------------------------------------------------------------
 
 
-def clustered_truth(k: int) -> float:
-    """E[p^k] when μ ~ Beta(CLUSTER_PRIOR) and p | μ ~ Beta(κμ, κ(1 − μ)), by quadrature over μ."""
+def clustered_truth(k: int, prior: tuple[float, float] = CLUSTER_PRIOR) -> float:
+    """E[p^k] when μ ~ Beta(prior) and p | μ ~ Beta(κμ, κ(1 − μ)), by quadrature over μ."""
     from scipy import integrate, stats
 
-    a, b = CLUSTER_PRIOR
+    a, b = prior
     kappa = CONCENTRATION
     value, _ = integrate.quad(
         lambda mu: math.prod((kappa * mu + j) / (kappa + j) for j in range(k)) * stats.beta.pdf(mu, a, b), 0, 1)
@@ -439,7 +441,7 @@ def clustered_truth(k: int) -> float:
 
 
 def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: int, seed: int,
-               sizes: tuple[int, ...] | None = None) -> list[Row]:
+               sizes: tuple[int, ...] | None = None, cluster_prior: tuple[float, float] = CLUSTER_PRIOR) -> list[Row]:
     """``kind`` = ``unclustered`` (``units`` tasks, p ~ Beta(prior)) or ``clustered`` (``units`` clusters of
     CLUSTER_SIZE tasks, or of ``sizes``). What ``summarise`` prints: below 30 unclustered tasks the
     beta-binomial posterior, else the t interval (CR2 clustered); clustered cells also measure CR1 beside it."""
@@ -447,6 +449,8 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     from flaketui.stats.suite import FEW_TASKS, mean_estimate, summarise, task_stats
 
     sizes_key = "" if sizes is None else "/" + "-".join(map(str, sizes))
+    if cluster_prior != CLUSTER_PRIOR:  # the default cells keep their streams
+        sizes_key += f"/mu{cluster_prior}"
     rng = rng_for(seed, f"suite/{kind}/{prior}/{units}{sizes_key}")
     if kind == "unclustered" and prior == "mixture":
         truth1 = sum(w * a / (a + b) for w, a, b in MIXTURE)
@@ -464,12 +468,12 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     else:
         sizes_arr = np.full(units, CLUSTER_SIZE) if sizes is None else np.asarray(sizes)
         units = int(sizes_arr.size)
-        truth1, truthk = CLUSTER_PRIOR[0] / sum(CLUSTER_PRIOR), clustered_truth(SUITE_K)
+        truth1, truthk = cluster_prior[0] / sum(cluster_prior), clustered_truth(SUITE_K, cluster_prior)
         tasks = int(sizes_arr.sum())
         groups = [f"g{i}" for i in np.repeat(np.arange(units), sizes_arr)]
         shape = (f"{units} clusters of {CLUSTER_SIZE} tasks" if sizes is None else
                  f"{units} clusters of {_sizes_text(sizes)} tasks")
-        situation = (f"{shape}, μ ~ Beta({CLUSTER_PRIOR[0]:g}, {CLUSTER_PRIOR[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
+        situation = (f"{shape}, μ ~ Beta({cluster_prior[0]:g}, {cluster_prior[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
                      f"{CONCENTRATION:g}(1 − μ)), {SUITE_TRIALS} trials")
     n = np.full(tasks, SUITE_TRIALS)
     few = groups is None and tasks < FEW_TASKS
@@ -488,7 +492,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
         elif groups is None:
             p = rng.beta(a, b, tasks)
         else:
-            mu = np.repeat(rng.beta(*CLUSTER_PRIOR, units), sizes_arr)
+            mu = np.repeat(rng.beta(*cluster_prior, units), sizes_arr)
             p = rng.beta(CONCENTRATION * mu, CONCENTRATION * (1 - mu))
         c = rng.binomial(SUITE_TRIALS, p)
         if few:
@@ -522,7 +526,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
         rows.append(Row("suite intervals", situation, f"suite {name} 95% CI ({method}) covers {truth:.4f} "
                         f"(mean width {width / reps:.3f})", r,
                         CONFIDENCE, "coverage", mc_se(r, reps), reps,
-                        why=_why_suite(name, kind, units, prior, r, sizes)))
+                        why=_why_suite(name, kind, units, prior, r, sizes, cluster_prior, truth)))
     if groups is not None:
         for key, name, truth in (("1", "pass@1", truth1), ("k", f"pass^{SUITE_K}", truthk)):
             for label, runs in (("before: CR2 + t(Bell–McCaffrey ν) on the linear scale", reps),
@@ -601,14 +605,25 @@ def _sizes_text(sizes: tuple[int, ...]) -> str:
 
 
 def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | None, rate: float,
-               sizes: tuple[int, ...] | None = None) -> str:
+               sizes: tuple[int, ...] | None = None, cluster_prior: tuple[float, float] = CLUSTER_PRIOR,
+               truth: float = float("nan")) -> str:
+    if kind == "clustered" and cluster_prior[0] / sum(cluster_prior) < 0.5:
+        return (f"A hard suite: μ ~ Beta({cluster_prior[0]:g}, {cluster_prior[1]:g}) puts most clusters' pass rates "
+                f"near 0.25 and their {name} near 0 ({truth:.3f} on average), so a few clusters of high μ carry "
+                f"nearly all of the suite's {name}: with {units} clusters a draw often holds none of them, its mean "
+                f"and its SE are both near 0 and the interval, on any symmetric or logit scale, falls short of the "
+                f"truth; it covers {rate:.1%} (on the linear scale less, in the contrast rows). Below about 30 "
+                f"clusters summarise warns that the suite CIs may still be too narrow; here they are, and "
+                f"{name} of a hard suite over few clusters should be read as a lower figure than it is.")
     if kind == "clustered":
         lop = "" if sizes is None else f" (sizes {_sizes_text(sizes)})"
+        skew = ("clusters of low μ give near-zero pass^{k}, the few of high μ large values".format(k=SUITE_K)
+                if cluster_prior[0] / sum(cluster_prior) < 0.8 else
+                "most clusters sit near 1 and the few of lower μ far below them")
         return (f"With {units} clusters{lop} the CR2 standard error rests on {units} cluster sums and the "
                 f"Bell–McCaffrey degrees of freedom correct its small-sample bias only on average. The cluster sums "
-                f"of {name} are skewed (clusters of low μ give near-zero pass^{SUITE_K}, the few of high μ large "
-                f"values); the logit scale lengthens the interval on the long side, yet it covers {rate:.1%}: "
-                f"summarise warns below 30 clusters.")
+                f"of {name} are skewed ({skew}); the logit scale lengthens the interval on the long side, yet it "
+                f"covers {rate:.1%}: summarise warns below 30 clusters.")
     if prior == "mixture":
         return (f"With {units} tasks from a mixture of mostly stable tasks the per-task {name} values are nearly all "
                 f"0 or 1 with a few in between, so their mean is lumpy and skewed; the interval covers {rate:.1%}.")
@@ -935,6 +950,9 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
     for sizes in LOPSIDED:
         jobs.append(("suite intervals", suite_cell,
                      dict(kind="clustered", prior=None, units=len(sizes), reps=cfg.suite_reps, seed=s, sizes=sizes)))
+    for mu_prior in HARD_AND_EASY:
+        jobs.append(("suite intervals", suite_cell, dict(kind="clustered", prior=None, units=10, reps=cfg.suite_reps,
+                                                         seed=s, cluster_prior=mu_prior)))
     jobs.append(("plan decisions", peeking_rows, {}))
     jobs.append(("gate", gate_rows, dict(grid=cfg.grid)))
     for name in PLAN_SCENARIOS:
@@ -1044,7 +1062,9 @@ NOTES = {
                        f"covers pass^{SUITE_K} about as the linear CR2 interval does, below 94% with 5–10 clusters; "
                        f"on the lopsided ones it holds, a little narrower than the logit-scale interval. The logit "
                        f"scale holds in every cell, at the linear interval's width on balanced clusters, with no "
-                       f"draws and the same interval every time: it is what flaketui prints.",
+                       f"draws and the same interval every time: it is what flaketui prints. Two more clustered "
+                       f"cells move the cluster means, 10 clusters of 10 tasks each: a hard suite (μ ~ Beta(2, 6), "
+                       f"mean pass rate 0.25) and an easy one (μ ~ Beta(8, 1)).",
     "plan decisions": "A task that fails 10.5% of the time is not stable-pass (margin 0.1); the figure is the chance "
                       "it is called so, by `decide` (nominal ≤ 5%) and, for contrast, by the fixed-n Wilson rule "
                       "the decisions used before (no claim under peeking).",
