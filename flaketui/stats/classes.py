@@ -21,7 +21,6 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from flaketui.stats.special import lbeta
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -32,6 +31,7 @@ from flaketui.stats.estimators import (
     Interval,
     clopper_pearson,
 )
+from flaketui.stats.special import lbeta
 
 DEFAULT_FLAKY_CAP = 0.36
 """The flakiness 4p(1 − p) above which a task counts as flaky: 0.36 is a pass rate strictly between

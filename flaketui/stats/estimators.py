@@ -63,7 +63,8 @@ def t_value(df: float, confidence: float = CONFIDENCE) -> float:
     with θ = arctan(t/√df), and Newton's method (its derivative is twice the t density)
     solves it from the Cornish-Fisher start; beyond, the Cornish-Fisher expansion of
     26.7.5 to the 1/df⁵ term is exact to double precision. Both are pure Python, so a
-    report's start need not import scipy; other df (not whole) go to scipy's ``stdtrit``.
+    report's start need not import scipy; other df (not whole, CR2's) are Newton's method on
+    the incomplete beta function (:func:`_t_value_real`), without scipy too.
     Cached per (df, confidence).
 
     References
