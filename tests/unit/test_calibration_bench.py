@@ -121,8 +121,7 @@ def test_wild_cluster_interval_holds_the_mean(bench: ModuleType) -> None:
 
 
 def test_wild_cluster_interval_ends_where_the_brute_force_p_value_crosses_alpha(bench: ModuleType) -> None:
-    """At the contrast's bounds the WCR p-value, recomputed by resampling each of the 6⁴ weight vectors and
-    refitting CR2 on every bootstrap sample, crosses 5%: above it just inside, at most 5% just outside."""
+    """At the WCR contrast's bounds its p-value, refitted by brute force over all 6⁴ Webb weight vectors, crosses 5%."""
     import itertools
 
     import numpy as np
