@@ -248,6 +248,16 @@ def test_allocate_classes_spends_where_a_class_can_change() -> None:
     assert first.topup.tolist() == [0, 3] and first.extra.tolist() == [0, 3]
 
 
+def test_allocate_classes_batch_per_unit_caps_one_plan_not_the_look_ahead() -> None:
+    """A batch per unit caps what one plan gives each task, while the clean task is still chosen for its 31."""
+    from flaketui.stats.allocation import allocate_classes
+
+    whole = allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36)
+    got = allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36, batch=[40, 5])
+    assert whole.extra.tolist() == [9, 31] and got.extra[1] == 5 and got.extra[0] >= 9
+    assert allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36, batch=5).extra.max() == 5
+
+
 def test_plan_allocate_classes_says_how_the_suite_stays_unbiased() -> None:
     """plan --allocate classes spends the budget and notes that the suite's figures come from the earlier trials."""
     from flaketui.model import RunOutcomes
