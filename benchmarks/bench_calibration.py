@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Calibration of every test and interval flaketui prints: coverage, type-I error and power.
 
-    .venv/bin/python benchmarks/bench_calibration.py                          # the full run, ~5-10 min on 2 cores
-    .venv/bin/python benchmarks/bench_calibration.py --quick                  # a smaller run, about a minute
+    .venv/bin/python benchmarks/bench_calibration.py                          # the full run, ~15-30 min on 2 cores
+    .venv/bin/python benchmarks/bench_calibration.py --quick                  # a smaller run, a few minutes
+    .venv/bin/python benchmarks/bench_calibration.py --family "suite intervals" --docs   # one family's section
     .venv/bin/python benchmarks/bench_calibration.py --write docs/calibration.md
     .venv/bin/python benchmarks/bench_calibration.py --docs                   # the same page, docs/calibration.md
 
@@ -23,7 +24,8 @@ by ``--seed`` and the cell's name, so the figures do not depend on ``--workers``
 4. The per-task Wilson interval for p and the pass^k interval (``method="exact"`` and
    ``"bootstrap"``): exact coverage, summed over c ~ Binomial(n, p), at fixed p and the minimum
    over a grid of ``--grid`` values of p.
-5. Suite intervals (``mean_estimate``: t(T − 1) unclustered, CR1 + t(G − 1) clustered) of pass@1
+5. Suite intervals (``mean_estimate``: t(T − 1) unclustered, CR2 on the logit scale clustered, with
+   the linear CR2, the wild cluster bootstrap and CR1 beside it) of pass@1
    (mean p̂) and pass^4 (mean of the unbiased per-task pass^4), 8 trials a task. The truth is the
    superpopulation mean (E[p], E[p^4] over the generating distribution, computed exactly): the
    tasks are a sample and the interval is over tasks. Monte Carlo, ``--suite-reps`` suites a cell.
@@ -78,6 +80,8 @@ MIXTURE = ((0.7, 20.0, 1.0), (0.2, 1.0, 20.0), (0.1, 1.0, 1.0))
 """A suite as users' look: 70% of tasks p ~ Beta(20, 1) (nearly always pass), 20% Beta(1, 20), 10% uniform."""
 LOPSIDED = ((40, 2, 2, 2, 2, 2, 2, 2), (47, 1, 1, 1, 1, 1, 1, 1), (7, 7, 7, 7, 7, 7, 7, 7))
 """Cluster sizes of the lopsided suites (one large cluster beside small ones) and a balanced one of 8."""
+HARD_AND_EASY = ((2.0, 6.0), (8.0, 1.0))
+"""Cluster means of a hard suite (mean pass rate 0.25) and an easy one (0.89), 10 clusters of 10 tasks each."""
 
 
 @dataclass(frozen=True)
@@ -425,11 +429,11 @@ def per_task_interval_rows(grid: int) -> list[Row]:
 # --- 5. suite intervals, Monte Carlo -------------------------------------------------------------
 
 
-def clustered_truth(k: int) -> float:
-    """E[p^k] when μ ~ Beta(CLUSTER_PRIOR) and p | μ ~ Beta(κμ, κ(1 − μ)), by quadrature over μ."""
+def clustered_truth(k: int, prior: tuple[float, float] = CLUSTER_PRIOR) -> float:
+    """E[p^k] when μ ~ Beta(prior) and p | μ ~ Beta(κμ, κ(1 − μ)), by quadrature over μ."""
     from scipy import integrate, stats
 
-    a, b = CLUSTER_PRIOR
+    a, b = prior
     kappa = CONCENTRATION
     value, _ = integrate.quad(
         lambda mu: math.prod((kappa * mu + j) / (kappa + j) for j in range(k)) * stats.beta.pdf(mu, a, b), 0, 1)
@@ -437,7 +441,7 @@ def clustered_truth(k: int) -> float:
 
 
 def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: int, seed: int,
-               sizes: tuple[int, ...] | None = None) -> list[Row]:
+               sizes: tuple[int, ...] | None = None, cluster_prior: tuple[float, float] = CLUSTER_PRIOR) -> list[Row]:
     """``kind`` = ``unclustered`` (``units`` tasks, p ~ Beta(prior)) or ``clustered`` (``units`` clusters of
     CLUSTER_SIZE tasks, or of ``sizes``). What ``summarise`` prints: below 30 unclustered tasks the
     beta-binomial posterior, else the t interval (CR2 clustered); clustered cells also measure CR1 beside it."""
@@ -445,6 +449,8 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     from flaketui.stats.suite import FEW_TASKS, mean_estimate, summarise, task_stats
 
     sizes_key = "" if sizes is None else "/" + "-".join(map(str, sizes))
+    if cluster_prior != CLUSTER_PRIOR:  # the default cells keep their streams
+        sizes_key += f"/mu{cluster_prior}"
     rng = rng_for(seed, f"suite/{kind}/{prior}/{units}{sizes_key}")
     if kind == "unclustered" and prior == "mixture":
         truth1 = sum(w * a / (a + b) for w, a, b in MIXTURE)
@@ -462,17 +468,23 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
     else:
         sizes_arr = np.full(units, CLUSTER_SIZE) if sizes is None else np.asarray(sizes)
         units = int(sizes_arr.size)
-        truth1, truthk = CLUSTER_PRIOR[0] / sum(CLUSTER_PRIOR), clustered_truth(SUITE_K)
+        truth1, truthk = cluster_prior[0] / sum(cluster_prior), clustered_truth(SUITE_K, cluster_prior)
         tasks = int(sizes_arr.sum())
         groups = [f"g{i}" for i in np.repeat(np.arange(units), sizes_arr)]
         shape = (f"{units} clusters of {CLUSTER_SIZE} tasks" if sizes is None else
                  f"{units} clusters of {_sizes_text(sizes)} tasks")
-        situation = (f"{shape}, μ ~ Beta({CLUSTER_PRIOR[0]:g}, {CLUSTER_PRIOR[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
+        situation = (f"{shape}, μ ~ Beta({cluster_prior[0]:g}, {cluster_prior[1]:g}), p ~ Beta({CONCENTRATION:g}μ, "
                      f"{CONCENTRATION:g}(1 − μ)), {SUITE_TRIALS} trials")
     n = np.full(tasks, SUITE_TRIALS)
     few = groups is None and tasks < FEW_TASKS
     hit1 = hitk = cr1_1 = cr1_k = 0
-    for _ in range(reps):
+    width1 = widthk = 0.0
+    # Clustered contrasts: CR2 on the linear scale (the interval before the logit scale) and the wild
+    # cluster bootstrap (WCR, Webb's weights) on the first WILD_REPS suites (it costs 999 draws a bound step).
+    contrast = {name: [0, 0.0] for name in ("linear/1", "linear/k", "wild/1", "wild/k")}
+    wild_reps = min(reps, WILD_REPS)
+    weights = WEBB[rng_for(seed, f"webb/{units}{sizes_key}").integers(0, 6, size=(WILD_DRAWS, units))]
+    for rep in range(reps):
         if prior == "mixture":
             which = rng.choice(len(MIXTURE), size=tasks, p=[w for w, _, _ in MIXTURE])
             shape = np.array([(a_, b_) for _, a_, b_ in MIXTURE])[which]
@@ -480,7 +492,7 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
         elif groups is None:
             p = rng.beta(a, b, tasks)
         else:
-            mu = np.repeat(rng.beta(*CLUSTER_PRIOR, units), sizes_arr)
+            mu = np.repeat(rng.beta(*cluster_prior, units), sizes_arr)
             p = rng.beta(CONCENTRATION * mu, CONCENTRATION * (1 - mu))
         c = rng.binomial(SUITE_TRIALS, p)
         if few:
@@ -491,25 +503,95 @@ def suite_cell(kind: str, prior: tuple[float, float] | None, units: int, reps: i
             ek = mean_estimate(pass_hat_k(n, c, SUITE_K), groups, CONFIDENCE)
         hit1 += e1.ci[0] - 1e-12 <= truth1 <= e1.ci[1] + 1e-12
         hitk += ek.ci[0] - 1e-12 <= truthk <= ek.ci[1] + 1e-12
+        width1 += e1.ci[1] - e1.ci[0]
+        widthk += ek.ci[1] - ek.ci[0]
         if groups is not None:
+            for key, values, truth in (("1", c / SUITE_TRIALS, truth1), ("k", pass_hat_k(n, c, SUITE_K), truthk)):
+                lin = mean_estimate(values, groups, CONFIDENCE, ci_scale="linear")
+                contrast[f"linear/{key}"][0] += lin.ci[0] - 1e-12 <= truth <= lin.ci[1] + 1e-12
+                contrast[f"linear/{key}"][1] += lin.ci[1] - lin.ci[0]
+                if rep < wild_reps:
+                    lo, hi = wild_cluster_interval(values, sizes_arr, weights)
+                    contrast[f"wild/{key}"][0] += lo - 1e-12 <= truth <= hi + 1e-12
+                    contrast[f"wild/{key}"][1] += hi - lo
             f1 = mean_estimate(c / SUITE_TRIALS, groups, CONFIDENCE, cluster_method="CR1")
             fk = mean_estimate(pass_hat_k(n, c, SUITE_K), groups, CONFIDENCE, cluster_method="CR1")
             cr1_1 += f1.ci[0] - 1e-12 <= truth1 <= f1.ci[1] + 1e-12
             cr1_k += fk.ci[0] - 1e-12 <= truthk <= fk.ci[1] + 1e-12
     rows = []
-    method = ("CR2 + t(Bell–McCaffrey ν)" if groups else
+    method = ("CR2 on the logit scale + t(Bell–McCaffrey ν)" if groups else
               "t ∪ beta-binomial posterior" if few else "t(T − 1)")
-    for name, hits, truth in (("pass@1", hit1, truth1), (f"pass^{SUITE_K}", hitk, truthk)):
+    for name, hits, width, truth in (("pass@1", hit1, width1, truth1), (f"pass^{SUITE_K}", hitk, widthk, truthk)):
         r = hits / reps
-        rows.append(Row("suite intervals", situation, f"suite {name} 95% CI ({method}) covers {truth:.4f}", r,
+        rows.append(Row("suite intervals", situation, f"suite {name} 95% CI ({method}) covers {truth:.4f} "
+                        f"(mean width {width / reps:.3f})", r,
                         CONFIDENCE, "coverage", mc_se(r, reps), reps,
-                        why=_why_suite(name, kind, units, prior, r, sizes)))
+                        why=_why_suite(name, kind, units, prior, r, sizes, cluster_prior, truth)))
+    if groups is not None:
+        for key, name, truth in (("1", "pass@1", truth1), ("k", f"pass^{SUITE_K}", truthk)):
+            for label, runs in (("before: CR2 + t(Bell–McCaffrey ν) on the linear scale", reps),
+                                (f"contrast: wild cluster bootstrap (WCR, Webb weights, {WILD_DRAWS} draws)",
+                                 wild_reps)):
+                hits, width = contrast[("linear/" if label.startswith("before") else "wild/") + key]
+                r = hits / runs
+                rows.append(Row("suite intervals", situation, f"{label}: suite {name} 95% CI covers {truth:.4f} "
+                                f"(mean width {width / runs:.3f})", r, None, "info", mc_se(r, runs), runs))
     if groups is not None and sizes is not None:
         for name, hits, truth in (("pass@1", cr1_1, truth1), (f"pass^{SUITE_K}", cr1_k, truthk)):
             r = hits / reps
             rows.append(Row("suite intervals", situation, f"old: suite {name} 95% CI (CR1 + t(G − 1)) covers "
                             f"{truth:.4f}", r, None, "info", mc_se(r, reps), reps))
     return rows
+
+
+WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
+"""Webb's six-point weights: ±√(1/2), ±1, ±√(3/2), each with probability 1/6 (Webb 2014)."""
+WILD_DRAWS = 999
+WILD_REPS = 1000
+"""Suites a clustered cell also measures the wild cluster bootstrap on (its test inversion is slow)."""
+
+
+def wild_cluster_interval(values: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
+                          confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The restricted wild cluster bootstrap (WCR) interval of a mean of clustered values, by
+    inverting its test: the μ₀ whose bootstrap p-value P*(|t*| ≥ |t(μ₀)|) exceeds 1 − ``confidence``,
+    t the CR2 statistic (x̄ − μ₀)/SE, each row of ``weights`` one draw of a weight per cluster
+    (Cameron, Gelbach & Miller 2008; Webb 2014; MacKinnon & Webb 2017, "Wild bootstrap inference for
+    wildly different cluster sizes", J. Applied Econometrics 32(2):233-254). Under μ₀ the restricted
+    residuals are x − μ₀, so the bootstrap sample is μ₀ + w_g(x_i − μ₀): every draw's cluster sum is
+    w_g·(s_g + n_g·d), d = x̄ − μ₀ and s_g the residual sums about x̄, and the bounds are found by
+    bisection in d. A contrast for the calibration page, not what flaketui prints."""
+    from flaketui.stats.suite import mean_estimate
+
+    t = float(sizes.sum())
+    cluster = np.repeat(np.arange(sizes.size), sizes)
+    mean = float(values.mean())
+    s = np.bincount(cluster, weights=values - mean, minlength=sizes.size)
+    se = mean_estimate(values, [f"g{i}" for i in cluster], confidence, ci_scale="linear").se
+    if not se > 0:
+        return mean, mean
+    keep = 1.0 - sizes / t
+    alpha = 1.0 - confidence
+
+    def pvalue(d: float) -> float:
+        u = s + sizes * d
+        total = weights @ u
+        sums = weights * u - np.outer(total, sizes) / t
+        se_star = np.sqrt((sums**2 / keep).sum(axis=1)) / t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_star = np.abs(total / t / se_star)
+        return float(np.mean(t_star >= abs(d) / se - 1e-12))
+
+    out = []
+    for sign in (1.0, -1.0):
+        lo, hi = 0.0, se
+        while pvalue(sign * hi) > alpha and hi < 4.0:
+            lo, hi = hi, 2.0 * hi
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if pvalue(sign * mid) > alpha else (lo, mid)
+        out.append(hi)
+    return max(0.0, mean - out[0]), min(1.0, mean + out[1])
 
 
 def _sizes_text(sizes: tuple[int, ...]) -> str:
@@ -523,14 +605,25 @@ def _sizes_text(sizes: tuple[int, ...]) -> str:
 
 
 def _why_suite(name: str, kind: str, units: int, prior: tuple[float, float] | None, rate: float,
-               sizes: tuple[int, ...] | None = None) -> str:
+               sizes: tuple[int, ...] | None = None, cluster_prior: tuple[float, float] = CLUSTER_PRIOR,
+               truth: float = float("nan")) -> str:
+    if kind == "clustered" and cluster_prior[0] / sum(cluster_prior) < 0.5:
+        return (f"A hard suite: μ ~ Beta({cluster_prior[0]:g}, {cluster_prior[1]:g}) puts most clusters' pass rates "
+                f"near 0.25 and their {name} near 0 ({truth:.3f} on average), so a few clusters of high μ carry "
+                f"nearly all of the suite's {name}: with {units} clusters a draw often holds none of them, its mean "
+                f"and its SE are both near 0 and the interval, on any symmetric or logit scale, falls short of the "
+                f"truth; it covers {rate:.1%} (on the linear scale less, in the contrast rows). Below about 30 "
+                f"clusters summarise warns that the suite CIs may still be too narrow; here they are, and "
+                f"{name} of a hard suite over few clusters should be read as a lower figure than it is.")
     if kind == "clustered":
         lop = "" if sizes is None else f" (sizes {_sizes_text(sizes)})"
+        skew = ("clusters of low μ give near-zero pass^{k}, the few of high μ large values".format(k=SUITE_K)
+                if cluster_prior[0] / sum(cluster_prior) < 0.8 else
+                "most clusters sit near 1 and the few of lower μ far below them")
         return (f"With {units} clusters{lop} the CR2 standard error rests on {units} cluster sums and the "
                 f"Bell–McCaffrey degrees of freedom correct its small-sample bias only on average. The cluster sums "
-                f"of {name} are skewed (clusters of low μ give near-zero pass^{SUITE_K}, the few of high μ large "
-                f"values), so the symmetric interval covers {rate:.1%}: more clusters are needed for {name} than "
-                f"for pass@1, and summarise warns below 30 clusters.")
+                f"of {name} are skewed ({skew}); the logit scale lengthens the interval on the long side, yet it "
+                f"covers {rate:.1%}: summarise warns below 30 clusters.")
     if prior == "mixture":
         return (f"With {units} tasks from a mixture of mostly stable tasks the per-task {name} values are nearly all "
                 f"0 or 1 with a few in between, so their mean is lumpy and skewed; the interval covers {rate:.1%}.")
@@ -821,6 +914,8 @@ class Config:
     seed: int = 20_261_201
     tasks: tuple[int, ...] = (10, 30, 50)
     workers: int = 2
+    families: tuple[str, ...] = ()
+    """Only these families (``--family``); all when empty."""
 
 
 def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
@@ -855,6 +950,9 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
     for sizes in LOPSIDED:
         jobs.append(("suite intervals", suite_cell,
                      dict(kind="clustered", prior=None, units=len(sizes), reps=cfg.suite_reps, seed=s, sizes=sizes)))
+    for mu_prior in HARD_AND_EASY:
+        jobs.append(("suite intervals", suite_cell, dict(kind="clustered", prior=None, units=10, reps=cfg.suite_reps,
+                                                         seed=s, cluster_prior=mu_prior)))
     jobs.append(("plan decisions", peeking_rows, {}))
     jobs.append(("gate", gate_rows, dict(grid=cfg.grid)))
     for name in PLAN_SCENARIOS:
@@ -863,7 +961,7 @@ def build_jobs(cfg: Config) -> list[tuple[str, Callable[..., list[Row]], dict]]:
         jobs.append(("planned", planned_cell, dict(prior=prior, reps=cfg.planned_reps, seed=s)))
     for tasks, k in FLOOR_DESIGNS:
         jobs.append(("noise floor", floor_cell, dict(tasks=tasks, k=k, reps=cfg.reps, seed=s)))
-    return jobs
+    return [job for job in jobs if not cfg.families or job[0] in cfg.families]
 
 
 def _run_job(job: tuple[str, Callable[..., list[Row]], dict]) -> tuple[list[Row], float]:
@@ -911,6 +1009,8 @@ def _cost(job: tuple[str, Callable[..., list[Row]], dict]) -> float:
         return reps * kw["tasks"] * 2.0
     if job[1] is suite_cell and kw.get("kind") == "unclustered":
         return reps * 60.0
+    if job[1] is suite_cell:
+        return min(reps, WILD_REPS) * 8.0 * kw["units"] + reps
     return 1.0
 
 
@@ -952,9 +1052,19 @@ NOTES = {
                        f"the mean of the unbiased per-task estimate C(c, {SUITE_K})/C({SUITE_TRIALS}, {SUITE_K}). "
                        f"The interval is what `summarise` prints: below 30 unclustered tasks the beta-binomial "
                        f"posterior ({{few}} suites a cell) joined with the t interval, from 60 the t interval alone, "
-                       f"clustered CR2 with "
-                       f"Bell–McCaffrey degrees of freedom; the lopsided suites (one cluster of 40 or 47 beside "
-                       f"seven small ones) also show the CR1 + t(G − 1) interval used before, for contrast.",
+                       f"clustered CR2 with Bell–McCaffrey degrees of freedom, formed on the logit scale of the "
+                       f"mean. Each clustered cell shows beside it, for contrast, the same CR2 interval on the "
+                       f"linear scale (used before) and the restricted wild cluster bootstrap with Webb's six-point "
+                       f"weights ({WILD_DRAWS} draws, inverted by bisection; its first {WILD_REPS:,} suites), both "
+                       f"with their mean widths; the lopsided suites (one cluster of 40 or 47 beside seven small "
+                       f"ones) also show the CR1 + t(G − 1) interval used before that. The wild bootstrap's weights "
+                       f"are symmetric, so on balanced clusters it cannot see the skew of the cluster sums and "
+                       f"covers pass^{SUITE_K} about as the linear CR2 interval does, below 94% with 5–10 clusters; "
+                       f"on the lopsided ones it holds, a little narrower than the logit-scale interval. The logit "
+                       f"scale holds in every cell, at the linear interval's width on balanced clusters, with no "
+                       f"draws and the same interval every time: it is what flaketui prints. Two more clustered "
+                       f"cells move the cluster means, 10 clusters of 10 tasks each: a hard suite (μ ~ Beta(2, 6), "
+                       f"mean pass rate 0.25) and an easy one (μ ~ Beta(8, 1)).",
     "plan decisions": "A task that fails 10.5% of the time is not stable-pass (margin 0.1); the figure is the chance "
                       "it is called so, by `decide` (nominal ≤ 5%) and, for contrast, by the fixed-n Wilson rule "
                       "the decisions used before (no claim under peeking).",
@@ -1002,7 +1112,7 @@ def markdown(rows: list[Row], cfg: Config, elapsed: float, command: str) -> str:
         f"- This run: `{command}`, {elapsed / 60:.1f} min with {cfg.workers} worker process(es).",
         "",
         "Rerun with `.venv/bin/python benchmarks/bench_calibration.py --write docs/calibration.md` "
-        "(`--quick` for a smaller run; `--help` for the counts).",
+        "(`--quick` for a smaller run, `--family NAME` for one section; `--help` for the counts).",
         "",
     ]
     for fam, title in FAMILIES.items():
@@ -1044,6 +1154,31 @@ def keep_other_sections(page: Path, text: str) -> str:
     return text if not kept else text.rstrip("\n") + "\n\n" + "\n\n".join(kept) + "\n"
 
 
+def replace_sections(old: str, new: str, families: tuple[str, ...]) -> str:
+    """The page ``old`` with the sections of ``families`` taken from ``new`` (a page of those families
+    alone, :func:`markdown`): a rerun of one family (``--family``) keeps every other section as it was,
+    and the run line at the top says which sections it regenerated."""
+    def section(text: str, fam: str) -> re.Match[str] | None:
+        return re.search(rf"(?ms)^## {re.escape(FAMILIES[fam])}\n.*?(?=^## |^<!-- generated: |\Z)", text)
+
+    out = old
+    for fam in families:
+        got, was = section(new, fam), section(out, fam)
+        if got is None or was is None:
+            continue
+        text = got.group(0).rstrip("\n") + ("\n\n" if out[was.end():].strip() else "\n")
+        out = out[:was.start()] + text + out[was.end():]
+    rerun = re.search(r"(?m)^Rerun with .*$", new)
+    if rerun is not None:
+        out = re.sub(r"(?m)^Rerun with .*$", lambda _: rerun.group(0), out, count=1)
+    run = re.search(r"(?m)^- This run: .*$", new)
+    if run is not None:
+        names = ", ".join(FAMILIES[f].split(" ", 1)[0].rstrip(".") for f in families)
+        out = re.sub(r"(?m)^- This run: .*$", lambda _: run.group(0).rstrip(".") + f" (regenerated section(s) "
+                     f"{names}; the others are from the last full run).", out, count=1)
+    return out
+
+
 def print_table(rows: list[Row]) -> None:
     for fam, title in FAMILIES.items():
         fam_rows = [r for r in rows if r.family == fam]
@@ -1068,6 +1203,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2, help="worker processes")
     ap.add_argument("--write", type=Path, help="write the Markdown page here (docs/calibration.md)")
     ap.add_argument("--docs", action="store_true", help="write the manual's page: --write docs/calibration.md")
+    ap.add_argument("--family", action="append", choices=list(FAMILIES), metavar="NAME",
+                    help="run only this family (repeatable; one of: " + ", ".join(FAMILIES) + "); with --write, "
+                         "only its section of the page is replaced")
     args = ap.parse_args(argv)
     cfg = Config(seed=args.seed, grid=args.grid, workers=args.workers)
     if args.quick:
@@ -1076,6 +1214,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg.reps = args.reps if args.reps is not None else cfg.reps
     cfg.null_reps = args.null_reps if args.null_reps is not None else cfg.null_reps
     cfg.suite_reps = args.suite_reps if args.suite_reps is not None else cfg.suite_reps
+    cfg.families = tuple(args.family or ())
     t0 = time.perf_counter()
     rows = run_all(cfg)
     elapsed = time.perf_counter() - t0
@@ -1091,7 +1230,11 @@ def main(argv: list[str] | None = None) -> None:
         command = "bench_calibration.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:])
                                                    if not a.startswith("--write") and not a.endswith(".md")
                                                    and a != "--docs")
-        write_page(page, keep_other_sections(page, markdown(rows, cfg, elapsed, command.strip())))
+        text = markdown(rows, cfg, elapsed, command.strip())
+        if cfg.families and page.exists():  # the old page, other benchmarks' sections and all, keeps the rest
+            write_page(page, replace_sections(page.read_text(encoding="utf-8"), text, cfg.families))
+        else:
+            write_page(page, keep_other_sections(page, text))
         print(f"wrote {page}")
 
 

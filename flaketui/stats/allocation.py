@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flaketui.stats.estimators import CONFIDENCE, z_value
+from flaketui.stats.special import lbeta, log_choose
 
 
 def shrunk_rate(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
@@ -310,16 +311,11 @@ def undecided_chance(n: ArrayLike, c: ArrayLike, alpha: ArrayLike, beta: ArrayLi
     m = np.arange(horizon + 1, dtype=np.float64)
     mm, yy = np.meshgrid(m, m, indexing="ij")
     valid = yy <= mm
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-
-    def lbeta(x: NDArray[np.float64], z: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(lg(x) + lg(z) - lg(x + z), dtype=np.float64)
-
     y_ok = np.where(valid, yy, 0.0)
-    log_choose = np.asarray(lg(mm + 1) - lg(y_ok + 1) - lg(np.where(valid, mm - yy, 0.0) + 1), dtype=np.float64)
+    choose = log_choose(np.where(valid, mm, 0.0), y_ok)
     post_a = ua[:, None, None] + y_ok[None]
     post_b = ub[:, None, None] + np.where(valid, mm - yy, 0.0)[None]
-    pmf = np.where(valid[None], np.exp(log_choose[None] + lbeta(post_a, post_b) - lbeta(ua, ub)[:, None, None]), 0.0)
+    pmf = np.where(valid[None], np.exp(choose[None] + lbeta(post_a, post_b) - lbeta(ua, ub)[:, None, None]), 0.0)
     big_n = un[:, None, None] + mm.astype(np.int64)[None]
     big_c = uc[:, None, None] + y_ok.astype(np.int64)[None]
     still = table[big_n, np.minimum(big_c, big_n)] & valid[None]
@@ -337,7 +333,7 @@ def allocate_classes(
     flaky_cap: float,
     cap: ArrayLike | None = None,
     minimum: ArrayLike | None = None,
-    batch: int | None = None,
+    batch: int | ArrayLike | None = None,
 ) -> Allocation:
     """Spend ``budget`` further trials where they are most likely to decide a task's class.
 
@@ -349,7 +345,7 @@ def allocate_classes(
     up to :data:`CLASS_HORIZON` trials: a clean task gains nothing from one more trial and
     much from thirty (36 clean trials make it stable at the default cap), so the gain per
     trial is taken over the best number of trials ahead. ``cap`` bounds a unit's trials
-    beyond its minimum; ``batch`` the trials one plan gives a unit (the plan is rerun after
+    beyond its minimum; ``batch`` the trials one plan gives a unit (one number, or one a unit; the plan is rerun after
     them: a clean task that fails early then drops back, where thirty trials at once would
     have been spent whatever came).
 
@@ -388,7 +384,8 @@ def allocate_classes(
         risk = undecided_chance(n_arr[todo], np.asarray(c, np.int64)[todo], np.asarray(alpha, np.float64)[todo],
                                 np.asarray(beta, np.float64)[todo], flaky_cap)
         steps = np.arange(1, CLASS_HORIZON + 1, dtype=np.float64)
-        limit = CLASS_HORIZON if batch is None else max(1, int(batch))
+        limit = (np.full(todo.size, CLASS_HORIZON) if batch is None else
+                 np.maximum(1, np.broadcast_to(np.asarray(batch, np.int64), (units,))[todo]))
 
         def best(j: int) -> tuple[float, int]:
             """The largest fall of the chance per trial from unit todo[j]'s trials so far, and its step."""
@@ -404,10 +401,10 @@ def allocate_classes(
         heapq.heapify(heap)
         while left and heap:
             _, j, s = heapq.heappop(heap)
-            give = min(s, left, limit - int(extra[todo[j]]))
+            give = min(s, left, int(limit[j]) - int(extra[todo[j]]))
             extra[todo[j]] += give
             left -= give
-            if extra[todo[j]] >= limit:
+            if extra[todo[j]] >= limit[j]:
                 continue
             rate, s = best(j)
             if s and rate > 1e-12:

@@ -31,6 +31,7 @@ from flaketui.stats.estimators import (
     Interval,
     clopper_pearson,
 )
+from flaketui.stats.special import lbeta
 
 DEFAULT_FLAKY_CAP = 0.36
 """The flakiness 4p(1 − p) above which a task counts as flaky: 0.36 is a pass rate strictly between
@@ -161,12 +162,6 @@ def stable_after(cap: float = DEFAULT_FLAKY_CAP, confidence: float = CONFIDENCE)
     return max(2, n)
 
 
-def _lbeta(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log B(a, b) by ``math.lgamma`` (the arrays here are the few distinct pairs)."""
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-    return np.asarray(lg(a) + lg(b) - lg(a + b), dtype=np.float64)
-
-
 def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_hi: float,
                 confidence: float) -> NDArray[np.bool_]:
     """Whether Robbins' mixture confidence sequence (as
@@ -176,7 +171,7 @@ def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_h
     it exactly when the excess there is not negative. Two evaluations a task instead of two
     bisections (what made the report's ``to decide`` column cost tens of milliseconds)."""
     threshold = -math.log1p(-confidence)
-    log_b = _lbeta(c + 1, n - c + 1)
+    log_b = lbeta(c + 1, n - c + 1)
     mle = np.where(n > 0, c / np.where(n > 0, n, 1), 0.5)
 
     def outside(p: float) -> NDArray[np.bool_]:

@@ -11,7 +11,8 @@ flakiness; their sum over tasks is the suite's expected number of truly flaky
 tasks, with a Poisson-binomial interval.
 
 Pure numpy: the marginal likelihood of whole-number counts is a sum of logs (with
-Stirling's series for long tasks, no gamma function), the incomplete beta function is a continued fraction, and
+Stirling's series for long tasks, no gamma function), the incomplete beta function is a continued fraction
+(:func:`flaketui.stats.special.betainc`), and
 the Poisson-binomial law comes from its characteristic function. Tests pin
 each to ``scipy.stats.betabinom`` with ``scipy.optimize``, ``scipy.special.betainc``
 and a brute-force convolution; scipy is not imported here because importing it
@@ -29,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from flaketui.stats.classes import DEFAULT_FLAKY_CAP, cap_rates
 from flaketui.stats.estimators import CONFIDENCE
+from flaketui.stats.special import betainc, log_choose
 
 MIN_TASKS_TO_FIT = 10
 """Fewer tasks with two or more trials than this do not tell a prior's spread: Jeffreys' Beta(½, ½)
@@ -227,11 +229,9 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None,
         drop = float(loglik(np.asarray(a), np.asarray(b)) - loglik(np.asarray(a_s), np.asarray(b_s)))
         if drop < SYMMETRY_TEST:
             a, b, symmetric = a_s, b_s, True
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-    log_choose = float(np.sum(counts * np.asarray(lg(pairs[:, 0] + 1) - lg(pairs[:, 1] + 1)
-                                                  - lg(pairs[:, 0] - pairs[:, 1] + 1), dtype=np.float64)))
+    choose = float(np.sum(counts * log_choose(pairs[:, 0], pairs[:, 1])))
     return BetaPrior(a, b, fitted=True,
-                     log_likelihood=float(loglik(np.asarray(a), np.asarray(b))) + log_choose,
+                     log_likelihood=float(loglik(np.asarray(a), np.asarray(b))) + choose,
                      symmetric=symmetric)
 
 
@@ -262,62 +262,6 @@ def _fit(loglik: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np
     mu_b = 1 / (1 + math.exp(-best[0]))
     size_b = math.exp(best[1])
     return mu_b * size_b, (1 - mu_b) * size_b
-
-
-def betainc(a: ArrayLike, b: ArrayLike, x: float) -> NDArray[np.float64]:
-    """The regularised incomplete beta function I_x(a, b), per element of ``a`` and ``b``.
-
-    Lentz's continued fraction (DLMF 8.17.22), evaluated at x when x < (a + 1)/(a + b + 2) and through
-    I_x(a, b) = 1 − I_{1−x}(b, a) otherwise, where it converges fast.
-
-    References
-    ----------
-    .. [1] NIST Digital Library of Mathematical Functions, §8.17(v), eq. 8.17.22.
-    .. [2] W. H. Press et al., *Numerical Recipes*, 3rd ed., Cambridge, 2007, §6.4 (``betacf``).
-
-    Examples
-    --------
-    >>> round(float(betainc(2.0, 3.0, 0.4)[0]), 6)
-    0.5248
-    """
-    a_arr = np.atleast_1d(np.asarray(a, dtype=np.float64))
-    b_arr = np.atleast_1d(np.asarray(b, dtype=np.float64))
-    if x <= 0:
-        return np.zeros(np.broadcast(a_arr, b_arr).shape)
-    if x >= 1:
-        return np.ones(np.broadcast(a_arr, b_arr).shape)
-    a_arr, b_arr = np.broadcast_arrays(a_arr, b_arr)
-    flip = x >= (a_arr + 1) / (a_arr + b_arr + 2)
-    aa, bb = np.where(flip, b_arr, a_arr), np.where(flip, a_arr, b_arr)
-    xx = np.where(flip, 1 - x, x)
-    lg = np.frompyfunc(math.lgamma, 1, 1)
-    log_front = (np.asarray(lg(aa + bb) - lg(aa) - lg(bb), dtype=np.float64)
-                 + aa * np.log(xx) + bb * np.log1p(-xx))
-    tiny = 1e-300
-    qab, qap, qam = aa + bb, aa + 1, aa - 1
-    cc = np.ones_like(aa)
-    d = 1 - qab * xx / qap
-    d = 1 / np.where(np.abs(d) < tiny, tiny, d)
-    h = d.copy()
-    for m in range(1, 400):
-        m2 = 2 * m
-        num = m * (bb - m) * xx / ((qam + m2) * (aa + m2))
-        d = 1 + num * d
-        d = 1 / np.where(np.abs(d) < tiny, tiny, d)
-        cc = 1 + num / cc
-        cc = np.where(np.abs(cc) < tiny, tiny, cc)
-        h = h * d * cc
-        num = -(aa + m) * (qab + m) * xx / ((aa + m2) * (qap + m2))
-        d = 1 + num * d
-        d = 1 / np.where(np.abs(d) < tiny, tiny, d)
-        cc = 1 + num / cc
-        cc = np.where(np.abs(cc) < tiny, tiny, cc)
-        delta = d * cc
-        h = h * delta
-        if np.all(np.abs(delta - 1) < 1e-15):
-            break
-    value = np.exp(log_front) * h / aa
-    return np.clip(np.where(flip, 1 - value, value), 0.0, 1.0)
 
 
 def poisson_binomial(p: ArrayLike) -> NDArray[np.float64]:
@@ -421,7 +365,10 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     β = b + n − c. The expected number of truly flaky tasks is Σ P(flaky); its
     interval is the central ``confidence`` range of the Poisson-binomial count
     with those chances (tasks independent given the prior; the prior's own
-    uncertainty is not in it). With ``weights``, ``n`` and ``c`` are distinct (n, c) pairs and
+    uncertainty is not in it). Under a symmetric prior (a = b) the band is symmetric about ½, so a
+    task's figures are those of its mirror image (n − c passes), and are computed from it: the two
+    tie exactly, rather than in all but the last bit (which ordered a ranking by P(flaky) by rounding
+    where the observed flakiness ties them). With ``weights``, ``n`` and ``c`` are distinct (n, c) pairs and
     ``weights`` how many tasks have each (the arrays returned are then per pair).
 
     References
@@ -445,8 +392,11 @@ def flaky_posterior(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
             pairs, inverse = np.unique(np.stack([n_arr[has], c_arr[has]], axis=1), axis=0, return_inverse=True)
         else:
             pairs, inverse = np.stack([n_arr[has], c_arr[has]], axis=1), np.arange(int(has.sum()))
-        alpha = prior.a + pairs[:, 1]
-        beta = prior.b + pairs[:, 0] - pairs[:, 1]
+        passes = pairs[:, 1]
+        if prior.a == prior.b:  # mirror images (c and n − c) tie exactly, as their 4p̂(1 − p̂) does
+            passes = np.minimum(passes, pairs[:, 0] - passes)
+        alpha = prior.a + passes
+        beta = prior.b + pairs[:, 0] - passes
         prob = np.clip(betainc(alpha, beta, p_hi) - betainc(alpha, beta, p_lo), 0.0, 1.0)
         total = alpha + beta
         p_flaky[has] = prob[np.ravel(inverse)]

@@ -63,7 +63,8 @@ def t_value(df: float, confidence: float = CONFIDENCE) -> float:
     with θ = arctan(t/√df), and Newton's method (its derivative is twice the t density)
     solves it from the Cornish-Fisher start; beyond, the Cornish-Fisher expansion of
     26.7.5 to the 1/df⁵ term is exact to double precision. Both are pure Python, so a
-    report's start need not import scipy; other df (not whole) go to scipy's ``stdtrit``.
+    report's start need not import scipy; other df (not whole, CR2's) are Newton's method on
+    the incomplete beta function (:func:`_t_value_real`), without scipy too.
     Cached per (df, confidence).
 
     References
@@ -118,50 +119,36 @@ def _t_value(df: float, confidence: float) -> float:
 
 def _t_value_real(nu: float, confidence: float) -> float:
     """The two-sided t quantile at a non-whole ν (CR2's Bell–McCaffrey degrees of freedom), without
-    scipy: bisection then Newton on P(|T_ν| ≤ t) = 1 − I_{ν/(ν + t²)}(ν/2, ½) (A&S 26.7.1 with 26.5.27),
-    I the regularized incomplete beta function (:func:`_betainc`)."""
-    lo, hi = 0.0, 1.0
-    while 1.0 - _betainc(nu / 2, 0.5, nu / (nu + hi * hi)) < confidence:
-        lo, hi = hi, hi * 2
+    scipy: beyond :data:`_T_SERIES_DF` the Cornish-Fisher expansion (A&S 26.7.5, exact there to
+    double precision); else Newton's method from it on P(|T_ν| ≤ t) = 1 − I_{ν/(ν + t²)}(ν/2, ½)
+    (A&S 26.7.1 with 26.5.27; I the regularized incomplete beta function,
+    :func:`flaketui.stats.special.betainc`), whose derivative is twice the t density, kept within
+    the bracket its values have found (a step that leaves it bisects, or doubles while no upper
+    end is known)."""
+    from flaketui.stats.special import betainc
+
+    guess = _t_cornish_fisher(nu, z_value(confidence))
+    if nu > _T_SERIES_DF:
+        return guess
+    log_norm = math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
+    lo, hi = 0.0, math.inf
+    t = guess if guess > 0 else 1.0
     for _ in range(200):
-        mid = (lo + hi) / 2
-        if 1.0 - _betainc(nu / 2, 0.5, nu / (nu + mid * mid)) < confidence:
-            lo = mid
+        gap = 1.0 - float(betainc(nu / 2, 0.5, nu / (nu + t * t))[0]) - confidence
+        if gap == 0:
+            return t
+        if gap < 0:
+            lo = t
         else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return (lo + hi) / 2
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b) by its continued fraction (A&S 26.5.8),
-    evaluated by the modified Lentz method (Press et al., *Numerical Recipes*, 3rd ed., § 6.4), on
-    the side of x where it converges fast (I_x(a, b) = 1 − I_{1−x}(b, a))."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
-    tiny = 1e-300
-    f, c, d = 1.0, 1.0, 0.0
-    for i in range(400):
-        m = i // 2
-        if i == 0:
-            num = 1.0
-        elif i % 2 == 0:
-            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        else:
-            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1.0 + num * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + num / (c if abs(c) > tiny else tiny)
-        f *= c * d
-        if abs(1.0 - c * d) < 1e-16:
-            break
-    return front * (f - 1.0)
+            hi = t
+        dens = math.exp(log_norm - (nu + 1) / 2 * math.log1p(t * t / nu))
+        new = t - gap / (2 * dens)
+        if abs(new - t) <= 1e-13 * t:  # the probability's rounding (1e-16) moves t by about this much
+            return new
+        if not lo < new < hi:
+            new = 2 * t if math.isinf(hi) else (lo + hi) / 2
+        t = new
+    return t
 
 
 def _t_two_sided(t: float, nu: int) -> float:
@@ -182,7 +169,7 @@ def _t_two_sided(t: float, nu: int) -> float:
     return 2 / math.pi * (theta + (s * c * total if nu > 1 else 0.0))
 
 
-def _t_cornish_fisher(nu: int, x: float) -> float:
+def _t_cornish_fisher(nu: float, x: float) -> float:
     """A&S 26.7.5: the t quantile as x + g₁(x)/ν + … + g₅(x)/ν⁵, x the normal quantile."""
     x2 = x * x
     g1 = x * (x2 + 1) / 4

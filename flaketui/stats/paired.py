@@ -183,7 +183,7 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     groups = [a.groups[i] for i in ia]
     cluster_labels = groups if any(g is not None for g in groups) else None
     n_a, n_b, passes_a, passes_b = a.n[ia], b.n[ib], a.passes[ia], b.passes[ib]
-    est = floored_difference(mean_estimate(diff, cluster_labels, confidence, bounds=(-1.0, 1.0)),
+    est = floored_difference(mean_estimate(diff, cluster_labels, confidence, bounds=(-1.0, 1.0), ci_scale="linear"),
                              n_a, passes_a, n_b, passes_b, confidence)
     common_set = set(tasks)
     return PairedComparison(

@@ -223,7 +223,7 @@ def compare_scores(a: RunOutcomes, b: RunOutcomes, alpha: float = 0.05,
     group_of = dict(zip(a.tasks, a.groups, strict=True))
     groups = [group_of[t] for t in common] if any(g is not None for g in a.groups) else None
     lo, hi = score_range(np.concatenate([a.trial_scores, b.trial_scores]))  # type: ignore[list-item]
-    est = mean_estimate(mean_b - mean_a, groups, confidence, bounds=(lo - hi, hi - lo))
+    est = mean_estimate(mean_b - mean_a, groups, confidence, bounds=(lo - hi, hi - lo), ci_scale="linear")
     return ScoreComparison(a.run, b.run, common, mean_a, mean_b, n_a, n_b, est, test, p_task, p_adj, alpha)
 
 

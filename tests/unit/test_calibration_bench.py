@@ -95,3 +95,55 @@ def test_plan_cell_and_page(bench: ModuleType) -> None:
     for row in rows:
         if row.missed:
             assert f"**{row.situation}, {row.figure}:" in page
+
+
+def test_family_rerun_replaces_only_its_section(bench: ModuleType) -> None:
+    """A ``--family`` rerun swaps that family's section into the page and keeps every other one."""
+    title5, title6 = bench.FAMILIES["suite intervals"], bench.FAMILIES["plan decisions"]
+    old = (f"# Calibration\n\n- This run: `full`, 13 min.\n\n## {title5}\n\nold five\n\n## {title6}\n\nsix\n\n"
+           "## Classes\n\n<!-- generated: classes -->\nkept\n<!-- end generated: classes -->\n")
+    new = f"# Calibration\n\n- This run: `bench --family x`, 1 min.\n\n## {title5}\n\nnew five\n"
+    page = bench.replace_sections(old, new, ("suite intervals",))
+    assert "new five" in page and "old five" not in page and "\nsix\n" in page and "\nkept\n" in page
+    assert page.count("## ") == old.count("## ") and "regenerated section(s) 5" in page
+
+
+def test_wild_cluster_interval_holds_the_mean(bench: ModuleType) -> None:
+    """The wild cluster bootstrap contrast gives an interval around the mean, within [0, 1]."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    sizes = np.array([6, 2, 2, 2, 2])
+    x = rng.random(int(sizes.sum()))
+    weights = bench.WEBB[rng.integers(0, 6, size=(199, sizes.size))]
+    lo, hi = bench.wild_cluster_interval(x, sizes, weights)
+    assert 0.0 <= lo < x.mean() < hi <= 1.0
+
+
+def test_wild_cluster_interval_ends_where_the_brute_force_p_value_crosses_alpha(bench: ModuleType) -> None:
+    """At the WCR contrast's bounds its p-value, refitted by brute force over all 6⁴ Webb weight vectors, crosses 5%."""
+    import itertools
+
+    import numpy as np
+
+    from flaketui.stats.suite import mean_estimate
+
+    sizes = np.array([4, 2, 3, 3])
+    labels = [f"g{g}" for g in np.repeat(np.arange(4), sizes)]
+    x = np.array([0.5, 0.4, 0.35, 0.6, 0.6, 0.8, 0.45, 0.3, 0.5, 0.7, 0.55, 0.65])
+    weights = np.array(list(itertools.product(bench.WEBB, repeat=4)))
+    lo, hi = bench.wild_cluster_interval(x, sizes, weights)
+    assert 0 < lo < x.mean() < hi < 1
+    se = mean_estimate(x, labels, ci_scale="linear").se
+
+    def p_value(mu0: float) -> float:
+        t = abs(x.mean() - mu0) / se
+        hits = 0
+        for w in weights:
+            star = mu0 + np.repeat(w, sizes) * (x - mu0)
+            est = mean_estimate(star, labels, bounds=(-np.inf, np.inf), ci_scale="linear")
+            hits += abs(est.value - mu0) / est.se >= t - 1e-12
+        return hits / len(weights)
+
+    for bound, inward in ((lo, 1.0), (hi, -1.0)):
+        assert p_value(bound + inward * 1e-6) > 0.05 >= p_value(bound - inward * 1e-6)

@@ -19,6 +19,7 @@ from flaketui.stats.classes import (
     trials_to_decide,
 )
 from flaketui.stats.empirical_bayes import (
+    BetaPrior,
     betainc,
     fit_prior,
     flaky_posterior,
@@ -199,6 +200,20 @@ def test_posterior_matches_scipy_beta() -> None:
     assert post.expected == pytest.approx(post.p_flaky[has].sum())
 
 
+def test_mirror_images_tie_exactly_under_a_symmetric_prior() -> None:
+    """Under a symmetric prior a task with c passes and one with n − c have the same P(flaky) to the last bit."""
+    n = np.repeat(np.arange(2, 13), 13)
+    c = np.tile(np.arange(13), 11)
+    keep = c <= n
+    n, c = n[keep], c[keep]
+    post = flaky_posterior(n, c, prior=BetaPrior(0.37, 0.37, fitted=True))
+    mirror = flaky_posterior(n, n - c, prior=BetaPrior(0.37, 0.37, fitted=True))
+    assert np.array_equal(post.p_flaky, mirror.p_flaky) and np.array_equal(post.flakiness, mirror.flakiness)
+    a, b = 0.37 + c, 0.37 + n - c
+    lo, hi = cap_rates(DEFAULT_FLAKY_CAP)
+    np.testing.assert_allclose(post.p_flaky, stats.beta.cdf(hi, a, b) - stats.beta.cdf(lo, a, b), atol=1e-9)
+
+
 def test_every_task_flaky_and_every_task_stable() -> None:
     """A suite of tasks at p = 0.5 with 40 trials is all flaky; one of clean 40-trial tasks all stable, P(flaky) near 0."""
     n = np.full(20, 40)
@@ -231,6 +246,16 @@ def test_allocate_classes_spends_where_a_class_can_change() -> None:
     assert got.extra.tolist() == [9, 31, 0] and got.spent == 40
     first = allocate_classes([5, 2], [5, 1], [5.2, 1.2], [0.2, 1.2], 3, [True, True], 0.36, minimum=[0, 5])
     assert first.topup.tolist() == [0, 3] and first.extra.tolist() == [0, 3]
+
+
+def test_allocate_classes_batch_per_unit_caps_one_plan_not_the_look_ahead() -> None:
+    """A batch per unit caps what one plan gives each task, while the clean task is still chosen for its 31."""
+    from flaketui.stats.allocation import allocate_classes
+
+    whole = allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36)
+    got = allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36, batch=[40, 5])
+    assert whole.extra.tolist() == [9, 31] and got.extra[1] == 5 and got.extra[0] >= 9
+    assert allocate_classes([5, 5], [3, 5], [3.2, 5.2], [2.2, 0.2], 40, [True] * 2, 0.36, batch=5).extra.max() == 5
 
 
 def test_plan_allocate_classes_says_how_the_suite_stays_unbiased() -> None:

@@ -52,6 +52,43 @@ def test_cr2_matches_the_matrix_formulas(sizes: tuple[int, ...]) -> None:
     assert e.n_clusters == len(sizes) and e.largest_share == pytest.approx(max(sizes) / len(labels))
 
 
+@pytest.mark.parametrize("sizes", [(40, 2, 2, 2, 2, 2, 2, 2), (47, 1, 1, 1, 1, 1, 1, 1), (7,) * 8, (10,) * 5])
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-2.0, 3.0)])
+def test_cr2_interval_on_the_logit_scale_matches_scipy(sizes: tuple[int, ...], bounds: tuple[float, float]) -> None:
+    """A rate's CR2 interval is the delta-method interval on the logit scale, by the matrix SE and scipy."""
+    from scipy import special
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(len(sizes) + sizes[0])
+    labels = [f"g{i}" for i, s in enumerate(sizes) for _ in range(s)]
+    z = rng.binomial(8, rng.beta(2, 6, len(labels))) / 8
+    lo, hi = bounds
+    x = lo + (hi - lo) * z
+    se, nu = cr2_by_matrices(x, labels)
+    half = sps.t.ppf(0.975, nu) * se / ((hi - lo) * z.mean() * (1 - z.mean()))
+    want = tuple(lo + (hi - lo) * special.expit(special.logit(z.mean()) + s * half) for s in (-1, 1))
+    e = mean_estimate(x, labels, bounds=bounds)
+    assert e.ci == pytest.approx(want, rel=1e-10)
+    assert e.ci[1] - x.mean() > x.mean() - e.ci[0]  # a mean below the middle reaches further up
+    lin = mean_estimate(x, labels, bounds=bounds, ci_scale="linear")
+    assert lin.se == e.se and lin.ci == pytest.approx((x.mean() - half * (hi - lo) * z.mean() * (1 - z.mean()),
+                                                       x.mean() + half * (hi - lo) * z.mean() * (1 - z.mean())))
+
+
+def test_logit_scale_keeps_a_mean_at_a_bound_as_a_point() -> None:
+    """Every task at 0 (or a mean at a bound): the one-point interval, not NaN; a tiny mean stays above 0."""
+    labels = [f"g{i % 4}" for i in range(12)]
+    assert mean_estimate(np.zeros(12), labels).ci == (0.0, 0.0)
+    tiny = mean_estimate(np.r_[np.zeros(11), 1e-300], labels)
+    assert 0.0 <= tiny.ci[0] <= tiny.value <= tiny.ci[1] <= 1.0
+
+
+def test_unknown_ci_scale_is_refused() -> None:
+    """A CI scale other than logit and linear is a ValueError."""
+    with pytest.raises(ValueError, match="ci_scale"):
+        mean_estimate(np.ones(3), ["a", "a", "b"], ci_scale="probit")
+
+
 def test_balanced_cr2_is_cr1() -> None:
     """With clusters of equal size CR2 equals CR1 and ν = G − 1."""
     x = np.random.default_rng(3).random(30)
