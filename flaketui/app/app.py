@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from flaketui.triage import TriageStore
 
 if TYPE_CHECKING:
     from flaketui.history.owners import Rule
+    from flaketui.loading.options import LoadOptions
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,11 @@ class AppOptions:
     user role besides the agent (:func:`flaketui.traces.default_mode`), else ``all``."""
     sources_roots: tuple[str, ...] = ()
     """Folders or URL prefixes a Parquet trial table's ``source`` may point into besides the
-    table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`)."""
+    table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`):
+    put into :attr:`load`."""
+    load: LoadOptions | None = None
+    """How the logs are read (``--sources-root``, ``--timeout``, ``--no-cache``, ``--scheduler``):
+    passed to every load, never set for the process; None: the defaults."""
     history: str | None = None
     """The history ``H`` reads a task's timeline from, the ``state`` column its states and
     ``record`` records into (``--history URL``); None: the one ``flaketui history`` uses
@@ -81,6 +86,12 @@ class AppOptions:
         object.__setattr__(self, "fields", self.fields or FieldMap())
         object.__setattr__(self, "ignore_keys", tuple(self.ignore_keys))
         object.__setattr__(self, "owners", tuple(self.owners))
+        from flaketui.loading.options import LoadOptions
+
+        load = self.load or LoadOptions()
+        if self.sources_roots:
+            load = replace(load, sources_roots=tuple(self.sources_roots))
+        object.__setattr__(self, "load", load)
         if self.compare is not None:
             object.__setattr__(self, "compare", tuple(self.compare))
 
@@ -108,10 +119,6 @@ class FlakeApp(App[int]):
         super().__init__()
         self.options = options
         """What the command line asked for."""
-        if options.sources_roots:
-            from flaketui.loading.formats import parquet_checks
-
-            parquet_checks.SOURCES_ROOTS = tuple(options.sources_roots)
         self.set_reactive(FlakeApp.k, options.k)
         self.k_is_default = options.k is None
         """True while k is the default (the trials most tasks have), not chosen by the user."""

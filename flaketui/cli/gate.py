@@ -13,17 +13,17 @@ from flaketui.cli.common import (
     EXIT_OK,
     FRACTION,
     check_k,
-    flaky_cap_option,
     load,
-    log_options,
     main,
     run_stats,
     write_json,
 )
+from flaketui.cli.options import flaky_cap_option, log_options
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
     from flaketui.stats.suite import GateResult
 
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 @log_options
 def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
          max_flakiness: float | None, require_evidence: bool, run: tuple[str, ...], fmt: str,
-         flaky_cap: float | None, fields: FieldMap) -> None:
+         flaky_cap: float | None, fields: FieldMap, load_options: LoadOptions) -> None:
     """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail, 2 usage."""
     from flaketui.output import report as out
     from flaketui.stats import gate as run_gate
@@ -56,7 +56,7 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
         raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
     if require_evidence and max_flakiness is None:
         raise click.UsageError("--require-evidence goes with --max-flakiness")
-    _, stats = run_stats(load(logs, fields), run, k, flaky_cap=flaky_cap)
+    _, stats = run_stats(load(logs, fields, load_options), run, k, flaky_cap=flaky_cap)
     summaries = [summarise(st) for st in stats]
     results = [run_gate(st, sm, min_pass_hat_k, max_flakiness, require_evidence=require_evidence)
                for st, sm in zip(stats, summaries, strict=True)]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import FRACTION, check_k, load, log_options, main, run_stats, write_json
+from flaketui.cli.common import FRACTION, active_quarantines, check_k, fail, load, main, run_stats, write_json
+from flaketui.cli.options import log_options
 from flaketui.model import FieldMap
+
+if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
 
 
 @main.command()
@@ -32,7 +36,8 @@ from flaketui.model import FieldMap
                    "else history.sqlite in the user data folder).")
 @log_options
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
-               k: int | None, from_history: bool, history: str | None, fields: FieldMap) -> None:
+               k: int | None, from_history: bool, history: str | None, fields: FieldMap,
+               load_options: LoadOptions) -> None:
     """The flaky tasks of each run in LOGS, to keep out of a CI gate (or, with --from-history,
     the tasks quarantined in the history)."""
     from flaketui.output.quarantine import junit_chunks, quarantine_ids, quarantine_json, quarantine_list
@@ -41,11 +46,11 @@ def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[st
     if from_history:
         if max_flakiness is not None:
             raise click.UsageError("--max-flakiness goes without --from-history")
-        print_from_history(logs, run, fmt, history, fields)
+        print_from_history(logs, run, fmt, history, fields, load_options)
         return
     if not logs:
         raise click.UsageError("give LOGS (or --from-history)")
-    _, stats = run_stats(load(logs, fields), run, k)
+    _, stats = run_stats(load(logs, fields, load_options), run, k)
     lists = [quarantine_list(st, max_flakiness) for st in stats]
     if fmt == "junit":
         for text in junit_chunks(lists):  # written as it is made
@@ -59,16 +64,14 @@ def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[st
 
 
 def print_from_history(logs: tuple[str, ...], run: tuple[str, ...], fmt: str, history: str | None,
-                       fields: FieldMap) -> None:
+                       fields: FieldMap, load_options: LoadOptions | None = None) -> None:
     """``quarantine --from-history``: the history's active quarantines, in ``fmt`` (with LOGS,
     only their tasks)."""
-    from flaketui.cli.common import fail
-    from flaketui.cli.history import active_quarantines
     from flaketui.output.quarantine import history_ids, history_junit_chunks
 
     tasks: set[str] | None = None
     if logs:
-        log = load(logs, fields)
+        log = load(logs, fields, load_options)
         for name in run:
             if name not in log.runs:
                 fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    check_k,
-    fail,
-    load,
-    log_options,
-    main,
-    run_stats,
-    write_json,
-)
-from flaketui.cli.tui import divergence_option
+from flaketui.cli.common import check_k, fail, load, main, run_stats, write_json
+from flaketui.cli.options import divergence_option, log_options
 from flaketui.model import FieldMap
 from flaketui.sanitize import mask_url, visible
+
+if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
 
 
 @main.group()
@@ -39,7 +35,8 @@ def triage() -> None:
 @divergence_option
 @log_options
 def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
-                  runs: tuple[str, str] | None, k: int | None, divergence: str | None, fields: FieldMap) -> None:
+                  runs: tuple[str, str] | None, k: int | None, divergence: str | None, fields: FieldMap,
+                  load_options: LoadOptions) -> None:
     """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note; per
     flip, where its runs' traces first part and the suggested source."""
     from flaketui.loading import read_trial
@@ -48,7 +45,7 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
     from flaketui.triage import TriageFileError, default_triage_path, load_entries
 
     check_k(k)
-    log = load(logs, fields)
+    log = load(logs, fields, load_options)
     path = Path(triage_path) if triage_path else default_triage_path(logs)
     try:
         entries = load_entries(path)

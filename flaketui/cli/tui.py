@@ -8,34 +8,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    FRACTION,
-    check_k,
-    check_triage,
-    fail,
-    flaky_cap_option,
-    log_options,
-    main,
-    triage_option,
-)
+from flaketui.cli.common import FRACTION, check_k, check_triage, fail, main
+from flaketui.cli.options import divergence_option, flaky_cap_option, log_options, triage_option
 from flaketui.model import FieldMap, InputError
 
 if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
     from flaketui.history.owners import Rule
-
-
-def divergence_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--divergence actions|all``: what counts as the traces' first divergence."""
-    return click.option(
-        "--divergence", type=click.Choice(["actions", "all"]), default=None,
-        help="What counts as a divergence: the agent's actions (tool calls and final answer) or "
-             "every step (default: actions when a trace has a user role besides the agent).")(func)
 
 
 FIXTURES = Path(__file__).resolve().parent.parent / "demo"
@@ -69,7 +53,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
              max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
              history: str | None, record: bool, owners: str | None, divergence: str | None,
-             triage: str | None, flaky_cap: float | None, fields: FieldMap) -> None:
+             triage: str | None, flaky_cap: float | None, fields: FieldMap, load_options: LoadOptions) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -88,7 +72,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                               max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
                               watch=watch, divergence=divergence, history=history, record=record,
-                              owners=tuple(rules), flaky_cap=flaky_cap))
+                              owners=tuple(rules), flaky_cap=flaky_cap, load=load_options))
     app.run()
     sys.exit(app.return_code or 0)
 

@@ -396,11 +396,12 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             if app.options.watch:
                 from flaketui.loading.watch import LogWatcher
 
-                self._watcher = LogWatcher(app.options.paths, app.options.fields)
+                self._watcher = LogWatcher(app.options.paths, app.options.fields, app.options.load)
                 log = self._watcher.load()
             else:
                 # the index cache is written behind the first paint, not before it
-                log = load_logs(app.options.paths, app.options.fields, progress=progress, store_later=True)
+                log = load_logs(app.options.paths, app.options.fields, progress=progress, store_later=True,
+                                options=app.options.load)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
             return
