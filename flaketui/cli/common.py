@@ -19,7 +19,7 @@ import click
 import orjson
 
 from flaketui import __version__
-from flaketui.model import ERRORED_AS, FieldMap, InputError, TrialLog
+from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import mask_url, visible
 
 if TYPE_CHECKING:
@@ -574,7 +574,7 @@ def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[
 
 def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None:
     """``--baseline RUN``: every other run of ``log`` against RUN, Holm across the comparisons."""
-    from flaketui.output import report as out
+    from flaketui.output import compare as out
     from flaketui.session.filters import baseline_comparisons
 
     emit(fmt, baseline_comparisons(log, baseline, alpha), out.baseline_json, out.baseline_csv,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -38,7 +38,7 @@ from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
     from flaketui.loading.options import LoadOptions
-    from flaketui.output.report import CompareView, ScoredView
+    from flaketui.output.compare import CompareView, ScoredView
 
 
 @main.command()
@@ -91,7 +91,7 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
                  load_options: LoadOptions | None = None) -> list[TrialLog]:
     """``compare`` without ``--record``: the comparison printed; the logs it loaded (each once).
     ``by``: ``score``, ``pass`` or None (score when both runs are graded: :func:`score_comparison`)."""
-    from flaketui.output import report as out
+    from flaketui.output import compare as out
     from flaketui.stats import compare_runs, task_stats
 
     choice = check_rows(top, all_rows, fmt)
@@ -139,7 +139,7 @@ def score_comparison(a: RunOutcomes, b: RunOutcomes, by: str | None, alpha: floa
     has partial credit); None to compare by pass/fail. ``--by score`` on runs without scores: exit 2."""
     import numpy as np
 
-    from flaketui.output.report import ScoredView
+    from flaketui.output.compare import ScoredView
     from flaketui.stats.score_compare import compare_scores, graded_pair
 
     if by == "pass":
@@ -172,9 +172,10 @@ def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[Tria
 def print_compare_table(view: CompareView, choice: RowChoice) -> None:
     """The comparison's table: on a terminal, the most changed tasks that fit (``--top``, ``--all``)
     laid out by Rich; piped or past :data:`RICH_ROWS` rows, written a few thousand rows at a time."""
-    from flaketui.output import report as out
+    from flaketui.output import compare as out
+    from flaketui.output.report import console, left_out_text
 
-    con = out.console()
+    con = console()
     rows = view.rows()
     shown = choice.shown(len(rows), con.is_terminal, con.height, len(view.lines()) + 2)
     if con.is_terminal and min(len(rows), shown or len(rows)) <= RICH_ROWS:
@@ -190,7 +191,7 @@ def print_compare_table(view: CompareView, choice: RowChoice) -> None:
         con.file.write(text)
     con.file.flush()
     if len(picked) < len(rows):
-        con.print(out.left_out_text(len(rows) - len(picked), len(picked), *out.CHANGED))
+        con.print(left_out_text(len(rows) - len(picked), len(picked), *out.CHANGED))
 
 
 def read_config(side: tuple[TrialLog, str], names: Sequence[str]) -> dict[str, str]:

@@ -175,13 +175,14 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
             raise click.UsageError("--baseline and --watch cannot be combined")
         log = load(logs, fields, load_options)
         if fmt == "json":  # one document: the report with a "baseline" object
-            from flaketui.output import report as out
+            from flaketui.output.compare import baseline_json
+            from flaketui.output.report import report_json
             from flaketui.session.filters import baseline_comparisons
             from flaketui.stats import summarise
 
             kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
-            doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
-            doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
+            doc = report_json(kk, [(st, summarise(st)) for st in stats])
+            doc["baseline"] = baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
             return log
         print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci, flaky_cap=flaky_cap)

@@ -44,7 +44,8 @@ from flaketui.sanitize import mask_command, mask_secrets, mask_url, visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
-    from flaketui.output.report import Causes, CompareView, ReportNotes
+    from flaketui.output.compare import CompareView
+    from flaketui.output.report import Causes, ReportNotes
 
 TRACE_TASKS = 50
 """Flaky tasks per run (the flakiest first) whose passing and failing traces are embedded."""
@@ -490,7 +491,8 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
     """Write the ``compare --format html`` page: the verdict first with its primary test, the
     secondary tests, the confound warning, the changed tasks (sortable) and the flipped tasks'
     traces (``pairs``: a trial of A beside one of B)."""
-    from flaketui.output.report import CHANGED, compare_json, left_out_line
+    from flaketui.output.compare import CHANGED, compare_json
+    from flaketui.output.report import left_out_line
     from flaketui.output.review import signed, uncompared_text
 
     info = info or PageInfo()
