@@ -112,11 +112,12 @@ def cases(logs: Sequence[Path], fixtures: Sequence[Path]) -> Iterator[Case]:
 
 def run(command: Sequence[str], case: Case, cache: Path) -> tuple[int, bytes, bytes]:
     """Exit code, stdout and stderr of ``command`` with ``case``'s arguments (a terminal of 120
-    columns, a fixed locale, the given cache folder)."""
+    columns, a fixed locale, the given cache folder), run in the cache's parent folder: a
+    ``python -m flaketui`` there imports the flaketui of its own tree, never this one's."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": "120", "LINES": "50", "LC_ALL": "C.UTF-8",
            "NO_COLOR": "1"}
     env.pop("FLAKETUI_SCHEDULER", None)
-    proc = subprocess.run([*command, *case.args], capture_output=True, env=env, cwd=ROOT, timeout=600)
+    proc = subprocess.run([*command, *case.args], capture_output=True, env=env, cwd=cache.parent, timeout=600)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -13,6 +13,7 @@ JSON is the log's own values.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -86,18 +87,19 @@ def diff_markdown(task: str, pair: Pair, d: TraceDiff) -> str:
     lines = [f"## {_md(task)}: {_md(_side(pair.a))} vs {_md(_side(pair.b))}", "",
              f"- divergence mode: {d.mode}", f"- first divergence: {first}", ""]
     if d.changes:
-        lines += ["| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|"]
-        for c in d.changes:
-            lines.append(f"| {_md(_step(d.name_a(c.step_a)))} | {_md(_step(d.name_b(c.step_b)))} | {_md(c.path or '(step)')} | "
-                         f"{_md(_value(c.a))} | {_md(_value(c.b))} | {'yes' if c.counts else 'no'} |")
-        lines.append("")
+        lines += _md_table("| step A | step B | field | A | B | counts |", "|---:|---:|---|---|---|---|",
+                           ([_step(d.name_a(c.step_a)), _step(d.name_b(c.step_b)), c.path or "(step)", _value(c.a),
+                             _value(c.b), "yes" if c.counts else "no"] for c in d.changes))
     if d.around:
-        lines += ["| step A | A | step B | B |", "|---:|---|---:|---|"]
-        for r in d.around:
-            lines.append(f"| {_md(_step(d.name_a(r.step_a)))} | {_md(r.line_a or '')} | {_md(_step(d.name_b(r.step_b)))} | "
-                         f"{_md(r.line_b or '')} |")
-        lines.append("")
+        lines += _md_table("| step A | A | step B | B |", "|---:|---|---:|---|",
+                           ([_step(d.name_a(r.step_a)), r.line_a or "", _step(d.name_b(r.step_b)), r.line_b or ""]
+                            for r in d.around))
     return "\n".join(lines)
+
+
+def _md_table(header: str, rule: str, rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown table's lines (each cell escaped: :func:`_md`), then a blank line."""
+    return [header, rule, *("| " + " | ".join(map(_md, cells)) + " |" for cells in rows), ""]
 
 
 @main.command()

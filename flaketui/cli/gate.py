@@ -7,16 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    EXIT_GATE_FAILED,
-    EXIT_OK,
-    FRACTION,
-    check_k,
-    load,
-    main,
-    run_stats,
-    write_json,
-)
+from flaketui.cli.common import EXIT_GATE_FAILED, EXIT_OK, FRACTION, check_k, load, main, run_stats, write_json
 from flaketui.cli.options import flaky_cap_option, log_options
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible

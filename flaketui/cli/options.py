@@ -187,9 +187,13 @@ def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         metavar="SECONDS",
                         help="Seconds to wait for a history another flaketui is writing "
                              "(or for a server to answer).")(func)
-    return click.option("--history", "history", default=None, metavar="URL",
-                        help="The history: sqlite:///PATH or postgresql://USER@HOST/DB (default "
-                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
+    return history_option("The history: sqlite:///PATH or postgresql://USER@HOST/DB (default "
+                          "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
+
+
+def history_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--history URL``: which history a command reads or records into, ``text`` saying what for."""
+    return click.option("--history", "history", default=None, metavar="URL", help=text)
 
 
 def _kept(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -212,9 +216,8 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="With --record: then post each transition not yet notified (a task newly flaky, "
                              "regressed, fixed; a quarantine ended) to this webhook, as flaketui history "
                              "notify does.")(func)
-    func = click.option("--history", "history", default=None, metavar="URL",
-                        help="With --record: the history (as flaketui history: default "
-                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
+    func = history_option("With --record: the history (as flaketui history: default "
+                          "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
     return click.option("--record", "record", is_flag=True, default=False, callback=_kept,
                         help="After the output, record every run loaded in the history (as flaketui "
                              "history record; a run recorded before is left as it is), one line a run on "

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flaketui.cli.common import FRACTION, active_quarantines, check_k, fail, load, main, run_stats, write_json
-from flaketui.cli.options import log_options
+from flaketui.cli.options import history_option, log_options
 from flaketui.model import FieldMap
 
 if TYPE_CHECKING:
@@ -31,9 +31,8 @@ if TYPE_CHECKING:
               help="Instead: the tasks quarantined in the history (flaketui history quarantine, not "
                    "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, "
                    "ticket}); LOGS optional, given: only their tasks (of --run's runs).")
-@click.option("--history", "history", default=None, metavar="URL",
-              help="With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
-                   "else history.sqlite in the user data folder).")
+@history_option("With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
+                "else history.sqlite in the user data folder).")
 @log_options
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
                k: int | None, from_history: bool, history: str | None, fields: FieldMap,

@@ -54,6 +54,13 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
     from flaketui.traces.causes import Rescoring
 
 
+def with_causes(name: str, metavar: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option that goes with ``--causes`` (a usage error without it): where ``--causes`` reads
+    more of what a trial says."""
+    return click.option(name, name.lstrip("-").replace("-", "_"), default=None, metavar=metavar,
+                        help=f"With --causes: {text}")
+
+
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-k", type=int, default=None,
@@ -82,14 +89,12 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "
                    "gets a copy of the loaded log); 1 reads them here, one by one.")
-@click.option("--grades-field", "grades_field", default=None, metavar="PATH",
-              help="With --causes: the (dotted) field holding each trial's several grades (a list of "
-                   "scores, or grader → grade), read for the grader source (default: grades, "
-                   "judge_grades, scores, judgements).")
-@click.option("--rescored", "rescored", default=None, metavar="LOG",
-              help="With --causes: a second log of the same trials re-scored, paired by task and trial "
-                   "number (and run, where the names match); where the two grades of a trial disagree, "
-                   "that is the grader. Trials not paired are counted and said.")
+@with_causes("--grades-field", "PATH", "the (dotted) field holding each trial's several grades (a list of "
+             "scores, or grader → grade), read for the grader source (default: grades, "
+             "judge_grades, scores, judgements).")
+@with_causes("--rescored", "LOG", "a second log of the same trials re-scored, paired by task and trial "
+             "number (and run, where the names match); where the two grades of a trial disagree, "
+             "that is the grader. Trials not paired are counted and said.")
 @click.option("--exclude-window", "exclude", multiple=True, metavar="START/END",
               help="Leave the trials that started in this window (ISO 8601 times or epoch seconds, e.g. "
                    "2026-11-20T12:00:00Z/2026-11-20T12:15:00Z; repeatable) out of the rates, as an "

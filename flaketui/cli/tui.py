@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from flaketui.cli.common import FRACTION, check_k, check_triage, fail, main
-from flaketui.cli.options import divergence_option, flaky_cap_option, log_options, triage_option
+from flaketui.cli.options import divergence_option, flaky_cap_option, history_option, log_options, triage_option
 from flaketui.model import FieldMap, InputError
 
 if TYPE_CHECKING:
@@ -34,11 +34,10 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 @click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
 @click.option("--watch", is_flag=True, default=False,
               help="Follow logs still being written: new trials appear as they land.")
-@click.option("--history", "history", default=None, metavar="URL",
-              help="The history H shows a task's timeline from (and --record records into): "
-                   "sqlite:///PATH or postgresql://… "
-                   "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
-                   "flaketui history).")
+@history_option("The history H shows a task's timeline from (and --record records into): "
+                "sqlite:///PATH or postgresql://… "
+                "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
+                "flaketui history).")
 @click.option("--record", "record", is_flag=True, default=False,
               help="Once loaded, record every run in the history (as flaketui history record; a run "
                    "recorded before is left as it is), in the background; a notification says what "
