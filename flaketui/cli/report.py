@@ -198,31 +198,24 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
                                                      passk_ci=passk_ci, extra=extra, flaky_cap=flaky_cap))
-    from flaketui.session.filters import errored_kinds, exclude_windows, pair_rescored, retry_audits
-
     loaded = load(logs, fields, load_options)
     runs = pick_runs(loaded, run)
-    retries = retry_audits(loaded, runs)  # before the metrics are let go: a trial's attempt is one
-    log = loaded.without_metrics()  # the report shows none
     if fmt == "html":
+        log = loaded.without_metrics()  # the report shows none
         print_html(log, k, run, causes, workers, passk_ci, out, rows, extra, flaky_cap)
         return log
-    exclusion = None
-    if extra.windows:
-        log, exclusion = exclude_windows(log, extra.windows)
-        if fmt == "csv":  # the other formats say it in the document; CSV has no place for it
-            for r in runs:
-                click.echo(f"flaketui: run {visible(r)}: {exclusion.line(r)}", err=True)
-    rescoring = (pair_rescored(log, load((extra.rescored,), fields, load_options))
-                 if extra.rescored is not None else None)
-    errored = errored_kinds(log, runs)  # read back from the trials' records: before their spans are let go
-    if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
-        log = log.without_locations()
+    from flaketui.session.filters import report_inputs
+
+    rescored = load((extra.rescored,), fields, load_options) if extra.rescored is not None else None
+    given = report_inputs(loaded, runs, extra.windows, rescored, keep_locations=causes)
+    if given.exclusion is not None and fmt == "csv":  # the other formats say it in the document; CSV can't
+        for r in runs:
+            click.echo(f"flaketui: run {visible(r)}: {given.exclusion.line(r)}", err=True)
     with frozen():  # the log lives as long as the report: the collector need not walk it
-        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
-                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored, retries=retries,
-                     flaky_cap=flaky_cap)
-    return log
+        print_report(given.log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
+                     extra=extra, exclusion=given.exclusion, rescoring=given.rescoring, errored=given.errored,
+                     retries=given.retries, flaky_cap=flaky_cap)
+    return given.log
 
 
 def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, workers: int, passk_ci: str,

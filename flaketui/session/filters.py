@@ -7,6 +7,7 @@ for them; what is wrong with the input is an :class:`~flaketui.model.InputError`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flaketui.model import InputError, TrialLog
@@ -16,6 +17,41 @@ if TYPE_CHECKING:  # the core's modules load when a report with these options ru
     from flaketui.stats.baseline import BaselineComparisons
     from flaketui.traces.burst import Exclusion
     from flaketui.traces.causes import Rescoring
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What a report states its statistics of, and says beside them (:func:`report_inputs`)."""
+
+    log: TrialLog
+    """The trials the rates are of: without metrics (the report shows none), without the
+    excluded windows' trials, and without their byte spans unless traces are still to be read."""
+    retries: dict[str, Any] | None
+    """Each run's retry audit (:func:`retry_audits`)."""
+    errored: Mapping[str, Mapping[str, int]] | None
+    """The errored trials by kind (:func:`errored_kinds`)."""
+    exclusion: Exclusion | None = None
+    """What ``--exclude-window`` left out (:func:`exclude_windows`); None: no window."""
+    rescoring: dict[str, Rescoring] | None = None
+    """``--rescored``'s grades paired with the trials (:func:`pair_rescored`); None: none given."""
+
+
+def report_inputs(loaded: TrialLog, runs: Sequence[str], windows: Sequence[tuple[float, float]] = (),
+                  rescored: TrialLog | None = None, keep_locations: bool = False) -> ReportInputs:
+    """The report's filters in their one order, from the log as loaded: the retry audits (before
+    the metrics, an attempt being one, are let go), the windows left out, the re-scored grades
+    paired, the errored trials counted by kind (read back from their records: before their byte
+    spans are let go, unless ``keep_locations``, for traces still to be read; 1M trials: 48 MB)."""
+    retries = retry_audits(loaded, runs)
+    log = loaded.without_metrics()
+    exclusion = None
+    if windows:
+        log, exclusion = exclude_windows(log, windows)
+    rescoring = pair_rescored(log, rescored) if rescored is not None else None
+    errored = errored_kinds(log, runs)
+    if not keep_locations:
+        log = log.without_locations()
+    return ReportInputs(log, retries, errored, exclusion, rescoring)
 
 
 def retry_audits(log: TrialLog, runs: Sequence[str]) -> dict[str, Any] | None:
