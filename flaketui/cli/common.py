@@ -1,4 +1,6 @@
-"""What every command shares: the command group, log options, loading with progress, errors.
+"""What the commands share besides their options (:mod:`flaketui.cli.options`): the command
+group, loading with progress, the one-line errors, writing JSON, chunks and pages, recording
+into the history.
 
 Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are
 one line on stderr, never a traceback.
@@ -427,11 +429,13 @@ def loading_lines(*logs: TrialLog) -> list[str]:
     """What loading met, for a page: the lines skipped, counted (``2 lines skipped while
     loading``), then each note in its own words (``note: …``)."""
     from flaketui.output.report import problems_line
-    from flaketui.sanitize import visible
 
     problems = [p for log in logs for p in log.problems]
     skipped = problems_line([p for p in problems if not p.notice])
     return ([skipped] if skipped else []) + [f"note: {visible(str(p))}" for p in problems if p.notice]
+
+
+# --- the history (history, report --record, compare --record, quarantine --from-history) ----------
 
 
 @contextlib.contextmanager

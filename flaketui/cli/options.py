@@ -15,6 +15,7 @@ import click
 from flaketui.cli.common import DEFAULT_TOP, DEFAULT_WAIT, MAX_SECONDS, NOTIFY, OPEN_FRACTION, SECONDS, FiniteFloat
 from flaketui.model import ERRORED_AS, FieldMap
 
+
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command that reads logs takes: field names, the pass threshold, the
     cache and where to parse (``--scheduler``: a Dask cluster). The command receives them as
