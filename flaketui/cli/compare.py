@@ -218,7 +218,7 @@ def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: s
         raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
     check_triage(triage)
     try:
-        expand_paths(logs)
+        expand_paths(logs, options=load_options)
     except InputError as exc:
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp

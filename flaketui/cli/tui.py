@@ -63,7 +63,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     from flaketui.loading import expand_paths
 
     try:
-        expand_paths(logs)
+        expand_paths(logs, options=load_options)
     except InputError as exc:
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp

@@ -32,8 +32,10 @@ ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
 
 
-def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None = None) -> list[Path]:
-    """Expand files, directories (every log file inside, recursively) and globs.
+def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None = None,
+                 options: LoadOptions | None = None) -> list[Path]:
+    """Expand files, directories (every log file inside, recursively) and globs (a store's
+    listing asked with ``options``' timeout; None: those of the load under way, else the defaults).
 
     Inside a directory (or among a glob's matches), what can't be a log is passed
     over and, when ``skipped`` is given, named there as a :class:`Problem`: a folder
@@ -46,6 +48,12 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem]
         If a path does not exist, is given by name but is not a regular file, a glob
         matches nothing, or a directory holds no log and nothing was skipped in it.
     """
+    with in_effect(options):
+        return _expand_paths(paths, skipped)
+
+
+def _expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None) -> list[Path]:
+    """:func:`expand_paths`, within its options."""
     out: list[Path] = []
     suffixes = formats.log_suffixes()
     passed: list[Problem] = [] if skipped is None else skipped
