@@ -1,10 +1,11 @@
 """``flaketui diff LOG… --task T``: two trials' traces compared, for scripts and bug reports.
 
-The pair: with ``--trials I J``, trial I of run A beside trial J of run B; else,
-with two runs (``--runs A B``, or the first two runs loaded), the trials of A and B
-sharing the longest prefix (a passing A beside a failing B when there are such,
-else a failing A beside a passing B, else any two); with one run, a passing and a
-failing trial sharing the longest prefix, as the app's trace screen picks them.
+The pair (:func:`flaketui.session.pairs.choose_pair`): with ``--trials I J``, trial I
+of run A beside trial J of run B; else, with two runs (``--runs A B``, or the first two
+runs loaded), the trials of A and B sharing the longest prefix (a passing A beside a
+failing B when there are such, else a failing A beside a passing B, else any two); with
+one run, a passing and a failing trial sharing the longest prefix, as the app's trace
+screen picks them.
 The comparison is :func:`flaketui.traces.diff_traces`: the first divergence
 (1-based steps in each trace), every differing field with its two values, the rows
 around it. Text and Markdown pass log strings through :func:`flaketui.sanitize.visible`;
