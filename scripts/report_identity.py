@@ -48,6 +48,14 @@ GENERATED = [  # (name, gen_trials.py arguments): every shape and option the gen
                                 "--runs", "baseline,candidate"]) for seed in (41, 42)],
     *[(f"steps-s{seed}", ["--seed", str(seed), "--tasks", "50", "--trials", "6", "--steps", str(steps)])
       for seed, steps in [(51, 3), (52, 40)]],
+    *[(f"mixed-s{seed}", ["--seed", str(seed), "--tasks", str(tasks), "--trials", str(trials), "--groups", str(groups),
+                          "--runs", runs])
+      for seed, tasks, trials, groups, runs in [(61, 70, 2, 0, "a"), (62, 35, 30, 3, "a,b"), (63, 400, 5, 0, "a,b,c"),
+                                                (64, 15, 9, 2, "base"), (65, 250, 7, 11, "x,y"), (66, 10, 4, 0, "r"),
+                                                (67, 180, 6, 5, "one,two"), (68, 45, 16, 0, "a,b"),
+                                                (69, 600, 3, 20, "only"), (70, 30, 11, 4, "p,q,r")]],
+    *[(f"causes-groups-s{seed}", ["--seed", str(seed), "--tasks", "90", "--trials", "7", "--causes", "--groups", "6",
+                                  "--cause-set", "v2"]) for seed in (71, 72)],
 ]
 """Logs written by the generator (enough, with the fixtures and the real logs, for 80 and more)."""
 
