@@ -28,9 +28,11 @@ from flaketui.cli.options import (
     baseline_option,
     config_field_option,
     divergence_option,
+    ignore_key_option,
     log_options,
     record_options,
     rows_options,
+    runs_option,
     triage_option,
 )
 from flaketui.model import FieldMap, InputError, RunOutcomes, TrialLog
@@ -43,8 +45,7 @@ if TYPE_CHECKING:
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
-              help="Compare these two runs inside LOGS (else LOGS are two files, one run each).")
+@runs_option("Compare these two runs inside LOGS (else LOGS are two files, one run each).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True,
               help="html: one self-contained page (no network): the verdict, the changed tasks and the "
@@ -61,8 +62,7 @@ if TYPE_CHECKING:
                    "scores and one has partial credit) or pass/fail (the default otherwise).")
 @baseline_option
 @config_field_option
-@click.option("--ignore-key", multiple=True,
-              help="Another step key to ignore when comparing traces (with --tui).")
+@ignore_key_option("Another step key to ignore when comparing traces (with --tui).")
 @divergence_option
 @rows_options("changed tasks", "most changed")
 @triage_option

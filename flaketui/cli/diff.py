@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flaketui.cli.common import FiniteFloat, check_out, fail, html_out, load, main, page_info, write_json
-from flaketui.cli.options import divergence_option, log_options, out_option
+from flaketui.cli.options import divergence_option, ignore_key_option, log_options, out_option, runs_option
 from flaketui.model import FieldMap, Trial
 from flaketui.sanitize import markdown_text, visible
 
@@ -106,12 +106,11 @@ def _md_table(header: str, rule: str, rows: Iterable[Sequence[str]]) -> list[str
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--task", required=True, help="The task whose traces are compared.")
-@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
-              help="Compare a trial of run A with one of run B (default with two runs: the first two).")
+@runs_option("Compare a trial of run A with one of run B (default with two runs: the first two).")
 @click.option("--trials", nargs=2, type=int, default=None, metavar="I J",
               help="Trial numbers: I of run A (or of the one run), J of run B.")
 @divergence_option
-@click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
+@ignore_key_option()
 @click.option("--tolerance", type=FiniteFloat(0.0), default=0.0, show_default=True,
               help="Numbers this close (absolutely or relatively) are equal.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",

@@ -30,7 +30,14 @@ from flaketui.cli.common import (
     record_log,
     write_json,
 )
-from flaketui.cli.options import flaky_cap_option, history_options, log_options
+from flaketui.cli.options import (
+    cap_option,
+    causes_option,
+    flaky_cap_option,
+    history_options,
+    log_options,
+    owners_option,
+)
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
@@ -71,9 +78,8 @@ def history() -> None:
 
 @history.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--causes", is_flag=True, default=False,
-              help="Also record each flaky task's suggested source of flakiness and its first "
-                   "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
+@causes_option("Also record each flaky task's suggested source of flakiness and its first "
+               "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
 @click.option("--notify", "notify_url", default=None, metavar="URL",
               help="Then post each transition not yet notified to this webhook, as history notify does.")
 @click.option("--notify-format", "notify_fmt", type=click.Choice(["json", "slack"]), default="json",
@@ -91,12 +97,9 @@ def record(logs: tuple[str, ...], causes: bool, notify_url: str | None, notify_f
 
 
 @history.command()
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
-              help="A task is fixed when the 95% upper bound of its failure rate, from its clean "
-                   "trials since its last flaky or failing run, is at most X (0.1: 29 trials).")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids or groups, "
-                   "the last match wins.")
+@cap_option("A task is fixed when the 95% upper bound of its failure rate, from its clean "
+            "trials since its last flaky or failing run, is at most X (0.1: 29 trials).")
+@owners_option("A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids or groups, the last match wins.")
 @click.option("--state", "state", multiple=True,
               type=click.Choice(["stable", "failing", "flaky", "undetermined", "fixed", "regressed", "quarantined"]),
               help="Only tasks in this state (repeatable).")
@@ -242,8 +245,7 @@ socket cannot take them, and a notifier must end)."""
               help="Where to post (default $FLAKETUI_WEBHOOK: keeps a webhook's secret off the command line).")
 @click.option("--format", "fmt", type=click.Choice(["json", "slack"]), default="json", show_default=True,
               help="slack: a body Slack's incoming webhooks take (blocks, escaped); json: one generic object.")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style file naming each task's owner in the message.")
+@owners_option("A CODEOWNERS-style file naming each task's owner in the message.")
 @click.option("--connect-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=5.0, show_default=True,
               metavar="SECONDS", help=f"At most {TIMEOUT_MAX:g}.")
 @click.option("--read-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=10.0, show_default=True, metavar="SECONDS",
@@ -261,8 +263,7 @@ def notify(webhook: str, fmt: str, owners: str | None, connect_timeout: float, r
 @history.command()
 @click.option("-k", "k", type=click.IntRange(min=1), default=None,
               help="k for pass^k (default: the trials most recorded results have).")
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
-              help="The lifecycle's cap (as history status).")
+@cap_option("The lifecycle's cap (as history status).")
 @click.option("--last", "last", type=click.IntRange(min=0), default=30, show_default=True, metavar="N",
               help="The last N recorded runs (0: every one).")
 @click.option("--task", "task", multiple=True, help="Only these tasks' p̂ (repeatable; default every task).")
@@ -299,8 +300,8 @@ def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str,
 
 @history.command("issue-body")
 @click.argument("task")
-@click.option("--owners", "owners", default=None, metavar="FILE", help="A CODEOWNERS-style file naming the owner.")
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X")
+@owners_option("A CODEOWNERS-style file naming the owner.")
+@cap_option()
 @flaky_cap_option
 @click.option("--log", "logs", multiple=True, metavar="LOG",
               help="The latest flaky or failing run's log (repeatable): its traces give the first divergence "

@@ -224,3 +224,47 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "history record; a run recorded before is left as it is), one line a run on "
                              "stderr. A history that cannot be used: one line on stderr and exit 2, the "
                              "output already written.")(func)
+
+
+# --- options several commands take, each command saying in its own words what for ----------
+
+
+def k_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-k K``: k for pass@k and pass^k (None: the trials most tasks have)."""
+    return click.option("-k", type=int, default=None, help=text)
+
+
+def run_option(text: str = "Only this run (repeatable).") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--run NAME`` (repeatable): only these runs of the logs."""
+    return click.option("--run", "run", multiple=True, help=text)
+
+
+def runs_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--runs NAME_A NAME_B``: the two runs of the logs a command sets side by side."""
+    return click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B", help=text)
+
+
+def ignore_key_option(text: str = "Another step key to ignore when comparing traces."
+                      ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--ignore-key KEY`` (repeatable): a step key the trace comparisons leave out."""
+    return click.option("--ignore-key", multiple=True, help=text)
+
+
+def watch_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--watch``: follow logs still being written."""
+    return click.option("--watch", is_flag=True, default=False, help=text)
+
+
+def causes_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--causes``: each flaky task's suggested source of flakiness, read from its traces."""
+    return click.option("--causes", is_flag=True, default=False, help=text)
+
+
+def owners_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--owners FILE``: a CODEOWNERS-style owners file."""
+    return click.option("--owners", "owners", default=None, metavar="FILE", help=text)
+
+
+def cap_option(text: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--cap X``: the history lifecycle's cap on a fixed task's failure rate."""
+    return click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X", help=text)

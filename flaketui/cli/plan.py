@@ -16,7 +16,7 @@ import click
 import orjson
 
 from flaketui.cli import common as base
-from flaketui.cli.options import log_options
+from flaketui.cli.options import log_options, run_option
 from flaketui.model import FieldMap
 from flaketui.safefile import atomic_write
 
@@ -69,7 +69,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.option("--target-width", type=base.FiniteFloat(0, 1, low_open=True), default=0.1,
               show_default=True,
               help="Wilson interval width a task needs no more than (caps its trials).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
+@run_option("Only this run (repeatable; default: every run).")
 @click.option("-k", type=click.IntRange(min=1), default=None,
               help="k of the suite pass^k to pin down (default: the trials most tasks have).")
 @click.option("--min-trials", type=click.IntRange(min=0), default=10, show_default=True,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flaketui.cli.common import FRACTION, active_quarantines, check_k, fail, load, main, run_stats, write_json
-from flaketui.cli.options import history_option, log_options
+from flaketui.cli.options import history_option, k_option, log_options, run_option
 from flaketui.model import FieldMap
 
 if TYPE_CHECKING:
@@ -20,13 +20,12 @@ if TYPE_CHECKING:
 @click.option("--max-flakiness", type=FRACTION, default=None, metavar="Y",
               help="Quarantine only flaky tasks whose flakiness 4·p̂·(1−p̂) exceeds Y "
                    "(default: every task that both passed and failed).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
+@run_option()
 @click.option("--format", "fmt", type=click.Choice(["json", "junit", "ids"]), default="ids",
               show_default=True,
               help="junit: JUnit XML (one testcase per task, flaky ones as flakyFailure); json: a list "
                    "of the quarantined tasks; ids: task ids one per line.")
-@click.option("-k", type=int, default=None,
-              help="k for the statistics (default: the trials most tasks have, errored included).")
+@k_option("k for the statistics (default: the trials most tasks have, errored included).")
 @click.option("--from-history", "from_history", is_flag=True, default=False,
               help="Instead: the tasks quarantined in the history (flaketui history quarantine, not "
                    "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, "

@@ -37,12 +37,16 @@ from flaketui.cli.common import (
 from flaketui.cli.options import (
     alpha_option,
     baseline_option,
+    causes_option,
     flaky_cap_option,
+    k_option,
     log_options,
     out_option,
     passk_ci_option,
     record_options,
     rows_options,
+    run_option,
+    watch_option,
 )
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
@@ -63,28 +67,24 @@ def with_causes(name: str, metavar: str, text: str) -> Callable[[Callable[..., A
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None,
-              help="k for pass@k and pass^k (default: the trials most tasks have, errored included; "
-                   "tasks with fewer are left out of pass@k and pass^k, and counted).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
+@k_option("k for pass@k and pass^k (default: the trials most tasks have, errored included; "
+          "tasks with fewer are left out of pass@k and pass^k, and counted).")
+@run_option()
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True,
               help="html: one self-contained page (no network): summary, curves, the sortable task table, "
                    "each flaky task's traces (and with --causes its suspected source), to stdout or --out.")
 @out_option
-@click.option("--watch", is_flag=True, default=False,
-              help="Follow logs still being written: print the report again when they change "
-                   "(Ctrl-C stops).")
+@watch_option("Follow logs still being written: print the report again when they change (Ctrl-C stops).")
 @click.option("--interval", type=FiniteFloat(0.05, MAX_SECONDS), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
 @rows_options("tasks", "flakiest")
 @baseline_option
 @alpha_option
-@click.option("--causes", is_flag=True, default=False,
-              help="Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
-                   "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
-                   "unknown) from its traces, grades and start times, with the evidence and the decisive "
-                   "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
+@causes_option("Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
+               "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
+               "unknown) from its traces, grades and start times, with the evidence and the decisive "
+               "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "

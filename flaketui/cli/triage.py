@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from flaketui.cli.common import check_k, fail, load, main, run_stats, write_json
-from flaketui.cli.options import divergence_option, log_options
+from flaketui.cli.options import divergence_option, k_option, log_options, runs_option
 from flaketui.model import FieldMap
 from flaketui.sanitize import mask_url, visible
 
@@ -28,10 +28,8 @@ def triage() -> None:
               show_default=True)
 @click.option("--triage", "triage_path", default=None, metavar="PATH",
               help="The triage file (default: next to the first log, as the app uses).")
-@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
-              help="The comparison to report (default: the first two runs, and every pair "
-                   "with notes).")
-@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: the trials most tasks have).")
+@runs_option("The comparison to report (default: the first two runs, and every pair with notes).")
+@k_option("k for pass^k of flaky tasks (default: the trials most tasks have).")
 @divergence_option
 @log_options
 def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,

@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING
 import click
 
 from flaketui.cli.common import FRACTION, check_k, check_triage, fail, main
-from flaketui.cli.options import divergence_option, flaky_cap_option, history_option, log_options, triage_option
+from flaketui.cli.options import (
+    divergence_option,
+    flaky_cap_option,
+    history_option,
+    ignore_key_option,
+    k_option,
+    log_options,
+    owners_option,
+    triage_option,
+    watch_option,
+)
 from flaketui.model import FieldMap, InputError
 
 if TYPE_CHECKING:
@@ -28,12 +38,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: the trials most tasks have).")
+@k_option("k for pass@k and pass^k (default: the trials most tasks have).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Show the gate verdict: pass^k floor.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Show the gate verdict: flakiness cap.")
-@click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
-@click.option("--watch", is_flag=True, default=False,
-              help="Follow logs still being written: new trials appear as they land.")
+@ignore_key_option()
+@watch_option("Follow logs still being written: new trials appear as they land.")
 @history_option("The history H shows a task's timeline from (and --record records into): "
                 "sqlite:///PATH or postgresql://… "
                 "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
@@ -42,9 +51,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
               help="Once loaded, record every run in the history (as flaketui history record; a run "
                    "recorded before is left as it is), in the background; a notification says what "
                    "was recorded, or why the history could not be used. Not with --watch.")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style owners file (as flaketui history status --owners): H shows the "
-                   "task's owner.")
+@owners_option("A CODEOWNERS-style owners file (as flaketui history status --owners): H shows the "
+               "task's owner.")
 @divergence_option
 @triage_option
 @flaky_cap_option
