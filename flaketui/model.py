@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:  # a type only: the model imports nothing above it
+    from flaketui.loading.options import LoadOptions
 
 PASS = 1
 """Outcome code of a passing trial."""
@@ -376,6 +379,9 @@ class TrialLog:
     """The figures each run's harness published about it (Harbor's ``n_total_trials``,
     ``n_errors``, ``mean``; Terminal-Bench's ``accuracy``, ``pass_at_k``), by run name, with
     ``harness`` naming it; runs whose harness published none are absent."""
+    load_options: LoadOptions | None = None
+    """The options the log was loaded with (``--sources-root``, ``--timeout``, …), which reading
+    a trial back (:func:`flaketui.loading.read_trial`) keeps; None: the defaults."""
 
     def errored_as(self, run: str) -> str:
         """How ``run`` counts its errored trials: ``--errored-as`` when given, else (``harness``)

@@ -4,7 +4,7 @@ lists an option the command line does not take, or misses one it does.
 Everything between ``<!-- generated: cli-reference -->`` and ``<!-- end generated: cli-reference -->``
 in docs/cli.md is this script's: the table of commands (each command's first help line and the
 manual's page about it, from :data:`MANUAL`), the options every log-reading command takes (the
-ones :func:`flaketui.cli.common.log_options` adds, listed once), then one section a command with
+ones :func:`flaketui.cli.options.log_options` adds, listed once), then one section a command with
 its usage line and its own options, each as ``--help`` shows it (with its default). The prose
 above the markers is written by hand. ``tests/unit/test_cli_reference.py`` fails when the
 committed page differs from what this script writes; run it after changing a command::
@@ -78,8 +78,8 @@ def commands() -> Iterator[tuple[str, click.Command, click.Context]]:
 
 
 def log_option_names() -> set[str]:
-    """The options :func:`~flaketui.cli.common.log_options` adds, by parameter name."""
-    from flaketui.cli.common import log_options
+    """The options :func:`~flaketui.cli.options.log_options` adds, by parameter name."""
+    from flaketui.cli.options import log_options
 
     return {p.name for p in log_options(lambda **_: None).__click_params__}  # type: ignore[attr-defined]
 

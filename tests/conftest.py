@@ -39,9 +39,6 @@ def _deterministic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("NO_COLOR", raising=False)
     os.environ.setdefault("COLUMNS", "120")
-    from flaketui.loading import cache
-
-    monkeypatch.setattr(cache, "ENABLED", True)  # a command run with --no-cache turns it off for the process
     _keep_notes_out_of_fixtures(monkeypatch, tmp_path)
 
 

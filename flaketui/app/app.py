@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from flaketui.triage import TriageStore
 
 if TYPE_CHECKING:
     from flaketui.history.owners import Rule
+    from flaketui.loading.options import LoadOptions
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,11 @@ class AppOptions:
     user role besides the agent (:func:`flaketui.traces.default_mode`), else ``all``."""
     sources_roots: tuple[str, ...] = ()
     """Folders or URL prefixes a Parquet trial table's ``source`` may point into besides the
-    table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`)."""
+    table's own folder (``--sources-root``; :mod:`flaketui.loading.formats.parquet_checks`):
+    put into :attr:`load`."""
+    load: LoadOptions | None = None
+    """How the logs are read (``--sources-root``, ``--timeout``, ``--no-cache``, ``--scheduler``):
+    passed to every load, never set for the process; None: the defaults."""
     history: str | None = None
     """The history ``H`` reads a task's timeline from, the ``state`` column its states and
     ``record`` records into (``--history URL``); None: the one ``flaketui history`` uses
@@ -83,6 +88,12 @@ class AppOptions:
         object.__setattr__(self, "fields", self.fields or FieldMap())
         object.__setattr__(self, "ignore_keys", tuple(self.ignore_keys))
         object.__setattr__(self, "owners", tuple(self.owners))
+        from flaketui.loading.options import LoadOptions
+
+        load = self.load or LoadOptions()
+        if self.sources_roots:
+            load = replace(load, sources_roots=tuple(self.sources_roots))
+        object.__setattr__(self, "load", load)
         if self.compare is not None:
             object.__setattr__(self, "compare", tuple(self.compare))
 
@@ -115,14 +126,10 @@ class FlakeApp(App[int]):
         super().__init__()
         self.options = options
         """What the command line asked for."""
-        if options.sources_roots:
-            from flaketui.loading.formats import parquet_checks
-
-            parquet_checks.SOURCES_ROOTS = tuple(options.sources_roots)
         self.session = Session.with_keys(
             options.ignore_keys, options.flaky_cap, k=options.k, k_is_default=options.k is None,
             divergence=options.divergence, owners=options.owners, history_url=options.history,
-            load=LoadOptions(sources_roots=tuple(options.sources_roots)))
+            load=options.load)
         """What the screens show and the workers fill: the loaded log, each run's state, k, the
         divergence mode, the normaliser and the triage notes (:class:`~flaketui.session.state.Session`)."""
         self.set_reactive(FlakeApp.k, options.k)

@@ -1,8 +1,10 @@
 """The command line: ``flaketui LOG...`` opens the app; ``report``, ``compare``,
 ``gate``, ``triage export``, ``plan`` and ``demo`` are subcommands.
 
-One module per command; :mod:`flaketui.cli.common` holds the command group and what
-the commands share. Importing this package registers every command (``plan`` is
+One module per command, none importing another (an import contract says so):
+:mod:`flaketui.cli.options` declares the click options two or more commands take,
+:mod:`flaketui.cli.common` holds the command group and what else the commands share
+(loading with progress, one-line errors, writing). Importing this package registers every command (``plan`` is
 imported only when run, see :class:`~flaketui.cli.common.DefaultGroup`).
 
 Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are

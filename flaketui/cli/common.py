@@ -1,4 +1,6 @@
-"""What every command shares: the command group, log options, loading with progress, errors.
+"""What the commands share besides their options (:mod:`flaketui.cli.options`): the command
+group, loading with progress, the one-line errors, writing JSON, chunks and pages, recording
+into the history.
 
 Exit codes: 0 success, 1 gate failed, 2 usage or input error. Input errors are
 one line on stderr, never a traceback.
@@ -6,11 +8,11 @@ one line on stderr, never a traceback.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,10 +21,13 @@ import click
 import orjson
 
 from flaketui import __version__
-from flaketui.model import ERRORED_AS, FieldMap, InputError, TrialLog
+from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import mask_url, visible
 
 if TYPE_CHECKING:
+    from flaketui.history.store import RunRecord, Store
+    from flaketui.loading.options import LoadOptions
+    from flaketui.output.html import PageInfo
     from flaketui.stats.suite import TaskStats
 
 
@@ -90,23 +95,27 @@ def fail(message: str) -> None:
     sys.exit(EXIT_INPUT)
 
 
-SHOW_ALL_PROBLEMS = False
-"""``--problems``: name every problem on stderr, one line each, instead of one line per kind."""
+DEFAULT_WAIT = 10.0
+"""Seconds to wait for a busy history (``--wait``'s default)."""
+NOTIFY = "flaketui.notify"
+"""Where ``--notify`` / ``--notify-format`` keep their values in the click context's ``meta``
+(the commands that take :func:`~flaketui.cli.options.record_options` do not see them:
+:func:`record_log` does)."""
 FILES_NAMED = 3
 """Files named in a kind's summary line; the rest are counted."""
 
 
-def report_problems(log: TrialLog, start: int = 0) -> None:
+def report_problems(log: TrialLog, start: int = 0, show_all: bool = False) -> None:
     """Name the problems on stderr (from ``log.problems[start]``: --watch names only the new
     ones): a kind that occurs once as ``file:line: reason``, a kind that occurs more as one
     line, ``80 × duplicate trial … kept the first (files: …; first: file:line)``; with
-    ``--problems`` (:data:`SHOW_ALL_PROBLEMS`), every problem on a line of its own."""
+    ``show_all`` (``--problems``), every problem on a line of its own."""
     from flaketui.loading.loader import problem_kinds
 
     problems = log.problems[start:]
     if not problems:
         return
-    if SHOW_ALL_PROBLEMS:
+    if show_all:
         for p in problems:
             click.echo(f"flaketui: {'note:' if p.notice else 'skipped'} {visible(p)}", err=True)
         return
@@ -126,111 +135,20 @@ def report_problems(log: TrialLog, start: int = 0) -> None:
         click.echo("flaketui: --problems names each one", err=True)
 
 
-def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options every command that reads logs takes: field names, the pass threshold, the
-    cache and where to parse (``--scheduler``: a Dask cluster, for every load of the process)."""
-
-    @click.option("--threshold", "--pass-threshold", "threshold", type=FiniteFloat(), default=1 - 1e-6,
-                  show_default=True, help="A score or reward passes when it is >= this.")
-    @click.option("--reward", "--scorer", "reward", default="reward", show_default=True, metavar="NAME",
-                  help="Which named reward (Harbor's verifier_result.rewards) or scorer (Inspect; default: "
-                       "the log's first) decides a trial's pass.")
-    @click.option("--run-field", multiple=True, help="Field holding the run name.")
-    @click.option("--task-field", multiple=True, help="Field holding the task id.")
-    @click.option("--trial-field", multiple=True, help="Field holding the trial number.")
-    @click.option("--pass-field", multiple=True, help="Field holding pass/fail (bool or 0/1).")
-    @click.option("--score-field", multiple=True, metavar="PATH",
-                  help="Field holding a trial's numeric score (dotted for a nested one: result.score), "
-                       "compared with --threshold for pass/fail and averaged as the mean score.")
-    @click.option("--trace-field", multiple=True, help="Field holding the list of steps.")
-    @click.option("--records-field", default=None, metavar="PATH",
-                  help="Dotted field of a JSON object whose array holds the trials.")
-    @click.option("--errored-as", type=click.Choice(list(ERRORED_AS)), default="harness", show_default=True,
-                  help="Errored trials: as each run's harness counts them (harness: Harbor by their reward, "
-                       "a trial without one failing; Terminal-Bench as failures; JSON Lines apart), left out "
-                       "of n (apart), counted as failures (fail), or by their score (score).")
-    @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
-                  show_default=True, help="Name a run without a run field by its file, its folder, "
-                  "or the harness's own run id.")
-    @click.option("--runs-as-trials", is_flag=True, default=False,
-                  help="Read the runs given (one agent's repeated runs) as trials of one run.")
-    @click.option("--planned-trials", "planned_trials", type=click.IntRange(min=1), default=None, metavar="N",
-                  help="Read only the first N trials of each task (in trial order): the design fixed before "
-                       "any outcome was seen, so trials added after looking (plan --budget) do not bias p̂ "
-                       "and pass^k.")
-    @click.option("--problems", "all_problems", is_flag=True, default=False,
-                  help="Name every problem met while loading, one line each (default: one line per kind).")
-    @click.option("--no-cache", is_flag=True, default=False,
-                  help="Parse the logs again instead of reading the index cache.")
-    @click.option("--scheduler", default=None, metavar="ADDRESS",
-                  help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
-    @click.option("--timeout", "timeout", type=FiniteFloat(0.0, MAX_SECONDS), default=30.0, show_default=True,
-                  metavar="SECONDS",
-                  help="Remote logs: seconds a store may take to connect and to send each piece of an "
-                       "answer; a load asks nothing new after 20 times this.")
-    @click.option("--max-bytes", "max_bytes", type=click.IntRange(min=1), default=2 << 30,
-                  show_default=True, metavar="BYTES",
-                  help="Remote logs: the most bytes a file read whole (.json, .eval, ...; not JSON "
-                       "Lines, which is streamed) may declare; a larger one is skipped unread.")
-    @click.option("--sources-root", "sources_roots", multiple=True, metavar="DIR",
-                  help="A folder (or URL prefix) a Parquet trial table's source column may point into, "
-                       "besides the table's own folder; a table flaketui export wrote for you may point "
-                       "anywhere. Repeatable.")
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from flaketui.loading.formats import parquet_checks
-
-        parquet_checks.SOURCES_ROOTS = tuple(kwargs.pop("sources_roots"))
-        from flaketui.loading import location
-
-        timeout = kwargs.pop("timeout")
-        if timeout <= 0:
-            raise click.BadParameter(f"{timeout:g} is not a number of seconds above 0", param_hint="--timeout")
-        location.TIMEOUT = timeout
-        location.MAX_BYTES = kwargs.pop("max_bytes")
-        global SHOW_ALL_PROBLEMS
-        SHOW_ALL_PROBLEMS = kwargs.pop("all_problems")
-        if kwargs.pop("no_cache"):
-            from flaketui.loading import cache
-
-            cache.ENABLED = False
-        from flaketui.loading import distributed
-
-        distributed.SCHEDULER = distributed.scheduler_address(kwargs.pop("scheduler"))
-        base = FieldMap()
-        kwargs["fields"] = FieldMap(
-            run=tuple(kwargs.pop("run_field")) or base.run,
-            task=tuple(kwargs.pop("task_field")) or base.task,
-            trial=tuple(kwargs.pop("trial_field")) or base.trial,
-            passed=tuple(kwargs.pop("pass_field")) or base.passed,
-            score=tuple(kwargs.pop("score_field")) or base.score,
-            trace=tuple(kwargs.pop("trace_field")) or base.trace,
-            threshold=kwargs.pop("threshold"),
-            records_field=kwargs.pop("records_field"),
-            errored_as=kwargs.pop("errored_as"),
-            run_name_from=kwargs.pop("run_name_from"),
-            runs_as_trials=kwargs.pop("runs_as_trials"),
-            reward=kwargs.pop("reward"),
-            planned_trials=kwargs.pop("planned_trials"),
-        )
-        return func(*args, **kwargs)
-
-    return wrapper
-
-
-def load(paths: Sequence[str], fields: FieldMap) -> TrialLog:
-    """Load logs for a command: problems to stderr, input errors to exit 2, and a
+def load(paths: Sequence[str], fields: FieldMap, options: LoadOptions | None = None) -> TrialLog:
+    """Load logs for a command with its ``--sources-root``, ``--timeout``, ``--no-cache``, …
+    (``options``; None: the defaults): problems to stderr, input errors to exit 2, and a
     progress bar on stderr when loading takes over a second (see :class:`LoadProgress`)."""
     from flaketui.loading import load_logs
 
     bar = LoadProgress()
     try:
-        log = load_logs(paths, fields, progress=bar.update)
+        log = load_logs(paths, fields, progress=bar.update, options=options)
     except InputError as exc:
         bar.close()
         fail(str(exc))
     bar.close()
-    report_problems(log)
+    report_problems(log, show_all=options is not None and options.show_all_problems)
     return log
 
 
@@ -285,6 +203,12 @@ class LoadProgress:
             self._bar.stop()
             self._bar = None
 
+    def __enter__(self) -> LoadProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _stream_is_tty(stream: Any) -> bool:
     try:
@@ -337,28 +261,6 @@ def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
     kk = k or default_k(outcomes)
     cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
     return kk, [task_stats(o, kk, passk_ci, cap) for o in outcomes]
-
-
-def flaky_cap_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--flaky-cap F``: the flakiness 4p(1 − p) above which a task is flaky (its class is stated against it)."""
-    return click.option(
-        "--flaky-cap", "flaky_cap", type=OPEN_FRACTION,
-        default=None, metavar="F",
-        help="A task is flaky when its flakiness 4p(1-p) exceeds F: its class is flaky when its exact "
-             "95% interval of p rules out flakiness at or below F, stable when it rules out flakiness "
-             "above F, undetermined otherwise. Default 0.36: a pass rate between 0.1 and 0.9.")(func)
-
-
-def passk_ci_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--passk-ci [exact|bootstrap]``: how each task's pass^k interval is computed."""
-    return click.option(
-        "--passk-ci", "passk_ci", type=click.Choice(["exact", "bootstrap"]), default="exact",
-        show_default=True,
-        help="Each task's pass^k interval. exact: the Clopper-Pearson bounds of p raised to the "
-             "power k, covering pass^k at least 95% of the time for every p. bootstrap: the "
-             "percentile bootstrap of the unbiased estimate, which collapses to [1, 1] when every "
-             "trial passed; at n = 8, k = 4 it covers only 53% / 33% / 8% of the time at "
-             "p = 0.9 / 0.95 / 0.99.")(func)
 
 
 def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
@@ -425,14 +327,6 @@ def main() -> None:
     """
 
 
-def triage_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--triage PATH``: where the app keeps triage notes."""
-    return click.option(
-        "--triage", "triage", default=None, metavar="PATH",
-        help="Triage notes file (default: LOG.triage.json beside the first log, or "
-             "DIR/flaketui.triage.json when it is a folder).")(func)
-
-
 def check_triage(path: str | None) -> None:
     """A --triage PATH must be a file in a folder that exists."""
     if path is None:
@@ -475,21 +369,6 @@ class RowChoice:
         return min(DEFAULT_TOP, fits) if self.watch else DEFAULT_TOP
 
 
-def rows_options(what: str, first: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--top N`` and ``--all``: how many rows (``what``: tasks, changed tasks) the table shows,
-    the ``first`` (flakiest, most changed) first."""
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        func = click.option("--all", "all_rows", is_flag=True, default=False,
-                            help=f"The table shows every one of the {what}, whatever the terminal "
-                                 "(written row by row).")(func)
-        return click.option(
-            "--top", type=int, default=None, metavar="N",
-            help=f"The table (and Markdown) show the N {first} {what} of each run and say how many are "
-                 f"left out. Default: on a terminal, the {DEFAULT_TOP} {first} when there are more than "
-                 "the screen has lines (report --watch: what fits the screen); piped, every one.")(func)
-    return decorate
-
-
 def check_rows(top: int | None, all_rows: bool, fmt: str) -> RowChoice:
     """``--top`` / ``--all`` as given: usage errors (exit 2) for a count below 1, both at once,
     or --top with a format that always lists every task."""
@@ -500,3 +379,207 @@ def check_rows(top: int | None, all_rows: bool, fmt: str) -> RowChoice:
     if top is not None and fmt in ("json", "csv"):
         raise click.UsageError(f"--top goes with --format table or markdown ({fmt} lists every task)")
     return RowChoice(top, all_rows)
+
+
+# --- --format html (report, compare, diff, history trend) -----------------------------------
+
+
+def check_out(out: str | None, fmt: str) -> None:
+    """``--out`` goes with ``--format html``, into a folder that exists (else exit 2)."""
+    if out is None:
+        return
+    if fmt != "html":
+        raise click.UsageError("--out goes with --format html")
+    if out != "-" and not (Path(out).parent if str(Path(out).parent) else Path(".")).is_dir():
+        fail(f"--out {out}: folder {Path(out).parent} does not exist")
+
+
+@contextlib.contextmanager
+def html_out(out: str | None) -> Iterator[Callable[[str], Any]]:
+    """A ``write(text)`` for the page: to stdout, or to ``out`` by
+    :func:`flaketui.safefile.atomic_open` (a temporary file of a random name, renamed over
+    ``out`` when the page is whole: no half page, never written through a link; exit 2 on error)."""
+    if out is None or out == "-":
+        buf = sys.stdout.buffer
+        yield lambda text: buf.write(text.encode("utf-8", "replace"))
+        buf.flush()
+        return
+    from flaketui.safefile import atomic_open
+
+    try:
+        with atomic_open(out, text=True) as fh:
+            yield fh.write
+    except OSError as exc:
+        fail(f"--out {out}: {exc.strerror or exc}")
+    click.echo(f"flaketui: wrote {visible(out)}", err=True)
+
+
+def page_info(*logs: TrialLog) -> PageInfo:
+    """The command line, the logs read and the runs' metadata, for the page's last section."""
+    from flaketui.output.html import PageInfo
+
+    meta: dict[str, Any] = {}
+    for log in logs:
+        meta.update(log.run_meta)
+    sources = list(dict.fromkeys(s.path for log in logs for s in log.sources))
+    return PageInfo(command=["flaketui", *sys.argv[1:]], sources=sources, meta=meta, loading=loading_lines(*logs))
+
+
+def loading_lines(*logs: TrialLog) -> list[str]:
+    """What loading met, for a page: the lines skipped, counted (``2 lines skipped while
+    loading``), then each note in its own words (``note: …``)."""
+    from flaketui.output.report import problems_line
+
+    problems = [p for log in logs for p in log.problems]
+    skipped = problems_line([p for p in problems if not p.notice])
+    return ([skipped] if skipped else []) + [f"note: {visible(str(p))}" for p in problems if p.notice]
+
+
+# --- the history (history, report --record, compare --record, quarantine --from-history) ----------
+
+
+@contextlib.contextmanager
+def opened(history: str | None, wait: float) -> Iterator[Store]:
+    """The history, open and migrated; its errors (opening it, or in the ``with`` body) as one
+    line and exit 2."""
+    from flaketui.history import HistoryError, open_store
+
+    try:
+        with open_store(history, timeout=wait) as store:
+            yield store
+    except HistoryError as exc:
+        fail(str(exc))
+
+
+def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: float = DEFAULT_WAIT,
+               causes: bool = False, err: bool = False, flaky_cap: float | None = None) -> None:
+    """Record each run of ``log`` (or of each of several logs, in one transaction) in the
+    history (as ``history record``: a run recorded before is left as it is), one line a run
+    ("recorded: RUN (N tasks, run #K)" or "already recorded: …") on stdout, or stderr with
+    ``err``; a history that cannot be used: one line, exit 2. Transitions are found with the
+    classes against ``flaky_cap`` (None: the command's ``--flaky-cap`` when it has one, as
+    ``report --record`` does, else the default). Imports SQLAlchemy only when called."""
+    ctx = click.get_current_context(silent=True)
+    if flaky_cap is None and ctx is not None:
+        flaky_cap = ctx.params.get("flaky_cap")
+    records = []
+    for one in [log] if isinstance(log, TrialLog) else log:
+        records += run_records(one, causes)
+    with opened(history, wait) as store:
+        done = store.record(records, flaky_cap=flaky_cap_or_default(flaky_cap))
+    for rec in done:
+        what = "recorded" if rec.new else "already recorded"
+        click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})", err=err)
+    kept = ctx.meta.get(NOTIFY, {}) if ctx is not None else {}
+    if kept.get("notify"):
+        notify_all(history, wait, kept["notify"], kept.get("notify_format") or "json")
+
+
+def run_records(log: TrialLog, causes: bool = False) -> list[RunRecord]:
+    """A :class:`~flaketui.history.RunRecord` for each run of ``log`` (with ``causes``, each
+    flaky task's suggested source and first divergence step, read from its traces)."""
+    from flaketui.history.recording import run_records as records_of
+
+    if not causes:
+        return records_of(log, None)
+    from flaketui.session.jobs import find_causes
+
+    with CauseProgress() as bar:
+        return records_of(log, find_causes(log, log.runs, progress=bar.update))
+
+
+class CauseProgress(LoadProgress):
+    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
+    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes: give its
+    :meth:`update` to :func:`flaketui.session.jobs.find_causes` as ``progress``."""
+
+    def columns(self) -> tuple[str, Any]:
+        """The bar counts tasks (``3/10``), not bytes."""
+        from rich.progress import MofNCompleteColumn
+
+        return "Reading traces", MofNCompleteColumn()
+
+
+def flaky_cap_or_default(flaky_cap: float | None) -> float:
+    """``--flaky-cap`` as given, or the report's default."""
+    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
+
+    return DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
+
+
+def active_quarantines(history: str | None, wait: float = DEFAULT_WAIT) -> dict[str, dict[str, Any]]:
+    """The history's active quarantines (set with ``history quarantine``, not lifted), by task:
+    who, at, why, ticket, in the order they were set."""
+    with opened(history, wait) as store:
+        return store.data(recent=0).quarantines
+
+
+def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str | None = None,
+               connect_timeout: float | None = None, read_timeout: float | None = None,
+               tries: int | None = None) -> None:
+    """Post each transition not yet notified to ``url`` (one message each, oldest first), one
+    line each on stderr; any not delivered: kept for the next time, one line and exit 2."""
+    from flaketui.history.notify import (BACKOFF, CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook,
+                                         webhook_problem)
+    from flaketui.history.owners import OwnersError, owners_of, read_owners
+
+    problem = webhook_problem(url)
+    if problem is not None:  # before any transition is claimed
+        fail(problem)
+
+    try:
+        rules = read_owners(owners) if owners else []
+    except OwnersError as exc:
+        fail(str(exc))
+    failed = sent = 0
+    n_tries = tries or TRIES
+    # How long one message may take (every try timing out, the backoff between them), and a margin.
+    per_try = (connect_timeout or CONNECT_TIMEOUT) + (read_timeout or READ_TIMEOUT)
+    lease = n_tries * per_try + BACKOFF * 2 ** n_tries + 30
+    with opened(history, wait) as store:
+        store.end_due()
+        for tr in store.transitions(pending=True):
+            own = list(owners_of([tr["task"]], rules, [tr["group_name"]])[0]) if rules else []
+            why: list[str] = []
+
+            def send(tr: dict[str, Any] = tr, own: list[str] = own, why: list[str] = why) -> bool:
+                got = post(url, body(tr, own, fmt), connect_timeout or CONNECT_TIMEOUT,
+                           read_timeout or READ_TIMEOUT, tries or TRIES)
+                why.append(got.why)
+                return got.ok
+
+            done = store.deliver(tr["id"], send, lease=lease)
+            if done:
+                sent += 1
+                click.echo(visible(f"notified: {tr['task']} {tr['kind']}"), err=True)
+            elif done is False:
+                failed += 1
+                click.echo(visible(f"not notified: {tr['task']} {tr['kind']}: {why[-1]}"), err=True)
+                break  # the webhook is failing: the rest wait for the next time too, in order
+    if failed:
+        fail(f"webhook {shown_webhook(url)} did not take the messages; they are kept and sent next time")
+    click.echo(f"{sent} notification{'s' if sent != 1 else ''} sent to {shown_webhook(url)}", err=True)
+
+
+def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],
+         as_markdown: Callable[[Any], str], as_table: Callable[[Any], Any]) -> None:
+    """Print ``value`` in ``fmt`` with the renderer of that format."""
+    from flaketui.output import report as out
+
+    if fmt == "json":
+        write_json(as_json(value))
+    elif fmt == "csv":
+        click.echo(as_csv(value), nl=False)
+    elif fmt == "markdown":
+        click.echo(as_markdown(value), nl=False)
+    else:
+        out.print_renderable(as_table(value))
+
+
+def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None:
+    """``--baseline RUN``: every other run of ``log`` against RUN, Holm across the comparisons."""
+    from flaketui.output import compare as out
+    from flaketui.session.filters import baseline_comparisons
+
+    emit(fmt, baseline_comparisons(log, baseline, alpha), out.baseline_json, out.baseline_csv,
+         out.baseline_markdown, out.baseline_table)

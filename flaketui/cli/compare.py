@@ -3,60 +3,49 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from flaketui.cli.common import (
     RICH_ROWS,
-    FiniteFloat,
     RowChoice,
+    check_out,
     check_rows,
     check_triage,
+    emit,
     fail,
+    html_out,
     load,
-    log_options,
     main,
-    rows_options,
-    triage_option,
-    write_json,
+    page_info,
+    print_baseline,
+    record_log,
 )
-from flaketui.cli.history import record_log, record_options
-from flaketui.cli.tui import divergence_option
+from flaketui.cli.options import (
+    alpha_option,
+    baseline_option,
+    config_field_option,
+    divergence_option,
+    ignore_key_option,
+    log_options,
+    record_options,
+    rows_options,
+    runs_option,
+    triage_option,
+)
 from flaketui.model import FieldMap, InputError, RunOutcomes, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
-    from flaketui.output.report import CompareView, ScoredView
-    from flaketui.stats.baseline import BaselineComparisons
-
-
-def alpha_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--alpha``: the level of the per-task tests (after Holm), the verdict and ``--baseline``."""
-    return click.option("--alpha", type=FiniteFloat(1e-9, 0.5), default=0.05, show_default=True,
-                        help="Significance level: a task is flipped when its Holm-adjusted p is below it.")(func)
-
-
-def baseline_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--baseline RUN``: every other run against RUN, Holm across the comparisons."""
-    return click.option("--baseline", default=None, metavar="RUN",
-                        help="Compare every other run in LOGS against RUN (the primary test's "
-                             "p-values Holm-adjusted across the comparisons).")(func)
-
-
-def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--config-field NAME`` (repeatable): configuration fields read from each run's first trial."""
-    return click.option("--config-field", "config_field", multiple=True, metavar="NAME",
-                        help="A configuration field of the trials (model, temperature, seed, commit…; "
-                             "dotted names reach inside objects). Repeatable. Runs differing in more "
-                             "than one are flagged as confounded.")(func)
+    from flaketui.loading.options import LoadOptions
+    from flaketui.output.compare import CompareView, ScoredView
 
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
-              help="Compare these two runs inside LOGS (else LOGS are two files, one run each).")
+@runs_option("Compare these two runs inside LOGS (else LOGS are two files, one run each).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True,
               help="html: one self-contained page (no network): the verdict, the changed tasks and the "
@@ -73,8 +62,7 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
                    "scores and one has partial credit) or pass/fail (the default otherwise).")
 @baseline_option
 @config_field_option
-@click.option("--ignore-key", multiple=True,
-              help="Another step key to ignore when comparing traces (with --tui).")
+@ignore_key_option("Another step key to ignore when comparing traces (with --tui).")
 @divergence_option
 @rows_options("changed tasks", "most changed")
 @triage_option
@@ -83,14 +71,15 @@ def config_field_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float, by: str | None,
             baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
             divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
-            summary: bool, out_path: str | None, record: bool, history: str | None, fields: FieldMap) -> None:
+            summary: bool, out_path: str | None, record: bool, history: str | None, fields: FieldMap,
+            load_options: LoadOptions) -> None:
     """Paired comparison of run B against run A: the verdict by one primary test (the within-task
     permutation test, valid with unequal trials), the mean difference with its CI, the secondary
     tests where valid, and the flipped and moved tasks."""
     if record and tui:
         raise click.UsageError("--record goes without --tui")
     loaded = make_compare(logs, runs, fmt, tui, alpha, baseline, config_field, ignore_key, divergence, top,
-                          all_rows, triage, summary, out_path, fields, by)
+                          all_rows, triage, summary, out_path, fields, by, load_options)
     if record:
         record_log(loaded, history, err=True)
 
@@ -98,11 +87,11 @@ def compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: 
 def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, tui: bool, alpha: float,
                  baseline: str | None, config_field: tuple[str, ...], ignore_key: tuple[str, ...],
                  divergence: str | None, top: int | None, all_rows: bool, triage: str | None,
-                 summary: bool, out_path: str | None, fields: FieldMap, by: str | None = None) -> list[TrialLog]:
+                 summary: bool, out_path: str | None, fields: FieldMap, by: str | None = None,
+                 load_options: LoadOptions | None = None) -> list[TrialLog]:
     """``compare`` without ``--record``: the comparison printed; the logs it loaded (each once).
     ``by``: ``score``, ``pass`` or None (score when both runs are graded: :func:`score_comparison`)."""
-    from flaketui.cli.diff import check_out
-    from flaketui.output import report as out
+    from flaketui.output import compare as out
     from flaketui.stats import compare_runs, task_stats
 
     choice = check_rows(top, all_rows, fmt)
@@ -114,14 +103,14 @@ def make_compare(logs: tuple[str, ...], runs: tuple[str, str] | None, fmt: str, 
     if by == "score" and (tui or baseline is not None):
         raise click.UsageError("--by score goes without --tui and --baseline (they compare pass rates)")
     if tui:
-        open_comparison(logs, runs, triage, fields, ignore_key, divergence)
+        open_comparison(logs, runs, triage, fields, ignore_key, divergence, load_options)
         return []
     if baseline is not None:
-        log = load(logs, fields)
+        log = load(logs, fields, load_options)
         print_baseline(log, baseline, alpha, fmt)
         return [log]
 
-    a, b = resolve_pair(logs, runs, fields)
+    a, b = resolve_pair(logs, runs, fields, load_options)
     loaded = [a[0]] if a[0] is b[0] else [a[0], b[0]]
     outcomes_a, outcomes_b = a[0].run_outcomes(a[1]), b[0].run_outcomes(b[1])
     stats_a = task_stats(outcomes_a, 1)
@@ -150,7 +139,7 @@ def score_comparison(a: RunOutcomes, b: RunOutcomes, by: str | None, alpha: floa
     has partial credit); None to compare by pass/fail. ``--by score`` on runs without scores: exit 2."""
     import numpy as np
 
-    from flaketui.output.report import ScoredView
+    from flaketui.output.compare import ScoredView
     from flaketui.stats.score_compare import compare_scores, graded_pair
 
     if by == "pass":
@@ -170,8 +159,8 @@ def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[Tria
                        divergence: str | None, out: str | None) -> None:
     """``compare --format html``: the page, with a trial of A beside one of B for the first
     :data:`~flaketui.output.html.TRACE_TASKS` changed tasks (flipped first)."""
-    from flaketui.cli.diff import cross_pairs, html_out, page_info
     from flaketui.output.html import TRACE_TASKS, write_compare_html
+    from flaketui.session.pairs import cross_pairs
 
     tasks = [r.task for r in view.rows()[:TRACE_TASKS]]
     pairs = cross_pairs(a, b, tasks, divergence)
@@ -183,9 +172,10 @@ def print_compare_html(view: CompareView, a: tuple[TrialLog, str], b: tuple[Tria
 def print_compare_table(view: CompareView, choice: RowChoice) -> None:
     """The comparison's table: on a terminal, the most changed tasks that fit (``--top``, ``--all``)
     laid out by Rich; piped or past :data:`RICH_ROWS` rows, written a few thousand rows at a time."""
-    from flaketui.output import report as out
+    from flaketui.output import compare as out
+    from flaketui.output.report import console, left_out_text
 
-    con = out.console()
+    con = console()
     rows = view.rows()
     shown = choice.shown(len(rows), con.is_terminal, con.height, len(view.lines()) + 2)
     if con.is_terminal and min(len(rows), shown or len(rows)) <= RICH_ROWS:
@@ -201,34 +191,7 @@ def print_compare_table(view: CompareView, choice: RowChoice) -> None:
         con.file.write(text)
     con.file.flush()
     if len(picked) < len(rows):
-        con.print(out.left_out_text(len(rows) - len(picked), len(picked), *out.CHANGED))
-
-
-def emit(fmt: str, value: Any, as_json: Callable[[Any], Any], as_csv: Callable[[Any], str],
-         as_markdown: Callable[[Any], str], as_table: Callable[[Any], Any]) -> None:
-    """Print ``value`` in ``fmt`` with the renderer of that format."""
-    from flaketui.output import report as out
-
-    if fmt == "json":
-        write_json(as_json(value))
-    elif fmt == "csv":
-        click.echo(as_csv(value), nl=False)
-    elif fmt == "markdown":
-        click.echo(as_markdown(value), nl=False)
-    else:
-        out.print_renderable(as_table(value))
-
-
-def baseline_comparisons(log: TrialLog, baseline: str, alpha: float) -> BaselineComparisons:
-    """Every other run of ``log`` against ``baseline`` (an unknown run, or a single one: exit 2)."""
-    from flaketui.stats import task_stats
-    from flaketui.stats.baseline import against_baseline
-
-    if baseline not in log.runs:
-        fail(f"no run named {visible(baseline)!r}; runs: {', '.join(visible(r) for r in log.runs)}")
-    if len(log.runs) < 2:
-        fail(f"--baseline needs at least two runs; the logs hold one ({visible(log.runs[0])})")
-    return against_baseline([task_stats(log.run_outcomes(r), 1) for r in log.runs], baseline, alpha)
+        con.print(left_out_text(len(rows) - len(picked), len(picked), *out.CHANGED))
 
 
 def read_config(side: tuple[TrialLog, str], names: Sequence[str]) -> dict[str, str]:
@@ -245,16 +208,9 @@ def read_config(side: tuple[TrialLog, str], names: Sequence[str]) -> dict[str, s
         raise  # unreachable: fail exits
 
 
-def print_baseline(log: TrialLog, baseline: str, alpha: float, fmt: str) -> None:
-    """``--baseline RUN``: every other run of ``log`` against RUN, Holm across the comparisons."""
-    from flaketui.output import report as out
-
-    emit(fmt, baseline_comparisons(log, baseline, alpha), out.baseline_json, out.baseline_csv,
-         out.baseline_markdown, out.baseline_table)
-
-
 def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: str | None,
-                    fields: FieldMap, ignore_keys: Sequence[str] = (), divergence: str | None = None) -> None:
+                    fields: FieldMap, ignore_keys: Sequence[str] = (), divergence: str | None = None,
+                    load_options: LoadOptions | None = None) -> None:
     """``compare --tui``: the app, opened on the comparison pane of A and B."""
     from flaketui.loading import expand_paths
 
@@ -262,23 +218,23 @@ def open_comparison(logs: Sequence[str], runs: tuple[str, str] | None, triage: s
         raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
     check_triage(triage)
     try:
-        expand_paths(logs)
+        expand_paths(logs, options=load_options)
     except InputError as exc:
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp
 
-    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or (),
+    app = FlakeApp(AppOptions(logs, fields=fields, triage=triage, compare=runs or (), load=load_options,
                               ignore_keys=tuple(ignore_keys), divergence=divergence))
     app.run()
     sys.exit(app.return_code or 0)
 
 
 def resolve_pair(
-    logs: Sequence[str], runs: tuple[str, str] | None, fields: FieldMap
+    logs: Sequence[str], runs: tuple[str, str] | None, fields: FieldMap, load_options: LoadOptions | None = None
 ) -> tuple[tuple[TrialLog, str], tuple[TrialLog, str]]:
     """The (log, run name) of A and B: two runs inside LOGS, or two files of one run each."""
     if runs:
-        log = load(logs, fields)
+        log = load(logs, fields, load_options)
         for name in runs:
             if name not in log.runs:
                 fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")
@@ -289,7 +245,7 @@ def resolve_pair(
         raise click.UsageError("give two logs A and B (one run each), or --runs NAME_A NAME_B")
     pair = []
     for path in logs:
-        log = load([path], fields)
+        log = load([path], fields, load_options)
         if len(log.runs) != 1:
             fail(f"{path} holds {len(log.runs)} runs ({', '.join(log.runs)}); "
                  "choose two with --runs NAME_A NAME_B")

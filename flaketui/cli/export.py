@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import fail, load, log_options, main, report_problems, write_chunks
+from flaketui.cli.common import fail, load, main, write_chunks
+from flaketui.cli.options import log_options
 from flaketui.model import FieldMap, InputError
 from flaketui.sanitize import visible
+
+if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
 
 
 @main.command()
@@ -23,7 +28,8 @@ from flaketui.sanitize import visible
               help="CSV: write text cells as they are (no quote before =, +, -, @; on a terminal, "
                    "control characters are still spelled out).")
 @log_options
-def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: FieldMap) -> None:
+def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: FieldMap,
+           load_options: LoadOptions) -> None:
     """Write one row per trial of LOGS (run, task, trial, outcome, score, group, metrics and
     where its line lives: source, offset, length) for DuckDB, Spark or a warehouse. flaketui
     reads a Parquet table back as a log, traces included."""
@@ -35,8 +41,7 @@ def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: 
     path = Path(out)
     if out != "-" and not path.parent.is_dir():
         fail(f"--out {out}: folder {path.parent} does not exist")
-    log = load(logs, fields)
-    report_problems(log)
+    log = load(logs, fields, load_options)  # its problems named on stderr once
     try:
         if fmt == "parquet":
             trials.write_parquet(log, path)

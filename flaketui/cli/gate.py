@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    EXIT_GATE_FAILED,
-    EXIT_OK,
-    FRACTION,
-    check_k,
-    flaky_cap_option,
-    load,
-    log_options,
-    main,
-    run_stats,
-    write_json,
-)
+from flaketui.cli.common import EXIT_GATE_FAILED, EXIT_OK, FRACTION, check_k, load, main, run_stats, write_json
+from flaketui.cli.options import flaky_cap_option, k_option, log_options, run_option
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
-    from flaketui.stats.suite import GateResult
+    from flaketui.loading.options import LoadOptions
 
 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None,
-              help="k for pass^k (default: the trials most tasks have, errored included).")
+@k_option("k for pass^k (default: the trials most tasks have, errored included).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Fail if suite pass^k is below this.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Fail if any task's flakiness is above this.")
 @click.option("--require-evidence", is_flag=True, default=False,
@@ -39,15 +27,15 @@ if TYPE_CHECKING:
                    "where 4p(1-p) <= cap), not merely if its observed flakiness is within it. Tasks "
                    "with too few trials to tell are listed apart, with the clean trials each needs "
                    "(at a cap of 0.2 a task that always passes needs 69).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
+@run_option("Only this run (repeatable; default: every run).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @flaky_cap_option
 @log_options
 def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
          max_flakiness: float | None, require_evidence: bool, run: tuple[str, ...], fmt: str,
-         flaky_cap: float | None, fields: FieldMap) -> None:
+         flaky_cap: float | None, fields: FieldMap, load_options: LoadOptions) -> None:
     """CI gate: suite pass^k >= floor and no task's flakiness > cap. Exit 0 pass, 1 fail, 2 usage."""
-    from flaketui.output import report as out
+    from flaketui.output.gate import gate_json, verdict_line
     from flaketui.stats import gate as run_gate
     from flaketui.stats import summarise
 
@@ -56,12 +44,12 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
         raise click.UsageError("give --min-pass-hat-k, --max-flakiness or both")
     if require_evidence and max_flakiness is None:
         raise click.UsageError("--require-evidence goes with --max-flakiness")
-    _, stats = run_stats(load(logs, fields), run, k, flaky_cap=flaky_cap)
+    _, stats = run_stats(load(logs, fields, load_options), run, k, flaky_cap=flaky_cap)
     summaries = [summarise(st) for st in stats]
     results = [run_gate(st, sm, min_pass_hat_k, max_flakiness, require_evidence=require_evidence)
                for st, sm in zip(stats, summaries, strict=True)]
     if fmt == "json":
-        doc = out.gate_json(results)
+        doc = gate_json(results)
         for entry, r, sm in zip(doc["runs"], results, summaries, strict=True):
             # The tasks' classes, as report states them (the gate's own rule is --max-flakiness).
             entry["classes"] = {"flaky_cap": sm.flaky_cap, "flaky": sm.flaky_tasks,
@@ -79,24 +67,3 @@ def gate(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
             for reason in r.reasons:
                 click.echo(f"  - {visible(reason)}")
     sys.exit(EXIT_OK if all(r.passed for r in results) else EXIT_GATE_FAILED)
-
-
-def verdict_line(r: GateResult) -> str:
-    """``PASS run: …`` or ``FAIL run: …``, saying of each rule given whether it held."""
-    verdict = "PASS" if r.passed else "FAIL"
-    parts = [f"pass^{r.k} = " + ("undefined" if math.isnan(r.pass_hat_k) else f"{r.pass_hat_k:.3f}")]
-    if r.min_pass_hat_k is not None:
-        parts[0] += f" (floor {r.min_pass_hat_k:g}: {'FAILED' if r.floor_failed else 'ok'})"
-    if r.max_flakiness is not None:
-        cap = f"flakiness cap {r.max_flakiness:g}" + (f" with evidence at {r.confidence:.0%}"
-                                                      if r.require_evidence else "")
-        if not r.cap_failed:
-            parts.append(f"{cap}: ok")
-        else:
-            why = ["no task has a non-errored trial"] if r.no_outcome else []
-            if r.too_flaky:
-                why.append(f"{len(r.too_flaky)} task(s) above it")
-            if r.too_few_trials:
-                why.append(f"{len(r.too_few_trials)} with too few trials to tell")
-            parts.append(f"{cap}: FAILED ({', '.join(why)})")
-    return f"{verdict} {visible(r.run)}: " + "; ".join(parts)

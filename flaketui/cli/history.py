@@ -13,57 +13,38 @@ exit 2, and leave the history as it was.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from flaketui.cli.common import (
-    SECONDS,
     FiniteFloat,
-    LoadProgress,
     fail,
-    flaky_cap_option,
+    flaky_cap_or_default,
+    html_out,
     load,
-    log_options,
     main,
+    notify_all,
+    opened,
+    record_log,
     write_json,
 )
-from flaketui.model import FieldMap, TrialLog
+from flaketui.cli.options import (
+    cap_option,
+    causes_option,
+    flaky_cap_option,
+    history_options,
+    log_options,
+    owners_option,
+)
+from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
-    from flaketui.history.store import RunRecord, Store
-    from flaketui.output.report import Causes
+    from flaketui.loading.options import LoadOptions
 
 SPARK = "▁▂▃▄▅▆▇█"
-DEFAULT_WAIT = 10.0
-"""Seconds to wait for a busy history (``--wait``'s default)."""
-
-
-def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--history URL`` and ``--wait SECONDS``, which every history command takes."""
-    func = click.option("--wait", "wait", type=SECONDS, default=DEFAULT_WAIT, show_default=True,
-                        metavar="SECONDS",
-                        help="Seconds to wait for a history another flaketui is writing "
-                             "(or for a server to answer).")(func)
-    return click.option("--history", "history", default=None, metavar="URL",
-                        help="The history: sqlite:///PATH or postgresql://USER@HOST/DB (default "
-                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
-
-
-@contextmanager
-def opened(history: str | None, wait: float) -> Iterator[Store]:
-    """The history, open and migrated; its errors (opening it, or in the ``with`` body) as one
-    line and exit 2."""
-    from flaketui.history import HistoryError, open_store
-
-    try:
-        with open_store(history, timeout=wait) as store:
-            yield store
-    except HistoryError as exc:
-        fail(str(exc))
 
 
 def _who(who: str | None) -> str:
@@ -97,9 +78,8 @@ def history() -> None:
 
 @history.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--causes", is_flag=True, default=False,
-              help="Also record each flaky task's suggested source of flakiness and its first "
-                   "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
+@causes_option("Also record each flaky task's suggested source of flakiness and its first "
+               "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
 @click.option("--notify", "notify_url", default=None, metavar="URL",
               help="Then post each transition not yet notified to this webhook, as history notify does.")
 @click.option("--notify-format", "notify_fmt", type=click.Choice(["json", "slack"]), default="json",
@@ -108,127 +88,18 @@ def history() -> None:
 @history_options
 @log_options
 def record(logs: tuple[str, ...], causes: bool, notify_url: str | None, notify_fmt: str, flaky_cap: float | None,
-           history: str | None, wait: float, fields: FieldMap) -> None:
+           history: str | None, wait: float, fields: FieldMap, load_options: LoadOptions) -> None:
     """Record each run of LOGS in the history (a run recorded before changes nothing); the
     transitions it finds (a task newly flaky, regressed, fixed) are the classes against --flaky-cap."""
-    record_log(load(logs, fields), history, wait, causes=causes, flaky_cap=flaky_cap)
+    record_log(load(logs, fields, load_options), history, wait, causes=causes, flaky_cap=flaky_cap)
     if notify_url:
         notify_all(history, wait, notify_url, notify_fmt)
 
 
-def record_log(log: TrialLog | Sequence[TrialLog], history: str | None, wait: float = DEFAULT_WAIT,
-               causes: bool = False, err: bool = False, flaky_cap: float | None = None) -> None:
-    """Record each run of ``log`` (or of each of several logs, in one transaction) in the
-    history (as ``history record``: a run recorded before is left as it is), one line a run
-    ("recorded: RUN (N tasks, run #K)" or "already recorded: …") on stdout, or stderr with
-    ``err``; a history that cannot be used: one line, exit 2. Transitions are found with the
-    classes against ``flaky_cap`` (None: the command's ``--flaky-cap`` when it has one, as
-    ``report --record`` does, else the default). Imports SQLAlchemy only when called."""
-    ctx = click.get_current_context(silent=True)
-    if flaky_cap is None and ctx is not None:
-        flaky_cap = ctx.params.get("flaky_cap")
-    records = []
-    for one in [log] if isinstance(log, TrialLog) else log:
-        records += run_records(one, causes)
-    with opened(history, wait) as store:
-        done = store.record(records, flaky_cap=_flaky_cap(flaky_cap))
-    for rec in done:
-        what = "recorded" if rec.new else "already recorded"
-        click.echo(f"{what}: {visible(rec.name)} ({rec.tasks} tasks, run #{rec.run_id})", err=err)
-    kept = ctx.meta.get(NOTIFY, {}) if ctx is not None else {}
-    if kept.get("notify"):
-        notify_all(history, wait, kept["notify"], kept.get("notify_format") or "json")
-
-
-def run_records(log: TrialLog, causes: bool = False) -> list[RunRecord]:
-    """A :class:`~flaketui.history.RunRecord` for each run of ``log`` (with ``causes``, each
-    flaky task's suggested source and first divergence step, read from its traces)."""
-    from flaketui.history.recording import run_records as records_of
-
-    return records_of(log, find_causes(log, log.runs) if causes else None)
-
-
-# CauseProgress and find_causes live here, not in flaketui.cli.report (which re-exports them):
-# report imports this module for --record, and history record --causes needs them (no cycle).
-class CauseProgress(LoadProgress):
-    """The load's progress bar on stderr (same rules: after a second, on a terminal, not for piped
-    JSON), counting the flaky tasks whose traces ``--causes`` reads instead of bytes."""
-
-    def columns(self) -> tuple[str, Any]:
-        """The bar counts tasks (``3/10``), not bytes."""
-        from rich.progress import MofNCompleteColumn
-
-        return "Reading traces", MofNCompleteColumn()
-
-
-def find_causes(log: TrialLog, runs: Sequence[str], workers: int = 1, grades_field: str | None = None,
-                rescoring: Mapping[str, Any] | None = None) -> Causes:
-    """:func:`flaketui.session.jobs.find_causes` with the load's progress bar counting the tasks read."""
-    from flaketui.session import jobs
-
-    bar = CauseProgress()
-    try:
-        return jobs.find_causes(log, runs, workers, grades_field, rescoring, progress=bar.update)
-    finally:
-        bar.close()
-
-
-NOTIFY = "flaketui.notify"
-"""Where ``--notify`` / ``--notify-format`` keep their values in the click context's ``meta``
-(the commands that take :func:`record_options` do not see them: :func:`record_log` does)."""
-
-
-def _kept(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Keep ``--record`` / ``--notify`` / ``--notify-format`` for :func:`record_log`; ``--notify``
-    without ``--record`` is a usage error (checked by whichever of the two click processes last)."""
-    kept = ctx.meta.setdefault(NOTIFY, {})
-    kept[param.name] = value
-    if "record" in kept and "notify" in kept and kept["notify"] and not kept["record"]:
-        raise click.UsageError("--notify goes with --record")
-    return value
-
-
-def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--record``, ``--history URL`` and ``--notify URL`` for a command that loads runs
-    (``report``, ``compare``)."""
-    func = click.option("--notify-format", "notify_format", type=click.Choice(["json", "slack"]), default="json",
-                        show_default=True, expose_value=False, callback=_kept,
-                        help="With --notify: the message body (as flaketui history notify).")(func)
-    func = click.option("--notify", "notify", default=None, metavar="URL", expose_value=False, callback=_kept,
-                        help="With --record: then post each transition not yet notified (a task newly flaky, "
-                             "regressed, fixed; a quarantine ended) to this webhook, as flaketui history "
-                             "notify does.")(func)
-    func = click.option("--history", "history", default=None, metavar="URL",
-                        help="With --record: the history (as flaketui history: default "
-                             "$FLAKETUI_HISTORY, else history.sqlite in the user data folder).")(func)
-    return click.option("--record", "record", is_flag=True, default=False, callback=_kept,
-                        help="After the output, record every run loaded in the history (as flaketui "
-                             "history record; a run recorded before is left as it is), one line a run on "
-                             "stderr. A history that cannot be used: one line on stderr and exit 2, the "
-                             "output already written.")(func)
-
-
-def _flaky_cap(flaky_cap: float | None) -> float:
-    """``--flaky-cap`` as given, or the report's default."""
-    from flaketui.stats.classes import DEFAULT_FLAKY_CAP
-
-    return DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
-
-
-def active_quarantines(history: str | None, wait: float = DEFAULT_WAIT) -> dict[str, dict[str, Any]]:
-    """The history's active quarantines (set with ``history quarantine``, not lifted), by task:
-    who, at, why, ticket, in the order they were set."""
-    with opened(history, wait) as store:
-        return store.data(recent=0).quarantines
-
-
 @history.command()
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
-              help="A task is fixed when the 95% upper bound of its failure rate, from its clean "
-                   "trials since its last flaky or failing run, is at most X (0.1: 29 trials).")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids or groups, "
-                   "the last match wins.")
+@cap_option("A task is fixed when the 95% upper bound of its failure rate, from its clean "
+            "trials since its last flaky or failing run, is at most X (0.1: 29 trials).")
+@owners_option("A CODEOWNERS-style file: PATTERN OWNER… lines, globs over task ids or groups, the last match wins.")
 @click.option("--state", "state", multiple=True,
               type=click.Choice(["stable", "failing", "flaky", "undetermined", "fixed", "regressed", "quarantined"]),
               help="Only tasks in this state (repeatable).")
@@ -256,7 +127,7 @@ def status(cap: float, owners: str | None, state: tuple[str, ...], owner: str | 
     if data is None:
         with opened(history, wait) as store:
             data = store.data(recent=last)
-    doc = status_doc(data, cap, rules, state, owner, _flaky_cap(flaky_cap))
+    doc = status_doc(data, cap, rules, state, owner, flaky_cap_or_default(flaky_cap))
     if fmt == "json":
         write_json(doc)
     else:
@@ -364,53 +235,6 @@ def unquarantine_task(task: str, who: str | None, history: str | None, wait: flo
     click.echo(f"unquarantined: {visible(task)}")
 
 
-def notify_all(history: str | None, wait: float, url: str, fmt: str, owners: str | None = None,
-               connect_timeout: float | None = None, read_timeout: float | None = None,
-               tries: int | None = None) -> None:
-    """Post each transition not yet notified to ``url`` (one message each, oldest first), one
-    line each on stderr; any not delivered: kept for the next time, one line and exit 2."""
-    from flaketui.history.notify import (BACKOFF, CONNECT_TIMEOUT, READ_TIMEOUT, TRIES, body, post, shown_webhook,
-                                         webhook_problem)
-    from flaketui.history.owners import OwnersError, owners_of, read_owners
-
-    problem = webhook_problem(url)
-    if problem is not None:  # before any transition is claimed
-        fail(problem)
-
-    try:
-        rules = read_owners(owners) if owners else []
-    except OwnersError as exc:
-        fail(str(exc))
-    failed = sent = 0
-    n_tries = tries or TRIES
-    # How long one message may take (every try timing out, the backoff between them), and a margin.
-    per_try = (connect_timeout or CONNECT_TIMEOUT) + (read_timeout or READ_TIMEOUT)
-    lease = n_tries * per_try + BACKOFF * 2 ** n_tries + 30
-    with opened(history, wait) as store:
-        store.end_due()
-        for tr in store.transitions(pending=True):
-            own = list(owners_of([tr["task"]], rules, [tr["group_name"]])[0]) if rules else []
-            why: list[str] = []
-
-            def send(tr: dict[str, Any] = tr, own: list[str] = own, why: list[str] = why) -> bool:
-                got = post(url, body(tr, own, fmt), connect_timeout or CONNECT_TIMEOUT,
-                           read_timeout or READ_TIMEOUT, tries or TRIES)
-                why.append(got.why)
-                return got.ok
-
-            done = store.deliver(tr["id"], send, lease=lease)
-            if done:
-                sent += 1
-                click.echo(visible(f"notified: {tr['task']} {tr['kind']}"), err=True)
-            elif done is False:
-                failed += 1
-                click.echo(visible(f"not notified: {tr['task']} {tr['kind']}: {why[-1]}"), err=True)
-                break  # the webhook is failing: the rest wait for the next time too, in order
-    if failed:
-        fail(f"webhook {shown_webhook(url)} did not take the messages; they are kept and sent next time")
-    click.echo(f"{sent} notification{'s' if sent != 1 else ''} sent to {shown_webhook(url)}", err=True)
-
-
 TIMEOUT_MAX = 600.0
 """The longest a notifier waits to connect or for an answer (nan and inf refused with it: a
 socket cannot take them, and a notifier must end)."""
@@ -421,8 +245,7 @@ socket cannot take them, and a notifier must end)."""
               help="Where to post (default $FLAKETUI_WEBHOOK: keeps a webhook's secret off the command line).")
 @click.option("--format", "fmt", type=click.Choice(["json", "slack"]), default="json", show_default=True,
               help="slack: a body Slack's incoming webhooks take (blocks, escaped); json: one generic object.")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style file naming each task's owner in the message.")
+@owners_option("A CODEOWNERS-style file naming each task's owner in the message.")
 @click.option("--connect-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=5.0, show_default=True,
               metavar="SECONDS", help=f"At most {TIMEOUT_MAX:g}.")
 @click.option("--read-timeout", type=FiniteFloat(0.01, TIMEOUT_MAX), default=10.0, show_default=True, metavar="SECONDS",
@@ -440,8 +263,7 @@ def notify(webhook: str, fmt: str, owners: str | None, connect_timeout: float, r
 @history.command()
 @click.option("-k", "k", type=click.IntRange(min=1), default=None,
               help="k for pass^k (default: the trials most recorded results have).")
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X",
-              help="The lifecycle's cap (as history status).")
+@cap_option("The lifecycle's cap (as history status).")
 @click.option("--last", "last", type=click.IntRange(min=0), default=30, show_default=True, metavar="N",
               help="The last N recorded runs (0: every one).")
 @click.option("--task", "task", multiple=True, help="Only these tasks' p̂ (repeatable; default every task).")
@@ -461,11 +283,10 @@ def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str,
     if not 0 < cap < 1:
         raise click.BadParameter(f"{cap:g} is not a failure rate between 0 and 1", param_hint="--cap")
     with opened(history, wait) as store:
-        doc = trend_doc(make_trend(store, k, cap, last, list(task) or None, _flaky_cap(flaky_cap)))
+        doc = trend_doc(make_trend(store, k, cap, last, list(task) or None, flaky_cap_or_default(flaky_cap)))
     if fmt == "json":
         write_json(doc)
     elif fmt == "html":
-        from flaketui.cli.diff import html_out
         from flaketui.output.html import PageInfo
         from flaketui.output.trend import write_trend_html
 
@@ -479,8 +300,8 @@ def trend(k: int | None, cap: float, last: int, task: tuple[str, ...], fmt: str,
 
 @history.command("issue-body")
 @click.argument("task")
-@click.option("--owners", "owners", default=None, metavar="FILE", help="A CODEOWNERS-style file naming the owner.")
-@click.option("--cap", type=FiniteFloat(), default=0.1, show_default=True, metavar="X")
+@owners_option("A CODEOWNERS-style file naming the owner.")
+@cap_option()
 @flaky_cap_option
 @click.option("--log", "logs", multiple=True, metavar="LOG",
               help="The latest flaky or failing run's log (repeatable): its traces give the first divergence "
@@ -499,7 +320,7 @@ def issue_body(task: str, owners: str | None, cap: float, flaky_cap: float | Non
     except OwnersError as exc:
         fail(str(exc))
     with opened(history, wait) as store:
-        tl = task_timeline(store, task, cap, rules, _flaky_cap(flaky_cap))
+        tl = task_timeline(store, task, cap, rules, flaky_cap_or_default(flaky_cap))
         if not tl.runs:
             fail(f"no recorded run has task {visible(task)!r}")
         latest = store.latest_bad(task)

@@ -16,10 +16,12 @@ import click
 import orjson
 
 from flaketui.cli import common as base
+from flaketui.cli.options import log_options, run_option
 from flaketui.model import FieldMap
 from flaketui.safefile import atomic_write
 
 if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
     from flaketui.stats.plan import Plan
 
 MAX_BUDGET = 10**12
@@ -67,7 +69,7 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.option("--target-width", type=base.FiniteFloat(0, 1, low_open=True), default=0.1,
               show_default=True,
               help="Wilson interval width a task needs no more than (caps its trials).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable; default: every run).")
+@run_option("Only this run (repeatable; default: every run).")
 @click.option("-k", type=click.IntRange(min=1), default=None,
               help="k of the suite pass^k to pin down (default: the trials most tasks have).")
 @click.option("--min-trials", type=click.IntRange(min=0), default=10, show_default=True,
@@ -99,11 +101,12 @@ def render(plan: Plan, fmt: str, width: int | None = None) -> bytes:
 @click.option("--emit", "emit", type=click.Choice(["inspect", "harbor", "tau2"]), default=None,
               help="Print the shell commands that run the planned extra trials on exactly the planned "
                    "tasks in this harness (tasks needing the same count in one command), instead of the plan.")
-@base.log_options
+@log_options
 def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str, ...],
          k: int | None, min_trials: int, low_min_trials: int, risk_tag: tuple[str, ...],
          margin: float, bound_target: float, confidence: float, power: float, alpha: float,
-         effect: float, fmt: str, out: Path | None, emit: str | None, allocation: str, fields: FieldMap) -> None:
+         effect: float, fmt: str, out: Path | None, emit: str | None, allocation: str, fields: FieldMap,
+         load_options: LoadOptions) -> None:
     """Plan the next run of LOGS: which tasks need more trials, how many, and why.
 
     Per task: decided or not (by a confidence sequence: valid however often you rerun
@@ -114,6 +117,7 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
     trials allocated where they shrink the uncertainty of the suite pass^k most.
     """
     from flaketui.loading.extras import TaskExtras, read_task_extras
+    from flaketui.loading.options import LoadOptions
     from flaketui.stats.plan import PlanOptions, make_plan
 
     if out is not None and str(out) == "-":
@@ -126,7 +130,7 @@ def plan(logs: tuple[str, ...], budget: int, target_width: float, run: tuple[str
         risk_tags=tuple(risk_tag) or PlanOptions().risk_tags, power=power, alpha=alpha,
         effect=effect, allocation=allocation,
     )
-    log = base.load(logs, fields)
+    log = base.load(logs, fields, load_options)
     names = base.pick_runs(log, run)
     outcomes = [log.run_outcomes(r) for r in names]
     extras: dict[tuple[str, str], TaskExtras] = {}

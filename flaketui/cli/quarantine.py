@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from flaketui.cli.common import FRACTION, check_k, load, log_options, main, run_stats, write_json
+from flaketui.cli.common import FRACTION, active_quarantines, check_k, fail, load, main, run_stats, write_json
+from flaketui.cli.options import history_option, k_option, log_options, run_option
 from flaketui.model import FieldMap
+
+if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
 
 
 @main.command()
@@ -16,23 +20,22 @@ from flaketui.model import FieldMap
 @click.option("--max-flakiness", type=FRACTION, default=None, metavar="Y",
               help="Quarantine only flaky tasks whose flakiness 4·p̂·(1−p̂) exceeds Y "
                    "(default: every task that both passed and failed).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
+@run_option()
 @click.option("--format", "fmt", type=click.Choice(["json", "junit", "ids"]), default="ids",
               show_default=True,
               help="junit: JUnit XML (one testcase per task, flaky ones as flakyFailure); json: a list "
                    "of the quarantined tasks; ids: task ids one per line.")
-@click.option("-k", type=int, default=None,
-              help="k for the statistics (default: the trials most tasks have, errored included).")
+@k_option("k for the statistics (default: the trials most tasks have, errored included).")
 @click.option("--from-history", "from_history", is_flag=True, default=False,
               help="Instead: the tasks quarantined in the history (flaketui history quarantine, not "
                    "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, "
                    "ticket}); LOGS optional, given: only their tasks (of --run's runs).")
-@click.option("--history", "history", default=None, metavar="URL",
-              help="With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
-                   "else history.sqlite in the user data folder).")
+@history_option("With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
+                "else history.sqlite in the user data folder).")
 @log_options
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
-               k: int | None, from_history: bool, history: str | None, fields: FieldMap) -> None:
+               k: int | None, from_history: bool, history: str | None, fields: FieldMap,
+               load_options: LoadOptions) -> None:
     """The flaky tasks of each run in LOGS, to keep out of a CI gate (or, with --from-history,
     the tasks quarantined in the history)."""
     from flaketui.output.quarantine import junit_chunks, quarantine_ids, quarantine_json, quarantine_list
@@ -41,11 +44,11 @@ def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[st
     if from_history:
         if max_flakiness is not None:
             raise click.UsageError("--max-flakiness goes without --from-history")
-        print_from_history(logs, run, fmt, history, fields)
+        print_from_history(logs, run, fmt, history, fields, load_options)
         return
     if not logs:
         raise click.UsageError("give LOGS (or --from-history)")
-    _, stats = run_stats(load(logs, fields), run, k)
+    _, stats = run_stats(load(logs, fields, load_options), run, k)
     lists = [quarantine_list(st, max_flakiness) for st in stats]
     if fmt == "junit":
         for text in junit_chunks(lists):  # written as it is made
@@ -59,16 +62,14 @@ def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[st
 
 
 def print_from_history(logs: tuple[str, ...], run: tuple[str, ...], fmt: str, history: str | None,
-                       fields: FieldMap) -> None:
+                       fields: FieldMap, load_options: LoadOptions | None = None) -> None:
     """``quarantine --from-history``: the history's active quarantines, in ``fmt`` (with LOGS,
     only their tasks)."""
-    from flaketui.cli.common import fail
-    from flaketui.cli.history import active_quarantines
     from flaketui.output.quarantine import history_ids, history_junit_chunks
 
     tasks: set[str] | None = None
     if logs:
-        log = load(logs, fields)
+        log = load(logs, fields, load_options)
         for name in run:
             if name not in log.runs:
                 fail(f"no run named {name!r}; runs: {', '.join(log.runs)}")

@@ -15,71 +15,86 @@ from flaketui.cli.common import (
     EXIT_OK,
     MAX_SECONDS,
     RICH_ROWS,
+    CauseProgress,
     FiniteFloat,
     RowChoice,
     check_k,
+    check_out,
     check_rows,
     fail,
+    html_out,
     load,
-    log_options,
     main,
-    flaky_cap_option,
-    passk_ci_option,
+    page_info,
     pick_runs,
+    print_baseline,
+    record_log,
     report_problems,
-    rows_options,
     run_stats,
     write_chunks,
     write_json,
 )
-from flaketui.cli.compare import alpha_option, baseline_comparisons, baseline_option, print_baseline
-from flaketui.cli.diff import check_out, out_option
-from flaketui.cli.history import CauseProgress, find_causes, record_log, record_options  # noqa: F401  (CauseProgress: re-exported)
+from flaketui.cli.options import (
+    alpha_option,
+    baseline_option,
+    causes_option,
+    flaky_cap_option,
+    k_option,
+    log_options,
+    out_option,
+    passk_ci_option,
+    record_options,
+    rows_options,
+    run_option,
+    watch_option,
+)
 from flaketui.model import FieldMap, InputError, TrialLog
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:  # the core's modules load when a report with these options runs
+    from flaketui.loading.options import LoadOptions
     from flaketui.output.report import Causes
     from flaketui.traces.burst import Exclusion
     from flaketui.traces.causes import Rescoring
 
 
+def with_causes(name: str, metavar: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option that goes with ``--causes`` (a usage error without it): where ``--causes`` reads
+    more of what a trial says."""
+    return click.option(name, name.lstrip("-").replace("-", "_"), default=None, metavar=metavar,
+                        help=f"With --causes: {text}")
+
+
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None,
-              help="k for pass@k and pass^k (default: the trials most tasks have, errored included; "
-                   "tasks with fewer are left out of pass@k and pass^k, and counted).")
-@click.option("--run", "run", multiple=True, help="Only this run (repeatable).")
+@k_option("k for pass@k and pass^k (default: the trials most tasks have, errored included; "
+          "tasks with fewer are left out of pass@k and pass^k, and counted).")
+@run_option()
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True,
               help="html: one self-contained page (no network): summary, curves, the sortable task table, "
                    "each flaky task's traces (and with --causes its suspected source), to stdout or --out.")
 @out_option
-@click.option("--watch", is_flag=True, default=False,
-              help="Follow logs still being written: print the report again when they change "
-                   "(Ctrl-C stops).")
+@watch_option("Follow logs still being written: print the report again when they change (Ctrl-C stops).")
 @click.option("--interval", type=FiniteFloat(0.05, MAX_SECONDS), default=1.0, show_default=True,
               help="Seconds between looks at the logs with --watch.")
 @rows_options("tasks", "flakiest")
 @baseline_option
 @alpha_option
-@click.option("--causes", is_flag=True, default=False,
-              help="Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
-                   "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
-                   "unknown) from its traces, grades and start times, with the evidence and the decisive "
-                   "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
+@causes_option("Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
+               "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
+               "unknown) from its traces, grades and start times, with the evidence and the decisive "
+               "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "
                    "gets a copy of the loaded log); 1 reads them here, one by one.")
-@click.option("--grades-field", "grades_field", default=None, metavar="PATH",
-              help="With --causes: the (dotted) field holding each trial's several grades (a list of "
-                   "scores, or grader → grade), read for the grader source (default: grades, "
-                   "judge_grades, scores, judgements).")
-@click.option("--rescored", "rescored", default=None, metavar="LOG",
-              help="With --causes: a second log of the same trials re-scored, paired by task and trial "
-                   "number (and run, where the names match); where the two grades of a trial disagree, "
-                   "that is the grader. Trials not paired are counted and said.")
+@with_causes("--grades-field", "PATH", "the (dotted) field holding each trial's several grades (a list of "
+             "scores, or grader → grade), read for the grader source (default: grades, "
+             "judge_grades, scores, judgements).")
+@with_causes("--rescored", "LOG", "a second log of the same trials re-scored, paired by task and trial "
+             "number (and run, where the names match); where the two grades of a trial disagree, "
+             "that is the grader. Trials not paired are counted and said.")
 @click.option("--exclude-window", "exclude", multiple=True, metavar="START/END",
               help="Leave the trials that started in this window (ISO 8601 times or epoch seconds, e.g. "
                    "2026-11-20T12:00:00Z/2026-11-20T12:15:00Z; repeatable) out of the rates, as an "
@@ -92,7 +107,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
            interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
            causes: bool, workers: int, grades_field: str | None, rescored: str | None, exclude: tuple[str, ...],
            passk_ci: str, flaky_cap: float | None, out: str | None, record: bool, history: str | None,
-           fields: FieldMap) -> None:
+           fields: FieldMap, load_options: LoadOptions) -> None:
     """Per-task and suite statistics of each run in LOGS."""
     if record and watch:
         raise click.UsageError("--record goes without --watch")
@@ -100,7 +115,7 @@ def report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str,
         raise click.UsageError("--record goes without --exclude-window (the history keeps every trial)")
     extra = CauseOptions(grades_field, rescored, check_windows(exclude))
     log = make_report(logs, k, run, fmt, watch, interval, top, all_rows, baseline, alpha, causes, workers,
-                      passk_ci, out, fields, extra, flaky_cap)
+                      passk_ci, out, fields, extra, flaky_cap, load_options)
     if record:
         record_log(log, history, err=True)
 
@@ -141,8 +156,10 @@ ends there; beyond, showing the window would overflow)."""
 def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt: str, watch: bool,
                 interval: float, top: int | None, all_rows: bool, baseline: str | None, alpha: float,
                 causes: bool, workers: int, passk_ci: str, out: str | None, fields: FieldMap,
-                extra: CauseOptions | None = None, flaky_cap: float | None = None) -> TrialLog:
-    """``report`` without ``--record``: the report printed; the log it loaded (classes against ``flaky_cap``)."""
+                extra: CauseOptions | None = None, flaky_cap: float | None = None,
+                load_options: LoadOptions | None = None) -> TrialLog:
+    """``report`` without ``--record``: the report printed; the log it loaded (classes against
+    ``flaky_cap``; with ``load_options``, the command's ``--sources-root``, ``--no-cache``, …)."""
     extra = extra or CauseOptions()
     check_k(k)
     check_out(out, fmt)
@@ -161,142 +178,46 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
     if baseline is not None:
         if watch:
             raise click.UsageError("--baseline and --watch cannot be combined")
-        log = load(logs, fields)
+        log = load(logs, fields, load_options)
         if fmt == "json":  # one document: the report with a "baseline" object
-            from flaketui.output import report as out
+            from flaketui.output.compare import baseline_json
+            from flaketui.output.report import report_json
+            from flaketui.session.filters import baseline_comparisons
             from flaketui.stats import summarise
 
             kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
-            doc = out.report_json(kk, [(st, summarise(st)) for st in stats])
-            doc["baseline"] = out.baseline_json(baseline_comparisons(log, baseline, alpha))
+            doc = report_json(kk, [(st, summarise(st)) for st in stats])
+            doc["baseline"] = baseline_json(baseline_comparisons(log, baseline, alpha))
             write_json(doc)
             return log
         print_report(log, k, run, fmt, rows=rows, passk_ci=passk_ci, flaky_cap=flaky_cap)
         print_baseline(log, baseline, alpha, fmt)
         return log
     if watch:
-        watch_report(logs, fields, interval,
+        watch_report(logs, fields, interval, load_options,
                      lambda log, again: print_report(log, k, run, fmt, clear=again, causes=causes,
                                                      workers=workers, rows=dataclasses.replace(rows, watch=True),
                                                      passk_ci=passk_ci, extra=extra, flaky_cap=flaky_cap))
-    log = load(logs, fields)
-    retries = retry_audits(log, run)  # before the metrics are let go: a trial's attempt is one
-    log = log.without_metrics()  # the report shows none; the log with them is let go (1M tasks: 125 MB)
+    loaded = load(logs, fields, load_options)
+    runs = pick_runs(loaded, run)
     if fmt == "html":
+        log = loaded.without_metrics()  # the report shows none
+        del loaded
         print_html(log, k, run, causes, workers, passk_ci, out, rows, extra, flaky_cap)
         return log
-    exclusion = None
-    if extra.windows:
-        log, exclusion = exclude_windows(log, extra.windows)
-        if fmt == "csv":  # the other formats say it in the document; CSV has no place for it
-            for r in pick_runs(log, run):
-                click.echo(f"flaketui: run {visible(r)}: {exclusion.line(r)}", err=True)
-    rescoring = pair_rescored(log, load((extra.rescored,), fields)) if extra.rescored is not None else None
-    errored = errored_kinds(log, run)  # read back from the trials' records: before their spans are let go
-    if not causes:  # no trace is read: the trials' byte spans and lines are let go (1M trials: 48 MB)
-        log = log.without_locations()
+    from flaketui.session.filters import report_inputs
+
+    rescored = load((extra.rescored,), fields, load_options) if extra.rescored is not None else None
+    given = report_inputs(loaded, runs, extra.windows, rescored, keep_locations=causes)
+    del loaded, rescored  # the log as loaded (its metrics, its spans) is let go: 1M tasks, 125 MB of peak
+    if given.exclusion is not None and fmt == "csv":  # the other formats say it in the document; CSV can't
+        for r in runs:
+            click.echo(f"flaketui: run {visible(r)}: {given.exclusion.line(r)}", err=True)
     with frozen():  # the log lives as long as the report: the collector need not walk it
-        print_report(log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
-                     extra=extra, exclusion=exclusion, rescoring=rescoring, errored=errored, retries=retries,
-                     flaky_cap=flaky_cap)
-    return log
-
-
-def retry_audits(log: TrialLog, run: Sequence[str]) -> dict[str, Any] | None:
-    """Each run's retry audit (:func:`flaketui.stats.retries.retry_audit`) where its trials carry
-    an attempt (the metric :data:`~flaketui.loading.records.ATTEMPT`) and some were retried;
-    None when no trial carries one."""
-    from flaketui.loading.records import ATTEMPT
-
-    attempt = log.metrics.get(ATTEMPT)
-    if attempt is None:
-        return None
-    import numpy as np
-
-    from flaketui.stats.retries import retry_audit
-
-    out = {}
-    for name in pick_runs(log, run):
-        r = log.runs.index(name)
-        rows = np.flatnonzero(log.run == r)
-        audit = retry_audit(log.task[rows], log.outcome[rows], attempt[rows], log.tasks,
-                            errored_as=log.fields.errored_as)
-        if audit is not None:
-            out[name] = audit
-    return out
-
-
-def errored_kinds(log: TrialLog, run: Sequence[str]) -> Mapping[str, Mapping[str, int]] | None:
-    """The errored trials of the runs reported, by kind (:func:`~flaketui.loading.error_types.errored_by_type`)."""
-    from flaketui.loading import error_types
-
-    return error_types.errored_by_type(log, pick_runs(log, run), limit=error_types.MAX_READS)
-
-
-def exclude_windows(log: TrialLog, windows: Sequence[tuple[float, float]]) -> tuple[TrialLog, Exclusion]:
-    """``log`` without the trials that started in one of ``windows``, and what was left out.
-
-    Each trial's start time is read back from its record (its trace is not built: about
-    0.3 ms a trial); a trial without one is kept and counted as untimed.
-    """
-    import numpy as np
-
-    from flaketui.loading import read_trial
-    from flaketui.traces.burst import Exclusion, in_windows, trial_time
-
-    times = [trial_time(read_trial(log, r, max_steps=0).extra) for r in range(len(log))]
-    out = in_windows(times, windows)
-    by_task: dict[str, dict[str, int]] = {}
-    for r in np.flatnonzero(out).tolist():
-        counts = by_task.setdefault(log.runs[int(log.run[r])], {})
-        name = log.tasks[int(log.task[r])]
-        counts[name] = counts.get(name, 0) + 1
-    kept = log.take(~out)
-    emptied: dict[str, tuple[str, ...]] = {}
-    for name, counts in by_task.items():
-        left = set(kept.run_outcomes(name).tasks)
-        emptied[name] = tuple(t for t in counts if t not in left)
-    untimed = sum(t is None for t in times)
-    return kept, Exclusion(tuple(windows), by_task, emptied, untimed)
-
-
-def pair_rescored(log: TrialLog, again: TrialLog) -> dict[str, Rescoring]:
-    """Each run's re-scored grades (task → trial → 1 pass / 0 fail), paired by task and trial number.
-
-    A run of ``log`` is paired with the run of ``again`` of its name, else, when ``again`` has
-    one run, with that one; no run pairing: exit 2. An errored re-scored trial gives no grade.
-    """
-    import numpy as np
-
-    from flaketui.model import ERRORED, PASS
-    from flaketui.traces.causes import Rescoring
-
-    out: dict[str, Rescoring] = {}
-    for name in log.runs:
-        other = name if name in again.runs else (again.runs[0] if len(again.runs) == 1 else None)
-        if other is None:
-            fail(f"--rescored: no run of the re-scored log pairs with run {visible(name)!r} "
-                 f"(its runs: {visible(', '.join(again.runs))})")
-        assert other is not None
-        rows = np.flatnonzero(again.run == again.runs.index(other))
-        grades: dict[tuple[str, int], float] = {}
-        for r in rows.tolist():
-            if int(again.outcome[r]) != ERRORED:
-                grades[(again.tasks[int(again.task[r])], int(again.trial[r]))] = \
-                    1.0 if int(again.outcome[r]) == PASS else 0.0
-        mine = np.flatnonzero(log.run == log.runs.index(name))
-        by_task: dict[str, dict[int, float]] = {}
-        paired = 0
-        seen = set()
-        for r in mine.tolist():
-            key = (log.tasks[int(log.task[r])], int(log.trial[r]))
-            if key in grades and int(log.outcome[r]) != ERRORED:
-                by_task.setdefault(key[0], {})[key[1]] = grades[key]
-                paired += 1
-                seen.add(key)
-        unpaired = int((log.outcome[mine] != ERRORED).sum()) - paired
-        out[name] = Rescoring(by_task, paired, unpaired, len(grades) - len(seen), other)
-    return out
+        print_report(given.log, k, run, fmt, causes=causes, workers=workers, rows=rows, passk_ci=passk_ci,
+                     extra=extra, exclusion=given.exclusion, rescoring=given.rescoring, errored=given.errored,
+                     retries=given.retries, flaky_cap=flaky_cap)
+    return given.log
 
 
 def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, workers: int, passk_ci: str,
@@ -306,9 +227,10 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
     :data:`~flaketui.output.html.TRACE_TASKS` flakiest tasks (and with ``causes`` every flaky
     task's suggested source), to stdout or ``out``; the table has ``--top N`` rows, every row
     with ``--all``, else :data:`~flaketui.output.html.TABLE_ROWS`."""
-    from flaketui.cli.diff import flaky_pairs, html_out, page_info
     from flaketui.output.html import TABLE_ROWS, TRACE_TASKS, write_report_html
-    from flaketui.output.report import display_order
+    from flaketui.output.report import ReportNotes, display_order
+    from flaketui.session.filters import errored_kinds
+    from flaketui.session.pairs import flaky_pairs
     from flaketui.stats import summarise
 
     kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
@@ -320,9 +242,8 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
         flaky = [st.tasks[i] for i in display_order(st).tolist() if is_flaky[i]][:TRACE_TASKS]
         pairs[st.run] = flaky_pairs(log, st.run, flaky)
     info = page_info(log)
-    from flaketui.output.report import ReportNotes
-
-    notes = ReportNotes.of(log, [st.run for st in stats], errored=errored_kinds(log, run))
+    runs = [st.run for st in stats]
+    notes = ReportNotes.of(log, runs, errored=errored_kinds(log, runs))
     with html_out(out) as write:
         write_report_html(write, kk, results, found, pairs, info,
                           top=None if rows.all else rows.top or TABLE_ROWS, notes=notes)
@@ -340,7 +261,7 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     table and Markdown show; ``passk_ci``: the pass^k interval, ``exact`` or ``bootstrap``;
     ``exclusion``: the trials ``--exclude-window`` left out, said per task and in the summary;
     ``errored``: the errored trials by kind, ``"count"`` to count them here, from ``log``;
-    ``retries``: each run's retry audit, :func:`retry_audits`).
+    ``retries``: each run's retry audit, :func:`~flaketui.session.filters.retry_audits`).
     Each format is written a few thousand rows at a time, so a million tasks take no more memory
     than a hundred."""
     from flaketui.output import report as out
@@ -349,9 +270,13 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
     rows = rows or RowChoice()
     kk, stats = run_stats(log, run, k, passk_ci, flaky_cap)
     results = [(st, summarise(st)) for st in stats]
-    found = report_causes(log, [st.run for st in stats], workers, extra, rescoring) if causes else None
-    notes = out.ReportNotes.of(log, [st.run for st in stats], exclusion=exclusion, rescoring=rescoring,
-                               errored=errored_kinds(log, run) if errored == "count" else errored,
+    runs = [st.run for st in stats]
+    found = report_causes(log, runs, workers, extra, rescoring) if causes else None
+    if errored == "count":
+        from flaketui.session.filters import errored_kinds
+
+        errored = errored_kinds(log, runs)
+    notes = out.ReportNotes.of(log, runs, exclusion=exclusion, rescoring=rescoring, errored=errored,
                                retries=retries)
     if fmt == "json" and found is None and exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
@@ -381,11 +306,16 @@ def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,
 
 def report_causes(log: TrialLog, runs: Sequence[str], workers: int = 1, extra: CauseOptions | None = None,
                   rescoring: Mapping[str, Rescoring] | None = None) -> Causes:
-    """:func:`~flaketui.cli.history.find_causes` with ``--grades-field`` and the re-scored grades."""
-    return find_causes(log, runs, workers, extra.grades_field if extra else None, rescoring)
+    """:func:`~flaketui.session.jobs.find_causes` with ``--grades-field`` and the re-scored grades, a
+    progress bar on stderr counting the tasks read."""
+    from flaketui.session.jobs import find_causes
+
+    with CauseProgress() as bar:
+        return find_causes(log, runs, workers, extra.grades_field if extra else None, rescoring,
+                           progress=bar.update)
 
 
-def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,
+def watch_report(logs: Sequence[str], fields: FieldMap, interval: float, load_options: LoadOptions | None,
                  show: Callable[[TrialLog, bool], None]) -> None:
     """Show the logs, then again each time a look finds them changed, until Ctrl-C (exit 0).
 
@@ -396,7 +326,7 @@ def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,
 
     from flaketui.loading.watch import LogWatcher
 
-    watcher = LogWatcher(logs, fields)
+    watcher = LogWatcher(logs, fields, load_options)
     shown = 0
     waiting = False
     try:
@@ -415,7 +345,8 @@ def watch_report(logs: Sequence[str], fields: FieldMap, interval: float,
                     waiting = True
                 else:
                     waiting = False
-                    report_problems(log, start=shown)
+                    report_problems(log, start=shown,
+                                    show_all=load_options is not None and load_options.show_all_problems)
                     shown = len(log.problems)
                     show(log, again)
                     again = True

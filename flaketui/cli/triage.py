@@ -4,21 +4,17 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    check_k,
-    fail,
-    load,
-    log_options,
-    main,
-    run_stats,
-    write_json,
-)
-from flaketui.cli.tui import divergence_option
+from flaketui.cli.common import check_k, fail, load, main, run_stats, write_json
+from flaketui.cli.options import divergence_option, k_option, log_options, runs_option
 from flaketui.model import FieldMap
 from flaketui.sanitize import mask_url, visible
+
+if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
 
 
 @main.group()
@@ -32,14 +28,13 @@ def triage() -> None:
               show_default=True)
 @click.option("--triage", "triage_path", default=None, metavar="PATH",
               help="The triage file (default: next to the first log, as the app uses).")
-@click.option("--runs", nargs=2, default=None, metavar="NAME_A NAME_B",
-              help="The comparison to report (default: the first two runs, and every pair "
-                   "with notes).")
-@click.option("-k", type=int, default=None, help="k for pass^k of flaky tasks (default: the trials most tasks have).")
+@runs_option("The comparison to report (default: the first two runs, and every pair with notes).")
+@k_option("k for pass^k of flaky tasks (default: the trials most tasks have).")
 @divergence_option
 @log_options
 def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
-                  runs: tuple[str, str] | None, k: int | None, divergence: str | None, fields: FieldMap) -> None:
+                  runs: tuple[str, str] | None, k: int | None, divergence: str | None, fields: FieldMap,
+                  load_options: LoadOptions) -> None:
     """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note; per
     flip, where its runs' traces first part and the suggested source."""
     from flaketui.loading import read_trial
@@ -48,7 +43,7 @@ def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
     from flaketui.triage import TriageFileError, default_triage_path, load_entries
 
     check_k(k)
-    log = load(logs, fields)
+    log = load(logs, fields, load_options)
     path = Path(triage_path) if triage_path else default_triage_path(logs)
     try:
         entries = load_entries(path)

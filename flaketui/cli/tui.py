@@ -8,34 +8,28 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from flaketui.cli.common import (
-    FRACTION,
-    check_k,
-    check_triage,
-    fail,
+from flaketui.cli.common import FRACTION, check_k, check_triage, fail, main
+from flaketui.cli.options import (
+    divergence_option,
     flaky_cap_option,
+    history_option,
+    ignore_key_option,
+    k_option,
     log_options,
-    main,
+    owners_option,
     triage_option,
+    watch_option,
 )
 from flaketui.model import FieldMap, InputError
 
 if TYPE_CHECKING:
+    from flaketui.loading.options import LoadOptions
     from flaketui.history.owners import Rule
-
-
-def divergence_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--divergence actions|all``: what counts as the traces' first divergence."""
-    return click.option(
-        "--divergence", type=click.Choice(["actions", "all"]), default=None,
-        help="What counts as a divergence: the agent's actions (tool calls and final answer) or "
-             "every step (default: actions when a trace has a user role besides the agent).")(func)
 
 
 FIXTURES = Path(__file__).resolve().parent.parent / "demo"
@@ -44,24 +38,21 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 
 @main.command("open")
 @click.argument("logs", nargs=-1, required=True)
-@click.option("-k", type=int, default=None, help="k for pass@k and pass^k (default: the trials most tasks have).")
+@k_option("k for pass@k and pass^k (default: the trials most tasks have).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Show the gate verdict: pass^k floor.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Show the gate verdict: flakiness cap.")
-@click.option("--ignore-key", multiple=True, help="Another step key to ignore when comparing traces.")
-@click.option("--watch", is_flag=True, default=False,
-              help="Follow logs still being written: new trials appear as they land.")
-@click.option("--history", "history", default=None, metavar="URL",
-              help="The history H shows a task's timeline from (and --record records into): "
-                   "sqlite:///PATH or postgresql://… "
-                   "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
-                   "flaketui history).")
+@ignore_key_option()
+@watch_option("Follow logs still being written: new trials appear as they land.")
+@history_option("The history H shows a task's timeline from (and --record records into): "
+                "sqlite:///PATH or postgresql://… "
+                "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
+                "flaketui history).")
 @click.option("--record", "record", is_flag=True, default=False,
               help="Once loaded, record every run in the history (as flaketui history record; a run "
                    "recorded before is left as it is), in the background; a notification says what "
                    "was recorded, or why the history could not be used. Not with --watch.")
-@click.option("--owners", "owners", default=None, metavar="FILE",
-              help="A CODEOWNERS-style owners file (as flaketui history status --owners): H shows the "
-                   "task's owner.")
+@owners_option("A CODEOWNERS-style owners file (as flaketui history status --owners): H shows the "
+               "task's owner.")
 @divergence_option
 @triage_option
 @flaky_cap_option
@@ -69,7 +60,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
 def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
              max_flakiness: float | None, ignore_key: tuple[str, ...], watch: bool,
              history: str | None, record: bool, owners: str | None, divergence: str | None,
-             triage: str | None, flaky_cap: float | None, fields: FieldMap) -> None:
+             triage: str | None, flaky_cap: float | None, fields: FieldMap, load_options: LoadOptions) -> None:
     """Open the app on LOGS."""
     check_k(k)
     check_triage(triage)
@@ -80,7 +71,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     from flaketui.loading import expand_paths
 
     try:
-        expand_paths(logs)
+        expand_paths(logs, options=load_options)
     except InputError as exc:
         fail(str(exc))
     from flaketui.app.app import AppOptions, FlakeApp
@@ -88,7 +79,7 @@ def open_app(logs: tuple[str, ...], k: int | None, min_pass_hat_k: float | None,
     app = FlakeApp(AppOptions(logs, k=k, fields=fields, min_pass_hat_k=min_pass_hat_k,
                               max_flakiness=max_flakiness, ignore_keys=ignore_key, triage=triage,
                               watch=watch, divergence=divergence, history=history, record=record,
-                              owners=tuple(rules), flaky_cap=flaky_cap))
+                              owners=tuple(rules), flaky_cap=flaky_cap, load=load_options))
     app.run()
     sys.exit(app.return_code or 0)
 

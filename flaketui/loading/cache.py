@@ -54,9 +54,6 @@ from flaketui.loading.parsed import COLUMNS, Parsed
 from flaketui.loading.userkey import MAC_BYTES, mac, user_key
 from flaketui.model import PARSED_COLUMNS, FieldMap, Problem
 
-ENABLED = True
-"""Whether :func:`~flaketui.loading.load_logs` uses the cache by default (``--no-cache``
-turns it off for the whole process, the app included)."""
 FORMAT = 9
 """Bumped whenever parsing could give other columns for the same file, or the entry's
 layout changes (6: harness formats claim files JSON Lines read before; a null outcome is

@@ -26,9 +26,6 @@ from flaketui.model import FieldMap, InputError
 DASK_EXTRA = "pip install 'flaketui[dask]'"
 SCHEDULER_ENV = "FLAKETUI_SCHEDULER"
 """The environment variable that names a scheduler when ``--scheduler`` is not given."""
-SCHEDULER: str | None = None
-"""The scheduler :func:`~flaketui.loading.load_logs` uses by default (set by ``--scheduler``
-or :data:`SCHEDULER_ENV` for the whole process, the app included); None: the local pool."""
 UNREADABLE = ""
 """The kind :func:`parse_one` gives a file it could not read (its piece holds the problem)."""
 

@@ -23,6 +23,7 @@ import numpy as np
 from flaketui.loading import cache, distributed, formats, location, runnames
 from flaketui.loading.formats import read_file
 from flaketui.loading.location import unreadable
+from flaketui.loading.options import LoadOptions, in_effect
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import is_error
 from flaketui.model import PARSED_COLUMNS, FieldMap, InputError, Problem, Source, Trial, TrialLog, rows_sorted
@@ -31,8 +32,10 @@ ProgressFn = Callable[[int, int], None]
 """Called with (bytes done, bytes total) while loading."""
 
 
-def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None = None) -> list[Path]:
-    """Expand files, directories (every log file inside, recursively) and globs.
+def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None = None,
+                 options: LoadOptions | None = None) -> list[Path]:
+    """Expand files, directories (every log file inside, recursively) and globs (a store's
+    listing asked with ``options``' timeout; None: those of the load under way, else the defaults).
 
     Inside a directory (or among a glob's matches), what can't be a log is passed
     over and, when ``skipped`` is given, named there as a :class:`Problem`: a folder
@@ -45,6 +48,12 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem]
         If a path does not exist, is given by name but is not a regular file, a glob
         matches nothing, or a directory holds no log and nothing was skipped in it.
     """
+    with in_effect(options):
+        return _expand_paths(paths, skipped)
+
+
+def _expand_paths(paths: Iterable[str | os.PathLike[str]], skipped: list[Problem] | None) -> list[Path]:
+    """:func:`expand_paths`, within its options."""
     out: list[Path] = []
     suffixes = formats.log_suffixes()
     passed: list[Problem] = [] if skipped is None else skipped
@@ -233,40 +242,45 @@ def load_logs(
     use_cache: bool | None = None,
     scheduler: str | None = None,
     store_later: bool = False,
+    options: LoadOptions | None = None,
 ) -> TrialLog:
     """Read every trial of ``paths`` (files, directories, globs; local, or URLs such as
     ``s3://bucket/runs/``: :mod:`flaketui.loading.location`).
 
     Runs with the same name in several files merge. Bad lines are skipped and
-    listed in ``TrialLog.problems``; they never raise. With ``use_cache`` (default
-    :data:`flaketui.loading.cache.ENABLED`), a file read before and unchanged since
+    listed in ``TrialLog.problems``; they never raise. ``options`` (a
+    :class:`~flaketui.loading.options.LoadOptions`; None: the defaults) are the face's
+    ``--sources-root``, ``--timeout``, ``--max-bytes``, ``--no-cache`` and ``--scheduler``: in
+    effect for the load's duration (:func:`~flaketui.loading.options.in_effect`, for what reads
+    them deep inside it) and kept on the log (``TrialLog.load_options``) for the trials read back
+    later. With ``use_cache`` (default ``options.use_cache``), a file read before and unchanged since
     is taken from the index cache (:mod:`flaketui.loading.cache`), not parsed. With
-    ``scheduler`` (default :data:`flaketui.loading.distributed.SCHEDULER`, set by
-    ``--scheduler``), the files not in the cache are parsed on that Dask cluster
+    ``scheduler`` (default ``options.scheduler``), the files not in the cache are parsed on that Dask cluster
     (:func:`~flaketui.loading.distributed.parse_on_cluster`); the cache, the file order
     and the problems named are as for a local load. With ``store_later`` (the app, which
     would rather draw its table first), the files parsed go to the cache from a thread of
     their own once the log is built.
 
     Remote files are read within a deadline (:func:`flaketui.loading.location.deadline`),
-    and one read whole that declares more than :data:`~flaketui.loading.location.MAX_BYTES`
-    is skipped unread (:func:`~flaketui.loading.location.too_big`).
+    and one read whole that declares more than ``options.max_bytes`` is skipped unread (:func:`~flaketui.loading.location.too_big`).
 
     Raises
     ------
     InputError
         If a path does not exist, no usable trial remains, or the scheduler can't be used.
     """
-    with location.deadline():
-        return _load_logs(paths, fields, progress, workers, use_cache, scheduler, store_later)
+    options = options or LoadOptions()
+    with in_effect(options), location.deadline():
+        log = _load_logs(paths, fields, progress, workers, options.use_cache if use_cache is None else use_cache,
+                         options.scheduler if scheduler is None else scheduler, store_later)
+    log.load_options = options
+    return log
 
 
 def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None, progress: ProgressFn | None,
-               workers: int | None, use_cache: bool | None, scheduler: str | None, store_later: bool) -> TrialLog:
-    """:func:`load_logs`, within its deadline."""
+               workers: int | None, use_cache: bool, scheduler: str | None, store_later: bool) -> TrialLog:
+    """:func:`load_logs`, within its deadline and its options."""
     fields = fields or FieldMap()
-    if use_cache is None:
-        use_cache = cache.ENABLED
     skipped: list[Problem] = []
     files = expand_paths(paths, skipped)
     sizes: dict[Any, int] = {}
@@ -285,8 +299,6 @@ def _load_logs(paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None,
         if progress:
             progress(min(done, total), total)
 
-    if scheduler is None:
-        scheduler = distributed.SCHEDULER
     # Each file: its (kind, piece) from the cache, or None to parse, or left out (skipped).
     found: list[tuple[Any, Any, tuple[str, Parsed] | None]] = []
     for path in files:
@@ -457,11 +469,13 @@ def read_trial(log: TrialLog, row: int, max_steps: int | None = None) -> Trial:
     steps; :attr:`Trial.trace_steps` tells how many there are. For a JSONL line or
     JSON item, only the steps kept are built as Python objects (a 100 MB trace opens
     in its first few steps' memory); read again with a larger ``max_steps`` to see more.
+    The file is read with the options the log was loaded with (``log.load_options``).
     """
     src = log.sources[int(log.source[row])]
     fields = log.fields
-    obj, total = formats.format_of_kind(src.kind).read_record(
-        src, int(log.offset[row]), int(log.length[row]), fields.trace, max_steps)
+    with in_effect(log.load_options):  # the load's --timeout, --sources-root, …
+        obj, total = formats.format_of_kind(src.kind).read_record(
+            src, int(log.offset[row]), int(log.length[row]), fields.trace, max_steps)
     trace = None
     for name in fields.trace:
         if isinstance(obj.get(name), list):

@@ -19,9 +19,9 @@ each SDK looks (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``~/.aws``, fsspec'
 configuration); an error from a store is one line with every secret the environment holds
 masked (:func:`clean_message`).
 
-Every request has a connect and a read timeout (:data:`TIMEOUT`, ``--timeout``), and a load
+Every request has a connect and a read timeout (the load's ``timeout``, ``--timeout``), and a load
 an overall deadline (:data:`DEADLINE_FACTOR` times it, :func:`deadline`); a file a format
-reads whole (``.json``, ``.eval``, …) that declares more than :data:`MAX_BYTES`
+reads whole (``.json``, ``.eval``, …) that declares more than the load's ``max_bytes``
 (``--max-bytes``) is refused before a byte of it is read (:func:`too_big`). A URL is text
 only masked (:func:`flaketui.sanitize.mask_url`): ``str()`` of a :class:`RemotePath` has no
 password and no presigned signature, and this process alone can read such a masked URL
@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
 
+from flaketui.loading.options import current
 from flaketui.model import InputError, Problem
 from flaketui.sanitize import mask_url
 
@@ -57,18 +58,13 @@ SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KE
                     "AZURE_STORAGE_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN",
                     "AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_SECRET", "GOOGLE_OAUTH_ACCESS_TOKEN")
 """Environment variables whose values never appear in a message of flaketui."""
-TIMEOUT = 30.0
-"""Seconds a remote store may take to accept a connection, and then to send each piece of a
-response (``--timeout``): a server that stalls is an unreadable file, never a hang."""
 DEADLINE_FACTOR = 20
 """A load of remote logs (one command) asks no new request once it has run for this many
-times :data:`TIMEOUT` (10 minutes by default), and no one request lasts longer: give a larger
-``--timeout`` for loads that take longer."""
-MAX_BYTES = 2 << 30
-"""The most bytes a remote file read whole (every format but JSON Lines, which is streamed)
-may declare (``--max-bytes``): a larger one is skipped before it is read."""
+times its timeout (:attr:`LoadOptions.timeout <flaketui.loading.options.LoadOptions.timeout>`:
+10 minutes by default), and no one request lasts longer: give a larger ``--timeout`` for loads
+that take longer."""
 STREAMED_KINDS = ("jsonl", "jsonl.gz")
-"""Source kinds read a block at a time (no :data:`MAX_BYTES` cap: memory does not grow with
+"""Source kinds read a block at a time (no ``max_bytes`` cap: memory does not grow with
 the file's size)."""
 _deadline: float | None = None
 """``time.monotonic()`` after which no new request starts (see :func:`deadline`)."""
@@ -97,13 +93,13 @@ class DeadlinePassed(TimeoutError):
 @contextlib.contextmanager
 def deadline(seconds: float | None = None) -> Iterator[None]:
     """Within the block, no request to a store starts once ``seconds`` (default
-    :data:`DEADLINE_FACTOR` × :data:`TIMEOUT`) have passed: the load it belongs to ends with
+    :data:`DEADLINE_FACTOR` × the load's timeout) have passed: the load it belongs to ends with
     the files not read named as unreadable. The outermost block sets the deadline."""
     global _deadline
     if _deadline is not None:
         yield
         return
-    _deadline = time.monotonic() + (DEADLINE_FACTOR * TIMEOUT if seconds is None else seconds)
+    _deadline = time.monotonic() + (DEADLINE_FACTOR * current().timeout if seconds is None else seconds)
     try:
         yield
     finally:
@@ -112,7 +108,7 @@ def deadline(seconds: float | None = None) -> Iterator[None]:
 
 def _check_deadline() -> None:
     if _deadline is not None and time.monotonic() > _deadline:
-        raise DeadlinePassed(f"timed out: the load ran past its deadline of {DEADLINE_FACTOR * TIMEOUT:g} s "
+        raise DeadlinePassed(f"timed out: the load ran past its deadline of {DEADLINE_FACTOR * current().timeout:g} s "
                              f"({DEADLINE_FACTOR} x --timeout)")
 
 
@@ -142,7 +138,7 @@ def _aiohttp_timeout(timeout: float) -> Any:
 
 
 def _storage_options(protocol: str) -> dict[str, Any]:
-    """The timeouts of :data:`TIMEOUT` in the words of ``protocol``'s filesystem.
+    """The load's timeouts (``--timeout``) in the words of ``protocol``'s filesystem.
 
     - http(s) (fsspec's ``HTTPFileSystem``): ``client_kwargs`` are the aiohttp session's.
     - s3 (s3fs): botocore's ``connect_timeout`` and ``read_timeout``.
@@ -157,24 +153,26 @@ def _storage_options(protocol: str) -> dict[str, Any]:
       properties requests keep the Azure SDK's transport defaults, and the deadline is
       checked between files (:func:`_check_deadline` in :meth:`RemotePath.stat`).
     """
+    timeout = current().timeout
     if protocol in ("http", "https"):
-        return {"client_kwargs": _aiohttp_session(TIMEOUT)}
+        return {"client_kwargs": _aiohttp_session(timeout)}
     if protocol in ("s3", "s3a"):
-        return {"config_kwargs": {"connect_timeout": TIMEOUT, "read_timeout": TIMEOUT}}
+        return {"config_kwargs": {"connect_timeout": timeout, "read_timeout": timeout}}
     if protocol in ("gs", "gcs"):
-        return {"requests_timeout": _aiohttp_timeout(TIMEOUT), "session_kwargs": _aiohttp_session(TIMEOUT)}
+        return {"requests_timeout": _aiohttp_timeout(timeout), "session_kwargs": _aiohttp_session(timeout)}
     if protocol in ("az", "abfs", "abfss"):
-        seconds = max(1, math.ceil(TIMEOUT))
+        seconds = max(1, math.ceil(timeout))
         return {"connection_timeout": seconds, "read_timeout": seconds}
     return {}
 
 
 def too_big(path: Any, size: int, kind: str) -> Problem | None:
     """The problem that skips a remote file of source kind ``kind`` declaring ``size`` bytes
-    when its format reads it whole and that is over :data:`MAX_BYTES`; None when it may be read."""
-    if not is_url(path) or kind in STREAMED_KINDS or size <= MAX_BYTES:
+    when its format reads it whole and that is over the load's ``max_bytes``; None when it may be read."""
+    limit = current().max_bytes
+    if not is_url(path) or kind in STREAMED_KINDS or size <= limit:
         return None
-    return Problem(str(path), None, f"declares {size} bytes, over the {MAX_BYTES} bytes a {kind} file read whole "
+    return Problem(str(path), None, f"declares {size} bytes, over the {limit} bytes a {kind} file read whole "
                                     "may have (--max-bytes); not read; skipped")
 
 
@@ -184,13 +182,13 @@ def describe(exc: BaseException) -> str:
         return clean_message(exc)
     if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
         detail = f" ({exc})" if str(exc).strip() else ""
-        return clean_message(f"timed out: no answer within {TIMEOUT:g} s (--timeout){detail}")
+        return clean_message(f"timed out: no answer within {current().timeout:g} s (--timeout){detail}")
     return clean_message(f"{type(exc).__name__}: {exc}")
 
 
 def _filesystem(protocol: str) -> Any:
     """The fsspec filesystem for ``protocol``, configured from the environment (fsspec caches
-    it), with the timeouts of :data:`TIMEOUT`."""
+    it), with the load's timeouts (``--timeout``)."""
     extra, package = EXTRAS.get(protocol, (None, None))
     need = f"pip install 'flaketui[{extra}]'" if extra else "pip install fsspec and its package for this scheme"
     try:

@@ -30,6 +30,7 @@ from typing import Any
 from flaketui.loading import formats, runnames
 from flaketui.loading.cache import content_digest, settled
 from flaketui.loading.loader import build_log, expand_paths, read_file
+from flaketui.loading.options import LoadOptions, in_effect
 from flaketui.loading.location import is_url
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.model import FieldMap, InputError, Problem, Source, TrialLog
@@ -155,11 +156,14 @@ def _hash_range(fh: Any, digest: Any, start: int, size: int) -> int:
 
 
 class LogWatcher:
-    """The trials of ``paths``, kept up to date by :meth:`poll`."""
+    """The trials of ``paths``, kept up to date by :meth:`poll`, read with ``options`` (the face's
+    ``--sources-root``, …; None: the defaults)."""
 
-    def __init__(self, paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None = None) -> None:
+    def __init__(self, paths: Sequence[str | os.PathLike[str]], fields: FieldMap | None = None,
+                 options: LoadOptions | None = None) -> None:
         self.paths = list(paths)
         self.fields = fields or FieldMap()
+        self.options = options or LoadOptions()
         self._files: dict[Path, _Followed] = {}
         self._skipped: list[Problem] = []
 
@@ -182,6 +186,11 @@ class LogWatcher:
         remote = next((os.fspath(p) for p in self.paths if is_url(os.fspath(p))), None)
         if remote is not None:
             raise InputError(f"{remote}: --watch follows local files only; read a URL without --watch")
+        with in_effect(self.options):
+            return self._poll()
+
+    def _poll(self) -> bool:
+        """:meth:`poll` within the watcher's options."""
         changed = False
         skipped: list[Problem] = []
         try:
@@ -213,6 +222,7 @@ class LogWatcher:
         notices = runnames.rename_runs(list(self._files), pieces, self.fields, self.paths)
         log = build_log(sources, pieces)
         log.fields = self.fields
+        log.load_options = self.options
         log.problems[:0] = [*self._skipped, *notices]
         runnames.attach_run_meta(log)
         if len(log) == 0:

@@ -16,8 +16,9 @@ reports (:func:`flaketui.output.stream._rows`: each distinct rest of a row drawn
 100k-task page costs a few times the JSON report. Sorting (click a header) and filtering (the
 text box) are done by the script from per-column sort keys embedded as JSON
 (:attr:`~flaketui.output.columns.TaskColumn.sort`). Traces are embedded for at most
-:data:`TRACE_TASKS` flaky tasks per run, each cut to :data:`TRACE_CONTEXT` aligned rows either
-side of the first divergence and :data:`LINE_WIDTH` characters a line; the page says so.
+:data:`TRACE_TASKS` flaky tasks per run, each cut to
+:data:`~flaketui.output.trace_pair.TRACE_CONTEXT` aligned rows either side of the first
+divergence and :data:`~flaketui.output.trace_pair.LINE_WIDTH` characters a line; the page says so.
 """
 
 from __future__ import annotations
@@ -38,19 +39,16 @@ from flaketui.output import formatting as fmt
 from flaketui.output import stream
 from flaketui.output.cells import cell_texts
 from flaketui.output.columns import SCORE_KEYS, TASK_COLUMNS, TaskColumn
+from flaketui.output.trace_pair import LINE_WIDTH, TRACE_CONTEXT, TracePair
 from flaketui.sanitize import mask_command, mask_secrets, mask_url, visible
 from flaketui.stats.suite import SuiteSummary, TaskStats
 
 if TYPE_CHECKING:
-    from flaketui.output.report import Causes, CompareView, ReportNotes
-    from flaketui.traces import TraceDiff
+    from flaketui.output.compare import CompareView
+    from flaketui.output.report import Causes, ReportNotes
 
 TRACE_TASKS = 50
 """Flaky tasks per run (the flakiest first) whose passing and failing traces are embedded."""
-TRACE_CONTEXT = 15
-"""Aligned trace rows shown on each side of the first divergence."""
-LINE_WIDTH = 240
-"""Longest trace line embedded (longer ones are cut with …)."""
 TABLE_ROWS = 10_000
 """Rows of a run's task table by default (the flakiest; ``--top N`` or ``--all`` choose):
 a browser lays a 100k-row table out in tens of seconds."""
@@ -110,17 +108,6 @@ class PageInfo:
     """What loading met, said above the runs: the lines skipped (counted) and each note (a
     Harbor job's count of trials beside those on disk, jobs merged into one run), so that a
     reader can tell what the page covers."""
-
-
-@dataclass(frozen=True)
-class TracePair:
-    """Two trials of a task, their traces compared (:func:`flaketui.traces.diff_traces`)."""
-
-    task: str
-    label_a: str
-    """``run trial 3 (pass)``."""
-    label_b: str
-    diff: TraceDiff
 
 
 # --- the page ------------------------------------------------------------------
@@ -504,7 +491,8 @@ def write_compare_html(write: Write, v: CompareView, pairs: Mapping[str, TracePa
     """Write the ``compare --format html`` page: the verdict first with its primary test, the
     secondary tests, the confound warning, the changed tasks (sortable) and the flipped tasks'
     traces (``pairs``: a trial of A beside one of B)."""
-    from flaketui.output.report import CHANGED, compare_json, left_out_line
+    from flaketui.output.compare import CHANGED, compare_json
+    from flaketui.output.report import left_out_line
     from flaketui.output.review import signed, uncompared_text
 
     info = info or PageInfo()

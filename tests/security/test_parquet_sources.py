@@ -64,8 +64,12 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(location, "_filesystem", refuse)
 
 
-def refused(table: Path, row: int = 0) -> str:
-    log = load_logs([table], use_cache=False)
+def refused(table: Path, row: int = 0, sources_roots: tuple[str, ...] = ()) -> str:
+    """Reading row ``row`` of ``table`` back is refused (with ``--sources-root`` ``sources_roots``):
+    the one-line message, which names the table and row and no secret."""
+    from flaketui.loading.options import LoadOptions
+
+    log = load_logs([table], use_cache=False, options=LoadOptions(sources_roots=sources_roots))
     with pytest.raises(ValueError) as info:
         read_trial(log, row)
     message = str(info.value)
@@ -137,13 +141,11 @@ def test_another_parquet_table_is_refused(layout: dict[str, Path]) -> None:
     assert "Parquet" in refused(layout["table"])
 
 
-def test_dev_zero_with_a_huge_length_is_refused(layout: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dev_zero_with_a_huge_length_is_refused(layout: dict[str, Path]) -> None:
     """/dev/zero with a huge length is refused before reading."""
-    parquet_checks = checks()
     write_table(layout["table"], [{"source": "/dev/zero", "length": 2 ** 40}])
     refused(layout["table"])
-    monkeypatch.setattr(parquet_checks, "SOURCES_ROOTS", ("/dev",))  # even where the user allows it
-    assert "not a regular file" in refused(layout["table"])
+    assert "not a regular file" in refused(layout["table"], sources_roots=("/dev",))  # even where the user allows it
 
 
 @pytest.mark.parametrize(("offset", "length"), [(0, 2 ** 40), (-1, 10), (0, -5)])
@@ -154,18 +156,16 @@ def test_a_length_out_of_bounds_is_refused(layout: dict[str, Path], offset: int,
 
 
 def test_sources_root_opens_a_folder_the_user_names(layout: dict[str, Path]) -> None:
-    """--sources-root opens a folder the user names."""
-    parquet_checks = checks()
+    """--sources-root opens a folder the user names, for that load only: the log it loaded reads
+    its trials back from there, and a load without it (in the same process) does not."""
+    from flaketui.loading.options import LoadOptions
+
     write_table(layout["table"], [{"source": str(layout["secret"])}])
-    log = load_logs([layout["table"]], use_cache=False)
     result = CliRunner().invoke(main, ["report", str(layout["table"]), "--sources-root", str(layout["root"]),
                                        "--format", "json"])
     assert result.exit_code == 0, result.output
-    try:
-        assert parquet_checks.SOURCES_ROOTS == (str(layout["root"]),)
-        assert read_trial(log, 0).extra["api_key"] == "SECRET-KEY-123"  # the user asked for it
-    finally:
-        parquet_checks.SOURCES_ROOTS = ()
+    log = load_logs([layout["table"]], use_cache=False, options=LoadOptions(sources_roots=(str(layout["root"]),)))
+    assert read_trial(log, 0).extra["api_key"] == "SECRET-KEY-123"  # the user asked for it
     refused(layout["table"])
 
 
@@ -296,9 +296,6 @@ def test_the_apps_sources_roots_option_names_a_root(layout: dict[str, Path]) -> 
     """The app's sources-roots option names a root to read from."""
     from flaketui.app.app import make_app
 
-    parquet_checks = checks()
-    try:
-        make_app([str(layout["table"])], sources_roots=[str(layout["root"])])
-        assert parquet_checks.SOURCES_ROOTS == (str(layout["root"]),)
-    finally:
-        parquet_checks.SOURCES_ROOTS = ()
+    app = make_app([str(layout["table"])], sources_roots=[str(layout["root"])])
+    assert app.options.load is not None and app.options.load.sources_roots == (str(layout["root"]),)
+    assert checks().sources_roots() == ()  # given to the app's loads, not set for the process

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from flaketui.cli import main
 from flaketui.model import RunOutcomes
-from flaketui.output import report as out
+from flaketui.output import compare as out
 from flaketui.output import stream
 from flaketui.stats import compare_runs, task_stats
 
@@ -100,9 +100,10 @@ def test_terminal_shows_the_most_changed_that_fit_and_says_how_many_are_left(
     """On a 30-line terminal, 300 changed tasks: the first 50 rows (flipped first), then the left-out line."""
     from flaketui.cli.common import RowChoice
     from flaketui.cli.compare import print_compare_table
+    from flaketui.output import report
 
     buf = io.StringIO()
-    monkeypatch.setattr(out, "console", lambda: Console(file=buf, force_terminal=True, width=150, height=30))
+    monkeypatch.setattr(report, "console", lambda: Console(file=buf, force_terminal=True, width=150, height=30))
     v = view(7, 400)
     rows = v.rows()
     assert len(rows) > 60

@@ -105,7 +105,7 @@ def test_report_json_lists_failure_modes(tmp_path) -> None:
     import subprocess
     import sys
 
-    from flaketui.cli.report import find_causes
+    from flaketui.session.jobs import find_causes
     from flaketui.output.report import report_json
     from flaketui.stats import summarise
     from flaketui.stats.suite import task_stats

@@ -173,7 +173,7 @@ def test_the_page_names_notes_and_skipped_lines_apart() -> None:
     """Loading's notes are quoted on the page as notes, and skipped lines counted apart from them."""
     from types import SimpleNamespace
 
-    from flaketui.cli.diff import loading_lines
+    from flaketui.cli.common import loading_lines
     from flaketui.model import Problem
 
     log = SimpleNamespace(problems=[

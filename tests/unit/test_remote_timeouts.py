@@ -5,8 +5,9 @@ they are installed; the deadline on fsspec's in-memory filesystem (no server nee
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import fsspec
 import pytest
@@ -14,8 +15,16 @@ from click.testing import CliRunner
 
 from flaketui.cli import main
 from flaketui.loading import location
+from flaketui.loading.options import LoadOptions, in_effect
 
 aiohttp = pytest.importorskip("aiohttp")
+
+
+@pytest.fixture
+def timeout() -> Iterator[Callable[[float], object]]:
+    """Puts ``--timeout SECONDS`` in effect for the rest of the test, as the loader does for a load."""
+    with contextlib.ExitStack() as stack:
+        yield lambda seconds: stack.enter_context(in_effect(LoadOptions(timeout=seconds)))
 
 
 def _same_limit(limit: object, seconds: float) -> None:
@@ -25,10 +34,10 @@ def _same_limit(limit: object, seconds: float) -> None:
 
 
 @pytest.mark.parametrize("protocol", ["gs", "gcs"])
-def test_gcs_requests_carry_the_connect_and_read_timeouts(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gcs_requests_carry_the_connect_and_read_timeouts(protocol: str, timeout: Callable[[float], object]) -> None:
     """gcsfs passes ``requests_timeout`` to every request, where aiohttp takes ``None`` (its
     default) as no timeout at all: the limit is set there, and on the session it opens."""
-    monkeypatch.setattr(location, "TIMEOUT", 7.0)
+    timeout(7.0)
     options = location._storage_options(protocol)
     _same_limit(options["requests_timeout"], 7.0)
     _same_limit(options["session_kwargs"]["timeout"], 7.0)
@@ -38,32 +47,32 @@ def test_gcs_requests_carry_the_connect_and_read_timeouts(protocol: str, monkeyp
 @pytest.mark.parametrize("protocol", ["az", "abfs", "abfss"])
 @pytest.mark.parametrize(("seconds", "whole"), [(30.0, 30), (0.25, 1), (2.5, 3)])
 def test_azure_reads_carry_the_connect_and_read_timeouts(protocol: str, seconds: float, whole: int,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         timeout: Callable[[float], object]) -> None:
     """adlfs takes whole seconds: a fraction is rounded up, never down to no time at all."""
-    monkeypatch.setattr(location, "TIMEOUT", seconds)
+    timeout(seconds)
     assert location._storage_options(protocol) == {"connection_timeout": whole, "read_timeout": whole}
 
 
-def test_http_and_s3_keep_their_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_http_and_s3_keep_their_timeouts(timeout: Callable[[float], object]) -> None:
     """HTTP and S3 options carry the timeout."""
-    monkeypatch.setattr(location, "TIMEOUT", 4.0)
+    timeout(4.0)
     _same_limit(location._storage_options("https")["client_kwargs"]["timeout"], 4.0)
     assert location._storage_options("s3")["config_kwargs"] == {"connect_timeout": 4.0, "read_timeout": 4.0}
 
 
-def test_gcsfs_takes_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gcsfs_takes_the_options(timeout: Callable[[float], object]) -> None:
     """gcsfs's constructor takes the options built for it."""
     gcsfs = pytest.importorskip("gcsfs")
-    monkeypatch.setattr(location, "TIMEOUT", 5.0)
+    timeout(5.0)
     fs = gcsfs.GCSFileSystem(token="anon", skip_instance_cache=True, **location._storage_options("gs"))
     _same_limit(fs.requests_timeout, 5.0)
     _same_limit(fs.session_kwargs["timeout"], 5.0)
 
 
-def test_adlfs_takes_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_adlfs_takes_the_options(timeout: Callable[[float], object]) -> None:
     """adlfs's constructor takes the options built for it."""
     adlfs = pytest.importorskip("adlfs")
-    monkeypatch.setattr(location, "TIMEOUT", 5.0)
+    timeout(5.0)
     fs = adlfs.AzureBlobFileSystem(account_name="flaketuitest", anon=True, skip_instance_cache=True,
                                    **location._storage_options("az"))
     assert fs._timeout_kwargs == {"connection_timeout": 5, "read_timeout": 5}

@@ -147,11 +147,12 @@ def test_json_keeps_evidence_as_is(tmp_path: Path) -> None:
 
 def test_progress_bar_counts_tasks_on_stderr(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """The cause progress bar counts tasks on stderr."""
+    """The cause progress bar, given to the session's find_causes as its progress, counts tasks on stderr."""
     from rich.progress import MofNCompleteColumn
 
     from flaketui.cli import common
-    from flaketui.cli.report import CauseProgress, find_causes
+    from flaketui.cli.common import CauseProgress
+    from flaketui.session.jobs import find_causes
     from flaketui.loading import load_logs
     from flaketui.model import FieldMap
 
@@ -168,7 +169,8 @@ def test_progress_bar_counts_tasks_on_stderr(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(CauseProgress, "update", spy)
     log = load_logs([str(BASELINE)], FieldMap())
-    found = find_causes(log, list(log.runs))
+    with CauseProgress() as bar:
+        found = find_causes(log, list(log.runs), progress=bar.update)
     assert seen == [(1, 1)] and all(shown)  # one flaky task, counted as tasks (not bytes)
     assert list(found) == ["oncall-baseline"] and list(found["oncall-baseline"]) == ["searchRunbook"]
     assert capsys.readouterr().out == ""

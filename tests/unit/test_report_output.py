@@ -19,7 +19,7 @@ from rich.console import Console
 
 from flaketui.cli import main
 from flaketui.cli.common import DEFAULT_TOP, RowChoice, run_stats
-from flaketui.cli.report import find_causes
+from flaketui.session.jobs import find_causes
 from flaketui.loading import load_logs
 from flaketui.model import FieldMap, natural_key, natural_ranks, natural_ranks_by_key
 from flaketui.output import report as out

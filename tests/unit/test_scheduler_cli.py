@@ -30,8 +30,6 @@ def cluster() -> Iterator[Any]:
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(distributed.SCHEDULER_ENV, raising=False)
-    monkeypatch.setattr(distributed, "SCHEDULER", None)  # --scheduler sets it for the process
-    monkeypatch.setattr(cache, "ENABLED", True)
 
 
 def report(*args: str) -> Any:
@@ -45,15 +43,16 @@ def test_scheduler_report_equals_the_local_report(cluster: Any, tmp_path: Path,
     """report --scheduler equals the local report."""
     write_folder(tmp_path / "logs", files=12)
     local = report(str(tmp_path / "logs"), "--no-cache")
-    monkeypatch.setattr(cache, "ENABLED", True)
     on_cluster = report(str(tmp_path / "logs"), "--no-cache", "--scheduler", cluster.scheduler_address)
     assert local.exit_code == on_cluster.exit_code == 0
     assert on_cluster.stdout == local.stdout and on_cluster.stderr == local.stderr
     assert "part007.jsonl:121: not valid JSON" in on_cluster.stderr  # the bad line, named as locally
-    monkeypatch.setattr(cache, "ENABLED", True)
     monkeypatch.setenv(distributed.SCHEDULER_ENV, cluster.scheduler_address)
+    asked: list[str] = []
+    parse = distributed.parse_on_cluster
+    monkeypatch.setattr(distributed, "parse_on_cluster", lambda *a, **kw: asked.append(a[2]) or parse(*a, **kw))
     from_env = report(str(tmp_path / "logs"), "--no-cache")
-    assert from_env.stdout == local.stdout and distributed.SCHEDULER == cluster.scheduler_address
+    assert from_env.stdout == local.stdout and asked == [cluster.scheduler_address]
 
 
 def test_the_cache_is_kept_and_files_in_it_are_not_sent(cluster: Any, tmp_path: Path,

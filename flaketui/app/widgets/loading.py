@@ -70,10 +70,11 @@ class LoadingPane(Vertical):
             if options.watch:
                 from flaketui.loading.watch import LogWatcher
 
-                self._watcher = LogWatcher(options.paths, options.fields)
+                self._watcher = LogWatcher(options.paths, options.fields, options.load)
                 log = self._watcher.load()
             else:  # the index cache is written behind the first paint, not before it
-                log = load_logs(options.paths, options.fields, progress=progress, store_later=True)
+                log = load_logs(options.paths, options.fields, progress=progress, store_later=True,
+                                options=options.load)
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
             return

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+from flaketui.loading.jsonl import read_fields, read_object
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
 from flaketui.model import FieldMap, Problem, Source
@@ -158,3 +159,19 @@ def finish(path: str, sink: RecordSink, problems: list[Problem]) -> Parsed:
     if len(sink) == 0 and not problems:
         problems.append(Problem(path, None, "no trials in this file"))
     return Parsed.from_sink(sink, problems)
+
+
+class JsonSpans(LogFormat):
+    """A format whose trials are JSON objects at byte spans of the file (JSON Lines, JSON
+    arrays, plain or gzip-compressed): each read back from its span by
+    :func:`~flaketui.loading.jsonl.read_object`, a few fields of many by
+    :func:`~flaketui.loading.jsonl.read_fields` (a local plain file mapped once)."""
+
+    def read_record(self, source: Source, offset: int, length: int,
+                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
+        return Record(*read_object(source.path, source.kind, offset, length, trace_names, max_steps))
+
+    def read_fields(self, source: Source, spans: Sequence[tuple[int, int]],
+                    names: tuple[str, ...]) -> list[dict[str, Any] | None]:
+        """Only those fields built, a local plain file mapped once (:func:`~flaketui.loading.jsonl.read_fields`)."""
+        return read_fields(source.path, source.kind, list(spans), names)

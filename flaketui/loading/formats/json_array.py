@@ -11,20 +11,19 @@ of objects is named in the problem, with the option to give.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
+from flaketui.loading.formats.base import JsonSpans, Tick, finish
 from flaketui.loading.formats.wrapped import Unreadable, array_items, top_fields, trial_arrays
-from flaketui.loading.jsonl import LineParser, read_fields, read_gzip_whole, read_json_array, read_object
+from flaketui.loading.jsonl import LineParser, read_gzip_whole, read_json_array
 from flaketui.loading.location import open_binary
 from flaketui.loading.parsed import Parsed
 from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, Problem, Source
+from flaketui.model import FieldMap, Problem
 
 
-class JsonArray(LogFormat):
+class JsonArray(JsonSpans):
     """One JSON array (or one object) per file, read whole."""
 
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".json.gz")
@@ -52,15 +51,6 @@ class JsonArray(LogFormat):
             read_json_array(spath, parser, data)
         tick(size)
         return finish(spath, sink, parser.problems)
-
-    def read_record(self, source: Source, offset: int, length: int,
-                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
-        return Record(*read_object(source.path, source.kind, offset, length, trace_names, max_steps))
-
-    def read_fields(self, source: Source, spans: Sequence[tuple[int, int]],
-                    names: tuple[str, ...]) -> list[dict[str, Any] | None]:
-        """Only those fields built, a local plain file mapped once (:func:`~flaketui.loading.jsonl.read_fields`)."""
-        return read_fields(source.path, source.kind, list(spans), names)
 
 
 def _read_wrapped(path: str, parser: LineParser, data: bytes) -> bool:

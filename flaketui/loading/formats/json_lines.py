@@ -13,22 +13,21 @@ span of its line (in the decompressed stream for ``.gz``).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from flaketui.loading.formats.base import LogFormat, Record, Tick, finish
-from flaketui.loading.jsonl import LineParser, next_newline, read_fields, read_gzip, read_object, read_range
+from flaketui.loading.formats.base import JsonSpans, Tick, finish
+from flaketui.loading.jsonl import LineParser, next_newline, read_gzip, read_range
 from flaketui.loading.location import is_url
 from flaketui.loading.parsed import Merger, Parsed
 from flaketui.loading.records import RecordSink
-from flaketui.model import FieldMap, Problem, Source
+from flaketui.model import FieldMap, Problem
 
 PARALLEL_BYTES = 64 << 20
 """Plain files at least this large are parsed by several threads (or processes)."""
 
 
-class JsonLines(LogFormat):
+class JsonLines(JsonSpans):
     """flaketui's own format (README, "The trial log"), plain or gzip-compressed."""
 
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
@@ -67,15 +66,6 @@ class JsonLines(LogFormat):
         else:
             read_range(spath, 0, size, parser, progress=tick)
         return finish(spath, sink, parser.problems)
-
-    def read_record(self, source: Source, offset: int, length: int,
-                    trace_names: tuple[str, ...], max_steps: int | None) -> Record:
-        return Record(*read_object(source.path, source.kind, offset, length, trace_names, max_steps))
-
-    def read_fields(self, source: Source, spans: Sequence[tuple[int, int]],
-                    names: tuple[str, ...]) -> list[dict[str, Any] | None]:
-        """Only those fields built, a local plain file mapped once (:func:`~flaketui.loading.jsonl.read_fields`)."""
-        return read_fields(source.path, source.kind, list(spans), names)
 
     def appendable(self, path: Path) -> bool:
         return self.kind_of(path) == "jsonl"

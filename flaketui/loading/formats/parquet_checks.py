@@ -8,10 +8,11 @@ URL of the author's choosing (fetched, on ``s3://``, with the user's own credent
 :func:`resolve_source` allows only:
 
 - a local file (after resolving links) inside the folder the table was named in, or under
-  a root of :data:`SOURCES_ROOTS` (``--sources-root``), that is a regular file, is not the
+  a root of the load's ``sources_roots`` (``--sources-root``: :func:`sources_roots`), that is
+  a regular file, is not the
   table, and is not itself a Parquet file;
 - a URL with the scheme, host and folder prefix of the table's own URL (or of a URL root
-  of :data:`SOURCES_ROOTS`), with no ``.``/``..`` segment;
+  of the load's ``sources_roots``), with no ``.``/``..`` segment;
 - a ``length`` of at most :data:`MAX_RECORD_BYTES` and a non-negative ``offset``.
 
 Anything else is a :class:`SourceRefused` (a ``ValueError``: the trial can't be read back)
@@ -34,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from flaketui.loading.location import is_url
+from flaketui.loading.options import current
 from flaketui.loading.userkey import mac, user_key
 from flaketui.model import InputError
 from flaketui.sanitize import visible
@@ -50,9 +52,6 @@ offsets and lines differ on every row), reading it back about 850 bytes of memor
 the issue's bomb held 34 rows a byte (10 M rows in 292 KB, 5 GB read)."""
 ROWS_PER_BYTE_FROM = 1_000_000
 """Row count from which :data:`MAX_ROWS_PER_BYTE` applies."""
-SOURCES_ROOTS: tuple[str, ...] = ()
-"""Folders or URL prefixes a table's ``source`` may also point into (``--sources-root``),
-besides the table's own folder; set by the command line for the process."""
 
 SOURCES_TAG = b"flaketui.sources_mac"
 """Schema metadata key of a table's :func:`sources_tag` (hex)."""
@@ -186,9 +185,16 @@ def _url_prefix(url: str, folder: bool) -> tuple[str, str, str] | None:
     return scheme, host, posixpath.dirname(path).rstrip("/") + "/"
 
 
+def sources_roots() -> tuple[str, ...]:
+    """Folders or URL prefixes a table's ``source`` may also point into, besides the table's own
+    folder: the ``--sources-root`` of the load (or trial read) under way
+    (:func:`flaketui.loading.options.current`)."""
+    return current().sources_roots
+
+
 def _resolve_url(table: str, row: int, source: str) -> str:
     """``source`` (a URL) when it lies under the table's own URL folder or a URL root."""
-    prefixes = [_url_prefix(r, True) for r in SOURCES_ROOTS if is_url(r)]
+    prefixes = [_url_prefix(r, True) for r in sources_roots() if is_url(r)]
     if is_url(table):
         prefixes.append(_url_prefix(table, False))
     got = _url_parts(source)
@@ -202,7 +208,7 @@ def _resolve_url(table: str, row: int, source: str) -> str:
 def _resolve_local(table: str, row: int, source: str, trusted: bool) -> str:
     """``source`` as a real path, when it is a regular file under the (local) table's folder
     or a local root (anywhere, when ``trusted``), and neither the table nor a Parquet file."""
-    roots = [os.path.realpath(r) for r in SOURCES_ROOTS if not is_url(r)]
+    roots = [os.path.realpath(r) for r in sources_roots() if not is_url(r)]
     if trusted:
         real = os.path.realpath(source)
         roots = [real]
@@ -259,7 +265,7 @@ def resolve_source(table: str, row: int, source: Any, kind: Any, refused_kinds: 
     if is_url(table) and not trusted:
         if not source.startswith("/"):  # relative to the table's own URL
             return _resolve_url(table, row, table.rsplit("/", 1)[0] + "/" + source)
-        if not any(not is_url(r) for r in SOURCES_ROOTS):
+        if not any(not is_url(r) for r in sources_roots()):
             raise SourceRefused(f"{_where(table, row)}: source {visible(source)} is a local file "
                                 "named by a remote table (give --sources-root DIR)")
     return _resolve_local(table, row, source, trusted and os.path.isabs(source))
