@@ -34,6 +34,7 @@ from textual.reactive import reactive
 from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
+from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
@@ -628,8 +629,6 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         row = self.current_row
         if row is None or self.outcomes is None:
             return
-        from flaketui.app.screens.compare_traces import CompareTracesScreen
-
         table = self.query_one(TaskTable)
         shown = [int(i) for i in table.order]
         rows = [self.rows[i] for i in shown]
@@ -639,18 +638,15 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
                 table.move_cursor_to_row(shown[position])
             self.triage_changed(None)
 
-        screen = CompareTracesScreen(self.run_a, self.run_b, self.outcomes, rows,
-                                     shown.index(row))
-        self.app.push_screen(screen, back)
+        self.post_message(Open("compare-traces", back, run_a=self.run_a, run_b=self.run_b,
+                               outcomes=self.outcomes, rows=rows, position=shown.index(row)))
 
     def action_across_runs(self) -> None:
         """The highlighted task in every loaded run, side by side."""
         row = self.current_row
         if row is None:
             return
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, self.rows[row].task)
+        self.post_message(Open("across-runs", task=self.rows[row].task))
 
     def action_pick_runs(self) -> None:
         """Choose other runs A and B."""
@@ -696,26 +692,30 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         ]
 
 
-def open_compare(app: FlakeApp) -> None:
-    """``c`` on the task table: compare the first two runs, or let the user pick A and B."""
+def open_compare(app: FlakeApp, run_a: str | None = None, run_b: str | None = None) -> CompareScreen | None:
+    """``Open("compare", …)``: runs ``run_a`` and ``run_b``; without them (``c`` on the task table)
+    the first two runs, or, when more are loaded, the pair the user picks (None then, and when
+    fewer than two runs are loaded: it says so)."""
+    if run_a is not None and run_b is not None:
+        return CompareScreen(run_a, run_b)
     log = app.trial_log
     if log is None:
         app.notify("the logs are still loading", timeout=3)
-        return
+        return None
     runs = list(log.runs)
     if len(runs) < 2:
         app.notify("only one run is loaded: give two logs, or a log with two runs, to "
                    "compare them", severity="warning", timeout=5)
-        return
+        return None
     if len(runs) == 2:
-        app.push_screen(CompareScreen(runs[0], runs[1]))
-        return
+        return CompareScreen(runs[0], runs[1])
 
     def chosen(pair: tuple[str, str] | None) -> None:
         if pair is not None:
             app.push_screen(CompareScreen(*pair))
 
     app.push_screen(dialogs.RunPicker(runs, runs[0], runs[1]), chosen)
+    return None
 
 
 def open_compare_on_load(app: FlakeApp) -> None:
@@ -724,7 +724,9 @@ def open_compare_on_load(app: FlakeApp) -> None:
     if pair is None or app.trial_log is None:
         return
     if not pair:
-        open_compare(app)
+        screen = open_compare(app)
+        if screen is not None:
+            app.push_screen(screen)
         return
     missing = [r for r in pair if r not in app.trial_log.runs]
     if missing:

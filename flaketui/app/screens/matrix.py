@@ -12,6 +12,7 @@ the last run, ``p`` of any two runs; ``A`` the highlighted task across every run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -22,6 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Header, Static
 
+from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
@@ -31,6 +33,9 @@ from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output.matrix import RunMatrix, distinguishing_parts, run_matrix, sparkline
 from flaketui.sanitize import visible
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
 
 FILTERS = ("all", "newly flaky", "newly failing")
 """What ``v`` cycles through: every task, those newly flaky since run X, those newly failing."""
@@ -243,24 +248,20 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         m = self.matrix
         if m is None:
             return
-        from flaketui.app.screens.compare import CompareScreen
-
         a, b = m.runs[self.since], m.runs[-1]
         if a == b:
             self.notify("run X is the last run: r chooses another, p any two", timeout=4)
             return
-        self.app.push_screen(CompareScreen(a, b))
+        self.post_message(Open("compare", run_a=a, run_b=b))
 
     def action_pick_runs(self) -> None:
         """Choose any two runs and open their comparison pane."""
         m = self.matrix
         if m is None:
             return
-        from flaketui.app.screens.compare import CompareScreen
-
         def chosen(pair: tuple[str, str] | None) -> None:
             if pair is not None:
-                self.app.push_screen(CompareScreen(*pair))
+                self.post_message(Open("compare", run_a=pair[0], run_b=pair[1]))
 
         self.app.push_screen(dialogs.RunPicker(m.runs, m.runs[self.since], m.runs[-1]), chosen)
 
@@ -270,23 +271,22 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         row = self.query_one(TaskTable).cursor_data_row
         if m is None or row is None:
             return
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, m.tasks[row])
+        self.post_message(Open("across-runs", task=m.tasks[row]))
 
     def action_close(self) -> None:
         """Back to the task table."""
         self.dismiss(None)
 
 
-def open_matrix(screen: FlakeScreen[object]) -> None:
-    """``m`` on the task table: the matrix of every run (at least two must be loaded)."""
-    log = screen.flake_app.trial_log
+def open_matrix(app: FlakeApp) -> MatrixScreen | None:
+    """``Open("matrix")`` (``m`` on the task table): the matrix of every run (None: at least two
+    must be loaded, and it says so)."""
+    log = app.trial_log
     if log is None:
-        screen.notify("the logs are still loading", timeout=3)
-        return
+        app.notify("the logs are still loading", timeout=3)
+        return None
     if len(log.runs) < 2:
-        screen.notify("only one run is loaded: the matrix shows two or more side by side",
-                      severity="warning", timeout=5)
-        return
-    screen.app.push_screen(MatrixScreen())
+        app.notify("only one run is loaded: the matrix shows two or more side by side",
+                   severity="warning", timeout=5)
+        return None
+    return MatrixScreen()

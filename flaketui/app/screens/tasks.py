@@ -28,6 +28,7 @@ from flaketui.app.messages import (
     LoadFailed,
     LoadProgress,
     LogsGrew,
+    Open,
     RunsLoaded,
     StatesRead,
 )
@@ -445,7 +446,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         self.query_one("#filter", Input).disabled = False
         self.refresh_bindings()  # the footer shows the keys that work now
         if any(not p.notice for p in log.problems):
-            from flaketui.app.screens.problems import problems_line
+            from flaketui.output.report import problems_line
 
             self.notify(f"{problems_line(log.problems)}; press e to see which and why",
                         title="Skipped input", severity="warning", timeout=10)
@@ -680,7 +681,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
     def state_column(tasks: list[str], states: dict[str, str]) -> Column:
         """Each task's lifecycle state in the history (``-``: never recorded); sorted in the
         lifecycle's order, most urgent first."""
-        from flaketui.app.screens.history import STATE_ORDER, STATE_STYLES
+        from flaketui.app.states import STATE_ORDER, STATE_STYLES
 
         shown = [states.get(t) for t in tasks]
         rank = np.array([STATE_ORDER.get(s, len(STATE_ORDER)) for s in shown], dtype=np.float64)
@@ -905,7 +906,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
         text.append_text(flow(figures, width, "   "))
         if self.run is not None and self.has_traces.any():
             text.append("\n" + self.causes_line(), style="dim")
-        from flaketui.app.screens.problems import problems_line
+        from flaketui.output.report import problems_line
 
         alerts = [visible(w) for w in sm.warnings]
         if log.problems:
@@ -1146,8 +1147,6 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def action_pick_run(self) -> None:
         """Open the list of loaded runs; the one picked is shown."""
-        from flaketui.app.screens.run_picker import RunPicker
-
         log = self.flake_app.trial_log
         if log is None:
             return
@@ -1163,7 +1162,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             if index is not None:
                 self.run_index = index
 
-        self.app.push_screen(RunPicker(runs, self.run_index), picked)
+        self.post_message(Open("run-picker", picked, runs=runs, current=self.run_index))
 
     def action_copy_task(self) -> None:
         """Copy the highlighted task's id to the clipboard, as shown (control characters
@@ -1177,7 +1176,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def action_export(self) -> None:
         """Ask for a file name, then write the tasks shown (filter and order kept) to it."""
-        from flaketui.app.screens.export import ExportPrompt, default_name, write_export
+        from flaketui.app.table_export import default_name, write_export
 
         st, run = self.stats, self.run
         if st is None or run is None:
@@ -1196,7 +1195,7 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             self.notify(f"{len(rows):,} task(s) written to {visible(path)}", title="Exported",
                         timeout=8, markup=False)
 
-        self.app.push_screen(ExportPrompt(default_name(run), len(rows)), chosen)
+        self.post_message(Open("export", chosen, default=default_name(run), rows=len(rows)))
 
     def action_open_in_editor(self) -> None:
         """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
@@ -1225,43 +1224,36 @@ class TasksScreen(SortActions, FlakeScreen[None]):
             self.notify(visible(f"{command[0]}: {exc}"), title="Editor", severity="error",
                         timeout=10, markup=False)
 
-    async def action_show_traces(self) -> None:
+    def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
         if row is None or self.stats is None or self.outcomes is None:
             return
-        from flaketui.app.screens.traces import show_task_traces
-
-        await show_task_traces(self.flake_app, self.outcomes, row, self.stats)
+        self.post_message(Open("traces", outcomes=self.outcomes, row=row, stats=self.stats))
 
     @on(TaskTable.TaskSelected)
-    async def task_selected(self, event: TaskTable.TaskSelected) -> None:
+    def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
-        await self.action_show_traces()
+        self.action_show_traces()
 
     def action_show_plan(self) -> None:
         """Open the plan of the shown run, with the figures of the highlighted task."""
         if self.run is None:
             return
-        from flaketui.app.screens.plan import PlanScreen
-
-        self.app.push_screen(PlanScreen(self.run, self.current_task))
+        self.post_message(Open("plan", run=self.run, task=self.current_task))
 
     def action_show_history(self) -> None:
         """Open the highlighted task's history across recorded runs (``--history``)."""
         task = self.current_task
         if task is None:
             return
-        from flaketui.app.screens.history import HistoryScreen
-
-        self.app.push_screen(HistoryScreen(task))
+        self.post_message(Open("history", task=task))
 
     def action_failure_modes(self) -> None:
         """Open the run's failure modes; the mode picked (``enter``) brings the cursor to its example task."""
         log, run = self.flake_app.trial_log, self.run
         if log is None or run is None:
             return
-        from flaketui.app.screens.failure_modes import FailureModesScreen
         from flaketui.loading import read_trial
         from flaketui.traces.causes import flaky_rows
 
@@ -1276,26 +1268,20 @@ class TasksScreen(SortActions, FlakeScreen[None]):
                 self.filter_text, self.flaky_only = "", False
             self.refresh_order(keep=row)
 
-        self.app.push_screen(FailureModesScreen(run, todo, partial(read_trial, log), self.flake_app.normaliser),
-                             back)
+        self.post_message(Open("failure-modes", back, run=run, rows_by_task=todo, read=partial(read_trial, log),
+                               normaliser=self.flake_app.normaliser))
 
     def action_compare(self) -> None:
         """Open the comparison pane (picking runs A and B when more than two are loaded)."""
-        from flaketui.app.screens.compare import open_compare
-
-        open_compare(self.flake_app)
+        self.post_message(Open("compare"))
 
     def action_matrix(self) -> None:
         """The runs × tasks matrix (two or more runs)."""
-        from flaketui.app.screens.matrix import open_matrix
-
-        open_matrix(self)
+        self.post_message(Open("matrix"))
 
     def action_across_runs(self) -> None:
         """The highlighted task in every loaded run (two or more runs)."""
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, self.current_task)
+        self.post_message(Open("across-runs", task=self.current_task))
 
     def action_triage(self, what: str) -> None:
         """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""
@@ -1303,11 +1289,9 @@ class TasksScreen(SortActions, FlakeScreen[None]):
 
     def action_show_problems(self) -> None:
         """List the run's warnings, the skipped lines of the logs and the notes from loading."""
-        from flaketui.app.screens.problems import ProblemsScreen
-
         log = self.flake_app.trial_log
-        self.app.push_screen(ProblemsScreen(log.problems if log else [],
-                                            self.summary.warnings if self.summary is not None else ()))
+        self.post_message(Open("problems", problems=log.problems if log else [],
+                               warnings=self.summary.warnings if self.summary is not None else ()))
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         """(title, help, action) for the command palette."""
