@@ -155,6 +155,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
     """Column the flip list is sorted by (a key of :meth:`columns`)."""
     sort_reverse: reactive[bool] = reactive(False, init=False)
     """Descending when True."""
+    sorted_by: reactive[tuple[str, bool]] = reactive(("change", False), init=False)
+    """(:attr:`sort_key`, :attr:`sort_reverse`), computed: the flip table's header data-binds to it."""
 
     STATUS = "#compare-summary"
     """Says "Comparing…" until the comparison is computed; a failed one's error replaces it."""
@@ -185,7 +187,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         yield Header()
         yield Static("Comparing…", id="compare-summary")
         yield Input(placeholder="filter by task name or label (enter: keep, escape: clear)", id="compare-filter-box")
-        yield TaskTable(id="flip-table")
+        yield TaskTable(id="flip-table").data_bind(CompareScreen.sorted_by)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -408,8 +410,6 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         if self.filter_text and len(idx):
             idx = idx[[self.matches(int(i), self.filter_text.lower()) for i in idx]]
         order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse, idx)
-        table.sort_key = self.sort_key
-        table.sort_reverse = self.sort_reverse
         table.show(order, keep=keep)
 
     def matches(self, row: int, text: str) -> bool:
@@ -602,6 +602,9 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
             table.empty_text = "no common tasks" if self.show_all else \
                 "no task flipped (f: show every common task)"
         table.refresh()
+
+    def compute_sorted_by(self) -> tuple[str, bool]:
+        return self.sort_key, self.sort_reverse
 
     def watch_sort_key(self) -> None:
         self.refresh_order()

@@ -95,6 +95,8 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
 
     sort_key: reactive[str] = reactive("variance", init=False)
     sort_reverse: reactive[bool] = reactive(True, init=False)
+    sorted_by: reactive[tuple[str, bool]] = reactive(("variance", True), init=False)
+    """(``sort_key``, ``sort_reverse``), computed: the table's header data-binds to it."""
     since: reactive[int] = reactive(0, init=False)
     """Run X (an index into the runs)."""
     filter_index: reactive[int] = reactive(0, init=False)
@@ -110,7 +112,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Reading every run…", id="matrix-summary")
-        yield TaskTable(id="matrix-table")
+        yield TaskTable(id="matrix-table").data_bind(MatrixScreen.sorted_by)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -191,7 +193,6 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         idx = np.flatnonzero(self.shown_mask())
         values = self.column_sort_values(self.sort_key, len(self.matrix.tasks))[idx]
         tiebreak = np.argsort(self.matrix.order())[idx]  # variance, then name
-        table.sort_key, table.sort_reverse = self.sort_key, self.sort_reverse
         table.show(sorted_rows(idx, values, self.sort_reverse, tiebreak), keep=table.cursor_data_row)
 
     def update_summary(self) -> None:
@@ -214,6 +215,9 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         self.query_one("#matrix-summary", Static).update(text)
 
     # -- actions ----------------------------------------------------------------------------
+
+    def compute_sorted_by(self) -> tuple[str, bool]:
+        return self.sort_key, self.sort_reverse
 
     def watch_sort_key(self) -> None:
         self.refresh_order()
