@@ -37,6 +37,8 @@ class SortActions:
 
     sort_key: str
     sort_reverse: bool
+    sort_settling: bool = False
+    """True while :meth:`action_sort_by` sets the direction before the key (one sort, not two)."""
 
     def sort_table(self) -> TaskTable:
         """The table that is sorted."""
@@ -71,8 +73,14 @@ class SortActions:
         if key == self.sort_key:
             self.sort_reverse = not self.sort_reverse
             return
-        # the direction first, without its watcher: the key's watcher then sorts once
-        self.set_reactive(type(self).sort_reverse, self.descending_by_default(key))  # type: ignore[attr-defined]
+        # The direction first, then the key: both through their watchers, so that a table
+        # data-bound to them follows; a screen's direction watcher skips its sort while
+        # :attr:`sort_settling` (the key's watcher then sorts once).
+        self.sort_settling = True
+        try:
+            self.sort_reverse = self.descending_by_default(key)
+        finally:
+            self.sort_settling = False
         self.sort_key = key
 
     def action_sort_next(self) -> None:

@@ -155,8 +155,6 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
     """Column the flip list is sorted by (a key of :meth:`columns`)."""
     sort_reverse: reactive[bool] = reactive(False, init=False)
     """Descending when True."""
-    sorted_by: reactive[tuple[str, bool]] = reactive(("change", False), init=False)
-    """(:attr:`sort_key`, :attr:`sort_reverse`), computed: the flip table's header data-binds to it."""
 
     STATUS = "#compare-summary"
     """Says "Comparing…" until the comparison is computed; a failed one's error replaces it."""
@@ -187,7 +185,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         yield Header()
         yield Static("Comparing…", id="compare-summary")
         yield Input(placeholder="filter by task name or label (enter: keep, escape: clear)", id="compare-filter-box")
-        yield TaskTable(id="flip-table").data_bind(CompareScreen.sorted_by)
+        yield TaskTable(id="flip-table").data_bind(CompareScreen.sort_key, CompareScreen.sort_reverse)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -603,14 +601,12 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
                 "no task flipped (f: show every common task)"
         table.refresh()
 
-    def compute_sorted_by(self) -> tuple[str, bool]:
-        return self.sort_key, self.sort_reverse
-
     def watch_sort_key(self) -> None:
         self.refresh_order()
 
     def watch_sort_reverse(self) -> None:
-        self.refresh_order()
+        if not self.sort_settling:  # a new key's direction: the key's watcher sorts
+            self.refresh_order()
 
     @on(TaskTable.TaskSelected)
     def task_selected(self, event: TaskTable.TaskSelected) -> None:

@@ -95,8 +95,6 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
 
     sort_key: reactive[str] = reactive("variance", init=False)
     sort_reverse: reactive[bool] = reactive(True, init=False)
-    sorted_by: reactive[tuple[str, bool]] = reactive(("variance", True), init=False)
-    """(``sort_key``, ``sort_reverse``), computed: the table's header data-binds to it."""
     since: reactive[int] = reactive(0, init=False)
     """Run X (an index into the runs)."""
     filter_index: reactive[int] = reactive(0, init=False)
@@ -112,7 +110,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Reading every run…", id="matrix-summary")
-        yield TaskTable(id="matrix-table").data_bind(MatrixScreen.sorted_by)
+        yield TaskTable(id="matrix-table").data_bind(MatrixScreen.sort_key, MatrixScreen.sort_reverse)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -216,14 +214,12 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def compute_sorted_by(self) -> tuple[str, bool]:
-        return self.sort_key, self.sort_reverse
-
     def watch_sort_key(self) -> None:
         self.refresh_order()
 
     def watch_sort_reverse(self) -> None:
-        self.refresh_order()
+        if not self.sort_settling:  # a new key's direction: the key's watcher sorts
+            self.refresh_order()
 
     def watch_since(self) -> None:
         self.refresh_order()

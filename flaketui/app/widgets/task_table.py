@@ -106,27 +106,10 @@ class TaskTable(ScrollView, can_focus=True):
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
     """Position of the cursor in the shown order (not a data row index)."""
-    sorted_by: reactive[tuple[str | None, bool]] = reactive((None, False))
-    """(the key of the column the rows are sorted by, descending): the header marks it ▲ / ▼.
-    The sorting screen owns its sort state and data-binds this to it (``data_bind``)."""
-
-    @property
-    def sort_key(self) -> str | None:
-        """The column the rows are sorted by (see :attr:`sorted_by`)."""
-        return self.sorted_by[0]
-
-    @sort_key.setter
-    def sort_key(self, key: str | None) -> None:
-        self.sorted_by = (key, self.sorted_by[1])
-
-    @property
-    def sort_reverse(self) -> bool:
-        """Sorted largest first (see :attr:`sorted_by`)."""
-        return self.sorted_by[1]
-
-    @sort_reverse.setter
-    def sort_reverse(self, reverse: bool) -> None:
-        self.sorted_by = (self.sorted_by[0], reverse)
+    sort_key: reactive[str | None] = reactive(None)
+    """The column whose header shows the sort arrow (data-bound to the owner's ``sort_key``)."""
+    sort_reverse: reactive[bool] = reactive(False)
+    """The arrow points down (descending) when True (data-bound to the owner's ``sort_reverse``)."""
 
     class TableMessage(Message):
         """Base of the table's messages: ``control`` is the table."""
