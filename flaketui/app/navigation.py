@@ -10,6 +10,8 @@ costs its imports only when it is used, as when each screen was imported inside 
 that opened it). The attribute is a screen class, made from the message's arguments, or an
 opener, a function of the app and the arguments that returns the screen to push, or None when
 there is nothing to open (it said why) or it opened a dialog first (a pair of runs to pick).
+The app is any Textual app here (an opener types it as its own): this module imports neither
+the app nor a screen, so it is in no import loop.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from collections.abc import Awaitable, Callable
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from flaketui.app.app import FlakeApp
     from flaketui.app.messages import Open
 
 SCREENS: dict[str, str] = {
@@ -57,7 +59,7 @@ def factory(name: str) -> Opener:
     return getattr(import_module(module), attribute)  # type: ignore[no-any-return]
 
 
-async def make_screen(app: FlakeApp, name: str, arguments: dict[str, Any]) -> Screen[Any] | None:
+async def make_screen(app: App[Any], name: str, arguments: dict[str, Any]) -> Screen[Any] | None:
     """The screen registered as ``name`` made from ``arguments`` (None: its opener opened
     nothing, and said why, or opened a dialog first)."""
     made = factory(name)
@@ -69,7 +71,7 @@ async def make_screen(app: FlakeApp, name: str, arguments: dict[str, Any]) -> Sc
     return screen  # type: ignore[return-value]
 
 
-async def open_screen(app: FlakeApp, event: Open) -> None:
+async def open_screen(app: App[Any], event: Open) -> None:
     """Push the screen ``event`` names, its result to ``event.callback`` when it is dismissed."""
     screen = await make_screen(app, event.name, event.arguments)
     if screen is not None:
