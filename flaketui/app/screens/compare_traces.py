@@ -12,6 +12,9 @@ and ``n`` / ``N`` move to the next / previous flip without going back (after a
 ``/`` search, to the next / previous match, counted ``3/17``, until ``escape``). ``v`` switches the
 divergence mode, ``i`` / ``I`` inspect A's / B's trial, ``]`` / ``[`` move between
 differing steps and ``z`` unfolds identical ones, as on the task trace screen.
+
+:class:`AcrossTracesScreen` is the same screen on one task across runs: the reference trial
+beside one run's (``enter`` on the across-runs screen).
 """
 
 from __future__ import annotations
