@@ -94,7 +94,9 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
     ]
 
     sort_key: reactive[str] = reactive("variance", init=False)
+    """Column the tasks are sorted by (the table's header data-binds to it)."""
     sort_reverse: reactive[bool] = reactive(True, init=False)
+    """Descending when True (the table's header data-binds to it)."""
     since: reactive[int] = reactive(0, init=False)
     """Run X (an index into the runs)."""
     filter_index: reactive[int] = reactive(0, init=False)
