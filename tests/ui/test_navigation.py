@@ -3,6 +3,7 @@ through the one Open message the app handles, and what a screen is dismissed wit
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,7 @@ from flaketui.traces.causes import flaky_rows
 from flaketui.traces.task_view import task_across_runs
 from tests.conftest import SIZE, settle
 
-pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _trace_task(app: FlakeApp) -> str:
@@ -69,6 +70,7 @@ def _arguments(app: FlakeApp) -> dict[str, Callable[[], tuple[dict[str, Any], st
     }
 
 
+@pytest.mark.slow
 async def test_every_registered_name_opens_its_screen(baseline: Path, candidate: Path) -> None:
     """Each name of the navigation table, posted as Open from the task table, pushes its screen
     (and every name has a case here, so a screen registered later is opened by this test too)."""
@@ -88,6 +90,7 @@ async def test_every_registered_name_opens_its_screen(baseline: Path, candidate:
             assert app.screen is app.tasks_screen
 
 
+@pytest.mark.slow
 async def test_a_picked_run_comes_back_to_the_callback(baseline: Path, candidate: Path) -> None:
     """The run picker opened by name hands the run picked to the Open's callback."""
     app = make_app([str(baseline), str(candidate)])
@@ -102,6 +105,7 @@ async def test_a_picked_run_comes_back_to_the_callback(baseline: Path, candidate
     assert got == [1]
 
 
+@pytest.mark.slow
 async def test_an_export_name_comes_back_to_the_callback(baseline: Path) -> None:
     """The export prompt opened by name hands the file name typed to the Open's callback, and
     None when closed with escape."""
@@ -117,6 +121,7 @@ async def test_an_export_name_comes_back_to_the_callback(baseline: Path) -> None
     assert got == ["tasks.md", None]
 
 
+@pytest.mark.slow
 async def test_an_opener_that_opens_nothing_says_why(baseline: Path) -> None:
     """An opener with nothing to open (the matrix of one run) pushes no screen and says why."""
     app = make_app([str(baseline)])
@@ -135,3 +140,15 @@ def test_every_name_names_a_screen_or_an_opener() -> None:
     for name in navigation.SCREENS:
         made = navigation.factory(name)
         assert (isinstance(made, type) and issubclass(made, Screen)) or callable(made), name
+
+
+def test_every_name_opened_is_registered() -> None:
+    """Every ``Open("name", …)`` written in the app names an entry of the navigation table (a
+    misspelt name would fail only when its key is pressed)."""
+    opened = set()
+    for path in (ROOT / "flaketui" / "app").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Open"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                opened.add(node.args[0].value)
+    assert opened and opened <= set(navigation.SCREENS), sorted(opened - set(navigation.SCREENS))
