@@ -21,7 +21,8 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from flaketui._runtime import freeze, unfreeze
-from flaketui.app.messages import Recorded, RunsLoaded
+from flaketui.app import navigation
+from flaketui.app.messages import Open, Recorded, RunsLoaded
 from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.loading.options import LoadOptions
@@ -297,6 +298,11 @@ class FlakeApp(App[int]):
                     yield SystemCommand(title, help_text, partial(target.run_action, action))
                 break
         yield SystemCommand("Keys", "Every key of every screen", self.action_help)
+
+    @on(Open)
+    async def open_by_name(self, event: Open) -> None:
+        """A screen asked for another by name: open it (:func:`flaketui.app.navigation.open_screen`)."""
+        await navigation.open_screen(self, event)
 
 
 def make_app(paths: Sequence[str], **options: Any) -> FlakeApp:

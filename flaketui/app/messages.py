@@ -1,8 +1,11 @@
-"""App-wide messages, posted from worker threads (``post_message`` is thread-safe)."""
+"""App-wide messages: those posted from worker threads (``post_message`` is thread-safe), and
+:class:`Open`, by which a screen opens another by name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -75,3 +78,26 @@ class CausesFound(Message):
     done: int
     total: int
     consistency: dict[str, float | None] = field(default_factory=dict)
+
+
+class Open(Message):
+    """Open the screen registered as ``name`` in :data:`flaketui.app.navigation.SCREENS`, made
+    from ``arguments``; ``callback`` (if any) gets what the screen is dismissed with (a picked
+    run, an export's file name, the task a failure mode points at).
+
+    Posted by a screen (it bubbles to the app, whose one handler opens it): a screen opens
+    another by name and never imports it, so each screen changes without the others.
+    """
+
+    def __init__(self, name: str, callback: Callable[[Any], object] | None = None, /,
+                 **arguments: Any) -> None:
+        super().__init__()
+        self.name = name
+        """The screen's name in :data:`~flaketui.app.navigation.SCREENS`."""
+        self.arguments = arguments
+        """What the screen is made from (its factory's keyword arguments)."""
+        self.callback = callback
+        """Called with the screen's result when it is dismissed (None: nothing waits for one)."""
+
+    def __repr__(self) -> str:
+        return f"Open({self.name!r}, {sorted(self.arguments)})"

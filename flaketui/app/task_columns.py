@@ -308,7 +308,7 @@ class RunColumns:
 def state_column(tasks: list[str], states: dict[str, str]) -> Column:
     """Each task's lifecycle state in the history (``-``: never recorded); sorted in the
     lifecycle's order, most urgent first."""
-    from flaketui.app.screens.history import STATE_ORDER, STATE_STYLES
+    from flaketui.app.states import STATE_ORDER, STATE_STYLES
 
     shown = [states.get(t) for t in tasks]
     rank = np.array([STATE_ORDER.get(s, len(STATE_ORDER)) for s in shown], dtype=np.float64)

@@ -78,8 +78,8 @@ def test_history_database_is_created_only_at_a_plain_name(tmp_path: Path):
 
 
 def test_triage_and_screenshot_use_the_one_writer():
-    """The triage store, the app's screenshot and export screen import the one writer."""
-    for module in ("flaketui/triage/store.py", "flaketui/app/app.py", "flaketui/app/screens/export.py",
+    """The triage store, the app's screenshot and the table export import the one writer."""
+    for module in ("flaketui/triage/store.py", "flaketui/app/app.py", "flaketui/app/table_export.py",
                    "flaketui/output/trials.py", "flaketui/cli/plan.py", "flaketui/cli/common.py"):
         assert "flaketui.safefile" in (ROOT / module).read_text(), module
 

@@ -11,7 +11,8 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from flaketui.app.app import FlakeApp, make_app
-from flaketui.app.screens.across_runs import AcrossRunsScreen, AcrossTracesScreen
+from flaketui.app.screens.across_runs import AcrossRunsScreen
+from flaketui.app.screens.compare_traces import AcrossTracesScreen
 from flaketui.app.screens.compare import CompareScreen
 from flaketui.app.screens.matrix import MatrixScreen
 from flaketui.app.screens.tasks import TasksScreen

@@ -53,7 +53,7 @@ async def test_csv_export_sanitises_text_cells(tmp_path: Path) -> None:
     """The CSV export sanitises text cells."""
     import csv
 
-    from flaketui.app.screens.export import table_csv
+    from flaketui.app.table_export import table_csv
 
     path = write_log(tmp_path / "f.jsonl", [{"run": "r", "task": name, "trial": t, "passed": t > 0}
                                             for name in ("=HYPERLINK(1)", "a\x1b[2Jb") for t in range(2)])

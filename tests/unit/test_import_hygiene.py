@@ -40,6 +40,16 @@ def test_import_contracts_hold() -> None:
     assert "0 broken" in proc.stdout
 
 
+def test_no_screen_imports_another() -> None:
+    """The contract "Screens open each other by name" (id screens-independent in pyproject.toml)
+    is one of those lint-imports checks, and it holds: no screen module imports another."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(lint), "--no-cache", "--contract", "screens-independent"], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "1 kept, 0 broken" in proc.stdout
+
+
 def test_no_import_cycles() -> None:
     """No module of flaketui imports, directly or through others, a module that imports it
     (function-level imports count: a cycle is a cycle even when it is deferred)."""

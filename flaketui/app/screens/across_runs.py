@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -22,15 +22,15 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from flaketui.app.messages import Open
 from flaketui.app.screens.base import FlakeScreen
-from flaketui.app.screens.compare_traces import CompareTracesScreen, FlipTrials
 from flaketui.app.widgets.footer import KeyFooter
-from flaketui.model import ERRORED, Trial
+from flaketui.model import Trial
 from flaketui.output import formatting as fmt
-from flaketui.output.review import BROKEN, FIXED, UNCHANGED, FlipRow
 from flaketui.sanitize import visible
 
 if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
     from flaketui.traces.task_view import RunTrials, TaskAcrossRuns
 
 REFERENCE_MARK = "◆"
@@ -112,7 +112,6 @@ class AcrossRunsScreen(FlakeScreen[None]):
           description="Reading the task in every run")
     def compute(self) -> None:
         """Read the task's trials in every run and set each run's against the reference, in a thread."""
-        from flaketui.app.screens.traces import chosen_mode
         from flaketui.loading import read_trial
         from flaketui.traces.task_view import task_across_runs
 
@@ -120,7 +119,7 @@ class AcrossRunsScreen(FlakeScreen[None]):
         assert log is not None
         self.post_message(AcrossRunsReady(task_across_runs(
             log, self.task_name, partial(read_trial, log), self.reference, self.flake_app.normaliser,
-            chosen_mode(self.flake_app))))
+            self.flake_app.divergence_mode)))
 
     @on(AcrossRunsReady)
     def model_ready(self, event: AcrossRunsReady) -> None:
@@ -178,7 +177,7 @@ class AcrossRunsScreen(FlakeScreen[None]):
                         markup=False)
             return
         assert m.reference is not None
-        self.app.push_screen(AcrossTracesScreen(m, m.runs[m.reference[0]], run))
+        self.post_message(Open("across-traces", model=m, ref_run=m.runs[m.reference[0]], run=run))
 
     def action_make_reference(self) -> None:
         """Make the highlighted run's trial the reference, and set every run against it again."""
@@ -199,65 +198,17 @@ class AcrossRunsScreen(FlakeScreen[None]):
         self.dismiss()
 
 
-def flip_row(task: str, a: RunTrials, b: RunTrials) -> FlipRow:
-    """The comparison's row of ``task`` between run ``a`` (the reference's) and run ``b``, for the
-    trace screen's header: p̂ and n of both, broken / fixed by the sign of the change (never a
-    tested flip: this view runs no test)."""
-    change = UNCHANGED if a.p_hat == b.p_hat or a.n == 0 or b.n == 0 else BROKEN if b.p_hat < a.p_hat else FIXED
-
-    def flakiness(p: float) -> float:
-        return 4 * p * (1 - p)
-
-    return FlipRow(task, change, a.p_hat, b.p_hat, a.n, b.n, flakiness(a.p_hat), flakiness(b.p_hat), tested=False)
-
-
-class AcrossTracesScreen(CompareTracesScreen):
-    """The comparison's trace screen on the reference trial (side A) and one run's trial (side B).
-
-    Side A holds the reference's run's traced trials, the reference first shown; side B the
-    other run's, its representative first shown (``a`` / ``b`` step through the others). The
-    trials are the ones the across-runs model read: nothing is read again.
-    """
-
-    def __init__(self, model: TaskAcrossRuns, ref_run: RunTrials, run: RunTrials) -> None:
-        # the sides come from the model (read_trials below), not from the runs' outcomes
-        super().__init__(ref_run.run, run.run, cast(Any, ()), [flip_row(model.task, ref_run, run)], 0)
-        self.model = model
-        self.ref_run, self.other = ref_run, run
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-traces", description="Aligning traces")
-    def read_trials(self, position: int) -> None:
-        """Align the reference with the run's trial (the first pair shown), in a thread."""
-        from flaketui.traces.trace_diff import pair_diff
-
-        m = self.model
-        assert m.reference is not None
-        ref, rep = m.reference_trial, self.other.representative_trial
-        assert ref is not None and rep is not None
-        a = [t for t in self.ref_run.trials if t.outcome != ERRORED and t.trace is not None]
-        b = [t for t in self.other.trials if t.outcome != ERRORED and t.trace is not None]
-        untraced = sum(1 for t in [*self.ref_run.trials, *self.other.trials]
-                       if t.outcome != ERRORED and t.trace is None)
-        rows = {id(t): r for run in (self.ref_run, self.other) for t, r in zip(run.trials, run.rows, strict=True)}
-        pair = (next(i for i, t in enumerate(a) if t is ref), next(i for i, t in enumerate(b) if t is rep))
-        diff = pair_diff(ref, rep, self.normaliser, m.mode)
-        self.post_message(FlipTrials(position, a, b, pair, untraced, m.mode, rows, diff))
-
-    async def action_step_flip(self, step: int) -> None:
-        """One pair is shown here: the other runs are one ``escape`` away."""
-        self.notify("one run at a time here: escape, then another run", timeout=3)
-
-
-def open_across_runs(screen: FlakeScreen[Any], task: str | None) -> None:
-    """``A``: the highlighted task across every loaded run (two or more must be loaded)."""
-    log = screen.flake_app.trial_log
+def open_across_runs(app: FlakeApp, task: str | None) -> AcrossRunsScreen | None:
+    """``Open("across-runs", task=…)``: ``task`` across every loaded run (None: two or more
+    runs must be loaded, and a task highlighted; it says so)."""
+    log = app.trial_log
     if log is None:
-        screen.notify("the logs are still loading", timeout=3)
-        return
+        app.notify("the logs are still loading", timeout=3)
+        return None
     if len(log.runs) < 2:
-        screen.notify("only one run is loaded: a task across runs needs two or more", severity="warning",
-                      timeout=5)
-        return
+        app.notify("only one run is loaded: a task across runs needs two or more", severity="warning",
+                   timeout=5)
+        return None
     if task is None:
-        return
-    screen.app.push_screen(AcrossRunsScreen(task))
+        return None
+    return AcrossRunsScreen(task)

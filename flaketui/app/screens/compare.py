@@ -34,6 +34,7 @@ from textual.reactive import reactive
 from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
+from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
@@ -184,7 +185,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         yield Header()
         yield Static("Comparing…", id="compare-summary")
         yield Input(placeholder="filter by task name or label (enter: keep, escape: clear)", id="compare-filter-box")
-        yield TaskTable(id="flip-table")
+        yield TaskTable(id="flip-table").data_bind(CompareScreen.sort_key, CompareScreen.sort_reverse)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -216,13 +217,12 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
           description="Finding the flips' divergences")
     def find_divergences(self) -> None:
         """Each flip's first divergence and suggested source (:func:`review.flip_divergences`), in a thread."""
-        from flaketui.app.screens.traces import chosen_mode
         from flaketui.loading import read_trial
 
         log, cmp = self.flake_app.trial_log, self.comparison
         assert log is not None and cmp is not None
         found = review.flip_divergences(log, cmp, partial(read_trial, log), self.flake_app.normaliser,
-                                        chosen_mode(self.flake_app))
+                                        self.flake_app.divergence_mode)
         self.post_message(FlipDivergencesFound(found))
 
     @on(FlipDivergencesFound)
@@ -407,8 +407,6 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         if self.filter_text and len(idx):
             idx = idx[[self.matches(int(i), self.filter_text.lower()) for i in idx]]
         order = sorted_rows(idx, self.sort_values(self.sort_key)[idx], self.sort_reverse, idx)
-        table.sort_key = self.sort_key
-        table.sort_reverse = self.sort_reverse
         table.show(order, keep=keep)
 
     def matches(self, row: int, text: str) -> bool:
@@ -606,7 +604,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         self.refresh_order()
 
     def watch_sort_reverse(self) -> None:
-        self.refresh_order()
+        if not self.sort_settling:  # a new key's direction: the key's watcher sorts
+            self.refresh_order()
 
     @on(TaskTable.TaskSelected)
     def task_selected(self, event: TaskTable.TaskSelected) -> None:
@@ -628,8 +627,6 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         row = self.current_row
         if row is None or self.outcomes is None:
             return
-        from flaketui.app.screens.compare_traces import CompareTracesScreen
-
         table = self.query_one(TaskTable)
         shown = [int(i) for i in table.order]
         rows = [self.rows[i] for i in shown]
@@ -639,18 +636,15 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
                 table.move_cursor_to_row(shown[position])
             self.triage_changed(None)
 
-        screen = CompareTracesScreen(self.run_a, self.run_b, self.outcomes, rows,
-                                     shown.index(row))
-        self.app.push_screen(screen, back)
+        self.post_message(Open("compare-traces", back, run_a=self.run_a, run_b=self.run_b,
+                               outcomes=self.outcomes, rows=rows, position=shown.index(row)))
 
     def action_across_runs(self) -> None:
         """The highlighted task in every loaded run, side by side."""
         row = self.current_row
         if row is None:
             return
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, self.rows[row].task)
+        self.post_message(Open("across-runs", task=self.rows[row].task))
 
     def action_pick_runs(self) -> None:
         """Choose other runs A and B."""
@@ -696,26 +690,30 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
         ]
 
 
-def open_compare(app: FlakeApp) -> None:
-    """``c`` on the task table: compare the first two runs, or let the user pick A and B."""
+def open_compare(app: FlakeApp, run_a: str | None = None, run_b: str | None = None) -> CompareScreen | None:
+    """``Open("compare", …)``: runs ``run_a`` and ``run_b``; without them (``c`` on the task table)
+    the first two runs, or, when more are loaded, the pair the user picks (None then, and when
+    fewer than two runs are loaded: it says so)."""
+    if run_a is not None and run_b is not None:
+        return CompareScreen(run_a, run_b)
     log = app.trial_log
     if log is None:
         app.notify("the logs are still loading", timeout=3)
-        return
+        return None
     runs = list(log.runs)
     if len(runs) < 2:
         app.notify("only one run is loaded: give two logs, or a log with two runs, to "
                    "compare them", severity="warning", timeout=5)
-        return
+        return None
     if len(runs) == 2:
-        app.push_screen(CompareScreen(runs[0], runs[1]))
-        return
+        return CompareScreen(runs[0], runs[1])
 
     def chosen(pair: tuple[str, str] | None) -> None:
         if pair is not None:
             app.push_screen(CompareScreen(*pair))
 
     app.push_screen(dialogs.RunPicker(runs, runs[0], runs[1]), chosen)
+    return None
 
 
 def open_compare_on_load(app: FlakeApp) -> None:
@@ -724,7 +722,9 @@ def open_compare_on_load(app: FlakeApp) -> None:
     if pair is None or app.trial_log is None:
         return
     if not pair:
-        open_compare(app)
+        screen = open_compare(app)
+        if screen is not None:
+            app.push_screen(screen)
         return
     missing = [r for r in pair if r not in app.trial_log.runs]
     if missing:

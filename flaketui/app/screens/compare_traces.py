@@ -12,11 +12,15 @@ and ``n`` / ``N`` move to the next / previous flip without going back (after a
 ``/`` search, to the next / previous match, counted ``3/17``, until ``escape``). ``v`` switches the
 divergence mode, ``i`` / ``I`` inspect A's / B's trial, ``]`` / ``[`` move between
 differing steps and ``z`` unfolds identical ones, as on the task trace screen.
+
+:class:`AcrossTracesScreen` is the same screen on one task across runs: the reference trial
+beside one run's (``enter`` on the across-runs screen).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -28,18 +32,21 @@ from textual.worker import Worker, WorkerState
 
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
-from flaketui.app.screens.traces import SEARCH_KEYS, TRACE_KEYS, TraceKeys, choose_mode, divergence_mode, trial_label
+from flaketui.app.trace_keys import SEARCH_KEYS, TRACE_KEYS, TraceKeys, trial_label
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.trace_view import TraceDiffView
 from flaketui.model import ERRORED, RunOutcomes, Trial
 from flaketui.output import formatting as fmt
 from flaketui.output import review
-from flaketui.output.review import BROKEN, FIXED, FlipRow
+from flaketui.output.review import BROKEN, FIXED, UNCHANGED, FlipRow
 from flaketui.sanitize import visible
-from flaketui.traces import ACTIONS, ALL, Normaliser
+from flaketui.traces import ACTIONS, ALL, Normaliser, default_mode
 from flaketui.traces.task_view import pair_across
 from flaketui.traces.trace_diff import PairDiff, pair_diff
 from flaketui.triage import TriageKey
+
+if TYPE_CHECKING:
+    from flaketui.traces.task_view import RunTrials, TaskAcrossRuns
 
 MAX_CANDIDATES = 50
 """Trials per side scored for the most informative pair (all are still reachable with a / b)."""
@@ -221,7 +228,7 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
         a = [t for t in sides[0] if t.passed == want_a]
         b = [t for t in sides[1] if t.passed == want_b]
         norm = self.normaliser
-        mode = divergence_mode(self.flake_app, *(t.trace for t in a + b))
+        mode = self.flake_app.divergence_mode or default_mode(*(t.trace for t in a + b))
         pair = pair_across(a[:MAX_CANDIDATES], b[:MAX_CANDIDATES], want_a, norm, mode) or (0, 0)
         first = shown_pair(a, b, pair)
         diff = None if first[0] is None else pair_diff(*first, norm, mode)
@@ -370,7 +377,7 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
     def action_toggle_mode(self) -> None:
         """Switch the divergence mode (actions / all) of the view and the app."""
         self.mode = ALL if self.mode == ACTIONS else ACTIONS
-        choose_mode(self.flake_app, self.mode)
+        self.flake_app.divergence_mode = self.mode  # every screen that shows divergences watches it
         self.query_one(TraceDiffView).set_mode(self.mode)
         self.notify(f"divergence mode: {self.mode}", timeout=3)
 
@@ -395,3 +402,50 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
         if self.close_search() or await self.clear_search():
             return
         self.dismiss(self.position)
+
+
+def flip_row(task: str, a: RunTrials, b: RunTrials) -> FlipRow:
+    """The comparison's row of ``task`` between run ``a`` (the reference's) and run ``b``, for the
+    trace screen's header: p̂ and n of both, broken / fixed by the sign of the change (never a
+    tested flip: this view runs no test)."""
+    change = UNCHANGED if a.p_hat == b.p_hat or a.n == 0 or b.n == 0 else BROKEN if b.p_hat < a.p_hat else FIXED
+
+    def flakiness(p: float) -> float:
+        return 4 * p * (1 - p)
+
+    return FlipRow(task, change, a.p_hat, b.p_hat, a.n, b.n, flakiness(a.p_hat), flakiness(b.p_hat), tested=False)
+
+
+class AcrossTracesScreen(CompareTracesScreen):
+    """The comparison's trace screen on the reference trial (side A) and one run's trial (side B).
+
+    Side A holds the reference's run's traced trials, the reference first shown; side B the
+    other run's, its representative first shown (``a`` / ``b`` step through the others). The
+    trials are the ones the across-runs model read: nothing is read again.
+    """
+
+    def __init__(self, model: TaskAcrossRuns, ref_run: RunTrials, run: RunTrials) -> None:
+        # the sides come from the model (read_trials below), not from the runs' outcomes
+        super().__init__(ref_run.run, run.run, cast(Any, ()), [flip_row(model.task, ref_run, run)], 0)
+        self.model = model
+        self.ref_run, self.other = ref_run, run
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-traces", description="Aligning traces")
+    def read_trials(self, position: int) -> None:
+        """Align the reference with the run's trial (the first pair shown), in a thread."""
+        m = self.model
+        assert m.reference is not None
+        ref, rep = m.reference_trial, self.other.representative_trial
+        assert ref is not None and rep is not None
+        a = [t for t in self.ref_run.trials if t.outcome != ERRORED and t.trace is not None]
+        b = [t for t in self.other.trials if t.outcome != ERRORED and t.trace is not None]
+        untraced = sum(1 for t in [*self.ref_run.trials, *self.other.trials]
+                       if t.outcome != ERRORED and t.trace is None)
+        rows = {id(t): r for run in (self.ref_run, self.other) for t, r in zip(run.trials, run.rows, strict=True)}
+        pair = (next(i for i, t in enumerate(a) if t is ref), next(i for i, t in enumerate(b) if t is rep))
+        diff = pair_diff(ref, rep, self.normaliser, m.mode)
+        self.post_message(FlipTrials(position, a, b, pair, untraced, m.mode, rows, diff))
+
+    async def action_step_flip(self, step: int) -> None:
+        """One pair is shown here: the other runs are one ``escape`` away."""
+        self.notify("one run at a time here: escape, then another run", timeout=3)

@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.states import STATE_STYLES
 from flaketui.app.widgets.trend_chart import TrendChart
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.sanitize import visible
@@ -42,14 +43,8 @@ NO_HISTORY = "no history recorded yet: flaketui history record LOG…"
 NOTE_WIDTH = 48
 """The most characters of a triage note shown in a run's row."""
 
-STATE_STYLES = {"stable": "green", "failing": "red", "flaky": "bold yellow", "undetermined": "yellow",
-                "fixed": "bold green", "regressed": "bold red", "quarantined": "magenta"}
-"""Colour of each lifecycle state."""
 CHART_RUNS = 30
 """The recorded runs the chart draws (the newest)."""
-STATE_ORDER = {state: i for i, state in enumerate(("regressed", "flaky", "failing", "undetermined", "quarantined",
-                                                        "fixed", "stable"))}
-"""The task table's ``state`` column sorts most urgent first."""
 
 
 @dataclass

@@ -12,6 +12,7 @@ the last run, ``p`` of any two runs; ``A`` the highlighted task across every run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -22,6 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Header, Static
 
+from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions, sorted_rows
@@ -31,6 +33,9 @@ from flaketui.model import natural_ranks
 from flaketui.output import formatting as fmt
 from flaketui.output.matrix import RunMatrix, distinguishing_parts, run_matrix, sparkline
 from flaketui.sanitize import visible
+
+if TYPE_CHECKING:
+    from flaketui.app.app import FlakeApp
 
 FILTERS = ("all", "newly flaky", "newly failing")
 """What ``v`` cycles through: every task, those newly flaky since run X, those newly failing."""
@@ -89,7 +94,9 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
     ]
 
     sort_key: reactive[str] = reactive("variance", init=False)
+    """Column the tasks are sorted by (the table's header data-binds to it)."""
     sort_reverse: reactive[bool] = reactive(True, init=False)
+    """Descending when True (the table's header data-binds to it)."""
     since: reactive[int] = reactive(0, init=False)
     """Run X (an index into the runs)."""
     filter_index: reactive[int] = reactive(0, init=False)
@@ -105,7 +112,7 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Reading every run…", id="matrix-summary")
-        yield TaskTable(id="matrix-table")
+        yield TaskTable(id="matrix-table").data_bind(MatrixScreen.sort_key, MatrixScreen.sort_reverse)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -186,7 +193,6 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         idx = np.flatnonzero(self.shown_mask())
         values = self.column_sort_values(self.sort_key, len(self.matrix.tasks))[idx]
         tiebreak = np.argsort(self.matrix.order())[idx]  # variance, then name
-        table.sort_key, table.sort_reverse = self.sort_key, self.sort_reverse
         table.show(sorted_rows(idx, values, self.sort_reverse, tiebreak), keep=table.cursor_data_row)
 
     def update_summary(self) -> None:
@@ -214,7 +220,8 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         self.refresh_order()
 
     def watch_sort_reverse(self) -> None:
-        self.refresh_order()
+        if not self.sort_settling:  # a new key's direction: the key's watcher sorts
+            self.refresh_order()
 
     def watch_since(self) -> None:
         self.refresh_order()
@@ -243,24 +250,20 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         m = self.matrix
         if m is None:
             return
-        from flaketui.app.screens.compare import CompareScreen
-
         a, b = m.runs[self.since], m.runs[-1]
         if a == b:
             self.notify("run X is the last run: r chooses another, p any two", timeout=4)
             return
-        self.app.push_screen(CompareScreen(a, b))
+        self.post_message(Open("compare", run_a=a, run_b=b))
 
     def action_pick_runs(self) -> None:
         """Choose any two runs and open their comparison pane."""
         m = self.matrix
         if m is None:
             return
-        from flaketui.app.screens.compare import CompareScreen
-
         def chosen(pair: tuple[str, str] | None) -> None:
             if pair is not None:
-                self.app.push_screen(CompareScreen(*pair))
+                self.post_message(Open("compare", run_a=pair[0], run_b=pair[1]))
 
         self.app.push_screen(dialogs.RunPicker(m.runs, m.runs[self.since], m.runs[-1]), chosen)
 
@@ -270,23 +273,22 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
         row = self.query_one(TaskTable).cursor_data_row
         if m is None or row is None:
             return
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, m.tasks[row])
+        self.post_message(Open("across-runs", task=m.tasks[row]))
 
     def action_close(self) -> None:
         """Back to the task table."""
         self.dismiss(None)
 
 
-def open_matrix(screen: FlakeScreen[object]) -> None:
-    """``m`` on the task table: the matrix of every run (at least two must be loaded)."""
-    log = screen.flake_app.trial_log
+def open_matrix(app: FlakeApp) -> MatrixScreen | None:
+    """``Open("matrix")`` (``m`` on the task table): the matrix of every run (None: at least two
+    must be loaded, and it says so)."""
+    log = app.trial_log
     if log is None:
-        screen.notify("the logs are still loading", timeout=3)
-        return
+        app.notify("the logs are still loading", timeout=3)
+        return None
     if len(log.runs) < 2:
-        screen.notify("only one run is loaded: the matrix shows two or more side by side",
-                      severity="warning", timeout=5)
-        return
-    screen.app.push_screen(MatrixScreen())
+        app.notify("only one run is loaded: the matrix shows two or more side by side",
+                   severity="warning", timeout=5)
+        return None
+    return MatrixScreen()

@@ -23,7 +23,7 @@ from textual.widgets import Header, Input, Static
 from flaketui.app.editor import editor_command as editor_command  # re-exported
 from flaketui.app.editor import open_in_editor
 from flaketui.app.jobs import RunJobs, wants_history
-from flaketui.app.messages import LogsGrew, RunsLoaded
+from flaketui.app.messages import LogsGrew, Open, RunsLoaded
 from flaketui.app.run_drawing import RunDrawing
 from flaketui.app.run_view import RunView
 from flaketui.app.screens import triage_dialogs
@@ -285,8 +285,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
 
     def action_pick_run(self) -> None:
         """Open the list of loaded runs; the one picked is shown."""
-        from flaketui.app.screens.run_picker import RunPicker
-
         log = self.flake_app.trial_log
         if log is None:
             return
@@ -302,7 +300,7 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
             if index is not None:
                 self.run_index = index
 
-        self.app.push_screen(RunPicker(runs, self.run_index), picked)
+        self.post_message(Open("run-picker", picked, runs=runs, current=self.run_index))
 
     def action_copy_task(self) -> None:
         """Copy the highlighted task's id to the clipboard, as shown (control characters
@@ -316,7 +314,7 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
 
     def action_export(self) -> None:
         """Ask for a file name, then write the tasks shown (filter and order kept) to it."""
-        from flaketui.app.screens.export import ExportPrompt, default_name, write_export
+        from flaketui.app.table_export import default_name, write_export
 
         st, run = self.stats, self.run
         if st is None or run is None:
@@ -335,7 +333,7 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
             self.notify(f"{len(rows):,} task(s) written to {visible(path)}", title="Exported",
                         timeout=8, markup=False)
 
-        self.app.push_screen(ExportPrompt(default_name(run), len(rows)), chosen)
+        self.post_message(Open("export", chosen, default=default_name(run), rows=len(rows)))
 
     def action_open_in_editor(self) -> None:
         """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
@@ -344,43 +342,36 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
         if log is not None and row is not None and self.outcomes is not None:
             open_in_editor(self.app, log, self.outcomes.task_rows(row))
 
-    async def action_show_traces(self) -> None:
+    def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
         if row is None or self.stats is None or self.outcomes is None:
             return
-        from flaketui.app.screens.traces import show_task_traces
-
-        await show_task_traces(self.flake_app, self.outcomes, row, self.stats)
+        self.post_message(Open("traces", outcomes=self.outcomes, row=row, stats=self.stats))
 
     @on(TaskTable.TaskSelected)
-    async def task_selected(self, event: TaskTable.TaskSelected) -> None:
+    def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
-        await self.action_show_traces()
+        self.action_show_traces()
 
     def action_show_plan(self) -> None:
         """Open the plan of the shown run, with the figures of the highlighted task."""
         if self.run is None:
             return
-        from flaketui.app.screens.plan import PlanScreen
-
-        self.app.push_screen(PlanScreen(self.run, self.current_task))
+        self.post_message(Open("plan", run=self.run, task=self.current_task))
 
     def action_show_history(self) -> None:
         """Open the highlighted task's history across recorded runs (``--history``)."""
         task = self.current_task
         if task is None:
             return
-        from flaketui.app.screens.history import HistoryScreen
-
-        self.app.push_screen(HistoryScreen(task))
+        self.post_message(Open("history", task=task))
 
     def action_failure_modes(self) -> None:
         """Open the run's failure modes; the mode picked (``enter``) brings the cursor to its example task."""
         log, run = self.flake_app.trial_log, self.run
         if log is None or run is None:
             return
-        from flaketui.app.screens.failure_modes import FailureModesScreen
         from flaketui.loading import read_trial
         from flaketui.traces.causes import flaky_rows
 
@@ -395,26 +386,20 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
                 self.filter_text, self.flaky_only = "", False
             self.refresh_order(keep=row)
 
-        self.app.push_screen(FailureModesScreen(run, todo, partial(read_trial, log), self.flake_app.normaliser),
-                             back)
+        self.post_message(Open("failure-modes", back, run=run, rows_by_task=todo, read=partial(read_trial, log),
+                               normaliser=self.flake_app.normaliser))
 
     def action_compare(self) -> None:
         """Open the comparison pane (picking runs A and B when more than two are loaded)."""
-        from flaketui.app.screens.compare import open_compare
-
-        open_compare(self.flake_app)
+        self.post_message(Open("compare"))
 
     def action_matrix(self) -> None:
         """The runs × tasks matrix (two or more runs)."""
-        from flaketui.app.screens.matrix import open_matrix
-
-        open_matrix(self)
+        self.post_message(Open("matrix"))
 
     def action_across_runs(self) -> None:
         """The highlighted task in every loaded run (two or more runs)."""
-        from flaketui.app.screens.across_runs import open_across_runs
-
-        open_across_runs(self, self.current_task)
+        self.post_message(Open("across-runs", task=self.current_task))
 
     def action_triage(self, what: str) -> None:
         """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""
@@ -422,11 +407,9 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
 
     def action_show_problems(self) -> None:
         """List the run's warnings, the skipped lines of the logs and the notes from loading."""
-        from flaketui.app.screens.problems import ProblemsScreen
-
         log = self.flake_app.trial_log
-        self.app.push_screen(ProblemsScreen(log.problems if log else [],
-                                            self.summary.warnings if self.summary is not None else ()))
+        self.post_message(Open("problems", problems=log.problems if log else [],
+                               warnings=self.summary.warnings if self.summary is not None else ()))
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         """(title, help, action) for the command palette."""
