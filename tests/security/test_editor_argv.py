@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from flaketui.app.screens.tasks import editor_command
+from flaketui.app.editor import editor_command
 
 HOSTILE = ["+!touch pwned;.jsonl", "+:!id", "-c", "--cmd=!id", "-S evil.vim", "+", "-"]
 

@@ -1,18 +1,20 @@
 """The main screen: the run's summary, the task table and the k curves.
 
 What the keys change is here: ``f``, ``/``, ``s`` / ``S`` set the screen's reactives (flaky only,
-the filter, the sort), whose watchers ask the run's :class:`~flaketui.app.run_view.RunView` for
-the rows to show; ``+`` / ``-`` set the app's ``k``, which this screen watches. What the table
-shows of a run is the session's :class:`~flaketui.session.state.RunState` (filled by the jobs of
-:mod:`flaketui.session.jobs`, run here in workers) drawn by the columns of
+the filter, the sort; the sort is data-bound to the table's header), whose watchers ask the run's
+:class:`~flaketui.app.run_view.RunView` for the rows to show; ``+`` / ``-`` set the app's ``k``,
+which this screen watches. The keys that open another view (``enter``, ``c``, ``p``, ``m``, ``H``…)
+post :class:`~flaketui.app.messages.Open` from :class:`~flaketui.app.task_openers.TaskOpeners`.
+What the table shows of a run is the session's :class:`~flaketui.session.state.RunState` (filled
+by the jobs of :mod:`flaketui.session.jobs`, run here in workers) drawn by the columns of
 :mod:`flaketui.app.task_columns`.
+
+The reactives live on the screen, not on the RunView, because Textual binds a child's reactive
+only to one of the node whose ``compose`` yields it; a new run gets a new RunView, and the sort
+and filter carry over to it.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
-from functools import partial
-from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,25 +22,22 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Header, Input, Static
 
-from flaketui.app.editor import editor_command as editor_command  # re-exported
-from flaketui.app.editor import open_in_editor
 from flaketui.app.jobs import RunJobs, wants_history
 from flaketui.app.messages import LogsGrew, Open, RunsLoaded
 from flaketui.app.run_drawing import RunDrawing
 from flaketui.app.run_view import RunView
-from flaketui.app.screens import triage_dialogs
 from flaketui.app.screens.base import FlakeScreen
 from flaketui.app.sorting import SortActions
+from flaketui.app.task_openers import TaskOpeners
 from flaketui.app.widgets.curve import Curves
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.loading import LoadingKeys, LoadingPane
 from flaketui.app.widgets.run_summary import RunSummary
 from flaketui.app.widgets.task_table import TaskTable
-from flaketui.model import ERRORED, RunOutcomes
-from flaketui.sanitize import visible
+from flaketui.model import ERRORED
 
 
-class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[None]):
+class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, TaskOpeners, FlakeScreen[None]):
     """One row per task of the shown run, most dangerous (flakiest) first.
 
     State others can reach: :attr:`run` (name of the run shown), :attr:`stats`
@@ -177,10 +176,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
         self.start_jobs(state)
         self.recompute(keep)
 
-    def run_outcomes(self, run: str) -> RunOutcomes:
-        """Run ``run``'s trials grouped by task (the session's, grouped once per loaded log)."""
-        return self.flake_app.session.run(run).outcomes
-
     def recompute(self, keep: int | None = None) -> None:
         """Statistics at the current k, then the table, summary and curves; the cursor stays on
         data row ``keep`` (None: the row under it)."""
@@ -283,65 +278,6 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
         """The app's k changed: the statistics at the new k, the table, summary and curves."""
         self.recompute()
 
-    def action_pick_run(self) -> None:
-        """Open the list of loaded runs; the one picked is shown."""
-        log = self.flake_app.trial_log
-        if log is None:
-            return
-        if len(log.runs) < 2:
-            self.notify("only one run is loaded", timeout=3)
-            return
-        runs = []
-        for run in log.runs:
-            outcomes = self.run_outcomes(run)
-            runs.append((run, len(outcomes.tasks), int(outcomes.n.sum())))
-
-        def picked(index: int | None) -> None:
-            if index is not None:
-                self.run_index = index
-
-        self.post_message(Open("run-picker", picked, runs=runs, current=self.run_index))
-
-    def action_copy_task(self) -> None:
-        """Copy the highlighted task's id to the clipboard, as shown (control characters
-        spelled out: a hostile id can't end a bracketed paste, ``ESC [201~``, in the terminal
-        it is pasted into)."""
-        task = self.current_task
-        if task is None:
-            return
-        self.app.copy_to_clipboard(visible(task))
-        self.notify(f"copied {visible(task)}", title="Clipboard", timeout=4, markup=False)
-
-    def action_export(self) -> None:
-        """Ask for a file name, then write the tasks shown (filter and order kept) to it."""
-        from flaketui.app.table_export import default_name, write_export
-
-        st, run = self.stats, self.run
-        if st is None or run is None:
-            return
-        rows = self.query_one(TaskTable).order.tolist()
-
-        def chosen(name: str | None) -> None:
-            if name is None:
-                return
-            try:
-                path = write_export(Path(name).expanduser(), st, rows, self.flake_app.triage_store)
-            except OSError as exc:
-                self.notify(visible(f"{name}: {exc.strerror or exc}"), title="Not exported",
-                            severity="error", timeout=10, markup=False)
-                return
-            self.notify(f"{len(rows):,} task(s) written to {visible(path)}", title="Exported",
-                        timeout=8, markup=False)
-
-        self.post_message(Open("export", chosen, default=default_name(run), rows=len(rows)))
-
-    def action_open_in_editor(self) -> None:
-        """Open the file of the highlighted task's first trial in ``$EDITOR`` (``+LINE``
-        for editors that take it), the app suspended meanwhile."""
-        log, row = self.flake_app.trial_log, self.current_row
-        if log is not None and row is not None and self.outcomes is not None:
-            open_in_editor(self.app, log, self.outcomes.task_rows(row))
-
     def action_show_traces(self) -> None:
         """Open the trace screen of the task under the cursor."""
         row = self.current_row
@@ -353,84 +289,3 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, FlakeScreen[Non
     def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
         self.action_show_traces()
-
-    def action_show_plan(self) -> None:
-        """Open the plan of the shown run, with the figures of the highlighted task."""
-        if self.run is None:
-            return
-        self.post_message(Open("plan", run=self.run, task=self.current_task))
-
-    def action_show_history(self) -> None:
-        """Open the highlighted task's history across recorded runs (``--history``)."""
-        task = self.current_task
-        if task is None:
-            return
-        self.post_message(Open("history", task=task))
-
-    def action_failure_modes(self) -> None:
-        """Open the run's failure modes; the mode picked (``enter``) brings the cursor to its example task."""
-        log, run = self.flake_app.trial_log, self.run
-        if log is None or run is None:
-            return
-        from flaketui.loading import read_trial
-        from flaketui.traces.causes import flaky_rows
-
-        todo = {t: r for t, r in flaky_rows(self.run_outcomes(run)).items() if log.has_trace[r].any()}
-
-        def back(task: str | None) -> None:
-            st = self.stats
-            if task is None or st is None or self.run != run:
-                return
-            row = st.tasks.index(task)
-            if self.filter_text or self.flaky_only:  # the example may be filtered out: show every task
-                self.filter_text, self.flaky_only = "", False
-            self.refresh_order(keep=row)
-
-        self.post_message(Open("failure-modes", back, run=run, rows_by_task=todo, read=partial(read_trial, log),
-                               normaliser=self.flake_app.normaliser))
-
-    def action_compare(self) -> None:
-        """Open the comparison pane (picking runs A and B when more than two are loaded)."""
-        self.post_message(Open("compare"))
-
-    def action_matrix(self) -> None:
-        """The runs × tasks matrix (two or more runs)."""
-        self.post_message(Open("matrix"))
-
-    def action_across_runs(self) -> None:
-        """The highlighted task in every loaded run (two or more runs)."""
-        self.post_message(Open("across-runs", task=self.current_task))
-
-    def action_triage(self, what: str) -> None:
-        """Mark reviewed (``reviewed``), label (``label``) or note (``note``) the highlighted task."""
-        triage_dialogs.triage_task(self, what)
-
-    def action_show_problems(self) -> None:
-        """List the run's warnings, the skipped lines of the logs and the notes from loading."""
-        log = self.flake_app.trial_log
-        self.post_message(Open("problems", problems=log.problems if log else [],
-                               warnings=self.summary.warnings if self.summary is not None else ()))
-
-    def palette_commands(self) -> Iterable[tuple[str, str, str]]:
-        """(title, help, action) for the command palette."""
-        yield from PALETTE
-        if self.stats is not None:
-            for col in self.query_one(TaskTable).columns:
-                yield f"Sort by {col.label}", col.tooltip, f"sort_by('{col.key}')"
-
-
-PALETTE = (
-    ("Open traces", "Passing vs failing traces of the highlighted task", "show_traces"),
-    ("Toggle flaky only", "Show only flaky tasks", "toggle_flaky"),
-    ("Filter by name", "Type part of a task name", "filter"),
-    ("Increase k", "k + 1 for pass@k and pass^k", "change_k(1)"),
-    ("Decrease k", "k − 1 for pass@k and pass^k", "change_k(-1)"),
-    ("Pick a run", "Show another loaded run, picked from a list", "pick_run"),
-    ("Plan the next run", "How many more trials, on which tasks, and why", "show_plan"),
-    ("Compare two runs", "Flips, the primary test and the review of each flip", "compare"),
-    ("Copy task id", "Copy the highlighted task's id to the clipboard", "copy_task"),
-    ("Export the table", "Write the tasks shown to CSV or Markdown", "export"),
-    ("Open in $EDITOR", "The highlighted task's first trial, at its line", "open_in_editor"),
-    ("Show warnings and skipped lines", "The run's warnings and what loading met", "show_problems"),
-)
-"""The task table's commands in the palette (title, help, action), before its sorts."""
