@@ -111,8 +111,10 @@ class FlakeApp(App[int]):
     CSS_PATH = "flaketui.tcss"
     TITLE = "flaketui"
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit", tooltip="Leave flaketui"),
-        Binding("question_mark", "help", "Help", id="help", tooltip="Every key of every screen"),
+        Binding("q", "quit", "Quit", id="quit",
+                tooltip="Leave flaketui"),
+        Binding("question_mark", "help", "Help", id="help",
+                tooltip="Every key of every screen"),
     ]
 
     k: var[int | None] = var(None, init=False)

@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from flaketui.app.messages import Open
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.model import Trial
 from flaketui.output import formatting as fmt
@@ -75,7 +75,7 @@ class AcrossRunsScreen(FlakeScreen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="across-back", tooltip="Back to the screen this was opened from"),
+        back_key("across-back", "the screen this was opened from"),
         Binding("enter", "open_pair", "Traces", id="across-traces", priority=True,
                 tooltip="The reference's trace beside the highlighted run's trial"),
         Binding("r", "make_reference", "Reference", id="across-reference",

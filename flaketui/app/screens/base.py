@@ -53,6 +53,12 @@ class FlakeScreen(Screen[ScreenResultType]):
                 status.display = True
 
 
+def back_key(id: str, to: str, action: str = "back", keys: str = "escape") -> Binding:
+    """The key that leaves a screen for ``to`` (said in its tooltip): written once, so every
+    screen's way back reads and shows alike."""
+    return Binding(keys, action, "Back", id=id, tooltip=f"Back to {to}")
+
+
 COMPACT_BELOW = 32
 """Terminal rows under which a screen's header shows its compact form (unless ``h`` chose)."""
 COMPACT_BELOW_NARROW = 40

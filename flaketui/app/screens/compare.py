@@ -36,7 +36,7 @@ from textual.worker import Worker
 
 from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen, back_key
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
@@ -123,7 +123,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
                 tooltip="Mark the flip reviewed, or not"),
         Binding("l", "pick_label", "Label", id="pick-label",
                 tooltip="Give the flip a cause label (also marks it reviewed)"),
-        Binding("w", "edit_note", "Note", id="edit-note", tooltip="Write a free-text note"),
+        Binding("w", "edit_note", "Note", id="edit-note",
+                tooltip="Write a free-text note"),
         Binding("f", "toggle_all", "All tasks", id="toggle-all-tasks",
                 tooltip="Show every common task, or only the changed ones"),
         Binding("slash", "filter", "Filter", id="compare-filter",
@@ -140,8 +141,7 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
                 tooltip="Choose runs A and B (when more than two are loaded)"),
         Binding("X", "swap_runs", "Swap A/B", id="swap-runs", show=False,
                 tooltip="Compare A against B instead (shift+x; the reviews stay)"),
-        Binding("escape,c", "close", "Back", id="close-compare",
-                tooltip="Back to the task table"),
+        back_key("close-compare", "the task table", "close", keys="escape,c"),
         *HEAD_KEYS,
     ]
 

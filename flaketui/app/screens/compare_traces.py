@@ -31,7 +31,7 @@ from textual.widgets import Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen, back_key
 from flaketui.app.trace_keys import SEARCH_KEYS, TRACE_KEYS, TraceKeys, trial_label
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.trace_view import TraceDiffView
@@ -122,8 +122,7 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
     """Says "reading…" until the trials are read; a failed read's error replaces it."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="compare-traces-back",
-                tooltip="Back to the comparison pane"),
+        back_key("compare-traces-back", "the comparison pane"),
         Binding("n", "step_flip(1)", "Next flip", id="compare-traces-next",
                 tooltip="The next flip's traces"),
         Binding("N", "step_flip(-1)", "Prev flip", id="compare-traces-previous",
@@ -143,7 +142,8 @@ class CompareTracesScreen(TraceKeys, CollapsibleHead, FlakeScreen[int]):
                 tooltip="Mark the flip reviewed, or not"),
         Binding("l", "pick_label", "Label", id="compare-traces-label",
                 tooltip="Give the flip a cause label (also marks it reviewed)"),
-        Binding("w", "edit_note", "Note", id="compare-traces-note", tooltip="Write a note"),
+        Binding("w", "edit_note", "Note", id="compare-traces-note",
+                tooltip="Write a note"),
         Binding("x", "toggle_expand", "Expand", id="compare-traces-expand", show=False,
                 tooltip="Show long step contents in full (toggle)"),
         *TRACE_KEYS,

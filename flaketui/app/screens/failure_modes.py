@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.sanitize import visible
 
@@ -73,7 +73,7 @@ class FailureModesScreen(FlakeScreen[str | None]):
     """
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="modes-back", tooltip="Back to the task table"),
+        back_key("modes-back", "the task table"),
         Binding("enter", "example", "Example", id="modes-example",
                 tooltip="Back to the task table on this mode's example task"),
     ]

@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.states import STATE_STYLES
 from flaketui.app.widgets.trend_chart import TrendChart
 from flaketui.app.widgets.footer import KeyFooter
@@ -77,7 +77,7 @@ class HistoryScreen(FlakeScreen[None]):
     HistoryScreen #history-table { height: 1fr; }
     """
 
-    BINDINGS = [Binding("escape", "back", "Back", id="history-back", tooltip="Back to the task table"),
+    BINDINGS = [back_key("history-back", "the task table"),
                 Binding("s", "suite", "Suite trend", id="history-suite",
                         tooltip="Switch between this task's history and the suite's trend over the recorded runs")]
 

@@ -22,7 +22,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Header, Static, TabbedContent, TabPane, TextArea
 
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.model import ERRORED, PASS, Trial
 from flaketui.sanitize import visible
@@ -129,7 +129,7 @@ class InspectorScreen(FlakeScreen[None]):
     STATUS = "#inspector-status"
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="inspector-back", tooltip="Back to the traces"),
+        back_key("inspector-back", "the traces", "app.pop_screen"),
         Binding("i", "app.pop_screen", "Back", id="inspector-close", show=False,
                 tooltip="Back to the traces"),
         Binding("r", "toggle_raw", "Raw JSON", id="inspector-raw",

@@ -25,7 +25,7 @@ from textual.widgets import Header, Static
 
 from flaketui.app.messages import Open
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.sorting import SortActions, sorted_rows
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.task_table import Column, TaskTable
@@ -87,10 +87,11 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
                 tooltip="Every task, those newly flaky since run X, or those newly failing since run X"),
         Binding("A", "across_runs", "Across runs", id="matrix-across-runs", show=False,
                 tooltip="The highlighted task in every run, each run's first divergence from a reference"),
-        Binding("s", "sort_next", "Sort", id="matrix-sort-next", tooltip="Sort by the next column"),
+        Binding("s", "sort_next", "Sort", id="matrix-sort-next",
+                tooltip="Sort by the next column"),
         Binding("S", "sort_reverse", "Reverse", id="matrix-sort-reverse", show=False,
                 tooltip="Reverse the sort order"),
-        Binding("escape,m", "close", "Back", id="close-matrix", tooltip="Back to the task table"),
+        back_key("close-matrix", "the task table", "close", keys="escape,m"),
     ]
 
     sort_key: reactive[str] = reactive("variance", init=False)

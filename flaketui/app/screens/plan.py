@@ -26,7 +26,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Header, Input, Label, Static
 from textual.worker import Worker
 
-from flaketui.app.screens.base import FlakeScreen
+from flaketui.app.screens.base import FlakeScreen, back_key
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.loading.extras import TaskExtras
 from flaketui.output import formatting as fmt
@@ -82,7 +82,7 @@ class PlanScreen(FlakeScreen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="plan-back", tooltip="Back to the task table"),
+        back_key("plan-back", "the task table"),
         Binding("b", "focus_budget", "Budget", id="plan-focus-budget",
                 tooltip="Type the number of further trials to allocate"),
         Binding("t", "focus_table", "Table", id="plan-focus-table", show=False,

@@ -32,7 +32,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker
 
 from flaketui.app.screens import triage_dialogs as dialogs
-from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen
+from flaketui.app.screens.base import HEAD_KEYS, CollapsibleHead, FlakeScreen, back_key
 from flaketui.app.trace_keys import SEARCH_KEYS, TRACE_KEYS, TraceKeys, trial_label
 from flaketui.app.widgets.footer import KeyFooter
 from flaketui.app.widgets.fork_map import ForkMap
@@ -237,8 +237,7 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
     """Says "reading…" until the trials are read; a failed read's error replaces it."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back",
-                tooltip="Back to the task table, as it was"),
+        back_key("back", "the task table, as it was"),
         *SEARCH_KEYS,
         Binding("d", "jump_to_divergence", "Divergence", id="jump-divergence",
                 tooltip="Scroll to the first divergent step"),
@@ -266,7 +265,8 @@ class TaskTraceScreen(TraceKeys, CollapsibleHead, FlakeScreen[None]):
                 tooltip="Mark the task reviewed, or not"),
         Binding("l", "triage('label')", "Label", id="trace-label", show=False,
                 tooltip="Give the task a cause label (also marks it reviewed)"),
-        Binding("w", "triage('note')", "Note", id="trace-note", show=False, tooltip="Write a note"),
+        Binding("w", "triage('note')", "Note", id="trace-note", show=False,
+                tooltip="Write a note"),
         *HEAD_KEYS,
     ]
 
