@@ -153,11 +153,10 @@ class Session:
         self._runs = {}
 
     def run(self, name: str) -> RunState:
-        """Run ``name``'s state (made on first ask, kept until the log changes)."""
+        """Run ``name``'s state (made on first ask, kept until the log changes; two threads asking
+        at once get the same one: ``setdefault`` is atomic)."""
         state = self._runs.get(name)
-        if state is None:
-            state = self._runs[name] = RunState(self, name)
-        return state
+        return self._runs.setdefault(name, RunState(self, name)) if state is None else state
 
     def usual_k(self) -> int:
         """The trials most tasks have (:func:`~flaketui.stats.default_k` over every run): k when not given."""

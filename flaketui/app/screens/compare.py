@@ -206,7 +206,8 @@ class CompareScreen(SortActions, CollapsibleHead, FlakeScreen[None]):
 
         log = self.flake_app.trial_log
         assert log is not None
-        outcomes_a, outcomes_b = log.run_outcomes(self.run_a), log.run_outcomes(self.run_b)
+        session = self.flake_app.session  # each run grouped once, shared with the task table
+        outcomes_a, outcomes_b = session.run(self.run_a).outcomes, session.run(self.run_b).outcomes
         cmp = compare_runs(task_stats(outcomes_a, 1), task_stats(outcomes_b, 1))
         # the configurations' difference with its values: a warning for two or more fields, a note for one
         confound = confound_note(run_config(log, self.run_a, DEFAULT_CONFIG_FIELDS, read_trial),

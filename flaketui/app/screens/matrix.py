@@ -128,7 +128,8 @@ class MatrixScreen(SortActions, FlakeScreen[None]):
 
         log = self.flake_app.trial_log
         assert log is not None
-        self.post_message(MatrixReady(run_matrix([task_stats(log.run_outcomes(r), 1) for r in log.runs])))
+        run = self.flake_app.session.run  # each run grouped once, shared with the task table
+        self.post_message(MatrixReady(run_matrix([task_stats(run(r).outcomes, 1) for r in log.runs])))
 
     @on(MatrixReady)
     def matrix_ready(self, event: MatrixReady) -> None:

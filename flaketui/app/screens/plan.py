@@ -149,11 +149,11 @@ class PlanScreen(FlakeScreen[None]):
         log = app.trial_log
         if log is None:
             return
-        outcomes = log.run_outcomes(self.run_name)
+        outcomes = app.session.run(self.run_name).outcomes  # grouped once, shared with the task table
         if self._extras is None:
             found = read_task_extras(log, outcomes)
             self._extras = {(self.run_name, t): e for t, e in found.items()}
-        others = [log.run_outcomes(r) for r in log.runs if r != self.run_name]
+        others = [app.session.run(r).outcomes for r in log.runs if r != self.run_name]
         plan = make_plan([outcomes], PlanOptions(budget=budget, k=app.k), self._extras, others)
         self.post_message(PlanReady(plan))
 
