@@ -516,6 +516,17 @@ static int scan_metrics(cursor *c, spec *sp, double *row) {
     }
 }
 
+/* ---- the objects' memory ------------------------------------------------------------ */
+
+/* tp_dealloc of a GC-tracked type: untracked, its references dropped by its own tp_clear (the
+ * one list of what it holds besides tp_traverse's), then freed. A type that holds memory of its
+ * own frees that first and ends with this. */
+static void gc_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    Py_TYPE(self)->tp_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
 /* ---- Names: strings numbered in the order first seen ------------------------------- */
 
 /* SipHash-1-3 (J.-P. Aumasson and D. J. Bernstein, "SipHash: a fast short-input PRF",
@@ -669,12 +680,15 @@ static PyObject *names_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return (PyObject *)self;
 }
 
-static void names_dealloc(NamesObject *self) {
-    PyObject_GC_UnTrack(self);
+static int names_clear(NamesObject *self) {
     Py_CLEAR(self->list);
+    return 0;
+}
+
+static void names_dealloc(NamesObject *self) {
     PyMem_Free(self->slots);
     PyMem_Free(self->hashes);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    gc_dealloc((PyObject *)self);
 }
 
 static int names_traverse(NamesObject *self, visitproc visit, void *arg) {
@@ -727,6 +741,7 @@ static PyTypeObject NamesType = {
     .tp_new = names_new,
     .tp_dealloc = (destructor)names_dealloc,
     .tp_traverse = (traverseproc)names_traverse,
+    .tp_clear = (inquiry)names_clear,
     .tp_methods = names_methods,
     .tp_getset = names_getset,
     .tp_as_sequence = &names_as_sequence,
@@ -1182,12 +1197,11 @@ static Py_ssize_t role_keys(PyObject *roles, const char *name, Py_ssize_t nkeys,
     return PyTuple_GET_SIZE(got);
 }
 
-static void scanner_dealloc(ScannerObject *self) {
-    PyObject_GC_UnTrack(self);
+static int scanner_clear(ScannerObject *self) {
     Py_CLEAR(self->keys);
     Py_CLEAR(self->tables);
     Py_CLEAR(self->mnames);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    return 0;
 }
 
 static int scanner_traverse(ScannerObject *self, visitproc visit, void *arg) {
@@ -1478,8 +1492,9 @@ static PyTypeObject ScannerType = {
               "threshold: the score that passes; codes: the pass, fail and errored outcomes' codes;\n"
               "rows: lines a part holds; columns: metric names kept (a line with more is deferred).",
     .tp_new = scanner_new,
-    .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_dealloc = gc_dealloc,
     .tp_traverse = (traverseproc)scanner_traverse,
+    .tp_clear = (inquiry)scanner_clear,
     .tp_methods = scanner_methods,
     .tp_getset = scanner_getset,
 };
