@@ -223,6 +223,34 @@ static inline int literal(cursor *c, const char *word, size_t n) {
 
 /* Any value at c->p, checked and skipped. *empty (may be NULL) says an array or object
  * had no items. Returns its kind, or -1. */
+/* Past the white space, the ':' that follows a member's name and the white space after it; -1
+ * when no ':' follows. */
+static inline int past_colon(cursor *c) {
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':') return -1;
+    c->p++;
+    skip_ws(c);
+    return 0;
+}
+
+/* What may follow an item of an object or array, the one rule of every loop here that reads
+ * them: past the white space and a ',' with the white space after it (1: another item follows),
+ * or past the closing byte ``close`` (0: the container ends); -1 at anything else. */
+static inline int next_item(cursor *c, unsigned char close) {
+    skip_ws(c);
+    if (c->p >= c->end) return -1;
+    if (*c->p == ',') {
+        c->p++;
+        skip_ws(c);
+        return 1;
+    }
+    if (*c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return -1;
+}
+
 static int skip_value(cursor *c, int depth, int *empty) {
     if (c->p >= c->end) return -1;
     unsigned char ch = *c->p;
@@ -251,25 +279,13 @@ static int skip_value(cursor *c, int depth, int *empty) {
                 const unsigned char *s;
                 Py_ssize_t len;
                 int esc;
-                if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0) return -1;
-                skip_ws(c);
-                if (c->p >= c->end || *c->p != ':') return -1;
-                c->p++;
-                skip_ws(c);
+                if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0 || past_colon(c) < 0)
+                    return -1;
             }
             if (skip_value(c, depth + 1, NULL) < 0) return -1;
-            skip_ws(c);
-            if (c->p >= c->end) return -1;
-            if (*c->p == ',') {
-                c->p++;
-                skip_ws(c);
-                continue;
-            }
-            if (*c->p == close) {
-                c->p++;
-                return ch == '{' ? K_OBJECT : K_ARRAY;
-            }
-            return -1;
+            int more = next_item(c, close);
+            if (more < 0) return -1;
+            if (!more) return ch == '{' ? K_OBJECT : K_ARRAY;
         }
     }
     if (ch == 't') return literal(c, "true", 4) < 0 ? -1 : K_TRUE;
@@ -471,11 +487,8 @@ static int scan_metrics(cursor *c, spec *sp, double *row) {
         const unsigned char *s;
         Py_ssize_t len;
         int esc;
-        if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0 || esc) return -1;
-        skip_ws(c);
-        if (c->p >= c->end || *c->p != ':') return -1;
-        c->p++;
-        skip_ws(c);
+        if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &len, &esc) < 0 || esc || past_colon(c) < 0)
+            return -1;
         const unsigned char *a = c->p;
         int is_int, digits;
         if (c->p >= c->end || !(*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) return -1;
@@ -501,19 +514,20 @@ static int scan_metrics(cursor *c, spec *sp, double *row) {
             if (j < 0) return (int)j;
         }
         row[j] = v; /* a name twice: the last value, as a dict keeps it */
-        skip_ws(c);
-        if (c->p >= c->end) return -1;
-        if (*c->p == ',') {
-            c->p++;
-            skip_ws(c);
-            continue;
-        }
-        if (*c->p == '}') {
-            c->p++;
-            return 0;
-        }
-        return -1;
+        int more = next_item(c, '}');
+        if (more <= 0) return more;
     }
+}
+
+/* ---- the objects' memory ------------------------------------------------------------ */
+
+/* tp_dealloc of a GC-tracked type: untracked, its references dropped by its own tp_clear (the
+ * one list of what it holds besides tp_traverse's), then freed. A type that holds memory of its
+ * own frees that first and ends with this. */
+static void gc_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    Py_TYPE(self)->tp_clear(self);
+    Py_TYPE(self)->tp_free(self);
 }
 
 /* ---- Names: strings numbered in the order first seen ------------------------------- */
@@ -669,12 +683,15 @@ static PyObject *names_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return (PyObject *)self;
 }
 
-static void names_dealloc(NamesObject *self) {
-    PyObject_GC_UnTrack(self);
+static int names_clear(NamesObject *self) {
     Py_CLEAR(self->list);
+    return 0;
+}
+
+static void names_dealloc(NamesObject *self) {
     PyMem_Free(self->slots);
     PyMem_Free(self->hashes);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    gc_dealloc((PyObject *)self);
 }
 
 static int names_traverse(NamesObject *self, visitproc visit, void *arg) {
@@ -727,6 +744,7 @@ static PyTypeObject NamesType = {
     .tp_new = names_new,
     .tp_dealloc = (destructor)names_dealloc,
     .tp_traverse = (traverseproc)names_traverse,
+    .tp_clear = (inquiry)names_clear,
     .tp_methods = names_methods,
     .tp_getset = names_getset,
     .tp_as_sequence = &names_as_sequence,
@@ -967,7 +985,8 @@ static int read_line(const unsigned char *base, const unsigned char *a, const un
             const unsigned char *s;
             Py_ssize_t len;
             int esc;
-            if (c.p >= c.end || *c.p != '"' || scan_string(&c, &s, &len, &esc) < 0 || esc) return S_DEFER;
+            if (c.p >= c.end || *c.p != '"' || scan_string(&c, &s, &len, &esc) < 0 || esc || past_colon(&c) < 0)
+                return S_DEFER;
             Py_ssize_t k = -1;
             for (Py_ssize_t i = 0; i < K; i++) {
                 if (sp->keylen[i] == len && same_bytes(sp->key[i], s, (size_t)len)) {
@@ -975,10 +994,6 @@ static int read_line(const unsigned char *base, const unsigned char *a, const un
                     break;
                 }
             }
-            skip_ws(&c);
-            if (c.p >= c.end || *c.p != ':') return S_DEFER;
-            c.p++;
-            skip_ws(&c);
             if (c.p >= c.end) return S_DEFER;
             if (k < 0) {
                 if (skip_value(&c, 1, NULL) < 0) return S_DEFER;
@@ -1025,18 +1040,9 @@ static int read_line(const unsigned char *base, const unsigned char *a, const un
                 }
                 kinds[k] = (uint8_t)kind;
             }
-            skip_ws(&c);
-            if (c.p >= c.end) return S_DEFER;
-            if (*c.p == ',') {
-                c.p++;
-                skip_ws(&c);
-                continue;
-            }
-            if (*c.p == '}') {
-                c.p++;
-                break;
-            }
-            return S_DEFER;
+            int more = next_item(&c, '}');
+            if (more < 0) return S_DEFER;
+            if (!more) break;
         }
     }
     skip_ws(&c);
@@ -1182,12 +1188,11 @@ static Py_ssize_t role_keys(PyObject *roles, const char *name, Py_ssize_t nkeys,
     return PyTuple_GET_SIZE(got);
 }
 
-static void scanner_dealloc(ScannerObject *self) {
-    PyObject_GC_UnTrack(self);
+static int scanner_clear(ScannerObject *self) {
     Py_CLEAR(self->keys);
     Py_CLEAR(self->tables);
     Py_CLEAR(self->mnames);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    return 0;
 }
 
 static int scanner_traverse(ScannerObject *self, visitproc visit, void *arg) {
@@ -1478,8 +1483,9 @@ static PyTypeObject ScannerType = {
               "threshold: the score that passes; codes: the pass, fail and errored outcomes' codes;\n"
               "rows: lines a part holds; columns: metric names kept (a line with more is deferred).",
     .tp_new = scanner_new,
-    .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_dealloc = gc_dealloc,
     .tp_traverse = (traverseproc)scanner_traverse,
+    .tp_clear = (inquiry)scanner_clear,
     .tp_methods = scanner_methods,
     .tp_getset = scanner_getset,
 };

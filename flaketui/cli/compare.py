@@ -28,6 +28,7 @@ from flaketui.cli.options import (
     baseline_option,
     config_field_option,
     divergence_option,
+    flag_option,
     ignore_key_option,
     log_options,
     record_options,
@@ -50,12 +51,11 @@ if TYPE_CHECKING:
               default="table", show_default=True,
               help="html: one self-contained page (no network): the verdict, the changed tasks and the "
                    "flipped tasks' traces, to stdout or --out. markdown --summary: a PR comment.")
-@click.option("--summary", is_flag=True, default=False,
-              help="With --format markdown: a PR comment (under GitHub's 65,536 characters; the verdict "
-                   "first, each section in a <details> block).")
+@flag_option("--summary", "With --format markdown: a PR comment (under GitHub's 65,536 characters; the verdict "
+             "first, each section in a <details> block).")
 @click.option("--out", "out_path", default=None, metavar="FILE",
               help="With --format html: write the page to FILE (atomically) instead of stdout.")
-@click.option("--tui", is_flag=True, help="Open the app on the comparison pane instead.")
+@flag_option("--tui", "Open the app on the comparison pane instead.")
 @alpha_option
 @click.option("--by", "by", type=click.Choice(["score", "pass"]), default=None,
               help="What the verdict compares: the trials' graded scores (the default when both runs have "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from flaketui.cli.common import fail, load, main, write_chunks
-from flaketui.cli.options import log_options
+from flaketui.cli.options import flag_option, log_options
 from flaketui.model import FieldMap, InputError
 from flaketui.sanitize import visible
 
@@ -24,9 +24,8 @@ if TYPE_CHECKING:
                    ".pq is Parquet; - is CSV on standard output).")
 @click.option("--out", "out", required=True, metavar="PATH",
               help="The file to write (replaced whole when complete; - for CSV on standard output).")
-@click.option("--raw", is_flag=True, default=False,
-              help="CSV: write text cells as they are (no quote before =, +, -, @; on a terminal, "
-                   "control characters are still spelled out).")
+@flag_option("--raw", "CSV: write text cells as they are (no quote before =, +, -, @; on a terminal, "
+             "control characters are still spelled out).")
 @log_options
 def export(logs: tuple[str, ...], fmt: str | None, out: str, raw: bool, fields: FieldMap,
            load_options: LoadOptions) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from flaketui.cli.common import EXIT_GATE_FAILED, EXIT_OK, FRACTION, check_k, load, main, run_stats, write_json
-from flaketui.cli.options import flaky_cap_option, k_option, log_options, run_option
+from flaketui.cli.options import flag_option, flaky_cap_option, k_option, log_options, run_option
 from flaketui.model import FieldMap
 from flaketui.sanitize import visible
 
@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 @k_option("k for pass^k (default: the trials most tasks have, errored included).")
 @click.option("--min-pass-hat-k", type=FRACTION, default=None, help="Fail if suite pass^k is below this.")
 @click.option("--max-flakiness", type=FRACTION, default=None, help="Fail if any task's flakiness is above this.")
-@click.option("--require-evidence", is_flag=True, default=False,
-              help="With --max-flakiness: a task clears the cap only if its trials rule out flakiness "
-                   "above it at 95% (its two-sided Clopper-Pearson interval for the pass rate lies "
-                   "where 4p(1-p) <= cap), not merely if its observed flakiness is within it. Tasks "
-                   "with too few trials to tell are listed apart, with the clean trials each needs "
-                   "(at a cap of 0.2 a task that always passes needs 69).")
+@flag_option("--require-evidence",
+             "With --max-flakiness: a task clears the cap only if its trials rule out flakiness "
+             "above it at 95% (its two-sided Clopper-Pearson interval for the pass rate lies "
+             "where 4p(1-p) <= cap), not merely if its observed flakiness is within it. Tasks "
+             "with too few trials to tell are listed apart, with the clean trials each needs "
+             "(at a cap of 0.2 a task that always passes needs 69).")
 @run_option("Only this run (repeatable; default: every run).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @flaky_cap_option

@@ -45,16 +45,14 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--run-name-from", type=click.Choice(["file", "folder", "field"]), default="file",
                   show_default=True, help="Name a run without a run field by its file, its folder, "
                   "or the harness's own run id.")
-    @click.option("--runs-as-trials", is_flag=True, default=False,
-                  help="Read the runs given (one agent's repeated runs) as trials of one run.")
+    @flag_option("--runs-as-trials", "Read the runs given (one agent's repeated runs) as trials of one run.")
     @click.option("--planned-trials", "planned_trials", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Read only the first N trials of each task (in trial order): the design fixed before "
                        "any outcome was seen, so trials added after looking (plan --budget) do not bias p̂ "
                        "and pass^k.")
     @click.option("--problems", "all_problems", is_flag=True, default=False,
                   help="Name every problem met while loading, one line each (default: one line per kind).")
-    @click.option("--no-cache", is_flag=True, default=False,
-                  help="Parse the logs again instead of reading the index cache.")
+    @flag_option("--no-cache", "Parse the logs again instead of reading the index cache.")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
                   help="Parse on this Dask cluster (tcp://HOST:8786; default $FLAKETUI_SCHEDULER).")
     @click.option("--timeout", "timeout", type=FiniteFloat(0.0, MAX_SECONDS), default=30.0, show_default=True,
@@ -250,14 +248,20 @@ def ignore_key_option(text: str = "Another step key to ignore when comparing tra
     return click.option("--ignore-key", multiple=True, help=text)
 
 
+def flag_option(flag: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An on/off flag, off unless given (``--record`` gives the parameter ``record``): the one way a
+    command declares a plain flag, so that every flag's default and help read alike."""
+    return click.option(flag, is_flag=True, default=False, help=text)
+
+
 def watch_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--watch``: follow logs still being written."""
-    return click.option("--watch", is_flag=True, default=False, help=text)
+    return flag_option("--watch", text)
 
 
 def causes_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--causes``: each flaky task's suggested source of flakiness, read from its traces."""
-    return click.option("--causes", is_flag=True, default=False, help=text)
+    return flag_option("--causes", text)
 
 
 def owners_option(text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

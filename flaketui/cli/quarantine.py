@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flaketui.cli.common import FRACTION, active_quarantines, check_k, fail, load, main, run_stats, write_json
-from flaketui.cli.options import history_option, k_option, log_options, run_option
+from flaketui.cli.options import flag_option, history_option, k_option, log_options, run_option
 from flaketui.model import FieldMap
 
 if TYPE_CHECKING:
@@ -26,10 +26,9 @@ if TYPE_CHECKING:
               help="junit: JUnit XML (one testcase per task, flaky ones as flakyFailure); json: a list "
                    "of the quarantined tasks; ids: task ids one per line.")
 @k_option("k for the statistics (default: the trials most tasks have, errored included).")
-@click.option("--from-history", "from_history", is_flag=True, default=False,
-              help="Instead: the tasks quarantined in the history (flaketui history quarantine, not "
-                   "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, "
-                   "ticket}); LOGS optional, given: only their tasks (of --run's runs).")
+@flag_option("--from-history", "Instead: the tasks quarantined in the history (flaketui history quarantine, not "
+             "lifted), with who, when, why and the ticket (json: a list of {task, who, at, why, ticket}); "
+             "LOGS optional, given: only their tasks (of --run's runs).")
 @history_option("With --from-history: the history (as flaketui history: default $FLAKETUI_HISTORY, "
                 "else history.sqlite in the user data folder).")
 @log_options

@@ -16,6 +16,7 @@ import click
 from flaketui.cli.common import FRACTION, check_k, check_triage, fail, main
 from flaketui.cli.options import (
     divergence_option,
+    flag_option,
     flaky_cap_option,
     history_option,
     ignore_key_option,
@@ -47,10 +48,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "demo"
                 "sqlite:///PATH or postgresql://… "
                 "(default $FLAKETUI_HISTORY, else history.sqlite in the user data folder, as "
                 "flaketui history).")
-@click.option("--record", "record", is_flag=True, default=False,
-              help="Once loaded, record every run in the history (as flaketui history record; a run "
-                   "recorded before is left as it is), in the background; a notification says what "
-                   "was recorded, or why the history could not be used. Not with --watch.")
+@flag_option("--record", "Once loaded, record every run in the history (as flaketui history record; a run "
+             "recorded before is left as it is), in the background; a notification says what was "
+             "recorded, or why the history could not be used. Not with --watch.")
 @owners_option("A CODEOWNERS-style owners file (as flaketui history status --owners): H shows the "
                "task's owner.")
 @divergence_option

@@ -297,7 +297,7 @@ class _Scan:
             if not every:
                 self.deferred(buf, part, np.flatnonzero(~keep), base, line)
             idx: Any = slice(None) if every else np.flatnonzero(keep)
-            rows = {"run": cols.run, "task": cols.task, "group": cols.group, "trial": cols.trial,
+            rows = {"run": cols.ids[:, 0], "task": cols.ids[:, 1], "group": cols.ids[:, 2], "trial": cols.trial,
                     "outcome": cols.outcome, "score": cols.score, "offset": starts[idx] + base,
                     "length": (ends - starts)[idx], "line": np.arange(line, line + n)[idx],
                     "has_trace": cols.has_trace, "metrics": cols.metrics}

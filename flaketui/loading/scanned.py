@@ -51,13 +51,12 @@ def available() -> bool:
 @dataclass
 class Columns:
     """One part's lines, numbered: ``keep`` says which lines the columns hold (the rest are
-    deferred); the columns hold the kept lines only, names as ids in :attr:`Scanner.tables`
-    (a group -1 for none)."""
+    deferred); the columns hold the kept lines only."""
 
     keep: np.ndarray
-    run: np.ndarray
-    task: np.ndarray
-    group: np.ndarray
+    ids: np.ndarray
+    """Each kept line's run, task and group as ids in :attr:`Scanner.tables` (columns 0, 1, 2, as
+    in :attr:`Outputs.sids`; a group -1 for none)."""
     trial: np.ndarray
     outcome: np.ndarray
     score: np.ndarray
@@ -171,8 +170,8 @@ class Scanner:
             """The kept lines' values, in an array of their own (the part is filled again)."""
             return np.array(column[take], copy=True)
 
-        sids = kept(out.sids)
-        run, task, group = sids[:, 0], sids[:, 1], sids[:, 2]
+        ids = kept(out.sids)
+        run = ids[:, 0]
         without = run < 0
         if without.any():
             run[without] = self.add("run", self.default_run)
@@ -181,9 +180,8 @@ class Scanner:
             column = kept(out.mvals[:, j])
             if not np.isnan(column).all():
                 metrics[name] = column
-        return Columns(keep=keep, run=run, task=task, group=group, trial=kept(out.trial),
-                       outcome=kept(out.outcome), score=kept(out.score), has_trace=kept(out.trace),
-                       metrics=metrics)
+        return Columns(keep=keep, ids=ids, trial=kept(out.trial), outcome=kept(out.outcome),
+                       score=kept(out.score), has_trace=kept(out.trace), metrics=metrics)
 
     def release(self, out: Outputs) -> None:
         """``out`` may be filled again."""

@@ -22,7 +22,7 @@ from flaketui.stats.noise import comparison_noise, noise_text
 from flaketui.stats.paired import PairedComparison
 from flaketui.stats.pertask import ALPHA, PerTaskTests
 from flaketui.stats.suite import TaskStats
-from flaketui.stats.verdict import PRIMARY, UNEQUAL_TRIALS_NOTE, evidence, verdict
+from flaketui.stats.verdict import PRIMARY, evidence, secondary_clause, verdict
 from flaketui.triage import TriageEntry, TriageKey
 
 if TYPE_CHECKING:
@@ -238,10 +238,7 @@ def uncompared_text(c: PairedComparison) -> str:
 
 def secondary_line(c: PairedComparison) -> str:
     """The sign test and the sign-flip permutation test (secondary), or why they are not shown."""
-    if not c.equal_trials:
-        return UNEQUAL_TRIALS_NOTE
-    return (f"secondary: sign test p = {fmt.pvalue(c.test.pvalue)}, sign-flip permutation p = "
-            f"{fmt.pvalue(c.permutation.pvalue)}")
+    return secondary_clause(c.equal_trials, fmt.pvalue(c.test.pvalue), fmt.pvalue(c.permutation.pvalue))
 
 
 def flips_line(tests: PerTaskTests) -> str:

@@ -345,10 +345,8 @@ def pass_hat_k_interval(
 
     Parameters
     ----------
-    n, c : array_like
-        Trials and passes per task.
-    k : int
-        Number of trials that must all pass, k >= 1.
+    n, c, k
+        As in :func:`pass_hat_k`: trials and passes per task, and how many trials must all pass.
     confidence : float
         Confidence level, 0.95 by default.
     method : {"exact", "bootstrap"}

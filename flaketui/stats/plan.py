@@ -20,19 +20,9 @@ from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
 from flaketui.stats.allocation import allocate, allocate_classes, pass_hat_k_variance_coef
-from flaketui.stats.classes import cap_of_margin, mixed
+from flaketui.stats.classes import STABLE_CLASSES, cap_of_margin, mixed
 from flaketui.stats.empirical_bayes import fit_prior
-from flaketui.stats.estimators import (
-    CONFIDENCE,
-    FLAKY,
-    NO_TRIALS,
-    STABLE_FAIL,
-    STABLE_PASS,
-    Interval,
-    p_hat,
-    rule_of_three,
-    wilson_interval,
-)
+from flaketui.stats.estimators import CONFIDENCE, FLAKY, NO_TRIALS, Interval, p_hat, rule_of_three, wilson_interval
 from flaketui.stats.power import (
     Discordance,
     MeanDifferenceSize,
@@ -517,7 +507,7 @@ def _why(decision: str, extra: int, topup: int, tier_reason: str, minimum: int, 
                             f"largest cut in the variance of suite pass^{k}"))
     if parts:
         return "; ".join(parts)
-    if decision in (STABLE_PASS, STABLE_FAIL):
+    if decision in STABLE_CLASSES:
         return f"decided {decision}"
     if decision == FLAKY:
         return "decided flaky: fix it, more trials only say how flaky"

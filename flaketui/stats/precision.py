@@ -99,6 +99,18 @@ def trials_to_bound(target: float, confidence: float = CONFIDENCE) -> int:
     return n
 
 
+def _clean_shortfall(n: ArrayLike, c: ArrayLike, need: float) -> NDArray[np.float64]:
+    """max(0, need − n) per task whose trials all passed or all failed, NaN for the rest.
+
+    Both :func:`more_clean_trials` and :func:`more_trials_to_decide` count further clean
+    trials against a total that a one-sided task needs; a task with both passes and
+    failures (or no trial) has no such total."""
+    n_arr = np.asarray(n, dtype=np.float64)
+    c_arr = np.asarray(c, dtype=np.float64)
+    one_sided = (n_arr > 0) & ((c_arr == 0) | (c_arr == n_arr))
+    return np.where(one_sided, np.maximum(0.0, need - n_arr), np.nan)
+
+
 def more_clean_trials(
     n: ArrayLike, c: ArrayLike, target: float, confidence: float = CONFIDENCE
 ) -> NDArray[np.float64]:
@@ -123,11 +135,7 @@ def more_clean_trials(
     >>> more_clean_trials([12, 12, 300], [12, 6, 300], 0.01).tolist()
     [287.0, nan, 0.0]
     """
-    n_arr = np.asarray(n, dtype=np.float64)
-    c_arr = np.asarray(c, dtype=np.float64)
-    need = trials_to_bound(target, confidence)
-    one_sided = (n_arr > 0) & ((c_arr == 0) | (c_arr == n_arr))
-    return np.where(one_sided, np.maximum(0.0, need - n_arr), np.nan)
+    return _clean_shortfall(n, c, trials_to_bound(target, confidence))
 
 
 def wilson_width(n: ArrayLike, p: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
@@ -395,11 +403,7 @@ def more_trials_to_decide(
     >>> more_trials_to_decide([12, 12, 80], [12, 6, 0]).tolist()
     [57.0, nan, 0.0]
     """
-    n_arr = np.asarray(n, dtype=np.float64)
-    c_arr = np.asarray(c, dtype=np.float64)
-    need = clean_trials_to_decide(margin, confidence)
-    one_sided = (n_arr > 0) & ((c_arr == 0) | (c_arr == n_arr))
-    return np.where(one_sided, np.maximum(0.0, need - n_arr), np.nan)
+    return _clean_shortfall(n, c, clean_trials_to_decide(margin, confidence))
 
 
 def decide(
@@ -437,15 +441,8 @@ def decide(
     probability 6.5% (exact, propagating the binomial distribution of the
     passes from look to look; 4.8% up to 100). The confidence sequence needs
     69 clean trials (:func:`clean_trials_to_decide`) and brings that
-    probability to 0.10% (``benchmarks/bench_peeking.py`` measures both).
-
-    References
-    ----------
-    .. [1] H. Robbins, Annals of Mathematical Statistics 41(5):1397-1409, 1970.
-       doi:10.1214/aoms/1177696786
-    .. [2] S. R. Howard, A. Ramdas, J. McAuliffe, J. Sekhon, "Time-uniform,
-       nonparametric, nonasymptotic confidence sequences", Annals of
-       Statistics 49(2):1055-1080, 2021. doi:10.1214/20-AOS1991
+    probability to 0.10% (``benchmarks/bench_peeking.py`` measures both). The
+    sequence and its sources are :func:`confidence_sequence`'s (see its References).
 
     Examples
     --------

@@ -115,12 +115,21 @@ def primary_text(ev: Evidence) -> str:
             f"mean difference (B - A) {_signed(ev.mean_diff)} {interval}")
 
 
+def secondary_clause(equal_trials: bool, sign: str, permutation: str) -> str:
+    """The secondary tests' clause, their p-values given as the caller shows them, or why they are not shown.
+
+    The verdict and the review word the sign test and the sign-flip permutation test alike, and
+    both hold them back unless every task has as many trials in A as in B (:data:`UNEQUAL_TRIALS_NOTE`);
+    only how a p-value is written differs between them."""
+    if not equal_trials:
+        return UNEQUAL_TRIALS_NOTE
+    return f"secondary: sign test p = {sign}, sign-flip permutation p = {permutation}"
+
+
 def secondary_text(ev: Evidence) -> str:
     """The sign test and the sign-flip permutation test, or why they are not shown."""
-    if not ev.equal_trials:
-        return UNEQUAL_TRIALS_NOTE
-    return (f"secondary: sign test p = {ev.sign_p:.2g} ({ev.fixed} fixed vs {ev.broken} broken), "
-            f"sign-flip permutation p = {ev.permutation_p:.2g}")
+    return secondary_clause(ev.equal_trials, f"{ev.sign_p:.2g} ({ev.fixed} fixed vs {ev.broken} broken)",
+                            f"{ev.permutation_p:.2g}")
 
 
 def verdict_text(ev: Evidence) -> str:

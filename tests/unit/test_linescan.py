@@ -222,7 +222,7 @@ def test_the_seam_is_typed() -> None:
     assert part.n == 4 and out.status[:4].tolist() == [c.Status.GIL, c.Status.OK, c.Status.DEFER, c.Status.BAD]
     cols = scanner.number(buf, part)  # the new metric name is learnt with the GIL
     assert cols.keep.tolist() == [True, True, False, False]
-    assert scanner.tables["task"].names == ["a", "7"] and cols.task.tolist() == [0, 1]
+    assert scanner.tables["task"].names == ["a", "7"] and cols.ids[:, 1].tolist() == [0, 1]
     assert cols.score.tolist() == [1.0, 0.0] and cols.metrics["m"].tolist()[0] == 2.0
     assert (out.starts[:2].tolist(), out.ends[:2].tolist()) == ([0, 47], [46, 70])
 
@@ -238,7 +238,7 @@ def test_equal_names_share_an_id_across_scans() -> None:
     buf = bytearray(b"\n".join(lines).replace(b"\\u00e9", "é".encode()) + b"\n")
     for _ in range(2):
         (part,) = scanner.scan(buf, len(buf), len(buf))
-        assert scanner.number(buf, part).task.tolist() == [1, 1, 0, 0, 2, 1]
+        assert scanner.number(buf, part).ids[:, 1].tolist() == [1, 1, 0, 0, 2, 1]
     assert table.names == ["é-b", "a", "c"]
 
 
