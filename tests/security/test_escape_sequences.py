@@ -93,6 +93,7 @@ def test_the_trial_csv_on_a_terminal_spells_out_the_header_even_raw(tmp_path: Pa
 
 
 @pytest.mark.ui
+@pytest.mark.slow
 async def test_y_copies_the_visible_form_of_a_hostile_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """y copies the visible form of a hostile task id."""
     log = tmp_path / "paste.jsonl"

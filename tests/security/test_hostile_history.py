@@ -206,6 +206,7 @@ def test_missing_sqlalchemy_is_a_hint(tmp_path, monkeypatch, module):
     assert code == 2 and "pip install" in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 def test_postgresql_planted_trigger_and_view_are_refused(request):
     """PostgreSQL: a trigger on a flaketui table, a view in its place or a column default that
     lifts quarantines is refused in one line; another application's table beside them is not."""

@@ -45,6 +45,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         httpd.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["log.jsonl", "log.jsonl.gz"])
 @pytest.mark.parametrize("args", [["--format", "html"], ["--causes"]])
 def test_server_without_ranges(server: str, name: str, args: list[str]) -> None:

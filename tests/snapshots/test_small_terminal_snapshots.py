@@ -44,6 +44,7 @@ class TestTau:
         column right after the task (flaky, pass, fail whole), no curves, the four tasks."""
         assert snap_compare(tau_app, run_before=after(), terminal_size=SMALL)
 
+    @pytest.mark.slow
     def test_traces(self, snap_compare, tau_app: FlakeApp) -> None:
         """enter on task 3 at 80×24: the compact header, the view opened at its first divergence (step 5 of A,
         step 7 of B) with one row above it."""
@@ -54,6 +55,7 @@ class TestTau:
         list with its label column."""
         assert snap_compare(tau_compare_app, run_before=after(), terminal_size=SMALL)
 
+    @pytest.mark.slow
     def test_plan(self, snap_compare, tau_app: FlakeApp) -> None:
         """p at 80×24: the plan of the τ² run, its table with the Wilson interval and the decision."""
         assert snap_compare(tau_app, run_before=after("p"), terminal_size=SMALL)
@@ -64,10 +66,12 @@ class TestHarbor:
         """A Harbor job at 80×24: the errored trials counted, the class column beside the task, the tasks."""
         assert snap_compare(harbor_app, run_before=after(), terminal_size=SMALL)
 
+    @pytest.mark.slow
     def test_traces(self, snap_compare, harbor_app: FlakeApp) -> None:
         """enter on the first task of the Harbor job at 80×24: its trials' traces, or the list of its trials."""
         assert snap_compare(harbor_app, run_before=after("enter"), terminal_size=SMALL)
 
+    @pytest.mark.slow
     def test_plan(self, snap_compare, harbor_app: FlakeApp) -> None:
         """p at 80×24 on the Harbor job: the plan's table of its two tasks."""
         assert snap_compare(harbor_app, run_before=after("p"), terminal_size=SMALL)

@@ -32,6 +32,7 @@ def slow_load(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return stopped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quit_key", ["q", "ctrl+c"])
 async def test_keys_while_loading_do_nothing_but_quit(monkeypatch: pytest.MonkeyPatch,
                                                       quit_key: str) -> None:

@@ -45,7 +45,8 @@ def brute_class(n: int, c: int, cap: float) -> str:
     return UNDETERMINED
 
 
-@pytest.mark.parametrize("cap", [0.2, DEFAULT_FLAKY_CAP, 0.75])
+@pytest.mark.parametrize("cap", [pytest.param(0.2, marks=pytest.mark.slow), DEFAULT_FLAKY_CAP,
+                                 pytest.param(0.75, marks=pytest.mark.slow)])
 def test_classes_match_scipy_exact_interval(cap: float) -> None:
     """Every (n, c) up to n = 40 gets the class scipy's Clopper–Pearson interval gives, checked on a grid."""
     pairs = [(n, c) for n in range(0, 41) for c in range(n + 1)]

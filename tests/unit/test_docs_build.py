@@ -38,6 +38,7 @@ def load_docs_tables():
     return module
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
     """The manual builds with mkdocs --strict."""
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:

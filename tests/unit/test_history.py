@@ -114,6 +114,7 @@ def test_recording_the_same_run_twice_changes_nothing(tmp_path: Path) -> None:
         assert other[0].new and counts(store)[0] == 2
 
 
+@pytest.mark.slow
 def test_incremental_summary_equals_a_rebuild_and_a_reference(tmp_path: Path) -> None:
     """The summary kept run by run equals a rebuild and a reference computed by hand."""
     rng = np.random.default_rng(7)

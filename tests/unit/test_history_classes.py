@@ -76,6 +76,7 @@ def test_a_task_with_no_usable_trial_is_undetermined_not_stable(tmp_path: Path) 
     assert rows["errored"]["state"] == "undetermined" and rows["clean"]["state"] == "stable"
 
 
+@pytest.mark.slow
 def test_flaky_cap_is_given_when_the_history_is_read(tmp_path: Path) -> None:
     """The same recorded trials read at --flaky-cap 0.99 (rates 0.45-0.55) are undetermined, in status and the app."""
     with open_store(url(tmp_path)) as store:

@@ -28,6 +28,7 @@ def url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'history.sqlite'}"
 
 
+@pytest.mark.slow
 def test_each_transition_is_posted_once_across_two_runs_of_the_command(tmp_path: Path) -> None:
     """Every transition reaches the webhook once; running notify again sends nothing new."""
     record_sequences(url(tmp_path)).close()
@@ -47,6 +48,7 @@ def test_each_transition_is_posted_once_across_two_runs_of_the_command(tmp_path:
     assert first["from"] == "undetermined" and first["source"] == "flaketui"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["500", "stall", "drop"])
 def test_a_failing_server_loses_no_transition(tmp_path: Path, mode: str) -> None:
     """A server answering 500, stalling past the read timeout or dropping the connection: exit 2,
@@ -75,6 +77,7 @@ def test_a_refused_connection_is_retried_with_backoff_then_reported() -> None:
     assert "SECRET" not in got.why and "127.0.0.1" in got.why
 
 
+@pytest.mark.slow
 def test_new_transitions_after_a_record_are_sent_by_record_notify(tmp_path: Path) -> None:
     """history record --notify posts what the recorded run changed, and only that."""
     record_sequences(url(tmp_path), runs=5).close()
@@ -88,6 +91,7 @@ def test_new_transitions_after_a_record_are_sent_by_record_notify(tmp_path: Path
     assert sorted((m["task"], m["kind"]) for m in new) == [("boundary-29", "fixed"), ("fixed", "fixed")]
 
 
+@pytest.mark.slow
 def test_slack_body_escapes_and_sends_log_text_as_plain_text(tmp_path: Path) -> None:
     """A task named with Slack's control characters and mrkdwn is escaped and never markup."""
     from flaketui.history import open_store
@@ -111,6 +115,7 @@ def test_slack_body_escapes_and_sends_log_text_as_plain_text(tmp_path: Path) -> 
     assert head["text"] == {"type": "plain_text", "text": "t was fixed", "emoji": False}
 
 
+@pytest.mark.slow
 def test_webhook_secret_never_printed(tmp_path: Path) -> None:
     """The webhook's path (its secret) and user info are not in any output, success or failure."""
     record_sequences(url(tmp_path), runs=1).close()
@@ -123,6 +128,7 @@ def test_webhook_secret_never_printed(tmp_path: Path) -> None:
     assert shown_webhook("https://u:p@hooks.slack.com/services/T/B/X") == "https://***@hooks.slack.com/…"
 
 
+@pytest.mark.slow
 def test_report_record_notify_posts_the_new_transitions(tmp_path: Path) -> None:
     """report --record --notify URL records the log and posts what it changed; --notify alone is a usage error."""
     log = write_log(tmp_path / "r.jsonl", "run-0", {"a": (20, 10), "b": (4, 4), "c": (4, 2)})
@@ -191,6 +197,7 @@ def test_slack_texts_are_cut_to_slack_limits_without_splitting_an_entity() -> No
 
 @pytest.mark.parametrize("bad", ["https://hooks.example:abc/T/SECRETPATH", "https://hooks.example:99999/T/SECRETPATH",
                                  "https://[::1/T/SECRETPATH", "ftp://hooks.example/T/SECRETPATH"])
+@pytest.mark.slow
 def test_a_webhook_url_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path, bad: str) -> None:
     """A webhook with a bad port, an unclosed IPv6 host or another scheme: one line naming it
     masked, exit 2, no traceback, and its transitions still pending (none claimed)."""
@@ -205,6 +212,7 @@ def test_a_webhook_url_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path
     assert hook.taken
 
 
+@pytest.mark.slow
 def test_the_page_of_a_report_that_notifies_shows_no_webhook_secret(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """report --record --notify URL --format html: the page's command line names the webhook by its masked origin only."""
@@ -232,6 +240,7 @@ def test_a_timeout_that_is_not_a_bounded_number_is_a_usage_error(tmp_path: Path,
         assert code == 2 and f"Invalid value for '{option}'" in err
 
 
+@pytest.mark.slow
 def test_a_server_dripping_its_answer_is_cut_off_at_the_two_timeouts() -> None:
     """A server that sends a byte every 0.1 s (each wait under the read timeout) for 4 s: the post gives up by connect + read timeout."""
     import time

@@ -171,6 +171,7 @@ class TestPermutation:
         res = paired_permutation_test(d)
         assert res.exact and res.pvalue == pytest.approx(ref, rel=1e-12)
 
+    @pytest.mark.slow
     def test_monte_carlo_close_to_exact(self) -> None:
         """The Monte Carlo permutation p is close to the exact one."""
         d = np.random.default_rng(7).normal(0.1, 0.5, 18)

@@ -23,6 +23,7 @@ def bench() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_cells_and_page(bench: ModuleType) -> None:
     """Every law and trial count has a row per interval, every run cell a row, and the page names the seed."""
     tasks = bench.per_task(1, 400)

@@ -349,7 +349,7 @@ class TestDistinctPairs:
     """task_stats computes each statistic once per distinct (n, c) pair: the same values as
     computing it on every task."""
 
-    @pytest.mark.parametrize("top", [1, 5, 40, 2100])  # 2100: past the table, np.unique's path
+    @pytest.mark.parametrize("top", [1, 5, 40, pytest.param(2100, marks=pytest.mark.slow)])  # 2100: past the table, np.unique's path
     def test_same_as_task_by_task(self, top: int) -> None:
         """Statistics computed once per distinct (n, c) pair equal those computed task by task."""
         from flaketui.stats import estimators as est

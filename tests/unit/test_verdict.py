@@ -82,6 +82,7 @@ class TestPrimaryTest:
         assert (exact.method, normal.method) == ("exact", "normal")
         assert normal.pvalue == pytest.approx(exact.pvalue, abs=0.005)
 
+    @pytest.mark.slow
     def test_size_is_exact_under_the_null_with_unequal_trials(self) -> None:
         """1 trial against 10 on 3 tasks at p = 0.9: the rejection rate under the null, summed exactly
         over every outcome, is at most α."""
