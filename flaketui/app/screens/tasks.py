@@ -3,8 +3,9 @@
 What the keys change is here: ``f``, ``/``, ``s`` / ``S`` set the screen's reactives (flaky only,
 the filter, the sort; the sort is data-bound to the table's header), whose watchers ask the run's
 :class:`~flaketui.app.run_view.RunView` for the rows to show; ``+`` / ``-`` set the app's ``k``,
-which this screen watches. The keys that open another view (``enter``, ``c``, ``p``, ``m``, ``H``…)
-post :class:`~flaketui.app.messages.Open` from :class:`~flaketui.app.task_openers.TaskOpeners`.
+which this screen watches. ``enter`` opens the traces from here; the other keys that open a view
+(``c``, ``p``, ``m``, ``H``…) post :class:`~flaketui.app.messages.Open` from
+:class:`~flaketui.app.task_openers.TaskOpeners`.
 What the table shows of a run is the session's :class:`~flaketui.session.state.RunState` (filled
 by the jobs of :mod:`flaketui.session.jobs`, run here in workers) drawn by the columns of
 :mod:`flaketui.app.task_columns`.
