@@ -135,6 +135,14 @@ class FieldMap:
                 *self.trace, *self.group}
 
 
+
+def _read_only(column: np.ndarray) -> np.ndarray:
+    """``column`` shared rather than copied (a million tasks' scores: 16 MB of peak), as a view
+    that cannot be written: a run's outcomes never change the log they were taken from."""
+    view = column.view()
+    view.flags.writeable = False
+    return view
+
 def rows_sorted(columns: tuple[np.ndarray, ...], strict: bool = False) -> bool:
     """Whether rows are in the lexicographic order of ``columns`` (equal rows allowed unless
     ``strict``): compared neighbour to neighbour, from the last column up, with no key
@@ -490,7 +498,7 @@ class TrialLog:
             bounds=bounds,
             errored_as=mode,
             errored_passes=errored_passes.astype(np.int64, copy=False),
-            trial_scores=self.score[rows] if self.scored else None,
+            trial_scores=(_read_only(self.score) if whole and in_order else self.score[rows]) if self.scored else None,
             trial_errored=outcome == ERRORED if self.scored else None,
             planned_trials=planned,
         )

@@ -51,7 +51,8 @@ def counted_scores(score: ArrayLike, errored: ArrayLike, errored_as: str) -> NDA
 def is_graded(score: ArrayLike) -> bool:
     """Whether some score is partial credit (neither 0 nor 1, NaN aside): what makes a run's
     mean score say more than its pass rate."""
-    d = np.abs(np.asarray(score, dtype=np.float64) - 0.5)  # 0 and 1 are 0.5 away; NaN compares false
+    d = np.asarray(score, dtype=np.float64) - 0.5  # 0 and 1 are 0.5 away; NaN compares false
+    np.abs(d, out=d)  # in place: one temporary the size of the scores, not two
     return bool(np.any(d < 0.5) or np.any(d > 0.5))
 
 
