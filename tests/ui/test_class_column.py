@@ -45,3 +45,19 @@ async def test_flaky_cap_changes_the_class() -> None:
         await pilot.press("f")
         await ready(pilot)
         assert shown(app) == ["searchRunbook"] and shown(app, "class") == ["flaky"]
+
+
+async def test_flaky_only_with_none_classed_flaky_says_why() -> None:
+    """f on the baseline (no task classed flaky at 12 trials) leaves the table empty with the reason and
+    the way to the one task that passed and failed (/mixed), not a bare "no task matches"."""
+    app = FlakeApp(AppOptions((str(BASELINE),), k=5))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("f")
+        await ready(pilot)
+        assert shown(app) == []
+        assert table(app).empty_text == ("no task is classed flaky yet (f: every task; /mixed: the 1 that passed "
+                                         "and failed)")
+        app.tasks_screen.filter_text = "nosuch"
+        await ready(pilot)
+        assert table(app).empty_text == "no task matches"

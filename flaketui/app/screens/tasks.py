@@ -208,7 +208,7 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, TaskOpeners, Fl
                 if self.filter_text else None)
         order = self.view.shown_order(key, self.sort_reverse, lambda: self.sort_values(key),
                                       "" if mask is not None else self.filter_text, self.flaky_only, mask)
-        table.empty_text = "no task matches" if (self.filter_text or self.flaky_only) else "no tasks"
+        table.empty_text = empty_text(self.filter_text, self.flaky_only, int(self.view.mixed_mask().sum()))
         table.show(order, keep=keep)
         self.update_title()
 
@@ -294,3 +294,12 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, TaskOpeners, Fl
     def task_selected(self, event: TaskTable.TaskSelected) -> None:
         event.stop()
         self.action_show_traces()
+
+
+def empty_text(filter_text: str, flaky_only: bool, mixed: int) -> str:
+    """What the table says when no row is shown: with only flaky tasks asked for and none classed
+    flaky, why (a class needs evidence; the tasks that merely passed and failed are a filter away)."""
+    if flaky_only and not filter_text:
+        return (f"no task is classed flaky yet (f: every task; /mixed: the {mixed} that passed and failed)"
+                if mixed else "no task is classed flaky (f: every task)")
+    return "no task matches" if (filter_text or flaky_only) else "no tasks"
