@@ -155,7 +155,7 @@ class RunView:
 
         progress = self.state.causes_progress
         if progress is not None:
-            return f"suspected sources: reading the flaky tasks' traces, {progress}"
+            return f"suspected sources: reading the mixed tasks' traces, {progress}"
         found = self.state.causes
         return breakdown_line(CauseSuggestion(t, found[t], 0, 0) for t in self.flaky_tasks_in(found))
 

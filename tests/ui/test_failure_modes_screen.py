@@ -1,4 +1,4 @@
-"""M on the task table: the run's flaky tasks' failures grouped by signature, as the report groups them."""
+"""M on the task table: the run's mixed tasks' failures grouped by signature, as the report groups them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from flaketui.app.app import make_app
-from flaketui.app.screens.failure_modes import NO_FLAKY, FailureModesScreen
+from flaketui.app.screens.failure_modes import NO_MIXED, FailureModesScreen
 from flaketui.app.screens.tasks import TasksScreen
 from flaketui.loading import load_logs, read_trial
 from flaketui.model import FieldMap
@@ -53,14 +53,14 @@ async def test_m_groups_the_failures_as_the_report_does() -> None:
 
 @pytest.mark.slow
 async def test_a_run_without_flaky_tasks_says_so() -> None:
-    """A run without flaky tasks says so."""
+    """A run without mixed tasks (passed and failed) says so."""
     app = make_app([str(FIXTURES)], k=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = FailureModesScreen("r", {}, lambda row: None, None)  # type: ignore[arg-type, return-value]
         await app.push_screen(screen)
         await settle(pilot)
-        assert head_of(screen) == NO_FLAKY
+        assert head_of(screen) == NO_MIXED
         await pilot.press("escape")
         assert isinstance(app.screen, TasksScreen)
 

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from flaketui.traces.failure_modes import FailureMode
     from flaketui.traces.normalise import Normaliser
 
-NO_FLAKY = "no flaky task with traces in this run: nothing to group"
-"""What the screen says when the run has no flaky task whose trials carry traces."""
+NO_MIXED = "no mixed task (passed and failed) with traces in this run: nothing to group"
+"""What the screen says when the run has no mixed task whose trials carry traces."""
 
 
 @dataclass
@@ -93,7 +93,7 @@ class FailureModesScreen(FlakeScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text(f"reading the traces of {len(self.rows_by_task)} flaky tasks…", style="dim"),
+        yield Static(Text(f"reading the traces of {len(self.rows_by_task)} mixed tasks…", style="dim"),
                      id="modes-head")
         yield DataTable(id="modes-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
@@ -105,7 +105,7 @@ class FailureModesScreen(FlakeScreen[str | None]):
                            ("signature", "signature"), ("example", "example")):
             table.add_column(label, key=key)
         if not self.rows_by_task:
-            self.query_one("#modes-head", Static).update(Text(NO_FLAKY, style="bold"))
+            self.query_one("#modes-head", Static).update(Text(NO_MIXED, style="bold"))
             table.display = False
             return
         self.group()
@@ -139,7 +139,7 @@ class FailureModesScreen(FlakeScreen[str | None]):
     @on(ModesProgress)
     def progressed(self, event: ModesProgress) -> None:
         self.query_one("#modes-head", Static).update(
-            Text(f"reading the flaky tasks' traces: {event.done} of {event.total}", style="dim"))
+            Text(f"reading the mixed tasks' traces: {event.done} of {event.total}", style="dim"))
 
     @on(ModesFound)
     def found(self, event: ModesFound) -> None:
@@ -147,7 +147,7 @@ class FailureModesScreen(FlakeScreen[str | None]):
         failing = sum(m.trials for m in event.modes)
         head = Text()
         tasks, modes = len(self.rows_by_task), len(event.modes)
-        head.append(f"{_count(failing, 'failing or errored trial')} of {_count(tasks, 'flaky task')} "
+        head.append(f"{_count(failing, 'failing or errored trial')} of {_count(tasks, 'mixed task')} "
                     f"in {_count(modes, 'failure mode')}", style="bold")
         head.append("\n" + visible(event.sources))
         for burst in event.bursts:
