@@ -78,8 +78,8 @@ def history() -> None:
 
 @history.command()
 @click.argument("logs", nargs=-1, required=True)
-@causes_option("Also record each flaky task's suggested source of flakiness and its first "
-               "divergence step, from its traces (as report --causes; reads the flaky tasks' traces).")
+@causes_option("Also record each mixed task's (passed and failed) suggested source of flakiness and its first "
+               "divergence step, from its traces (as report --causes; reads the mixed tasks' traces).")
 @click.option("--notify", "notify_url", default=None, metavar="URL",
               help="Then post each transition not yet notified to this webhook, as history notify does.")
 @click.option("--notify-format", "notify_fmt", type=click.Choice(["json", "slack"]), default="json",

@@ -73,7 +73,7 @@ def with_causes(name: str, metavar: str, text: str) -> Callable[[Callable[..., A
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True,
               help="html: one self-contained page (no network): summary, curves, the sortable task table, "
-                   "each flaky task's traces (and with --causes its suspected source), to stdout or --out.")
+                   "each mixed task's traces (and with --causes its suspected source), to stdout or --out.")
 @out_option
 @watch_option("Follow logs still being written: print the report again when they change (Ctrl-C stops).")
 @click.option("--interval", type=FiniteFloat(0.05, MAX_SECONDS), default=1.0, show_default=True,
@@ -81,10 +81,10 @@ def with_causes(name: str, metavar: str, text: str) -> Callable[[Callable[..., A
 @rows_options("tasks", "flakiest")
 @baseline_option
 @alpha_option
-@causes_option("Suggest each flaky task's source of flakiness (sampling, tool-nondeterminism, "
+@causes_option("Suggest each mixed task's (passed and failed) source of flakiness (sampling, tool-nondeterminism, "
                "ordering-concurrency, environment, harness-bug, user-simulator, grader, burst, "
                "unknown) from its traces, grades and start times, with the evidence and the decisive "
-               "fork; failure modes and outage windows too. Reads the flaky tasks' traces only.")
+               "fork; failure modes and outage windows too. Reads the mixed tasks' traces only.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes reading traces for --causes: 2 reads two tasks at once in two processes "
                    "(same output; faster only on a big suite with two idle cores, as each process first "

@@ -982,12 +982,12 @@ def harness_first_critical_sources(suggestions: Iterable[CauseSuggestion]) -> di
     return {src: counts[src] for src in [*order, *sorted(set(counts) - set(order))] if counts[src]}
 
 
-SOURCES_LINE = "flaky tasks' failures by first critical source: "
+SOURCES_LINE = "mixed tasks' failures by first critical source: "
 """How :func:`sources_line` starts."""
 
 
 def sources_line(suggestions: Sequence[CauseSuggestion]) -> str | None:
-    """``flaky tasks' failures by first critical source: agent 12, user 5, environment 30, grader 4``, and τ²'s own
+    """``mixed tasks' failures by first critical source: agent 12, user 5, environment 30, grader 4``, and τ²'s own
     count beside it when the trials carry its reviews (None: no flaky task)."""
     ours = first_critical_sources(suggestions)
     if not ours:

@@ -24,7 +24,7 @@ def test_sorted_by_cause(snap_compare) -> None:
 
 @pytest.mark.slow
 def test_failure_modes(snap_compare) -> None:
-    """M on the baseline: its flaky tasks' failures grouped by signature, most trials first, the sources line above."""
+    """M on the baseline: its mixed tasks' failures grouped by signature, most trials first, the sources line above."""
     async def run(pilot: Pilot) -> None:
         await settle(pilot)
         await pilot.press("M")

@@ -266,10 +266,10 @@ class TestFirstCriticalSource:
             assert abs(counts.get(source, 0) - n) <= 0.1 * sum(failing.values())
         assert r["harness_first_critical_source"] is None  # no τ² review in the generated logs
         code, text, _ = run("report", log, "--causes", "--top", "3")
-        assert "flaky tasks' failures by first critical source: agent" in text
+        assert "mixed tasks' failures by first critical source: agent" in text
         code, md, _ = run("report", log, "--causes", "--format", "markdown", "--top", "3")
         causes = md.split("### Suspected causes")[1]
-        assert causes.startswith("\n\n- flaky tasks' failures by first critical source: agent")
+        assert causes.startswith("\n\n- mixed tasks' failures by first critical source: agent")
 
     def test_tau2_reviews_counted_beside(self, tmp_path: Path) -> None:
         """τ²-bench's reviews are counted beside the suggested sources."""
@@ -296,7 +296,7 @@ class TestFirstCriticalSource:
         assert r["first_critical_source"] == {"user": 4}
         assert r["harness_first_critical_source"] == {"agent": 1, "user": 2, "none": 1}
         _, text, _ = run("report", log, "--causes")
-        assert ("flaky tasks' failures by first critical source: user 4; "
+        assert ("mixed tasks' failures by first critical source: user 4; "
                 "the harness's review: agent 1, user 2, none 1") in text
 
     def test_on_a_real_tau2_log_with_reviews(self, tmp_path: Path) -> None:
