@@ -471,7 +471,7 @@ def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparis
                     f"{_mark(f['reviewed'])} | {_md(divergence_cell(dv))} | "
                     f"{_md(dv['suggested_source'] if dv else None)} |")
             out.append("")
-    out += [f"## Flaky tasks (k = {doc['k']})", ""]
+    out += [f"## Mixed tasks: passed and failed (k = {doc['k']})", ""]
     if doc["flaky_tasks"]:
         k = doc["k"]
         out += [f"| run | task | n | passes | p̂ | 95% CI | pass^{k} | flakiness | suggested cause | label "
@@ -484,10 +484,10 @@ def triage_markdown(doc: Mapping[str, Any], comparisons: Sequence[PairedComparis
                 f"{fmt.rate(f['flakiness'])} | {_md(f['suggested_cause'])} | {_md(f['label'])} | "
                 f"{_md(f['note'])} | {_mark(f['reviewed'])} |")
     else:
-        out.append("No flaky task.")
+        out.append("No mixed task.")
     out.append("")
     if doc["other_notes"]:
-        out += ["## Other notes", "", "Notes on runs or tasks that are not flips or flaky tasks "
+        out += ["## Other notes", "", "Notes on runs or tasks that are not flips or mixed tasks "
                 "in these logs.", "", "| run | against | task | suggested cause | label | note | reviewed |",
                 "|---|---|---|---|---|---|---|"]
         for f in doc["other_notes"]:

@@ -86,7 +86,7 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, TaskOpeners, Fl
         Binding("H", "show_history", "History", id="task-history", show=False,
                 tooltip="The highlighted task's history across recorded runs"),
         Binding("M", "failure_modes", "Modes", id="failure-modes", show=False,
-                tooltip="What goes wrong across the run: its flaky tasks' failures grouped by signature"),
+                tooltip="What goes wrong across the run: its mixed tasks' failures grouped by signature"),
         Binding("A", "across_runs", "Across runs", id="task-across-runs", show=False,
                 tooltip="The highlighted task in every loaded run, each run's first divergence from a reference"),
         Binding("e", "show_problems", "Warnings", id="problems", show=False,
