@@ -442,7 +442,8 @@ def decide(
     passes from look to look; 4.8% up to 100). The confidence sequence needs
     69 clean trials (:func:`clean_trials_to_decide`) and brings that
     probability to 0.10% (``benchmarks/bench_peeking.py`` measures both). The
-    sequence and its sources are :func:`confidence_sequence`'s (see its References).
+    sequence is :func:`confidence_sequence`'s: Robbins' mixture (Annals of Mathematical
+    Statistics 41(5), 1970), after Howard et al. (Annals of Statistics 49(2), 2021).
 
     Examples
     --------

@@ -813,8 +813,8 @@ def rules_out_flakiness(n: NDArray[np.integer], c: NDArray[np.integer], cap: flo
     -----
     Flakiness 4p(1 − p) exceeds the cap exactly when p lies in (p₁, p₂)
     (:func:`flakiness_cap_band`). A task rules that out when its two-sided
-    Clopper-Pearson interval for p (:func:`~flaketui.stats.estimators.clopper_pearson`, whose
-    References give the source) at ``confidence`` lies in [0, p₁] or in [p₂, 1]:
+    Clopper-Pearson interval for p (Clopper and Pearson, Biometrika 26(4):404-413, 1934;
+    :func:`~flaketui.stats.estimators.clopper_pearson`) at ``confidence`` lies in [0, p₁] or in [p₂, 1]:
     had p been inside (p₁, p₂), an interval with coverage ≥ ``confidence`` would miss it
     with probability at most 1 − confidence (in fact at most (1 − confidence)/2, as only
     one of its two one-sided bounds can exclude a given p: the test is conservative). A
