@@ -221,8 +221,6 @@ static inline int literal(cursor *c, const char *word, size_t n) {
     return 0;
 }
 
-/* Any value at c->p, checked and skipped. *empty (may be NULL) says an array or object
- * had no items. Returns its kind, or -1. */
 /* Past the white space, the ':' that follows a member's name and the white space after it; -1
  * when no ':' follows. */
 static inline int past_colon(cursor *c) {
@@ -251,6 +249,8 @@ static inline int next_item(cursor *c, unsigned char close) {
     return -1;
 }
 
+/* Any value at c->p, checked and skipped. *empty (may be NULL) says an array or object
+ * had no items. Returns its kind, or -1. */
 static int skip_value(cursor *c, int depth, int *empty) {
     if (c->p >= c->end) return -1;
     unsigned char ch = *c->p;
