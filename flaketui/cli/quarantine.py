@@ -1,4 +1,4 @@
-"""``flaketui quarantine LOG…``: the flaky tasks as a list for CI (JUnit XML, JSON, or ids)."""
+"""``flaketui quarantine LOG…``: the tasks that passed and failed, as a list for CI (JUnit XML, JSON, or ids)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @main.command()
 @click.argument("logs", nargs=-1, required=False)
 @click.option("--max-flakiness", type=FRACTION, default=None, metavar="Y",
-              help="Quarantine only flaky tasks whose flakiness 4·p̂·(1−p̂) exceeds Y "
+              help="Quarantine only mixed tasks whose flakiness 4·p̂·(1−p̂) exceeds Y "
                    "(default: every task that both passed and failed).")
 @run_option()
 @click.option("--format", "fmt", type=click.Choice(["json", "junit", "ids"]), default="ids",
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def quarantine(logs: tuple[str, ...], max_flakiness: float | None, run: tuple[str, ...], fmt: str,
                k: int | None, from_history: bool, history: str | None, fields: FieldMap,
                load_options: LoadOptions) -> None:
-    """The flaky tasks of each run in LOGS, to keep out of a CI gate (or, with --from-history,
+    """The mixed tasks (passed and failed) of each run in LOGS, to keep out of a CI gate (or, with --from-history,
     the tasks quarantined in the history)."""
     from flaketui.output.quarantine import junit_chunks, quarantine_ids, quarantine_json, quarantine_list
 

@@ -1,4 +1,4 @@
-"""``flaketui triage export``: the review of flips and flaky tasks as a report."""
+"""``flaketui triage export``: the review of flips and mixed tasks as a report."""
 
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ def triage() -> None:
 @click.option("--triage", "triage_path", default=None, metavar="PATH",
               help="The triage file (default: next to the first log, as the app uses).")
 @runs_option("The comparison to report (default: the first two runs, and every pair with notes).")
-@k_option("k for pass^k of flaky tasks (default: the trials most tasks have).")
+@k_option("k for pass^k of mixed tasks (default: the trials most tasks have).")
 @divergence_option
 @log_options
 def triage_export(logs: tuple[str, ...], fmt: str, triage_path: str | None,
                   runs: tuple[str, str] | None, k: int | None, divergence: str | None, fields: FieldMap,
                   load_options: LoadOptions) -> None:
-    """Write the review of LOGS as a report: per flip and per flaky task, figures, label, note; per
+    """Write the review of LOGS as a report: per flip and per mixed task (passed and failed), figures, label, note; per
     flip, where its runs' traces first part and the suggested source."""
     from flaketui.loading import read_trial
     from flaketui.output import review
