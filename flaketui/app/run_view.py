@@ -41,6 +41,11 @@ PENDING = -1
 NAMES_MEASURED = 20000
 """Names measured for the task and group columns' widths (a million names would take a while)."""
 
+ORDERS_KEPT = 6
+"""Sorted orders kept (the most recent): each holds a column's values and the rows in order, 16 MB
+at a million tasks, so sorting by every column in turn would otherwise hold hundreds of MB; one
+not kept is sorted again when asked for (about a tenth of a second at a million tasks)."""
+
 
 def any_per_task(flags: np.ndarray, outcomes: RunOutcomes) -> np.ndarray:
     """Per task of ``outcomes``, whether any of its trials has ``flags`` (one per trial row)."""
@@ -243,11 +248,15 @@ class RunView:
 
     def full_order(self, key: str, reverse: bool, values: Callable[[], np.ndarray]) -> np.ndarray:
         """Every data row sorted by column ``key``'s ``values()`` (descending when ``reverse``),
-        ties in :meth:`ties` order; computed once until :meth:`forget_order`."""
-        cached = self._orders.get((key, reverse))
+        ties in :meth:`ties` order; computed once until :meth:`forget_order` (the
+        :data:`ORDERS_KEPT` most recently asked for are kept)."""
+        cached = self._orders.pop((key, reverse), None)  # taken out and put back: the most recent last
         if cached is None:
             vals = values()
-            cached = self._orders[(key, reverse)] = (vals, sorted_order(vals, reverse, self.ties()))
+            cached = (vals, sorted_order(vals, reverse, self.ties()))
+        self._orders[(key, reverse)] = cached
+        while len(self._orders) > ORDERS_KEPT:  # the least recently asked for goes
+            del self._orders[next(iter(self._orders))]
         return cached[1]
 
     def forget_order(self, key: str) -> None:

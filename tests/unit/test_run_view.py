@@ -120,6 +120,28 @@ class TestOrders:
         view.full_order("n", True, values)
         assert len(calls) == 2
 
+    def test_only_the_most_recent_orders_are_kept(self, log: TrialLog) -> None:
+        """Sorting by every column in turn keeps the ORDERS_KEPT most recently asked for; one asked
+        for again is kept (and counts as recent), an older one is sorted again, to the same order."""
+        from flaketui.app.run_view import ORDERS_KEPT
+
+        view = view_of(log, 2)
+        rows = len(view.outcomes.tasks)
+        calls: list[str] = []
+
+        def values(key: str) -> np.ndarray:
+            calls.append(key)
+            return np.arange(rows, dtype=float) * (1 + len(key))
+
+        keys = [f"col{i}" for i in range(ORDERS_KEPT + 2)]
+        first = {k: view.full_order(k, False, lambda k=k: values(k)).copy() for k in keys}
+        assert len(view._orders) == ORDERS_KEPT
+        assert [k for k, _ in view._orders] == keys[-ORDERS_KEPT:]
+        view.full_order(keys[-ORDERS_KEPT], False, lambda: values("again"))  # kept: not sorted again
+        assert calls.count("again") == 0 and next(reversed(view._orders)) == (keys[-ORDERS_KEPT], False)
+        again = view.full_order(keys[0], False, lambda: values(keys[0]))  # let go: sorted again
+        assert calls.count(keys[0]) == 2 and np.array_equal(again, first[keys[0]])
+
     def test_a_k_change_keeps_the_shown_columns_order_only_if_its_values_stay(self, log: TrialLog) -> None:
         """A k change keeps a column's order only if its values stay."""
         view = view_of(log, 2)
