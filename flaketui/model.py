@@ -137,8 +137,9 @@ class FieldMap:
 
 
 def _read_only(column: np.ndarray) -> np.ndarray:
-    """``column`` shared rather than copied (a million tasks' scores: 16 MB of peak), as a view
-    that cannot be written: a run's outcomes never change the log they were taken from."""
+    """``column`` as a view that cannot be written: a run's outcomes share the log's own column when
+    the run is the whole log in order (a million tasks' scores: 16 MB of peak not copied), and never
+    change the log they were taken from."""
     view = column.view()
     view.flags.writeable = False
     return view
@@ -465,11 +466,13 @@ class TrialLog:
         bounds = np.append(starts, rows.shape[0])
         counts = np.diff(bounds)
         mode = self.errored_as(run)
+        scored = self.scored
+        # the run's scores in its rows' order, gathered once (the log's own column when it is the run)
+        score = (self.score if whole and in_order else self.score[rows]) if scored or mode == "score" else None
         if rows.size:  # per task, one sum over its contiguous rows
             passed = outcome == PASS
             errored = np.add.reduceat(outcome == ERRORED, starts, dtype=np.int64)
-            if mode == "score":  # an errored trial with a passing score counts as a pass
-                score = self.score if whole and in_order else self.score[rows]
+            if score is not None and mode == "score":  # an errored trial with a passing score counts as a pass
                 kept = (outcome == ERRORED) & (score >= self.fields.threshold)
                 errored_passes = np.add.reduceat(kept, starts, dtype=np.int64)
                 passed = passed | kept
@@ -498,8 +501,8 @@ class TrialLog:
             bounds=bounds,
             errored_as=mode,
             errored_passes=errored_passes.astype(np.int64, copy=False),
-            trial_scores=(_read_only(self.score) if whole and in_order else self.score[rows]) if self.scored else None,
-            trial_errored=outcome == ERRORED if self.scored else None,
+            trial_scores=_read_only(score) if scored and score is not None else None,
+            trial_errored=outcome == ERRORED if scored else None,
             planned_trials=planned,
         )
 

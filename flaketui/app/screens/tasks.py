@@ -208,7 +208,8 @@ class TasksScreen(RunDrawing, SortActions, RunJobs, LoadingKeys, TaskOpeners, Fl
                 if self.filter_text else None)
         order = self.view.shown_order(key, self.sort_reverse, lambda: self.sort_values(key),
                                       "" if mask is not None else self.filter_text, self.flaky_only, mask)
-        table.empty_text = empty_text(self.filter_text, self.flaky_only, int(self.view.mixed_mask().sum()))
+        mixed = self.summary.mixed_tasks if self.summary is not None else 0  # counted once per k, not per key
+        table.empty_text = empty_text(self.filter_text, self.flaky_only, mixed)
         table.show(order, keep=keep)
         self.update_title()
 
