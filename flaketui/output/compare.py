@@ -182,10 +182,10 @@ def compare_json(v: CompareView) -> dict[str, Any]:
         "flips": [
             {
                 "task": t,
-                "p_hat_a": fmt.json_float(c.p_a[i]),
-                "p_hat_b": fmt.json_float(c.p_b[i]),
-                "n_a": int(c.n_a[i]),
-                "n_b": int(c.n_b[i]),
+                "p_hat_a": fmt.json_float(c.a.p_hat[i]),
+                "p_hat_b": fmt.json_float(c.b.p_hat[i]),
+                "n_a": int(c.a.n[i]),
+                "n_b": int(c.b.n[i]),
             }
             for i, t in enumerate(c.tasks)
             if t in changed
@@ -322,8 +322,8 @@ def compare_csv(v: CompareView) -> str:
     fixed, broken = set(c.fixed), set(c.broken)
     for i, t in enumerate(c.tasks):
         change = "fixed" if t in fixed else "broken" if t in broken else "unchanged"
-        w.writerow([csv_cell(t), change, "yes" if tests.flipped[i] else "", csv_number(c.p_a[i]),
-                    csv_number(c.p_b[i]), int(c.n_a[i]), int(c.n_b[i]), csv_number(c.p_b[i] - c.p_a[i]),
+        w.writerow([csv_cell(t), change, "yes" if tests.flipped[i] else "", csv_number(c.a.p_hat[i]),
+                    csv_number(c.b.p_hat[i]), int(c.a.n[i]), int(c.b.n[i]), csv_number(c.delta[i]),
                     csv_number(tests.p_value[i]), csv_number(tests.p_adjusted[i]), csv_number(tests.q_value[i])])
     return out.getvalue()
 

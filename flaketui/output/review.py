@@ -131,9 +131,9 @@ def paired_rows(cmp: PairedComparison, flips_only: bool = True,
         change = BROKEN if task in broken else FIXED if task in fixed else UNCHANGED
         if flips_only and change == UNCHANGED:
             continue
-        rows.append(FlipRow(task, change, float(cmp.p_a[i]), float(cmp.p_b[i]), int(cmp.n_a[i]),
-                            int(cmp.n_b[i]), float(cmp.flakiness_a[i]),
-                            float(cmp.flakiness_b[i]), bool(flipped[i]) and change != UNCHANGED,
+        rows.append(FlipRow(task, change, float(cmp.a.p_hat[i]), float(cmp.b.p_hat[i]), int(cmp.a.n[i]),
+                            int(cmp.b.n[i]), float(cmp.a.flakiness[i]),
+                            float(cmp.b.flakiness[i]), bool(flipped[i]) and change != UNCHANGED,
                             float(p[i]), float(p_adj[i]), tested))
     return sorted(rows, key=flip_order)
 
@@ -172,7 +172,7 @@ def flakiness_delta(cmp: PairedComparison) -> FlakinessDelta:
 
     Tasks without an outcome in either run are left out (as in the mean difference).
     """
-    fa, fb = np.asarray(cmp.flakiness_a, float), np.asarray(cmp.flakiness_b, float)
+    fa, fb = np.asarray(cmp.a.flakiness, float), np.asarray(cmp.b.flakiness, float)
     both = ~np.isnan(fa) & ~np.isnan(fb)
     fa, fb = fa[both], fb[both]
     mean_a = float(fa.mean()) if fa.size else float("nan")

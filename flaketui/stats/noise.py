@@ -195,7 +195,7 @@ def compare_noise(n_a: NDArray[np.integer], c_a: NDArray[np.integer], n_b: NDArr
 
 def comparison_noise(cmp: PairedComparison, alpha: float = 0.05, power: float = POWER) -> CompareNoise:
     """:func:`compare_noise` of a :class:`~flaketui.stats.paired.PairedComparison`."""
-    return compare_noise(cmp.n_a, cmp.passes_a, cmp.n_b, cmp.passes_b, cmp.mean_diff.value, cmp.mean_diff.se,
+    return compare_noise(cmp.a.n, cmp.a.passes, cmp.b.n, cmp.b.passes, cmp.mean_diff.value, cmp.mean_diff.se,
                          alpha, power, cmp.mean_diff.clustered)
 
 

@@ -41,18 +41,10 @@ class PairedTest:
 class PairedComparison:
     """Run B against run A over the tasks both ran."""
 
-    run_a: str
-    run_b: str
-    tasks: list[str]
-    """Common tasks, in A's order."""
-    p_a: NDArray[np.float64]
-    p_b: NDArray[np.float64]
-    n_a: NDArray[np.int64]
-    n_b: NDArray[np.int64]
-    passes_a: NDArray[np.int64]
-    passes_b: NDArray[np.int64]
-    flakiness_a: NDArray[np.float64]
-    flakiness_b: NDArray[np.float64]
+    a: TaskStats
+    """Run A's statistics of the tasks both ran, in A's order."""
+    b: TaskStats
+    """Run B's statistics of the same tasks, in the same order."""
     fixed: list[str]
     broken: list[str]
     unchanged: int
@@ -69,22 +61,39 @@ class PairedComparison:
     """The within-task permutation test the verdict rests on."""
 
     @property
+    def run_a(self) -> str:
+        """Run A's name."""
+        return self.a.run
+
+    @property
+    def run_b(self) -> str:
+        """Run B's name."""
+        return self.b.run
+
+    @property
+    def tasks(self) -> list[str]:
+        """The common tasks, in A's order."""
+        return self.a.tasks
+
+    @property
     def equal_trials(self) -> bool:
         """Every task with an outcome in both runs has as many trials in A as in B: the sign test and
         the sign-flip test are valid (a rise and a fall are equally likely under no difference)."""
-        both = (self.n_a > 0) & (self.n_b > 0)
-        return bool(np.all(self.n_a[both] == self.n_b[both]))
+        n_a, n_b = self.a.n, self.b.n
+        both = (n_a > 0) & (n_b > 0)
+        return bool(np.all(n_a[both] == n_b[both]))
 
     @property
     def single_trial(self) -> bool:
         """Every task with an outcome in both runs has one trial in each: nothing is testable per task."""
-        both = (self.n_a > 0) & (self.n_b > 0)
-        return bool(both.any()) and bool(np.all((self.n_a[both] == 1) & (self.n_b[both] == 1)))
+        n_a, n_b = self.a.n, self.b.n
+        both = (n_a > 0) & (n_b > 0)
+        return bool(both.any()) and bool(np.all((n_a[both] == 1) & (n_b[both] == 1)))
 
     @property
     def delta(self) -> NDArray[np.float64]:
         """p̂_B − p̂_A per common task."""
-        return self.p_b - self.p_a
+        return self.b.p_hat - self.a.p_hat
 
 
 def sign_test(fixed: int, broken: int) -> PairedTest:
@@ -172,32 +181,24 @@ def compare_runs(a: TaskStats, b: TaskStats, confidence: float = CONFIDENCE) -> 
     common = [(i, index_b[t]) for i, t in enumerate(a.tasks) if t in index_b]
     ia = np.array([i for i, _ in common], dtype=np.int64)
     ib = np.array([j for _, j in common], dtype=np.int64)
-    tasks = [a.tasks[i] for i in ia]
-    p_a, p_b = a.p_hat[ia], b.p_hat[ib]
+    common_a, common_b = a.take(ia), b.take(ib)
+    tasks = common_a.tasks
+    p_a, p_b = common_a.p_hat, common_b.p_hat
     both = ~np.isnan(p_a) & ~np.isnan(p_b)
     diff = np.where(both, p_b - p_a, np.nan)
     eps = 1e-12
     fixed = [t for t, d in zip(tasks, diff.tolist(), strict=True) if d > eps]
     broken = [t for t, d in zip(tasks, diff.tolist(), strict=True) if d < -eps]
     unchanged = int(np.sum(both)) - len(fixed) - len(broken)
-    groups = [a.groups[i] for i in ia]
+    groups = common_a.groups
     cluster_labels = groups if any(g is not None for g in groups) else None
-    n_a, n_b, passes_a, passes_b = a.n[ia], b.n[ib], a.passes[ia], b.passes[ib]
+    n_a, n_b, passes_a, passes_b = common_a.n, common_b.n, common_a.passes, common_b.passes
     est = floored_difference(mean_estimate(diff, cluster_labels, confidence, bounds=(-1.0, 1.0), ci_scale="linear"),
                              n_a, passes_a, n_b, passes_b, confidence)
     common_set = set(tasks)
     return PairedComparison(
-        run_a=a.run,
-        run_b=b.run,
-        tasks=tasks,
-        p_a=p_a,
-        p_b=p_b,
-        n_a=n_a,
-        n_b=n_b,
-        passes_a=passes_a,
-        passes_b=passes_b,
-        flakiness_a=a.flakiness[ia],
-        flakiness_b=b.flakiness[ib],
+        a=common_a,
+        b=common_b,
         fixed=fixed,
         broken=broken,
         unchanged=unchanged,

@@ -39,13 +39,8 @@ class PerTaskTests:
     (``tested`` False: one trial per task in both runs).
     """
 
-    run_a: str
-    run_b: str
-    tasks: list[str]
-    passes_a: NDArray[np.int64]
-    n_a: NDArray[np.int64]
-    passes_b: NDArray[np.int64]
-    n_b: NDArray[np.int64]
+    comparison: PairedComparison
+    """The comparison tested: its common tasks and each run's passes and trials of them."""
     p_value: NDArray[np.float64]
     p_adjusted: NDArray[np.float64]
     """Holm's step-down adjustment: the family-wise error rate stays below α."""
@@ -61,16 +56,21 @@ class PerTaskTests:
     """How many tasks Holm's adjustment counts (Tarone's family: those that could reach significance)."""
 
     @property
+    def tasks(self) -> list[str]:
+        """The common tasks, in A's order."""
+        return self.comparison.tasks
+
+    @property
     def delta(self) -> NDArray[np.float64]:
         """p̂_B − p̂_A per task (NaN when a run has no non-errored trial of it)."""
+        a, b = self.comparison.a, self.comparison.b
         with np.errstate(divide="ignore", invalid="ignore"):
-            return self.passes_b / np.where(self.n_b > 0, self.n_b, np.nan) - self.passes_a / np.where(
-                self.n_a > 0, self.n_a, np.nan)
+            return b.passes / np.where(b.n > 0, b.n, np.nan) - a.passes / np.where(a.n > 0, a.n, np.nan)
 
     @property
     def single_trial(self) -> bool:
         """Nothing tested because every task both runs have has one trial in each: say so."""
-        return not self.tested and bool(np.any((self.n_a > 0) & (self.n_b > 0)))
+        return not self.tested and bool(np.any((self.comparison.a.n > 0) & (self.comparison.b.n > 0)))
 
     def _names(self, mask: NDArray[np.bool_]) -> list[str]:
         return [self.tasks[i] for i in np.flatnonzero(mask)]
@@ -115,6 +115,7 @@ class PerTaskTests:
         def num(x: float) -> float | None:
             return None if x != x else float(x)
 
+        a, b = self.comparison.a, self.comparison.b
         rows = [
             {
                 "task": t,
@@ -123,8 +124,8 @@ class PerTaskTests:
                 "changed": bool(ch),
             }
             for t, ca, na, cb, nb, p, padj, q, f, ch in zip(
-                self.tasks, self.passes_a.tolist(), self.n_a.tolist(), self.passes_b.tolist(),
-                self.n_b.tolist(), self.p_value.tolist(), self.p_adjusted.tolist(), self.q_value.tolist(),
+                self.tasks, a.passes.tolist(), a.n.tolist(), b.passes.tolist(), b.n.tolist(),
+                self.p_value.tolist(), self.p_adjusted.tolist(), self.q_value.tolist(),
                 self.flipped.tolist(), self.changed.tolist(), strict=True)
         ]
         out: dict[str, Any] = {
@@ -197,8 +198,8 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha = {alpha} must lie in (0, 1)")
-    ca, cb = np.asarray(cmp.passes_a, dtype=np.int64), np.asarray(cmp.passes_b, dtype=np.int64)
-    na, nb = np.asarray(cmp.n_a, dtype=np.int64), np.asarray(cmp.n_b, dtype=np.int64)
+    ca, cb = np.asarray(cmp.a.passes, dtype=np.int64), np.asarray(cmp.b.passes, dtype=np.int64)
+    na, nb = np.asarray(cmp.a.n, dtype=np.int64), np.asarray(cmp.b.n, dtype=np.int64)
     both = (na > 0) & (nb > 0)
     eps = 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -206,26 +207,18 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     changed = both & (np.abs(delta) > eps)
     tested = bool(np.any(both & ((na > 1) | (nb > 1))))
     t = len(cmp.tasks)
-    p = np.full(t, np.nan)
-    if tested and both.any():
-        p[both] = fisher_table_pvalues(ca[both], na[both], cb[both], nb[both])
-    family_mask, open_mask = np.zeros(t, dtype=bool), np.zeros(t, dtype=bool)
-    if tested and both.any():
-        p_min = fisher_min_pvalues(na[both], nb[both], (ca + cb)[both])
-        family_mask[both] = tarone_family(p_min, alpha)
-        open_mask[both] = p_min < 1.0
-    p_holm, q_bh = np.full(t, np.nan), np.full(t, np.nan)
-    if tested:
-        p_holm[both], q_bh[both] = 1.0, 1.0
-        p_holm[family_mask] = holm(p[family_mask])
-        q_bh[open_mask] = benjamini_hochberg(p[open_mask])
-        flipped = changed & (np.nan_to_num(p_holm, nan=1.0) < alpha)
-    else:
-        flipped = np.zeros(t, dtype=bool)
+    run = both if tested else np.zeros(t, dtype=bool)
+    p, p_min = np.full(t, np.nan), np.ones(t)
+    if run.any():
+        p[run] = fisher_table_pvalues(ca[run], na[run], cb[run], nb[run])
+        p_min[run] = fisher_min_pvalues(na[run], nb[run], (ca + cb)[run])
+    p_holm, family_mask = holm_over_family(p, p_min, run, alpha)
+    open_mask = run & (p_min < 1.0)
+    q_bh = np.where(run, 1.0, np.nan)
+    q_bh[open_mask] = benjamini_hochberg(p[open_mask])
+    flipped = changed & (np.nan_to_num(p_holm, nan=1.0) < alpha)
     return PerTaskTests(
-        run_a=cmp.run_a, run_b=cmp.run_b, tasks=list(cmp.tasks),
-        passes_a=ca, n_a=na, passes_b=cb, n_b=nb,
-        p_value=p, p_adjusted=p_holm, q_value=q_bh,
+        comparison=cmp, p_value=p, p_adjusted=p_holm, q_value=q_bh,
         flipped=flipped, changed=changed, alpha=alpha, tested=tested, family=int(family_mask.sum()),
     )
 
@@ -277,6 +270,22 @@ def tarone_family(p_min: NDArray[np.float64], alpha: float) -> NDArray[np.bool_]
     counts = np.searchsorted(np.sort(p_min), alpha / ks, side="left")
     k = int(ks[np.argmax(counts <= ks)])
     return p_min < alpha / k
+
+
+def holm_over_family(p: NDArray[np.float64], p_min: NDArray[np.float64], tested: NDArray[np.bool_],
+                     alpha: float) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Holm's adjusted p of each tested task over Tarone's family of them, and that family.
+
+    A tested task outside the family (its smallest attainable p could not reach α/K) gets 1; an
+    untested one NaN. Counting only the tasks that could reach significance keeps Holm's
+    family-wise error while not spending α on tasks with too few trials to flip (Tarone 1990;
+    Hommel and Krummenauer 1998).
+    """
+    family = np.zeros(p.shape, dtype=bool)
+    family[tested] = tarone_family(p_min[tested], alpha)
+    adjusted = np.where(tested, 1.0, np.nan)
+    adjusted[family] = holm(p[family])
+    return adjusted, family
 
 
 def holm(p: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
 from flaketui.stats.estimators import CONFIDENCE
-from flaketui.stats.pertask import holm, tarone_family
+from flaketui.stats.pertask import holm_over_family
 from flaketui.stats.scores import EPS, counted_scores, is_graded, score_range
 from flaketui.stats.stratified import EXACT_MAX_WORK, RESAMPLES, SEED, StratifiedTest, _convolve
 from flaketui.stats.suite import MeanEstimate, mean_estimate
@@ -215,11 +215,7 @@ def compare_scores(a: RunOutcomes, b: RunOutcomes, alpha: float = 0.05,
         test = StratifiedTest(-test.statistic, test.pvalue, test.tasks, test.method, test.resamples)
     p_task, p_min = np.empty(len(common)), np.empty(len(common))
     p_task[order], p_min[order] = p_sorted, min_sorted
-    tested = ~np.isnan(p_task)
-    family = np.zeros(len(common), dtype=bool)
-    family[tested] = tarone_family(p_min[tested], alpha)
-    p_adj = np.where(tested, 1.0, np.nan)
-    p_adj[family] = holm(p_task[family])
+    p_adj, _ = holm_over_family(p_task, p_min, ~np.isnan(p_task), alpha)
     group_of = dict(zip(a.tasks, a.groups, strict=True))
     groups = [group_of[t] for t in common] if any(g is not None for g in a.groups) else None
     lo, hi = score_range(np.concatenate([a.trial_scores, b.trial_scores]))  # type: ignore[list-item]

@@ -87,7 +87,7 @@ def test_binomial_floor_widens_the_one_against_ten_interval() -> None:
     a = task_stats(run("A", np.ones(10), np.ones(10)), 1)
     b = task_stats(run("B", np.full(10, 10), np.array([10, 9, 10, 10, 8, 10, 10, 10, 9, 10])), 1)
     cmp = compare_runs(a, b)
-    floor = noise.binomial_floor(cmp.n_a, cmp.passes_a, cmp.n_b, cmp.passes_b)
+    floor = noise.binomial_floor(cmp.a.n, cmp.a.passes, cmp.b.n, cmp.b.passes)
     assert cmp.mean_diff.se == pytest.approx(math.sqrt(floor)) and FLOOR_NOTE in cmp.mean_diff.method
     assert cmp.mean_diff.ci[0] < 0 < cmp.mean_diff.ci[1]  # the plain t interval excluded 0
 

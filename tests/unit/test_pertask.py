@@ -100,12 +100,12 @@ class TestPerTask:
         res = per_task_tests(cmp)
         assert res.tested
         ref_p = np.array([sps.fisher_exact([[a, na - a], [b, nb - b]]).pvalue for a, na, b, nb in zip(
-            cmp.passes_a, cmp.n_a, cmp.passes_b, cmp.n_b, strict=True)])
+            cmp.a.passes, cmp.a.n, cmp.b.passes, cmp.b.n, strict=True)])
         assert res.p_value == pytest.approx(ref_p, rel=1e-12)
         # Holm over Tarone's family, BH over the tasks whose margins admit another table.
         p_min = np.array([min(sps.fisher_exact([[x, na - x], [a + b - x, nb - a - b + x]]).pvalue
                               for x in range(max(0, a + b - nb), min(a + b, na) + 1))
-                          for a, na, b, nb in zip(cmp.passes_a, cmp.n_a, cmp.passes_b, cmp.n_b, strict=True)])
+                          for a, na, b, nb in zip(cmp.a.passes, cmp.a.n, cmp.b.passes, cmp.b.n, strict=True)])
         k = next(k for k in range(1, p_min.size + 1) if np.sum(p_min < 0.05 / k) <= k)
         fam = p_min < 0.05 / k
         assert res.family == int(fam.sum()) > 0

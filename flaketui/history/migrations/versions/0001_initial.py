@@ -1,16 +1,10 @@
-"""The tables: tasks, runs, task_results, quarantines.
-
-Revision ID: 0001
-Revises:
-"""
+"""The tables: tasks, runs, task_results, quarantines."""
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

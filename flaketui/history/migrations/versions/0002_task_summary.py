@@ -1,16 +1,10 @@
-"""task_summary: each task's lifecycle evidence, folded over its runs (backfilled from task_results).
-
-Revision ID: 0002
-Revises: 0001
-"""
+"""task_summary: each task's lifecycle evidence, folded over its runs (backfilled from task_results)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

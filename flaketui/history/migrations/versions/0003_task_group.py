@@ -1,16 +1,10 @@
-"""tasks.group_name: the group a task was last recorded in (owners' patterns match it too).
-
-Revision ID: 0003
-Revises: 0002
-"""
+"""tasks.group_name: the group a task was last recorded in (owners' patterns match it too)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

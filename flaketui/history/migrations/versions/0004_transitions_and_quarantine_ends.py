@@ -1,8 +1,5 @@
 """transitions: each task's lifecycle changes as recording found them, and whether a notification
 went out; quarantines.until_at / until_clean / since_run / ended_evidence: quarantines that end.
-
-Revision ID: 0004
-Revises: 0003
 """
 
 import sqlalchemy as sa
@@ -10,8 +7,6 @@ from alembic import op
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,9 +1,6 @@
 """task_summary.trials / passes: each task's usable trials and passes over every recorded run, the
 evidence its class (flaky, stable, undetermined against a flakiness cap) is stated on (backfilled
 from task_results).
-
-Revision ID: 0005
-Revises: 0004
 """
 
 import sqlalchemy as sa
@@ -11,8 +8,6 @@ from alembic import op
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
