@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from flaketui.model import natural_ranks
 from flaketui.output.columns import EPS
+from flaketui.stats.arrays import Bools, Floats, Ints
 from flaketui.stats.suite import TaskStats
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -27,19 +27,19 @@ class RunMatrix:
 
     runs: list[str]
     tasks: list[str]
-    p_hat: NDArray[np.float64]
+    p_hat: Floats
     """tasks × runs."""
-    n: NDArray[np.int64]
+    n: Ints
     """Non-errored trials, tasks × runs (0 where a run lacks the task)."""
 
     @property
-    def flaky(self) -> NDArray[np.bool_]:
+    def flaky(self) -> Bools:
         """tasks × runs: the task both passed and failed in that run (0 < p̂ < 1)."""
         p = np.nan_to_num(self.p_hat, nan=0.0)
         return (p > EPS) & (p < 1 - EPS)
 
     @property
-    def variance(self) -> NDArray[np.float64]:
+    def variance(self) -> Floats:
         """Variance of p̂ across the runs that have the task (population variance; NaN when fewer
         than two runs have it)."""
         have = ~np.isnan(self.p_hat)
@@ -49,7 +49,7 @@ class RunMatrix:
         var = (np.where(have, self.p_hat - mean[:, None], 0.0) ** 2).sum(axis=1) / np.maximum(count, 1)
         return np.where(count >= 2, var, np.nan)
 
-    def order(self) -> NDArray[np.int64]:
+    def order(self) -> Ints:
         """Rows by variance across runs, largest first (missing last), then by name in natural
         order (``task-2`` before ``task-10``)."""
         var = self.variance
@@ -57,12 +57,12 @@ class RunMatrix:
         missing = np.isnan(var)
         return np.lexsort((names, -np.nan_to_num(var, nan=0.0), missing))
 
-    def newly_flaky(self, since: int) -> NDArray[np.bool_]:
+    def newly_flaky(self, since: int) -> Bools:
         """Tasks stable (p̂ 0 or 1) in run ``since`` and flaky in the last run."""
         stable = ~np.isnan(self.p_hat[:, since]) & ~self.flaky[:, since]
         return stable & self.flaky[:, -1]
 
-    def newly_failing(self, since: int) -> NDArray[np.bool_]:
+    def newly_failing(self, since: int) -> Bools:
         """Tasks that passed every trial in run ``since`` and failed at least one in the last run."""
         before, last = self.p_hat[:, since], self.p_hat[:, -1]
         with np.errstate(invalid="ignore"):
@@ -111,7 +111,7 @@ def run_matrix(stats: Sequence[TaskStats]) -> RunMatrix:
     return RunMatrix([st.run for st in stats], list(index), p, n)
 
 
-def sparkline(values: NDArray[np.float64]) -> str:
+def sparkline(values: Floats) -> str:
     """One character per run: the level of p̂ in [0, 1] (a space where the run lacks the task).
 
     Examples

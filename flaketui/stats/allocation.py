@@ -12,13 +12,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.estimators import CONFIDENCE, z_value
 from flaketui.stats.special import lbeta, log_choose
 
 
-def shrunk_rate(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
+def shrunk_rate(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> Floats:
     """The centre of the Wilson interval, (c + z²/2)/(n + z²): never 0 or 1.
 
     Used where a plug-in p̂ of 0 or 1 would claim a variance of zero (a task
@@ -43,7 +44,7 @@ def shrunk_rate(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) -> N
 
 def pass_hat_k_variance_coef(
     n: ArrayLike, c: ArrayLike, k: int, confidence: float = CONFIDENCE
-) -> NDArray[np.float64]:
+) -> Floats:
     """The a in Var(pass^k estimate) ≈ a / n, by the delta method at the shrunk rate.
 
     ``a = k² p̃^(2k−2) · p̃(1 − p̃)`` with p̃ from :func:`shrunk_rate`:
@@ -74,8 +75,8 @@ def pass_hat_k_variance_coef(
 class Allocation:
     """Extra trials per unit (a task of a run) and how the budget was spent."""
 
-    extra: NDArray[np.int64]
-    topup: NDArray[np.int64]
+    extra: Ints
+    topup: Ints
     """The part of ``extra`` given to reach a risk minimum."""
     budget: int
     spent: int
@@ -83,14 +84,14 @@ class Allocation:
     """Why part of the budget is left, or empty when all of it was spent."""
 
 
-def _gain(a: NDArray[np.float64], m: NDArray[np.float64]) -> NDArray[np.float64]:
+def _gain(a: Floats, m: Floats) -> Floats:
     """Variance removed by the (m+1)-th trial: a/m − a/(m+1) = a/(m(m+1))."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(m > 0, a / (m * (m + 1)), np.inf)
 
 
-def _steps_at_least(a: NDArray[np.float64], m0: NDArray[np.float64], cap: NDArray[np.float64],
-                    lam: float) -> NDArray[np.float64]:
+def _steps_at_least(a: Floats, m0: Floats, cap: Floats,
+                    lam: float) -> Floats:
     """Per unit, how many next steps from m0 have gain ≥ lam (at most cap)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # a/(m(m+1)) >= lam  <=>  m <= (−1 + √(1 + 4a/lam))/2
@@ -193,8 +194,8 @@ def allocate(
     return Allocation(total, topup, int(budget), spent, reason)
 
 
-def _minimums(n: NDArray[np.int64], minimum: NDArray[np.int64], budget: int
-              ) -> tuple[NDArray[np.int64], int, Allocation | None]:
+def _minimums(n: Ints, minimum: Ints, budget: int
+              ) -> tuple[Ints, int, Allocation | None]:
     """The trials that bring each unit to its risk minimum, and the budget left after them; when the
     minimums take the whole budget, the allocation that levels the shortfalls (else None)."""
     short = np.maximum(0, minimum - n)
@@ -204,7 +205,7 @@ def _minimums(n: NDArray[np.int64], minimum: NDArray[np.int64], budget: int
     return short.astype(np.int64), budget - int(short.sum()), None
 
 
-def _level_shortfalls(short: NDArray[np.int64], left: int) -> NDArray[np.int64]:
+def _level_shortfalls(short: Ints, left: int) -> Ints:
     """``left`` trials, one at a time to the largest shortfall (ties: earlier unit), ``left`` < Σ short.
 
     The trials taken one by one are the ``left`` largest (shortfall, −unit) steps, so the
@@ -224,8 +225,8 @@ def _level_shortfalls(short: NDArray[np.int64], left: int) -> NDArray[np.int64]:
     return topup.astype(np.int64)
 
 
-def _greedy(a: NDArray[np.float64], m0: NDArray[np.float64], room: NDArray[np.float64],
-            left: int) -> NDArray[np.int64]:
+def _greedy(a: Floats, m0: Floats, room: Floats,
+            left: int) -> Ints:
     """The ``left`` largest gains over all units (ties: earlier unit), ``left`` < Σ room."""
     # Bulk: every step whose gain is at least a threshold found by bisection (log scale)
     # with steps(hi) <= left < steps(lo); then the rest one by one from a heap.
@@ -270,7 +271,7 @@ clean task at a few trials to reach the 36 that call it stable at the default ca
 
 
 def undecided_chance(n: ArrayLike, c: ArrayLike, alpha: ArrayLike, beta: ArrayLike, cap: float,
-                     horizon: int = CLASS_HORIZON) -> NDArray[np.float64]:
+                     horizon: int = CLASS_HORIZON) -> Floats:
     """The chance a task's class is still ``undetermined`` after m = 0..``horizon`` more trials, per task.
 
     With the task's posterior Beta(α, β) of its pass rate (the empirical-Bayes posterior,

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from flaketui.stats.arrays import Bools, Floats
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -134,7 +135,7 @@ def evidence_classes(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
     return list(map(CLASSES.__getitem__, code.tolist()))
 
 
-def mixed(n: ArrayLike, c: ArrayLike) -> NDArray[np.bool_]:
+def mixed(n: ArrayLike, c: ArrayLike) -> Bools:
     """Per task, whether it both passed and failed (the old "flaky"): a fact, not a class.
 
     >>> mixed([4, 4, 1], [2, 4, 1]).tolist()
@@ -162,8 +163,8 @@ def stable_after(cap: float = DEFAULT_FLAKY_CAP, confidence: float = CONFIDENCE)
     return max(2, n)
 
 
-def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_hi: float,
-                confidence: float) -> NDArray[np.bool_]:
+def _cs_decided(n: Floats, c: Floats, p_lo: float, p_hi: float,
+                confidence: float) -> Bools:
     """Whether Robbins' mixture confidence sequence (as
     :func:`flaketui.stats.precision.confidence_sequence`, for real-valued passes ``c``: a task's
     observed rate carried forward; without scipy) lies within one zone, without finding its bounds: the sequence is the set where the mixture's excess is negative, an interval round the
@@ -174,7 +175,7 @@ def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_h
     log_b = lbeta(c + 1, n - c + 1)
     mle = np.where(n > 0, c / np.where(n > 0, n, 1), 0.5)
 
-    def outside(p: float) -> NDArray[np.bool_]:
+    def outside(p: float) -> Bools:
         with np.errstate(divide="ignore", invalid="ignore"):
             ex = log_b - np.where(c > 0, c * math.log(p), 0.0) - np.where(n - c > 0, (n - c) * math.log1p(-p), 0.0)
         return ex - threshold >= 0
@@ -186,7 +187,7 @@ def _cs_decided(n: NDArray[np.float64], c: NDArray[np.float64], p_lo: float, p_h
 
 
 def trials_to_decide(n: ArrayLike, c: ArrayLike, cap: float = DEFAULT_FLAKY_CAP,
-                     confidence: float = CONFIDENCE) -> NDArray[np.float64]:
+                     confidence: float = CONFIDENCE) -> Floats:
     """Further trials until a task is decided flaky or stable, if it keeps its observed rate: the plan's figure.
 
     The plan decides on Robbins' confidence sequence

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.estimators import pass_at_k, pass_hat_k
 from flaketui.stats.suite import count_pairs
 
@@ -26,17 +27,17 @@ MAX_POINTS = 40
 class KCurve:
     """pass@k and pass^k at each k in ``ks`` (NaN where no task has k trials)."""
 
-    ks: NDArray[np.int64]
-    pass_at: NDArray[np.float64]
-    pass_hat: NDArray[np.float64]
-    tasks: NDArray[np.int64]
+    ks: Ints
+    pass_at: Floats
+    pass_hat: Floats
+    tasks: Ints
     """Tasks the curve averages over, per k: the same at every k (those with at least the
     largest k, ``ks[-1]``, trials)."""
     left_out: int = 0
     """Tasks with a trial but fewer than ``ks[-1]``: left out of every point."""
 
 
-def k_values(k_max: int, points: int = MAX_POINTS, include: int | None = None) -> NDArray[np.int64]:
+def k_values(k_max: int, points: int = MAX_POINTS, include: int | None = None) -> Ints:
     """1..k_max, thinned to at most ``points`` evenly spaced values (always 1 and k_max, and
     ``include`` when it is in 1..k_max: the k the user chose is a point of the curve)."""
     if k_max < 1:
@@ -110,7 +111,7 @@ def k_curve(n: ArrayLike, c: ArrayLike, k_max: int | None = None, *, include: in
     return KCurve(ks, at, hat, np.full(ks.shape, used, dtype=np.int64), left_out)
 
 
-def histogram(values: ArrayLike, bins: int = 10) -> NDArray[np.int64]:
+def histogram(values: ArrayLike, bins: int = 10) -> Ints:
     """Counts of values in ``bins`` equal bins over [0, 1] (1.0 falls in the last; NaN left out)."""
     v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.classes import DEFAULT_FLAKY_CAP, cap_rates
 from flaketui.stats.estimators import CONFIDENCE
 from flaketui.stats.special import betainc, log_choose
@@ -68,9 +69,9 @@ class FlakyPosterior:
 
     prior: BetaPrior
     cap: float
-    p_flaky: NDArray[np.float64]
+    p_flaky: Floats
     """P(flakiness > cap | the task's trials); NaN for a task without trials."""
-    flakiness: NDArray[np.float64]
+    flakiness: Floats
     """Posterior mean of 4p(1 − p); NaN for a task without trials."""
     expected: float
     """Σ P(flaky) over the tasks with trials: the expected number of truly flaky tasks."""
@@ -78,19 +79,19 @@ class FlakyPosterior:
     """Its 95% interval: the 2.5% and 97.5% quantiles of the Poisson-binomial count."""
 
 
-def _histograms(n: NDArray[np.int64], c: NDArray[np.int64], w: NDArray[np.float64]
-                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+def _histograms(n: Ints, c: Ints, w: Floats
+                ) -> tuple[Floats, Floats, Floats]:
     """S_a[j] = Σ w·[c > j], S_b[j] = Σ w·[n − c > j], S_n[j] = Σ w·[n > j], j = 0..max n − 1."""
     top = int(n.max()) if n.size else 0
 
-    def above(x: NDArray[np.int64]) -> NDArray[np.float64]:
+    def above(x: Ints) -> Floats:
         counts = np.bincount(x, weights=w, minlength=top + 1)
         return counts[::-1].cumsum()[::-1][1:]  # Σ w·[x ≥ j + 1]
 
     return above(c), above(n - c), above(n)
 
 
-def log_marginal(a: ArrayLike, b: ArrayLike, n: ArrayLike, c: ArrayLike) -> NDArray[np.float64]:
+def log_marginal(a: ArrayLike, b: ArrayLike, n: ArrayLike, c: ArrayLike) -> Floats:
     """Σ over tasks of log BetaBinom(c; n, a, b), without the binomial coefficients (they do not
     depend on a, b), for every (a, b) given (arrays broadcast).
 
@@ -104,8 +105,8 @@ def log_marginal(a: ArrayLike, b: ArrayLike, n: ArrayLike, c: ArrayLike) -> NDAr
     return _loglik(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), s_a, s_b, s_n)
 
 
-def _loglik(a: NDArray[np.float64], b: NDArray[np.float64], s_a: NDArray[np.float64], s_b: NDArray[np.float64],
-            s_n: NDArray[np.float64]) -> NDArray[np.float64]:
+def _loglik(a: Floats, b: Floats, s_a: Floats, s_b: Floats,
+            s_n: Floats) -> Floats:
     j = np.arange(s_n.size, dtype=np.float64)
     a_, b_ = np.asarray(a)[..., None], np.asarray(b)[..., None]
     return np.asarray((s_a * np.log(a_ + j) + s_b * np.log(b_ + j) - s_n * np.log(a_ + b_ + j)).sum(axis=-1))
@@ -115,7 +116,7 @@ _STIRLING_SHIFT = 10
 """log Γ is taken by Stirling's series from this argument up (error below 1e-13 there)."""
 
 
-def _stirling_lgamma(z: NDArray[np.float64]) -> NDArray[np.float64]:
+def _stirling_lgamma(z: Floats) -> Floats:
     """log Γ(z) for z ≥ :data:`_STIRLING_SHIFT` by Stirling's series to the z^(−7) term (DLMF 5.11.1)."""
     r = 1 / z
     r2 = r * r
@@ -123,7 +124,7 @@ def _stirling_lgamma(z: NDArray[np.float64]) -> NDArray[np.float64]:
     return (z - 0.5) * np.log(z) - z + 0.5 * np.log(2 * np.pi) + series
 
 
-def log_rising(x: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+def log_rising(x: Floats, m: int) -> Floats:
     """log of the rising factorial x(x + 1)…(x + m − 1), for x > 0 and a whole m ≥ 0.
 
     A sum of logs for m below :data:`_STIRLING_SHIFT`, else log Γ(x + m) − log Γ(x) with
@@ -140,8 +141,8 @@ def log_rising(x: NDArray[np.float64], m: int) -> NDArray[np.float64]:
     return head + _stirling_lgamma(x + m) - _stirling_lgamma(x + _STIRLING_SHIFT)
 
 
-def _pairs_loglik(a: NDArray[np.float64], b: NDArray[np.float64], pairs: NDArray[np.int64],
-                  counts: NDArray[np.int64]) -> NDArray[np.float64]:
+def _pairs_loglik(a: Floats, b: Floats, pairs: Ints,
+                  counts: Ints) -> Floats:
     """:func:`_loglik` summed over the distinct (n, c) pairs with :func:`log_rising`:
     Σ w·[log a^(c) + log b^(n−c) − log (a + b)^(n)], x^(m) the rising factorial."""
     ll = np.zeros(np.broadcast(a, b).shape)
@@ -217,10 +218,10 @@ def fit_prior(n: ArrayLike, c: ArrayLike, weights: ArrayLike | None = None,
     # The histogram form costs a grid of logs per trial of the longest task; the pairs form about
     # twenty per distinct (n, c): a task of 20,000 trials made the first take seconds and a gigabyte.
     if s_n.size <= 20 * len(pairs):
-        def loglik(a_: NDArray[np.float64], b_: NDArray[np.float64]) -> NDArray[np.float64]:
+        def loglik(a_: Floats, b_: Floats) -> Floats:
             return _loglik(a_, b_, s_a, s_b, s_n)
     else:
-        def loglik(a_: NDArray[np.float64], b_: NDArray[np.float64]) -> NDArray[np.float64]:
+        def loglik(a_: Floats, b_: Floats) -> Floats:
             return _pairs_loglik(a_, b_, pairs, counts)
     a, b = _fit(loglik, symmetric=False)
     symmetric = False
@@ -240,7 +241,7 @@ SYMMETRY_TEST = 1.920729410347062
 less than this below the best fit's is not rejected by the likelihood-ratio test (Wilks)."""
 
 
-def _fit(loglik: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
+def _fit(loglik: Callable[[Floats, Floats], Floats],
          symmetric: bool) -> tuple[float, float]:
     """The (a, b) of largest likelihood ``loglik`` on the grid search of :func:`fit_prior` (Notes);
     with ``symmetric``, over the size a + b alone at the mean ½."""
@@ -264,7 +265,7 @@ def _fit(loglik: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np
     return mu_b * size_b, (1 - mu_b) * size_b
 
 
-def poisson_binomial(p: ArrayLike) -> NDArray[np.float64]:
+def poisson_binomial(p: ArrayLike) -> Floats:
     """The law of the number of successes among independent trials with chances ``p``: P(K = 0..T).
 
     From its characteristic function by the discrete Fourier transform (Hong's DFT-CF):
@@ -304,8 +305,8 @@ EXACT_COUNT_MAX = 5_000
 the refined normal approximation, whose error is far below one task there."""
 
 
-def count_interval(chances: NDArray[np.float64], confidence: float = CONFIDENCE,
-                   weights: NDArray[np.int64] | None = None) -> tuple[int, int]:
+def count_interval(chances: Floats, confidence: float = CONFIDENCE,
+                   weights: Ints | None = None) -> tuple[int, int]:
     """The central ``confidence`` range of the number of successes among trials with ``chances``.
 
     The 1 − α/2 and α/2 quantiles of the Poisson-binomial law: exact up to

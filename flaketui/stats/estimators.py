@@ -14,7 +14,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
+
+from flaketui.stats.arrays import Floats, Ints
 
 CONFIDENCE = 0.95
 """Confidence level of every interval flaketui reports."""
@@ -24,8 +26,8 @@ CONFIDENCE = 0.95
 class Interval:
     """A confidence interval ``[low, high]`` (arrays when computed for many tasks)."""
 
-    low: NDArray[np.float64]
-    high: NDArray[np.float64]
+    low: Floats
+    high: Floats
 
 
 Z_95 = 1.9599639845400536
@@ -192,7 +194,7 @@ def median(values: ArrayLike) -> float:
     return float((part[lo] + part[hi]) / 2)
 
 
-def _counts(n: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _counts(n: ArrayLike, c: ArrayLike) -> tuple[Floats, Floats]:
     n_arr = np.asarray(n, dtype=np.float64)
     c_arr = np.asarray(c, dtype=np.float64)
     if np.any(c_arr < 0) or np.any(c_arr > n_arr):
@@ -200,7 +202,7 @@ def _counts(n: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np
     return n_arr, c_arr
 
 
-def p_hat(n: ArrayLike, c: ArrayLike) -> NDArray[np.float64]:
+def p_hat(n: ArrayLike, c: ArrayLike) -> Floats:
     """Observed pass rate c/n (NaN where n = 0)."""
     n_arr, c_arr = _counts(n, c)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -255,7 +257,7 @@ def wilson_interval(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDENCE) 
     return Interval(np.where(n_arr > 0, low, np.nan), np.where(n_arr > 0, high, np.nan))
 
 
-def _ratio_product(top: NDArray[np.float64], n: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+def _ratio_product(top: Floats, n: Floats, k: int) -> Floats:
     """prod_{i<k} (top - i) / (n - i): C(top, k)/C(n, k) without factorials.
 
     Factors past i = n are never used (the callers give NaN where k > n), so at most
@@ -268,7 +270,7 @@ def _ratio_product(top: NDArray[np.float64], n: NDArray[np.float64], k: int) -> 
     return np.prod(ratios, axis=-1)
 
 
-def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
+def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> Floats:
     """Unbiased estimate of pass^k, the chance that k independent trials all pass.
 
     ``pass^k = C(c, k) / C(n, k)``, computed as a product of k ratios.
@@ -306,7 +308,7 @@ def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
     return np.where(n_arr >= k, out, np.nan)
 
 
-def pass_at_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
+def pass_at_k(n: ArrayLike, c: ArrayLike, k: int) -> Floats:
     """Unbiased estimate of pass@k, the chance that at least one of k trials passes.
 
     ``pass@k = 1 - C(n - c, k) / C(n, k)``, computed as a product of k ratios.
@@ -532,7 +534,7 @@ def _beta_ppf_int(a: int, b: int, q: float) -> float:
     return x
 
 
-def binomial_quantile(n: NDArray[np.float64], c: NDArray[np.float64], q: float) -> NDArray[np.float64]:
+def binomial_quantile(n: Floats, c: Floats, q: float) -> Floats:
     """Smallest x with P(Binomial(n, c/n) <= x) >= q, per task (scipy ``binom.ppf``).
 
     Computed once per distinct (n, c) pair: a suite of 100k tasks has few. When
@@ -579,7 +581,7 @@ def _quantile_small(n: int, c: int, q: float) -> float:
     return float(n)
 
 
-def _quantile_bdtr(n: NDArray[np.int64], c: NDArray[np.int64], q: float) -> NDArray[np.float64]:
+def _quantile_bdtr(n: Ints, c: Ints, q: float) -> Floats:
     """:func:`binomial_quantile` with scipy's ``bdtr``, on a grid 0..max(n) in slices."""
     from scipy.special import bdtr
 
@@ -599,7 +601,7 @@ def _quantile_bdtr(n: NDArray[np.int64], c: NDArray[np.int64], q: float) -> NDAr
     return out
 
 
-def flakiness(n: ArrayLike, c: ArrayLike) -> NDArray[np.float64]:
+def flakiness(n: ArrayLike, c: ArrayLike) -> Floats:
     """Flakiness 4·p̂·(1 − p̂): 0 for a task that always passes or always fails, 1 at p̂ = 0.5.
 
     It is the Bernoulli variance p(1 − p) scaled to [0, 1].
@@ -616,7 +618,7 @@ UNREPEATED = "unrepeated"
 """A task with a single non-errored trial: one outcome says nothing about whether it repeats."""
 
 
-def rule_of_three(n: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
+def rule_of_three(n: ArrayLike, confidence: float = CONFIDENCE) -> Floats:
     """Upper bound on an event's rate after n trials without it: 1 − (1 − confidence)^(1/n).
 
     At 95% this is about 3/n (the "rule of three"): 0 failures in 1,500 trials

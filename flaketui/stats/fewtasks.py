@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.stats.arrays import Floats
 from flaketui.stats.empirical_bayes import log_rising
 from flaketui.stats.estimators import CONFIDENCE
 
@@ -44,7 +45,7 @@ class SuitePosterior:
     pass_hat_k: tuple[float, float]
 
 
-def _quantiles(values: NDArray[np.float64], weights: NDArray[np.float64],
+def _quantiles(values: Floats, weights: Floats,
                confidence: float) -> tuple[float, float]:
     """The equal-tailed interval of ``values`` under the posterior ``weights`` (summing to 1). Grid
     points with weight below 1e-14 of the largest are left out of the sort (their mass is below

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.stats.arrays import Floats
 from flaketui.stats.estimators import median, z_value
 
 if TYPE_CHECKING:
@@ -66,8 +67,8 @@ def z_sum(power: float, alpha: float) -> float:
     return z_value(1 - alpha) + z_power
 
 
-def _unbiased_binomial_variance(n: NDArray[np.float64], c: NDArray[np.float64],
-                                pooled: float) -> NDArray[np.float64]:
+def _unbiased_binomial_variance(n: Floats, c: Floats,
+                                pooled: float) -> Floats:
     """Per task, an unbiased estimate of Var(p̂) = p(1 − p)/n: p̂(1 − p̂)/(n − 1) where n ≥ 2;
     with one trial, the pooled rate's p̄(1 − p̄)/n (no within-task estimate exists)."""
     with np.errstate(divide="ignore", invalid="ignore"):

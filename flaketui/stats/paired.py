@@ -12,14 +12,13 @@ counts of an eval comparison (see :mod:`flaketui.stats.exact`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-import math
-from dataclasses import replace
-
+from flaketui.stats.arrays import Floats
 from flaketui.stats.estimators import CONFIDENCE, t_value
 from flaketui.stats.exact import sign_test_pvalue
 from flaketui.stats.noise import binomial_floor
@@ -91,7 +90,7 @@ class PairedComparison:
         return bool(both.any()) and bool(np.all((n_a[both] == 1) & (n_b[both] == 1)))
 
     @property
-    def delta(self) -> NDArray[np.float64]:
+    def delta(self) -> Floats:
         """p̂_B − p̂_A per common task."""
         return self.b.p_hat - self.a.p_hat
 

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+
+from flaketui.stats.arrays import Floats
 
 EXACT_MAX_UNITS = 16
 """Up to this many non-zero units, all 2^m sign patterns are enumerated (an exact p-value)."""
@@ -41,7 +42,7 @@ class PermutationTest:
     clustered: bool
 
 
-def _monte_carlo_hits(units: NDArray[np.float64], threshold: float, resamples: int, seed: int) -> int:
+def _monte_carlo_hits(units: Floats, threshold: float, resamples: int, seed: int) -> int:
     """How many of ``resamples`` random sign patterns give |Σ ±u| ≥ ``threshold``.
 
     Each pattern is drawn as random bytes; the sum of the units a byte covers
@@ -69,7 +70,7 @@ def _monte_carlo_hits(units: NDArray[np.float64], threshold: float, resamples: i
 
 
 def paired_permutation_test(
-    diff: NDArray[np.float64],
+    diff: Floats,
     groups: Sequence[str | None] | None = None,
     *,
     resamples: int = RESAMPLES,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from flaketui.stats.arrays import Bools, Floats, Ints
 from flaketui.stats.exact import fisher_pvalue
 from flaketui.stats.paired import PairedComparison
 
@@ -41,13 +41,13 @@ class PerTaskTests:
 
     comparison: PairedComparison
     """The comparison tested: its common tasks and each run's passes and trials of them."""
-    p_value: NDArray[np.float64]
-    p_adjusted: NDArray[np.float64]
+    p_value: Floats
+    p_adjusted: Floats
     """Holm's step-down adjustment: the family-wise error rate stays below α."""
-    q_value: NDArray[np.float64]
+    q_value: Floats
     """Benjamini–Hochberg q: the expected share of false flips stays below q."""
-    flipped: NDArray[np.bool_]
-    changed: NDArray[np.bool_]
+    flipped: Bools
+    changed: Bools
     """p̂ differs between the runs (both have a non-errored trial)."""
     alpha: float
     tested: bool
@@ -61,7 +61,7 @@ class PerTaskTests:
         return self.comparison.tasks
 
     @property
-    def delta(self) -> NDArray[np.float64]:
+    def delta(self) -> Floats:
         """p̂_B − p̂_A per task (NaN when a run has no non-errored trial of it)."""
         a, b = self.comparison.a, self.comparison.b
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -72,7 +72,7 @@ class PerTaskTests:
         """Nothing tested because every task both runs have has one trial in each: say so."""
         return not self.tested and bool(np.any((self.comparison.a.n > 0) & (self.comparison.b.n > 0)))
 
-    def _names(self, mask: NDArray[np.bool_]) -> list[str]:
+    def _names(self, mask: Bools) -> list[str]:
         return [self.tasks[i] for i in np.flatnonzero(mask)]
 
     @property
@@ -84,7 +84,7 @@ class PerTaskTests:
         return self._names(self.flipped & (self.delta < 0))
 
     @property
-    def moved(self) -> NDArray[np.bool_]:
+    def moved(self) -> Bools:
         """p̂ changed but the change is not significant after adjustment."""
         return self.changed & ~self.flipped
 
@@ -223,8 +223,8 @@ def per_task_tests(cmp: PairedComparison, alpha: float = ALPHA) -> PerTaskTests:
     )
 
 
-def fisher_table_pvalues(ca: NDArray[np.int64], na: NDArray[np.int64], cb: NDArray[np.int64],
-                         nb: NDArray[np.int64]) -> NDArray[np.float64]:
+def fisher_table_pvalues(ca: Ints, na: Ints, cb: Ints,
+                         nb: Ints) -> Floats:
     """:func:`~flaketui.stats.exact.fisher_pvalue` per task, once per distinct table."""
     tables = np.stack([ca, na, cb, nb], axis=1).astype(np.int64)
     if tables.shape[0] == 0:
@@ -234,7 +234,7 @@ def fisher_table_pvalues(ca: NDArray[np.int64], na: NDArray[np.int64], cb: NDArr
     return values[np.ravel(inverse)]
 
 
-def fisher_min_pvalues(na: NDArray[np.int64], nb: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+def fisher_min_pvalues(na: Ints, nb: Ints, k: Ints) -> Floats:
     """The smallest two-sided Fisher p-value any table with these margins can give, per task.
 
     The hypergeometric law is unimodal, so the least likely table, and with it
@@ -252,7 +252,7 @@ def fisher_min_pvalues(na: NDArray[np.int64], nb: NDArray[np.int64], k: NDArray[
     return np.array(values, dtype=np.float64)[np.ravel(inverse)]
 
 
-def tarone_family(p_min: NDArray[np.float64], alpha: float) -> NDArray[np.bool_]:
+def tarone_family(p_min: Floats, alpha: float) -> Bools:
     """Tarone's family: the tests with p_min < α/K for the smallest K ≥ their number.
 
     M(K) = #{p_min < α/K} falls as K grows; K is the first with M(K) ≤ K.
@@ -272,8 +272,8 @@ def tarone_family(p_min: NDArray[np.float64], alpha: float) -> NDArray[np.bool_]
     return p_min < alpha / k
 
 
-def holm_over_family(p: NDArray[np.float64], p_min: NDArray[np.float64], tested: NDArray[np.bool_],
-                     alpha: float) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+def holm_over_family(p: Floats, p_min: Floats, tested: Bools,
+                     alpha: float) -> tuple[Floats, Bools]:
     """Holm's adjusted p of each tested task over Tarone's family of them, and that family.
 
     A tested task outside the family (its smallest attainable p could not reach α/K) gets 1; an
@@ -288,7 +288,7 @@ def holm_over_family(p: NDArray[np.float64], p_min: NDArray[np.float64], tested:
     return adjusted, family
 
 
-def holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
+def holm(p: Floats) -> Floats:
     """Holm's step-down adjusted p-values.
 
     Sorted ascending, p_(i) is multiplied by (m − i + 1), made non-decreasing
@@ -303,7 +303,7 @@ def holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
     return _in_order(p, lambda s, m: np.maximum.accumulate(s * (m - np.arange(m))))
 
 
-def benjamini_hochberg(p: NDArray[np.float64]) -> NDArray[np.float64]:
+def benjamini_hochberg(p: Floats) -> Floats:
     """Benjamini–Hochberg q-values (step-up false discovery rate).
 
     Sorted ascending, q_(i) = min_{j ≥ i} p_(j)·m/j, capped at 1 (Benjamini
@@ -317,8 +317,8 @@ def benjamini_hochberg(p: NDArray[np.float64]) -> NDArray[np.float64]:
     return _in_order(p, lambda s, m: np.minimum.accumulate((s * m / np.arange(1, m + 1))[::-1])[::-1])
 
 
-def _in_order(p: NDArray[np.float64], adjust: Callable[[NDArray[np.float64], int], NDArray[np.float64]]
-              ) -> NDArray[np.float64]:
+def _in_order(p: Floats, adjust: Callable[[Floats, int], Floats]
+              ) -> Floats:
     """``adjust`` applied to the p-values sorted ascending, capped at 1, in the original order."""
     p = np.asarray(p, dtype=np.float64)
     m = p.shape[0]

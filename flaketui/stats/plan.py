@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
 from flaketui.stats.allocation import allocate, allocate_classes, pass_hat_k_variance_coef
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.classes import STABLE_CLASSES, cap_of_margin, mixed
 from flaketui.stats.empirical_bayes import fit_prior
 from flaketui.stats.estimators import CONFIDENCE, FLAKY, NO_TRIALS, Interval, p_hat, rule_of_three, wilson_interval
@@ -49,7 +49,6 @@ from flaketui.stats.precision import (
 from flaketui.stats.projection import INDEPENDENCE_CAVEAT, LOW_TEMPERATURE, ProjectionRow, projection
 from flaketui.stats.risk import DEFAULT_RISK_TAGS, HIGH, TaskTraits, Tier, tier_of
 from flaketui.stats.suite import MeanEstimate, default_k, summarise, task_stats
-
 
 ALLOCATIONS = ("variance", "classes")
 """The ways ``plan --budget`` spends its trials (``--allocate``)."""
@@ -244,18 +243,18 @@ class _RunFigures:
     """A run's per-task figures before the allocation (arrays over its tasks)."""
 
     outcome: RunOutcomes
-    phat: NDArray[np.float64]
+    phat: Floats
     ci: Interval
     cs: Interval
     decisions: list[str]
-    width: NDArray[np.float64]
-    need_w: NDArray[np.int64]
-    r3: NDArray[np.float64]
-    clean: NDArray[np.float64]
-    to_decide: NDArray[np.float64]
-    need: NDArray[np.int64]
+    width: Floats
+    need_w: Ints
+    r3: Floats
+    clean: Floats
+    to_decide: Floats
+    need: Ints
     tiers: list[Tier]
-    minimum: NDArray[np.int64]
+    minimum: Ints
     temperature: float | None
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -99,7 +100,7 @@ def trials_to_bound(target: float, confidence: float = CONFIDENCE) -> int:
     return n
 
 
-def _clean_shortfall(n: ArrayLike, c: ArrayLike, need: float) -> NDArray[np.float64]:
+def _clean_shortfall(n: ArrayLike, c: ArrayLike, need: float) -> Floats:
     """max(0, need − n) per task whose trials all passed or all failed, NaN for the rest.
 
     Both :func:`more_clean_trials` and :func:`more_trials_to_decide` count further clean
@@ -113,7 +114,7 @@ def _clean_shortfall(n: ArrayLike, c: ArrayLike, need: float) -> NDArray[np.floa
 
 def more_clean_trials(
     n: ArrayLike, c: ArrayLike, target: float, confidence: float = CONFIDENCE
-) -> NDArray[np.float64]:
+) -> Floats:
     """Further clean trials that would bound a task's failure (or pass) rate below ``target``.
 
     For a task that passed every trial the rule of three bounds its failure
@@ -138,7 +139,7 @@ def more_clean_trials(
     return _clean_shortfall(n, c, trials_to_bound(target, confidence))
 
 
-def wilson_width(n: ArrayLike, p: ArrayLike, confidence: float = CONFIDENCE) -> NDArray[np.float64]:
+def wilson_width(n: ArrayLike, p: ArrayLike, confidence: float = CONFIDENCE) -> Floats:
     """Width of the Wilson interval after n trials at an observed pass rate p.
 
     ``2 z √(p(1−p)/n + z²/(4n²)) / (1 + z²/n)``; at p = 0 or 1 this is
@@ -178,7 +179,7 @@ def wilson_width(n: ArrayLike, p: ArrayLike, confidence: float = CONFIDENCE) -> 
 
 def trials_for_width(
     p: ArrayLike, width: float, confidence: float = CONFIDENCE
-) -> NDArray[np.int64]:
+) -> Ints:
     """Smallest n whose Wilson interval at pass rate p is no wider than ``width``.
 
     Parameters
@@ -300,9 +301,9 @@ def confidence_sequence(n: ArrayLike, c: ArrayLike, confidence: float = CONFIDEN
     threshold = -math.log1p(-confidence)  # log(1/α)
     log_b = betaln(uc + 1, un - uc + 1)
 
-    def excess(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    def excess(p: Floats) -> Floats:
         """log M_n(p) − log(1/α); at or above 0 outside the sequence."""
-        out: NDArray[np.float64] = log_b - xlogy(uc, p) - xlog1py(un - uc, -p) - threshold
+        out: Floats = log_b - xlogy(uc, p) - xlog1py(un - uc, -p) - threshold
         return out
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -382,7 +383,7 @@ def clean_trials_to_decide(margin: float = 0.1, confidence: float = CONFIDENCE) 
 
 def more_trials_to_decide(
     n: ArrayLike, c: ArrayLike, margin: float = 0.1, confidence: float = CONFIDENCE
-) -> NDArray[np.float64]:
+) -> Floats:
     """Further clean trials until a task that passed (or failed) every trial is decided.
 
     max(0, :func:`clean_trials_to_decide` − n) for a task whose trials all

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import ERRORED, PASS
+from flaketui.stats.arrays import Bools, Floats, Ints
 from flaketui.stats.exact import fisher_pvalue
 from flaketui.stats.pertask import holm
 
@@ -33,14 +34,14 @@ class RetryAudit:
     adjusted p (NaN where one group has no usable trial); and the verdict over the tasks."""
 
     tasks: list[str]
-    first_passes: NDArray[np.int64]
-    first_n: NDArray[np.int64]
-    first_errored: NDArray[np.int64]
-    retried_passes: NDArray[np.int64]
-    retried_n: NDArray[np.int64]
-    retried_errored: NDArray[np.int64]
-    p_value: NDArray[np.float64]
-    p_adjusted: NDArray[np.float64]
+    first_passes: Ints
+    first_n: Ints
+    first_errored: Ints
+    retried_passes: Ints
+    retried_n: Ints
+    retried_errored: Ints
+    p_value: Floats
+    p_adjusted: Floats
     alpha: float = ALPHA
 
     @property
@@ -120,7 +121,7 @@ def retry_audit(task: NDArray[np.integer], outcome: NDArray[np.integer], attempt
     counted = np.ones_like(errored) if errored_as == "fail" else ~errored
     size = len(names)
 
-    def counts(mask: NDArray[np.bool_]) -> tuple[NDArray[np.int64], ...]:
+    def counts(mask: Bools) -> tuple[Ints, ...]:
         return tuple(np.bincount(task[mask & m], minlength=size)[audited].astype(np.int64)
                      for m in (passed, counted, errored))
 

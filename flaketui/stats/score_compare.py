@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes
+from flaketui.stats.arrays import Floats, Ints
 from flaketui.stats.estimators import CONFIDENCE
 from flaketui.stats.pertask import holm_over_family
 from flaketui.stats.scores import EPS, counted_scores, is_graded, score_range
@@ -42,22 +42,22 @@ class ScoreComparison:
     run_a: str
     run_b: str
     tasks: list[str]
-    mean_a: NDArray[np.float64]
-    mean_b: NDArray[np.float64]
-    n_a: NDArray[np.int64]
-    n_b: NDArray[np.int64]
+    mean_a: Floats
+    mean_b: Floats
+    n_a: Ints
+    n_b: Ints
     """Counted scores per task and run (:func:`~flaketui.stats.scores.counted_scores`)."""
     mean_diff: MeanEstimate
     """Mean over tasks of mean_B − mean_A, with pass@1's (clustered) interval."""
     primary: StratifiedTest
-    p_value: NDArray[np.float64]
+    p_value: Floats
     """Each task's two-sided permutation p-value (NaN: not tested)."""
-    p_adjusted: NDArray[np.float64]
+    p_adjusted: Floats
     """Holm over Tarone's family (1 outside it)."""
     alpha: float
 
     @property
-    def delta(self) -> NDArray[np.float64]:
+    def delta(self) -> Floats:
         """mean_B − mean_A per task."""
         return self.mean_b - self.mean_a
 
@@ -67,7 +67,7 @@ class ScoreComparison:
         return [t for t, p in zip(self.tasks, self.p_adjusted.tolist(), strict=True) if p < self.alpha]
 
 
-def _task_values(o: RunOutcomes) -> dict[str, NDArray[np.float64]]:
+def _task_values(o: RunOutcomes) -> dict[str, Floats]:
     """Each task's counted scores (NaN left out)."""
     assert o.trial_scores is not None and o.trial_errored is not None
     x = counted_scores(o.trial_scores, o.trial_errored, o.errored_as)
@@ -82,7 +82,7 @@ def graded_pair(a: RunOutcomes, b: RunOutcomes) -> bool:
         is_graded(a.trial_scores) or is_graded(b.trial_scores))
 
 
-def _split_law(values: NDArray[np.float64], n_a: int) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+def _split_law(values: Floats, n_a: int) -> tuple[Floats, Floats] | None:
     """The null law of mean_B − mean_A over every split of ``values`` (support, probabilities),
     or None when the splits are too many to list."""
     big = values.size
@@ -95,7 +95,7 @@ def _split_law(values: NDArray[np.float64], n_a: int) -> tuple[NDArray[np.float6
     return key / 1e9, counts / counts.sum()
 
 
-def _sampled(values: NDArray[np.float64], n_a: int, draws: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _sampled(values: Floats, n_a: int, draws: int, rng: np.random.Generator) -> Floats:
     """``draws`` random splits' mean_B − mean_A."""
     s_a = rng.permuted(np.broadcast_to(values, (draws, values.size)), axis=1)[:, :n_a].sum(axis=1)
     return (values.sum() - s_a) / (values.size - n_a) - s_a / n_a
@@ -106,10 +106,10 @@ def _tie(x: float) -> float:
     return abs(x) - 1e-9 * max(1.0, abs(x))
 
 
-def within_task_score_test(a: list[NDArray[np.float64]], b: list[NDArray[np.float64]], *,
+def within_task_score_test(a: list[Floats], b: list[Floats], *,
                            resamples: int = RESAMPLES, seed: int = SEED,
-                           exact_max_work: int = EXACT_MAX_WORK) -> tuple[StratifiedTest, NDArray[np.float64],
-                                                                          NDArray[np.float64]]:
+                           exact_max_work: int = EXACT_MAX_WORK) -> tuple[StratifiedTest, Floats,
+                                                                          Floats]:
     """The within-task permutation test of Σ (mean_B − mean_A), and each task's own p-value.
 
     Parameters
@@ -144,8 +144,8 @@ def within_task_score_test(a: list[NDArray[np.float64]], b: list[NDArray[np.floa
     rng = np.random.default_rng(seed)
     p_task = np.full(len(a), np.nan)
     p_min = np.full(len(a), np.nan)
-    laws: list[tuple[NDArray[np.float64], NDArray[np.float64]] | None] = []
-    pooled: list[tuple[NDArray[np.float64], int]] = []
+    laws: list[tuple[Floats, Floats] | None] = []
+    pooled: list[tuple[Floats, int]] = []
     observed = 0.0
     for i, (xa, xb) in enumerate(zip(a, b, strict=True)):
         if not xa.size or not xb.size:

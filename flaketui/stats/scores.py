@@ -20,13 +20,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from flaketui.stats.arrays import Bools, Floats, Ints
 from flaketui.stats.estimators import CONFIDENCE, Interval
 
 EPS = 1e-9
 """Two scores of one task closer than this are the same score (no score flakiness)."""
 
 
-def counted_scores(score: ArrayLike, errored: ArrayLike, errored_as: str) -> NDArray[np.float64]:
+def counted_scores(score: ArrayLike, errored: ArrayLike, errored_as: str) -> Floats:
     """The score each trial counts with in a mean score (NaN: left out): the one statement
     of how errored and unscored trials enter it.
 
@@ -134,8 +135,8 @@ GRID = 10_000
 """A task's score total is taken on a grid of 1/GRID for its interval (outward: conservative)."""
 
 
-def _unique_apply(n: NDArray[np.float64], t: NDArray[np.float64],
-                  f: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]) -> NDArray[np.float64]:
+def _unique_apply(n: Floats, t: Floats,
+                  f: Callable[[Floats, Floats], Floats]) -> Floats:
     """``f(n, t)`` elementwise, computed once per distinct (n, t) pair (``t`` on the grid of
     1/:data:`GRID`: one int64 key a pair)."""
     ok = np.isfinite(n) & np.isfinite(t)
@@ -155,14 +156,14 @@ class ScoreStats:
     """Per-task score figures of one run, aligned with its tasks (NaN where a task has no
     counted score)."""
 
-    scored: NDArray[np.int64]
+    scored: Ints
     """Trials counted in each task's mean score (:func:`counted_scores`)."""
-    mean_score: NDArray[np.float64]
+    mean_score: Floats
     mean_score_ci: Interval
     """:func:`mean_score_interval`, on the scores' range (:func:`score_range`)."""
-    score_sd: NDArray[np.float64]
+    score_sd: Floats
     """Sample SD (ddof = 1) of the task's counted scores; NaN below two."""
-    score_flaky: NDArray[np.bool_]
+    score_flaky: Bools
     """The task's scores differ across trials (their SD above :data:`EPS`)."""
     within_task_share: float = float("nan")
     """The run's share of score variance within tasks (:func:`within_task_share`), from

@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
+
+from flaketui.stats.arrays import Floats
 
 _LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
 
 
-def lgamma(x: ArrayLike) -> NDArray[np.float64]:
+def lgamma(x: ArrayLike) -> Floats:
     """log Γ(x) per element (``scipy.special.gammaln``), by ``math.lgamma``.
 
     Examples
@@ -28,7 +30,7 @@ def lgamma(x: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(_LGAMMA(np.asarray(x, dtype=np.float64)), dtype=np.float64)
 
 
-def lbeta(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
+def lbeta(a: ArrayLike, b: ArrayLike) -> Floats:
     """log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a + b) per element (``scipy.special.betaln``).
 
     Examples
@@ -41,14 +43,14 @@ def lbeta(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     return lgamma(a_arr) + lgamma(b_arr) - lgamma(a_arr + b_arr)
 
 
-def log_choose(n: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
+def log_choose(n: ArrayLike, k: ArrayLike) -> Floats:
     """log C(n, k) = log Γ(n + 1) − log Γ(k + 1) − log Γ(n − k + 1) per element, 0 ≤ k ≤ n."""
     n_arr = np.asarray(n, dtype=np.float64)
     k_arr = np.asarray(k, dtype=np.float64)
     return lgamma(n_arr + 1) - lgamma(k_arr + 1) - lgamma(n_arr - k_arr + 1)
 
 
-def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Floats:
     """The regularised incomplete beta function I_x(a, b), per element of ``a``, ``b`` and ``x``
     broadcast together (``scipy.special.betainc``); at least one dimension.
 

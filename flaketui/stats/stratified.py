@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from flaketui.stats.arrays import Floats, Ints
+
 NAME = "within-task permutation test"
 """How outputs name the test."""
 
@@ -58,12 +60,12 @@ class StratifiedTest:
     resamples: int = 0
 
 
-def _log_factorials(top: int) -> NDArray[np.float64]:
+def _log_factorials(top: int) -> Floats:
     return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, top + 1, dtype=np.float64)))])
 
 
-def _hypergeometric_pmf(lf: NDArray[np.float64], total: int, good: int, draws: int) -> tuple[NDArray[np.int64],
-                                                                                          NDArray[np.float64]]:
+def _hypergeometric_pmf(lf: Floats, total: int, good: int, draws: int) -> tuple[Ints,
+                                                                                          Floats]:
     """Support and pmf of Hypergeometric(total, good, draws), from log factorials."""
     lo, hi = max(0, draws - (total - good)), min(good, draws)
     x = np.arange(lo, hi + 1)
@@ -160,7 +162,7 @@ def within_task_test(passes_a: NDArray[np.integer], n_a: NDArray[np.integer], pa
                           m, "monte-carlo", draws)
 
 
-def _exact_pvalue(na: NDArray[np.int64], total: NDArray[np.int64], s: NDArray[np.int64], threshold: float,
+def _exact_pvalue(na: Ints, total: Ints, s: Ints, threshold: float,
                   max_work: int) -> float | None:
     """P(|T*| ≥ threshold) by convolving the tasks' laws, or None once the products formed pass ``max_work``."""
     lf = _log_factorials(int(total.max()))
@@ -179,8 +181,8 @@ def _exact_pvalue(na: NDArray[np.int64], total: NDArray[np.int64], s: NDArray[np
     return float(min(1.0, probs[np.abs(values) >= threshold].sum()))
 
 
-def _convolve(v1: NDArray[np.float64], p1: NDArray[np.float64], v2: NDArray[np.float64],
-              p2: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _convolve(v1: Floats, p1: Floats, v2: Floats,
+              p2: Floats) -> tuple[Floats, Floats]:
     """The law of the sum of two independent discrete laws, equal values (to 1e-9) merged."""
     v = (v1[:, None] + v2[None, :]).ravel()
     p = (p1[:, None] * p2[None, :]).ravel()
@@ -189,8 +191,8 @@ def _convolve(v1: NDArray[np.float64], p1: NDArray[np.float64], v2: NDArray[np.f
     return uniq / 1e9, np.bincount(inverse.ravel(), weights=p, minlength=uniq.size)
 
 
-def _monte_carlo_pvalue(na: NDArray[np.int64], total: NDArray[np.int64], s: NDArray[np.int64],
-                        w: NDArray[np.float64], mean_a: NDArray[np.float64], threshold: float,
+def _monte_carlo_pvalue(na: Ints, total: Ints, s: Ints,
+                        w: Floats, mean_a: Floats, threshold: float,
                         resamples: int, seed: int) -> float:
     """(1 + hits)/(1 + R): R draws of every task's a, hits where |Σ w·(E[a] − a)| ≥ threshold."""
     rng = np.random.default_rng(seed)

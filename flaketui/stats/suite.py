@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flaketui.model import RunOutcomes, counts_errored
-from flaketui.stats.scores import ScoreStats, is_graded, task_scores
+from flaketui.stats.arrays import Bools, Floats, Ints
 from flaketui.stats.classes import (
     DEFAULT_FLAKY_CAP,
     STABLE_CLASSES,
@@ -27,7 +27,6 @@ from flaketui.stats.classes import (
     trials_to_decide,
 )
 from flaketui.stats.empirical_bayes import FlakyPosterior, flaky_posterior
-from flaketui.stats.noise import NoiseFloor, suite_noise_floor
 from flaketui.stats.estimators import (
     CONFIDENCE,
     FLAKY,
@@ -44,6 +43,8 @@ from flaketui.stats.estimators import (
     t_value,
     wilson_interval,
 )
+from flaketui.stats.noise import NoiseFloor, suite_noise_floor
+from flaketui.stats.scores import ScoreStats, is_graded, task_scores
 
 MIN_TASKS_FOR_CI = 30
 """Below this many tasks (or clusters, when tasks are clustered) a suite CI leans on the
@@ -63,25 +64,25 @@ class TaskStats:
     k: int
     tasks: list[str]
     groups: list[str | None]
-    n: NDArray[np.int64]
-    passes: NDArray[np.int64]
-    errored: NDArray[np.int64]
-    p_hat: NDArray[np.float64]
+    n: Ints
+    passes: Ints
+    errored: Ints
+    p_hat: Floats
     p_hat_ci: Interval
-    pass_at_k: NDArray[np.float64]
-    pass_hat_k: NDArray[np.float64]
+    pass_at_k: Floats
+    pass_hat_k: Floats
     pass_hat_k_ci: Interval
-    flakiness: NDArray[np.float64]
+    flakiness: Floats
     classes: list[str]
-    rule_of_three: NDArray[np.float64]
+    rule_of_three: Floats
     """Upper bound on the failure rate (all passed) or pass rate (all failed); NaN if flaky."""
-    mixed: NDArray[np.bool_]
+    mixed: Bools
     """Whether the task both passed and failed: a fact about its trials, not its class."""
-    to_decide: NDArray[np.float64]
+    to_decide: Floats
     """Further trials until the task is decided, at its rate (:func:`~flaketui.stats.classes.trials_to_decide`)."""
-    p_flaky: NDArray[np.float64]
+    p_flaky: Floats
     """The empirical-Bayes P(flakiness > cap) (:func:`~flaketui.stats.empirical_bayes.flaky_posterior`)."""
-    eb_flakiness: NDArray[np.float64]
+    eb_flakiness: Floats
     """The empirical-Bayes posterior mean flakiness."""
     posterior: FlakyPosterior
     """The empirical-Bayes fit of the whole run: its prior and the expected number of truly flaky tasks
@@ -95,7 +96,7 @@ class TaskStats:
     """How ``pass_hat_k_ci`` was computed (:data:`~flaketui.stats.estimators.PASSK_CI_METHODS`)."""
     scores: ScoreStats | None = None
     """The graded-score figures (:mod:`flaketui.stats.scores`); None when the run is not graded."""
-    errored_passes: NDArray[np.int64] | None = None
+    errored_passes: Ints | None = None
     """Per task, the errored trials counted as passes (``score``); None: none."""
     planned_trials: int | None = None
     """Only the first this many trials of each task were read (``--planned-trials``)."""
@@ -103,7 +104,7 @@ class TaskStats:
     def __len__(self) -> int:
         return len(self.tasks)
 
-    def flaky(self) -> NDArray[np.bool_]:
+    def flaky(self) -> Bools:
         """Per task, whether its class is flaky (its exact interval rules out flakiness at or below the cap)."""
         return np.fromiter(map(FLAKY.__eq__, self.classes), dtype=bool, count=len(self.classes))
 
@@ -281,7 +282,7 @@ def _check_passk_ci(passk_ci: str) -> None:
 
 
 def k_figures(n: NDArray[np.integer], c: NDArray[np.integer], k: int,
-              passk_ci: str = "exact") -> tuple[NDArray[np.float64], NDArray[np.float64], Interval]:
+              passk_ci: str = "exact") -> tuple[Floats, Floats, Interval]:
     """The per-task figures that move with k (pass@k, pass^k and its ``passk_ci`` interval), as
     :func:`task_stats` computes them: once per distinct (n, c) pair. For a change of k alone
     (the app's ``+`` / ``-``)."""
@@ -289,8 +290,8 @@ def k_figures(n: NDArray[np.integer], c: NDArray[np.integer], k: int,
     return _k_figures(*count_pairs(n, c), k, passk_ci)
 
 
-def _k_figures(un: NDArray[np.int64], uc: NDArray[np.int64], inv: NDArray[np.intp],
-               k: int, passk_ci: str = "exact") -> tuple[NDArray[np.float64], NDArray[np.float64], Interval]:
+def _k_figures(un: Ints, uc: Ints, inv: NDArray[np.intp],
+               k: int, passk_ci: str = "exact") -> tuple[Floats, Floats, Interval]:
     """pass@k, pass^k and its interval of the distinct pairs (``un``, ``uc``), spread to the
     tasks (``inv``: each task's pair)."""
     interval = pass_hat_k_interval(un, uc, k, method=passk_ci)
@@ -298,7 +299,7 @@ def _k_figures(un: NDArray[np.int64], uc: NDArray[np.int64], inv: NDArray[np.int
             Interval(interval.low[inv], interval.high[inv]))
 
 
-def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[Ints, Ints,
                                                                            NDArray[np.intp]]:
     """The distinct (n, c) pairs and each task's pair: ``(un[inv], uc[inv]) == (n, c)``.
 
@@ -321,7 +322,7 @@ def count_pairs(n: NDArray[np.integer], c: NDArray[np.integer]) -> tuple[NDArray
     return pairs[:, 0], pairs[:, 1], inv.ravel().astype(np.intp)
 
 
-def _attempts(o: RunOutcomes) -> NDArray[np.int64]:
+def _attempts(o: RunOutcomes) -> Ints:
     """Per task of ``o``, the trials it was given: errored ones included, counted once."""
     n = np.asarray(o.n, dtype=np.int64)
     return n if counts_errored(o.errored_as) else n + np.asarray(o.errored, dtype=np.int64)
@@ -361,7 +362,7 @@ bounded values), the second is for differences, which are not skewed towards a b
 
 
 def mean_estimate(
-    values: NDArray[np.float64],
+    values: Floats,
     groups: Sequence[str | None] | None = None,
     confidence: float = CONFIDENCE,
     *,
@@ -534,7 +535,7 @@ def _expit(v: float) -> float:
     return 0.0 if v < -700 else 1.0 if v > 700 else 1.0 / (1.0 + math.exp(-v))
 
 
-def _cr2(sums: NDArray[np.float64], sizes: NDArray[np.float64], t: int) -> tuple[float, float]:
+def _cr2(sums: Floats, sizes: Floats, t: int) -> tuple[float, float]:
     """CR2's standard error of the mean and Bell–McCaffrey's degrees of freedom, from the
     clusters' residual sums and sizes (:func:`mean_estimate`, Notes)."""
     keep = 1.0 - sizes / t  # 1 − n_g/T > 0: at least two clusters
@@ -619,7 +620,7 @@ def summarise(stats: TaskStats, bernoulli_tolerance: float = 1e-9) -> SuiteSumma
     )
 
 
-def mean_score_estimate(mean_score: NDArray[np.float64], scored: NDArray[np.integer],
+def mean_score_estimate(mean_score: Floats, scored: NDArray[np.integer],
                         groups: Sequence[str | None] | None = None,
                         bounds: tuple[float, float] = (0.0, 1.0)) -> MeanEstimate:
     """The run's mean score over tasks: :func:`mean_estimate` of the task mean scores, and below
@@ -722,7 +723,7 @@ def errored_range(stats: TaskStats) -> tuple[float, float]:
     return (low, float(np.mean(c)))
 
 
-def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> NDArray[np.float64]:
+def pass_hat_k_curve(n: Ints, c: Ints, k_max: int) -> Floats:
     """Suite pass^j for j = 1..k_max: the mean of C(c, j)/C(n, j) over one set of tasks, those with
     n ≥ k_max (the tasks of the suite's pass^k), at every j.
 
@@ -761,7 +762,7 @@ def pass_hat_k_curve(n: NDArray[np.int64], c: NDArray[np.int64], k_max: int) -> 
     return out
 
 
-def curve_left_out(n: NDArray[np.int64], k_max: int) -> int:
+def curve_left_out(n: Ints, k_max: int) -> int:
     """Tasks with a trial but fewer than the curve's last k (min(k_max, largest n)): left out
     of :func:`pass_hat_k_curve`'s whole row."""
     n_arr = np.asarray(n, dtype=np.int64)
@@ -806,7 +807,7 @@ flakiness_cap_band = cap_rates
 
 
 def rules_out_flakiness(n: NDArray[np.integer], c: NDArray[np.integer], cap: float,
-                        confidence: float = CONFIDENCE) -> NDArray[np.bool_]:
+                        confidence: float = CONFIDENCE) -> Bools:
     """Per task, whether its trials rule out flakiness above ``cap`` at ``confidence``.
 
     Notes
