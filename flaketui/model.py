@@ -477,10 +477,11 @@ class TrialLog:
                 errored_passes = np.add.reduceat(kept, starts, dtype=np.int64)
                 passed = passed | kept
             else:
-                errored_passes = np.zeros(len(starts), dtype=np.int64)
+                errored_passes = None
             passes = np.add.reduceat(passed, starts, dtype=np.int64)
         else:
-            passes = errored = errored_passes = np.zeros(0, dtype=np.int64)
+            passes = errored = np.zeros(0, dtype=np.int64)
+            errored_passes = None
         # apart: n leaves errored trials out; fail / score: n counts them (passes as their score says)
         n = counts if counts_errored(mode) else counts - errored
         group_idx = (self.group[starts] if whole and in_order else self.group[rows[starts]]) if rows.shape[0] \
@@ -500,7 +501,7 @@ class TrialLog:
             rows=rows,
             bounds=bounds,
             errored_as=mode,
-            errored_passes=errored_passes.astype(np.int64, copy=False),
+            errored_passes=None if errored_passes is None else errored_passes.astype(np.int64, copy=False),
             trial_scores=_read_only(score) if scored and score is not None else None,
             trial_errored=outcome == ERRORED if scored else None,
             planned_trials=planned,

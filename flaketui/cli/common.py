@@ -21,7 +21,7 @@ import click
 import orjson
 
 from flaketui import __version__
-from flaketui.model import FieldMap, InputError, TrialLog
+from flaketui.model import FieldMap, InputError, RunOutcomes, TrialLog
 from flaketui.sanitize import mask_url, visible
 
 if TYPE_CHECKING:
@@ -254,13 +254,22 @@ def run_stats(log: TrialLog, run: Sequence[str], k: int | None,
     """K (given, or the trials most tasks have, errored included: :func:`~flaketui.stats.default_k`)
     and the task statistics of each run, with the pass^k interval ``passk_ci`` (``exact`` or
     ``bootstrap``) and the classes stated against ``flaky_cap`` (None: the default)."""
+    return outcome_stats([log.run_outcomes(r) for r in pick_runs(log, run)], k, passk_ci, flaky_cap)
+
+
+def outcome_stats(outcomes: list[RunOutcomes], k: int | None, passk_ci: str = "exact",
+                  flaky_cap: float | None = None) -> tuple[int, list[TaskStats]]:
+    """:func:`run_stats` of runs' outcomes, emptying ``outcomes`` as it goes: each run's trial
+    arrays are let go once its statistics are made (those share its per-task counts)."""
     from flaketui.stats import default_k, task_stats
     from flaketui.stats.classes import DEFAULT_FLAKY_CAP
 
-    outcomes = [log.run_outcomes(r) for r in pick_runs(log, run)]
     kk = k or default_k(outcomes)
     cap = DEFAULT_FLAKY_CAP if flaky_cap is None else flaky_cap
-    return kk, [task_stats(o, kk, passk_ci, cap) for o in outcomes]
+    stats = []
+    while outcomes:
+        stats.append(task_stats(outcomes.pop(0), kk, passk_ci, cap))
+    return kk, stats
 
 
 def pick_runs(log: TrialLog, run: Sequence[str]) -> list[str]:
