@@ -366,3 +366,33 @@ def test_widest_cell_outside_the_usual_range(values: list[float]) -> None:
     for key in ("p_hat", "p_hat_ci", "n", "rule_of_three"):
         col = TASK_COLUMNS[key]
         assert widest(col, odd) == max(cell_len(col.text(odd, i)) for i in range(len(odd))), (key, values)
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_the_log_is_let_go_before_the_statistics_unless_recorded(monkeypatch, tmp_path, record):
+    """Without --record the report's statistics are made after the loaded log is gone (its trial
+    table is not held at the peak); with --record the log is kept for the history."""
+    import weakref
+
+    import flaketui.cli.report as report_cli
+
+    refs: list[weakref.ref] = []
+    alive: list[bool] = []
+    read_report, outcome_stats = report_cli.read_report, report_cli.outcome_stats
+
+    def reading(log, *args, **kwargs):
+        refs.append(weakref.ref(log))
+        return read_report(log, *args, **kwargs)
+
+    def making(*args, **kwargs):
+        alive.append(refs[0]() is not None)
+        return outcome_stats(*args, **kwargs)
+
+    monkeypatch.setattr(report_cli, "read_report", reading)
+    monkeypatch.setattr(report_cli, "outcome_stats", making)
+    args = ["report", str(FIXTURES), "--format", "json"]
+    if record:
+        args += ["--record", "--history", f"sqlite:///{tmp_path / 'h.db'}"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert alive == [record]
