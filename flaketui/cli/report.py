@@ -284,7 +284,7 @@ def read_report(log: TrialLog, run: Sequence[str], causes: bool = False, workers
     from flaketui.output import report as out
 
     runs = pick_runs(log, run)
-    outcomes = [log.run_outcomes(r) for r in runs]
+    outcomes = [apart_from_log(log.run_outcomes(r)) for r in runs]
     found = report_causes(log, runs, workers, extra, rescoring) if causes else None
     if errored == "count":
         from flaketui.session.filters import errored_kinds
@@ -293,6 +293,21 @@ def read_report(log: TrialLog, run: Sequence[str], causes: bool = False, workers
     notes = out.ReportNotes.of(log, runs, exclusion=exclusion, rescoring=rescoring, errored=errored,
                                retries=retries)
     return ReportRead(outcomes, found, notes, exclusion)
+
+
+def apart_from_log(o: RunOutcomes) -> RunOutcomes:
+    """``o`` holding nothing of its log, so that letting the log go frees it: a run's trial scores
+    are the log's own column (from the index cache, a view of its whole mapping), kept as a copy
+    where the statistics read them (some partial credit) and dropped where they do not."""
+    import numpy as np
+
+    from flaketui.stats.scores import is_graded
+
+    if o.trial_scores is None:
+        return o
+    if is_graded(o.trial_scores):
+        return dataclasses.replace(o, trial_scores=np.array(o.trial_scores))
+    return dataclasses.replace(o, trial_scores=None, trial_errored=None)
 
 
 def print_report(log: TrialLog, k: int | None, run: Sequence[str], fmt: str,

@@ -396,3 +396,21 @@ def test_the_log_is_let_go_before_the_statistics_unless_recorded(monkeypatch, tm
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert alive == [record]
+
+
+def test_the_reports_outcomes_hold_nothing_of_the_log(tmp_path):
+    """The outcomes a report keeps once its log is gone share no memory with the log: graded
+    scores are copied (equal), scores of pass/fail trials dropped (the statistics do not read them)."""
+    from flaketui.cli.report import apart_from_log
+    from tests.helpers.logs import write_log
+
+    graded = load_logs([str(write_log(tmp_path / "g.jsonl", [
+        {"task": t, "trial": i, "score": x} for t in "ab" for i, x in enumerate((0.25, 1.0, 0.5))]))], FieldMap())
+    kept = apart_from_log(o := graded.run_outcomes(graded.runs[0]))
+    assert np.shares_memory(o.trial_scores, graded.score)  # the run is the whole log: its own column
+    assert not np.shares_memory(kept.trial_scores, graded.score)
+    assert np.array_equal(kept.trial_scores, o.trial_scores)
+    plain = load_logs([str(write_log(tmp_path / "p.jsonl", [
+        {"task": "a", "trial": i, "score": float(i > 0)} for i in range(3)]))], FieldMap())
+    dropped = apart_from_log(plain.run_outcomes(plain.runs[0]))
+    assert dropped.trial_scores is None and dropped.trial_errored is None
