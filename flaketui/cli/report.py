@@ -25,12 +25,12 @@ from flaketui.cli.common import (
     html_out,
     load,
     main,
+    outcome_stats,
     page_info,
     pick_runs,
     print_baseline,
     record_log,
     report_problems,
-    outcome_stats,
     run_stats,
     write_chunks,
     write_json,
@@ -220,8 +220,8 @@ def make_report(logs: tuple[str, ...], k: int | None, run: tuple[str, ...], fmt:
         read = read_report(given.log, run, causes=causes, workers=workers, extra=extra, exclusion=given.exclusion,
                            rescoring=given.rescoring, errored=given.errored, retries=given.retries)
         log = given.log if keep_log else None
-        # What follows reads only `read`: the trial table is let go before the statistics are made
-        # (a million tasks: about 55 MB less at the report's peak).
+        # What follows reads only `read`: the trial table is let go before the statistics are made,
+        # so the two are never held at once (the peak of a report of a million tasks).
         del given
         print_read(read, k, fmt, rows=rows, passk_ci=passk_ci, flaky_cap=flaky_cap)
     return log
