@@ -262,12 +262,20 @@ class ReportRead:
     and the trials an exclusion window left out. The report is made from these alone, so the log
     may be let go before the statistics are."""
 
-    outcomes: list[RunOutcomes]
-    """Each run's, emptied by :func:`print_read` as it makes their statistics (their trial
-    arrays are let go one run at a time)."""
+    outcomes: list[RunOutcomes] | None
+    """Each run's, handed over once (:meth:`take_outcomes`)."""
     found: Causes | None
     notes: ReportNotes
     exclusion: Exclusion | None
+
+    def take_outcomes(self) -> list[RunOutcomes]:
+        """The runs' outcomes, handed over once: the report lets each go as its statistics are
+        made, so a second report from the same reading would have none (an error, not an empty
+        report)."""
+        if self.outcomes is None:
+            raise RuntimeError("this report's outcomes were handed over already")
+        outcomes, self.outcomes = self.outcomes, None
+        return outcomes
 
 
 def read_report(log: TrialLog, run: Sequence[str], causes: bool = False, workers: int = 1,
@@ -333,7 +341,7 @@ def print_read(read: ReportRead, k: int | None, fmt: str, clear: bool = False, r
     from flaketui.stats import summarise
 
     rows = rows or RowChoice()
-    kk, stats = outcome_stats(read.outcomes, k, passk_ci, flaky_cap)
+    kk, stats = outcome_stats(read.take_outcomes(), k, passk_ci, flaky_cap)
     results = [(st, summarise(st)) for st in stats]
     found, notes = read.found, read.notes
     if fmt == "json" and found is None and read.exclusion is None:  # the tasks written as they are made

@@ -115,8 +115,12 @@ class TaskStats:
         return bool(has.size) and median(has) < stable_after(self.flaky_cap)
 
     def take(self, rows: Sequence[int] | NDArray[np.integer]) -> TaskStats:
-        """The statistics of the tasks at ``rows`` only, in that order."""
+        """The statistics of the tasks at ``rows`` only, in that order (these statistics themselves,
+        not a copy, when ``rows`` is every task in order: two runs of the same tasks compare
+        without copying either)."""
         idx = np.asarray(rows, dtype=np.intp)
+        if idx.shape == (len(self.tasks),) and bool(np.all(idx == np.arange(idx.shape[0]))):
+            return self
         pick = idx.tolist()
         return replace(
             self,

@@ -337,6 +337,26 @@ def test_head_constant_is_alembics_head() -> None:
     assert ScriptDirectory.from_config(cfg).get_current_head() == HEAD
 
 
+def test_the_migration_template_makes_a_revision_alembic_reads(tmp_path: Path) -> None:
+    """A revision made from the project's template (in a copy of the migrations) carries its
+    branch label and follows the head: the template passes Alembic's fields through."""
+    import shutil
+
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from flaketui.history.store import HEAD, MIGRATIONS
+
+    copy = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = Config()
+    cfg.set_main_option("script_location", str(copy))
+    made = command.revision(cfg, message="next", rev_id="9999", branch_label="trial")
+    script = ScriptDirectory.from_config(cfg).get_revision("9999")
+    assert made is not None and script.down_revision == HEAD and script.branch_labels == {"trial"}
+
+
 def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     """Until pyproject's import-linter layers list flaketui.history: it imports neither Textual nor
     Rich, and of flaketui only the layers below it (stats, model, sanitize, safefile; loading is allowed)."""

@@ -414,3 +414,14 @@ def test_the_reports_outcomes_hold_nothing_of_the_log(tmp_path):
         {"task": "a", "trial": i, "score": float(i > 0)} for i in range(3)]))], FieldMap())
     dropped = apart_from_log(plain.run_outcomes(plain.runs[0]))
     assert dropped.trial_scores is None and dropped.trial_errored is None
+
+
+def test_a_report_reading_is_printed_once():
+    """A report's reading hands its outcomes over once: printing it again is an error, not an
+    empty report (the first printing let each run's outcomes go)."""
+    from flaketui.cli.report import print_read, read_report
+
+    read = read_report(load_logs([str(FIXTURES)], FieldMap()), ())
+    print_read(read, None, "csv")
+    with pytest.raises(RuntimeError, match="handed over already"):
+        print_read(read, None, "csv")

@@ -329,6 +329,20 @@ class TestPaired:
         assert np.isnan(cmp.mean_diff.value) and all(np.isnan(cmp.mean_diff.ci))
         assert verdict(cmp) == "the runs have no task in common: nothing to compare"
 
+    def test_runs_of_the_same_tasks_compare_without_a_copy(self) -> None:
+        """Two runs of the same tasks in the same order compare on their own statistics (take of
+        every row in order is the statistics themselves); otherwise each side is the common tasks'."""
+        counts = {"x": (4, 4), "y": (4, 1), "z": (4, 2)}
+        a = task_stats(outcomes("A", counts), 1)
+        b = task_stats(outcomes("B", {t: (n, n - c) for t, (n, c) in counts.items()}), 1)
+        assert a.take(range(len(a))) is a
+        cmp = compare_runs(a, b)
+        assert cmp.a is a and cmp.b is b
+        shuffled = task_stats(outcomes("B", {t: counts[t] for t in ("z", "x", "y")}), 1)
+        other = compare_runs(a, shuffled)
+        assert other.b is not shuffled and other.b.tasks == a.tasks
+        assert other.b.p_hat.tolist() == a.p_hat.tolist()
+
     def test_verdicts(self) -> None:
         """7 fixed and none broken make B better; 7 fixed against 4 broken do not differ (McNemar p = 0.549)."""
         a = task_stats(outcomes("A", {f"t{i}": (1, 0) for i in range(11)}), 1)
