@@ -8,6 +8,8 @@ import fnmatch
 import random
 import time
 
+import pytest
+
 from flaketui.history.owners import owners_of, parse_owners
 
 
@@ -38,6 +40,7 @@ def test_owners_match_brute_force():
     assert owners_of(tasks, rules, groups) == brute(tasks, rules, groups)
 
 
+@pytest.mark.slow
 def test_two_thousand_rules_over_100k_tasks_is_fast():
     """A 2,000-line owners file over 100,000 tasks (with groups) is matched in under 2 s."""
     tasks = [f"suite{i % 2000}/case-{i}" for i in range(100_000)]

@@ -16,6 +16,7 @@ IDS = ["*", "a?", "[ab]", "[!x]", "t*1", "a", "ab", "b", "x", "t11", "t1", "42",
 among them would also match."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("planned", [["*"], ["a?"], ["[ab]"], ["[!x]", "t*1"], IDS])
 def test_emitted_sample_ids_select_exactly_the_planned_tasks(planned: list[str]) -> None:
     """Inspect's parse_sample_id and sample_id_filter, given the emitted --sample-id, select the

@@ -89,6 +89,7 @@ ALLOWED = {"flaketui/safefile.py", "flaketui/loading/cache.py", "flaketui/loadin
 private file made with ``O_EXCL`` under a random name in flaketui's own folder)."""
 
 
+@pytest.mark.slow
 def test_no_module_writes_a_file_by_itself():
     """No module but the writer opens a file for writing (``open(…, "w")``, ``write_text``,
     ``write_bytes``, ``os.open`` with ``O_CREAT``): every output goes through flaketui.safefile."""

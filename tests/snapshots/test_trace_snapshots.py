@@ -50,6 +50,7 @@ class TestTraceNavigation:
         """home twice (the rows above drawn, then the top) on the lookup pair: “… 6 identical steps …” folded, turn 9 reworded (≠, not counted), ▶ step 24: R24 → OTHER."""
         assert snap_compare(chat_app, run_before=after("enter", "home", "home"), terminal_size=SIZE)
 
+    @pytest.mark.slow
     def test_opens_at_the_divergence(self, snap_compare, chat_app: FlakeApp) -> None:
         """The lookup pair opens scrolled to its divergence: step 23 at the top, then ▶ step 24: R24 → OTHER."""
         assert snap_compare(chat_app, run_before=after("enter"), terminal_size=SIZE)

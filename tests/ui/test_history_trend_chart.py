@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable
 
@@ -26,6 +27,7 @@ def text_of(chart: TrendChart) -> str:
     return str(chart.content)
 
 
+@pytest.mark.slow
 async def test_chart_and_suite_view(tmp_path: Path) -> None:
     """The chart has y ticks, both runs named and dated, no F mark (one mixed run is undetermined); s: the suite."""
     app = make_app([str(FIXTURES)], k=5, history=record(tmp_path))

@@ -56,6 +56,7 @@ async def test_keys_while_loading_do_nothing_but_quit(monkeypatch: pytest.Monkey
     assert stopped.wait(5)
 
 
+@pytest.mark.slow
 async def test_keys_pressed_while_traces_are_read_run_once_they_are_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """x and d pressed right after enter, while the trials are still read, are answered at once and run after."""
     from flaketui.app.screens import traces

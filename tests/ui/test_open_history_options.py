@@ -46,6 +46,7 @@ async def test_record_records_the_loaded_runs_once_after_the_start(tmp_path: Pat
     assert doc["runs"] == 2
 
 
+@pytest.mark.slow
 async def test_record_into_an_unusable_history_is_a_notification(tmp_path: Path) -> None:
     """--record into an unusable history is a notification."""
     app = FlakeApp(AppOptions((str(FIXTURES),), k=5, history=f"sqlite:///{tmp_path / 'no' / 'h.sqlite'}",

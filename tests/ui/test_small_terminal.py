@@ -128,6 +128,7 @@ async def test_the_task_table_keeps_ten_rows_and_its_class_whole(app: FlakeApp) 
         assert not app.screen.query_one("#curves").display or app.screen.query_one("#curves").region.height == 0
 
 
+@pytest.mark.slow
 async def test_the_plan_keeps_its_table(app: FlakeApp) -> None:
     """At 80×24 the plan's head and panels are cut so that its table keeps ten rows."""
     async with app.run_test(size=SMALL) as pilot:

@@ -357,6 +357,7 @@ def test_the_migration_template_makes_a_revision_alembic_reads(tmp_path: Path) -
     assert made is not None and script.down_revision == HEAD and script.branch_labels == {"trial"}
 
 
+@pytest.mark.slow
 def test_history_is_core_no_textual_rich_and_only_lower_layers() -> None:
     """Until pyproject's import-linter layers list flaketui.history: it imports neither Textual nor
     Rich, and of flaketui only the layers below it (stats, model, sanitize, safefile; loading is allowed)."""

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CORE = ["flaketui.model", "flaketui.loading", "flaketui.stats", "flaketui.traces", "flaketui.triage",
@@ -13,6 +15,7 @@ CORE = ["flaketui.model", "flaketui.loading", "flaketui.stats", "flaketui.traces
         "flaketui.output.columns", "flaketui.output.quarantine"]
 
 
+@pytest.mark.slow
 def test_core_imports_no_textual_or_rich() -> None:
     """Importing every core module loads neither Textual nor Rich."""
     code = (
@@ -98,6 +101,7 @@ def test_no_import_cycles() -> None:
     assert not cycles, cycles
 
 
+@pytest.mark.slow
 def test_commands_import_only_what_they_use(tmp_path: Path) -> None:
     """`--help`, `report`, `compare` and `gate` on a small log start without Textual, and
     `--help` and `report` without scipy, and `report` of JSON Lines without pyarrow or SQLAlchemy

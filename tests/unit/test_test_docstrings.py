@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parents[1]
 
 
@@ -21,6 +23,7 @@ def undocumented_tests(root: Path = TESTS) -> list[str]:
     return missing
 
 
+@pytest.mark.slow
 def test_every_test_function_has_a_docstring() -> None:
     """No test function under tests/ lacks a one-line docstring saying what it shows."""
     missing = undocumented_tests()

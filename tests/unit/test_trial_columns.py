@@ -134,6 +134,7 @@ def _literals_naming_columns(tree: ast.AST, at_least: int) -> list[tuple[int, li
     return found
 
 
+@pytest.mark.slow
 def test_no_module_lists_the_columns_again() -> None:
     """Outside the table (and the file formats' own column names), no module names five or
     more trial columns in one literal or one ``replace``: it iterates the table instead."""
