@@ -135,7 +135,6 @@ class FieldMap:
                 *self.trace, *self.group}
 
 
-
 def _read_only(column: np.ndarray) -> np.ndarray:
     """``column`` as a view that cannot be written: a run's outcomes share the log's own column when
     the run is the whole log in order (a million tasks' scores: 16 MB of peak not copied), and never
@@ -143,6 +142,7 @@ def _read_only(column: np.ndarray) -> np.ndarray:
     view = column.view()
     view.flags.writeable = False
     return view
+
 
 def rows_sorted(columns: tuple[np.ndarray, ...], strict: bool = False) -> bool:
     """Whether rows are in the lexicographic order of ``columns`` (equal rows allowed unless
@@ -501,8 +501,8 @@ class TrialLog:
             rows=rows,
             bounds=bounds,
             errored_as=mode,
-            errored_passes=None if errored_passes is None else errored_passes.astype(np.int64, copy=False),
-            trial_scores=_read_only(score) if scored and score is not None else None,
+            errored_passes=errored_passes,  # int64 from reduceat, or None
+            trial_scores=_read_only(score) if scored else None,  # scored: score was gathered above
             trial_errored=outcome == ERRORED if scored else None,
             planned_trials=planned,
         )

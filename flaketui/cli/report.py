@@ -258,15 +258,14 @@ def print_html(log: TrialLog, k: int | None, run: Sequence[str], causes: bool, w
 
 @dataclasses.dataclass
 class ReportRead:
-    """All a report reads of its log: each run's outcomes, the causes found, the run-level notes
-    and the trials an exclusion window left out. The report is made from these alone, so the log
-    may be let go before the statistics are."""
+    """All a report reads of its log: each run's outcomes, the causes found and the run-level notes
+    (with the trials an exclusion window left out). The report is made from these alone, so the
+    log may be let go before the statistics are."""
 
     outcomes: list[RunOutcomes] | None
     """Each run's, handed over once (:meth:`take_outcomes`)."""
     found: Causes | None
     notes: ReportNotes
-    exclusion: Exclusion | None
 
     def take_outcomes(self) -> list[RunOutcomes]:
         """The runs' outcomes, handed over once: the report lets each go as its statistics are
@@ -300,7 +299,7 @@ def read_report(log: TrialLog, run: Sequence[str], causes: bool = False, workers
         errored = errored_kinds(log, runs)
     notes = out.ReportNotes.of(log, runs, exclusion=exclusion, rescoring=rescoring, errored=errored,
                                retries=retries)
-    return ReportRead(outcomes, found, notes, exclusion)
+    return ReportRead(outcomes, found, notes)
 
 
 def apart_from_log(o: RunOutcomes) -> RunOutcomes:
@@ -344,7 +343,7 @@ def print_read(read: ReportRead, k: int | None, fmt: str, clear: bool = False, r
     kk, stats = outcome_stats(read.take_outcomes(), k, passk_ci, flaky_cap)
     results = [(st, summarise(st)) for st in stats]
     found, notes = read.found, read.notes
-    if fmt == "json" and found is None and read.exclusion is None:  # the tasks written as they are made
+    if fmt == "json" and found is None and notes.exclusion is None:  # the tasks written as they are made
         from flaketui.output.json_stream import write_report_json
 
         write_report_json(sys.stdout.buffer.write, kk, results, notes)
